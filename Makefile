@@ -1,0 +1,47 @@
+# hepwb — the two commands of the README are `make report` (main job) and `make test` (test suite).
+# Both create or reuse the virtual environment .venv first; a second run reuses it and all cached artefacts.
+SHELL := /bin/bash
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.hepwb-installed
+export HF_HUB_OFFLINE ?= 1
+export RAGAS_DO_NOT_TRACK ?= true
+export ORT_DISABLE_TELEMETRY ?= 1
+export HF_HUB_DISABLE_TELEMETRY ?= 1
+export TOKENIZERS_PARALLELISM ?= false
+
+.PHONY: help env report test test-all lint format clean-artefacts
+
+help:  ## List the targets
+	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml requirements/constraints.txt
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info[:2] < (3, 11))' || { echo "hepwb needs Python >= 3.11 (set PYTHON=...)"; exit 1; }
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet -c requirements/constraints.txt -e ".[dev]"
+	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
+	touch $(STAMP)
+
+env: $(STAMP)  ## Create or update the virtual environment (.venv)
+
+report: $(STAMP)  ## Main job: ingest + sweep notebooks + HTML report (reports/report.html)
+	$(VENV)/bin/hepwb run $(ARGS)
+
+test: $(STAMP)  ## The test suite (CI runs exactly this)
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+test-all: $(STAMP)  ## Tests including the slow full-corpus ones
+	$(PY) -m pytest -m "" $(PYTEST_ARGS)
+
+lint: $(STAMP)  ## ruff lint and format check
+	$(VENV)/bin/ruff check hepwb tests bench
+	$(VENV)/bin/ruff format --check hepwb tests bench
+
+format: $(STAMP)  ## Apply ruff formatting and fixes
+	$(VENV)/bin/ruff format hepwb tests bench
+	$(VENV)/bin/ruff check --fix hepwb tests bench
+
+clean-artefacts:  ## Delete generated data/ and reports/ artefacts (keeps their READMEs)
+	find data reports -mindepth 1 ! -name README.md -delete

@@ -1,0 +1,35 @@
+"""Root pytest configuration: isolate artefacts and skip shared-material tests when ../shared is absent."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from hepwb.paths import shared_dir
+
+SHARED = shared_dir(Path(__file__).resolve().parent)
+HAVE_SHARED = (SHARED / "corpus" / "papers" / "pdf").is_dir()
+SKIP_REASON = f"needs the shared test material at {SHARED} (set HEPWB_SHARED to its folder)"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Notebooks (nbval) and tests write artefacts into a throw-away project home, never into the checkout.
+    if "HEPWB_HOME" not in os.environ:
+        home = Path(tempfile.mkdtemp(prefix="hepwb-test-home-"))
+        os.environ["HEPWB_HOME"] = str(home)
+    os.environ.setdefault("HEPWB_SHARED", str(SHARED))
+    for key, value in {"HF_HUB_OFFLINE": "1", "RAGAS_DO_NOT_TRACK": "true", "ORT_DISABLE_TELEMETRY": "1",
+                       "TOKENIZERS_PARALLELISM": "false", "HF_HUB_DISABLE_TELEMETRY": "1"}.items():
+        os.environ.setdefault(key, value)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.suffix == ".ipynb":
+            item.add_marker(pytest.mark.notebook)
+            item.add_marker(pytest.mark.shared)
+        if "shared" in item.keywords and not HAVE_SHARED:
+            item.add_marker(pytest.mark.skip(reason=SKIP_REASON))

@@ -1,0 +1,44 @@
+"""hepwb: a Jupyter-first workbench for chunking and retrieval experiments over HEP papers.
+
+The package is split by pipeline stage: :mod:`hepwb.processing` (PDF/markdown to documents),
+:mod:`hepwb.chunking`, :mod:`hepwb.hepilot` (HEPilot output layout), :mod:`hepwb.index` (embeddings
+and LanceDB), :mod:`hepwb.retrieval`, :mod:`hepwb.evaluation`, and :mod:`hepwb.pipeline`
+(the experiment runner, sweeps, the DuckDB catalog and reports). Heavy dependencies load lazily.
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import PackageNotFoundError, version
+
+from hepwb.exceptions import (
+    ConfigError,
+    CorpusNotFoundError,
+    DependencyError,
+    HepwbError,
+    ProcessingError,
+    SchemaValidationError,
+)
+from hepwb.types import Block, Chunk, Document, Hit
+
+try:
+    __version__ = version("hepwb")
+except PackageNotFoundError:  # pragma: no cover - running from a source tree without install
+    __version__ = "0.0.0"
+
+__all__ = [
+    "Block",
+    "Chunk",
+    "ConfigError",
+    "CorpusNotFoundError",
+    "DependencyError",
+    "Document",
+    "HepwbError",
+    "Hit",
+    "ProcessingError",
+    "SchemaValidationError",
+    "__version__",
+]
+
+
+def __dir__() -> list[str]:
+    return __all__

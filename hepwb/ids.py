@@ -1,0 +1,78 @@
+"""Deterministic identifiers and hashes.
+
+HEPilot wants UUID v4 identifiers; hepwb derives them from SHA-256 digests of content so that a
+re-run produces the same IDs (a UUID with the version-4 and variant bits set validates as v4).
+
+Example:
+    >>> u = content_uuid("P01", "chunk", 0)
+    >>> u == content_uuid("P01", "chunk", 0), u[14]
+    (True, '4')
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from pathlib import Path
+from typing import Any
+
+__all__ = ["canonical_json", "config_hash", "content_uuid", "file_sha256", "short_hash", "text_sha256"]
+
+
+def content_uuid(*parts: object) -> str:
+    """Return a UUID (version-4 layout) derived from the SHA-256 of ``parts``.
+
+    Args:
+        *parts: Values whose ``str()`` forms identify the object; joined with a separator.
+
+    Returns:
+        The canonical lowercase UUID string.
+    """
+    digest = hashlib.sha256("\x1f".join(str(p) for p in parts).encode("utf-8")).digest()
+    return str(uuid.UUID(bytes=digest[:16], version=4))
+
+
+def canonical_json(obj: Any) -> str:
+    """Serialise ``obj`` as canonical JSON: sorted keys, no insignificant whitespace, UTF-8.
+
+    Example:
+        >>> canonical_json({"b": 1, "a": [1, 2]})
+        '{"a":[1,2],"b":1}'
+    """
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def config_hash(config: dict[str, Any]) -> str:
+    """SHA-256 of the canonical JSON of ``config`` without its ``config_hash`` key (HEPilot rule).
+
+    Example:
+        >>> config_hash({"a": 1}) == config_hash({"a": 1, "config_hash": "x"})
+        True
+    """
+    payload = {k: v for k, v in config.items() if k != "config_hash"}
+    return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()
+
+
+def text_sha256(text: str) -> str:
+    """Hex SHA-256 of a UTF-8 string."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def short_hash(obj: Any, n: int = 12) -> str:
+    """First ``n`` hex digits of the SHA-256 of the canonical JSON of ``obj``.
+
+    Example:
+        >>> len(short_hash({"chunk_size": 512}))
+        12
+    """
+    return hashlib.sha256(canonical_json(obj).encode("utf-8")).hexdigest()[:n]
+
+
+def file_sha256(path: str | Path, block: int = 1 << 20) -> str:
+    """Hex SHA-256 of a file, read in blocks."""
+    h = hashlib.sha256()
+    with Path(path).open("rb") as fh:
+        while chunk := fh.read(block):
+            h.update(chunk)
+    return h.hexdigest()

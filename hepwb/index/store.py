@@ -1,0 +1,126 @@
+"""LanceDB storage: chunk tables with a full-text index, and an embedding cache.
+
+One table per (chunk set, embedding model); the embedding cache is keyed by (model, SHA-256 of
+the text) so no text is embedded twice.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from hepwb.ids import text_sha256
+from hepwb.index.embedder import Embedder, model_slug
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from hepwb.types import Chunk, Document
+
+__all__ = ["ChunkStore", "connect", "table_name"]
+
+
+def connect(db_path: str | Path) -> Any:
+    """Open (creating) the LanceDB database at ``db_path``."""
+    import lancedb
+
+    Path(db_path).mkdir(parents=True, exist_ok=True)
+    return lancedb.connect(str(db_path))
+
+
+def table_name(chunkset_id: str, model: str) -> str:
+    """Name of the table holding ``chunkset_id`` embedded with ``model``."""
+    return f"{chunkset_id}__{model_slug(model)}"
+
+
+def _tables(db: Any) -> set[str]:
+    res = db.list_tables() if hasattr(db, "list_tables") else db.table_names()
+    names = getattr(res, "tables", res)
+    return set(names)
+
+
+class ChunkStore:
+    """Embeds chunk sets into LanceDB tables, reusing cached vectors."""
+
+    def __init__(self, db_path: str | Path, embedder: Embedder) -> None:
+        self.db_path = Path(db_path)
+        self.embedder = embedder
+        self.db = connect(db_path)
+
+    # -- embedding cache -------------------------------------------------------------------------
+    @property
+    def cache_name(self) -> str:
+        """Name of the embedding-cache table for this model."""
+        return f"embcache__{model_slug(self.embedder.model)}"
+
+    def embed_cached(self, texts: list[str], *, progress: bool = True) -> np.ndarray:
+        """Vectors for ``texts``, embedding only those not yet in the cache."""
+        import pyarrow as pa
+        from tqdm.auto import tqdm
+
+        keys = [text_sha256(t) for t in texts]
+        known: dict[str, np.ndarray] = {}
+        if self.cache_name in _tables(self.db):
+            tbl = self.db.open_table(self.cache_name).to_arrow()
+            vecs = np.asarray(tbl.column("vector").to_pylist(), dtype=np.float32)
+            known = dict(zip(tbl.column("key").to_pylist(), vecs, strict=True))
+        todo = sorted({k: t for k, t in zip(keys, texts, strict=True) if k not in known}.items())
+        if todo:
+            new_keys, new_texts = [k for k, _ in todo], [t for _, t in todo]
+            out = []
+            step = 256
+            for i in tqdm(
+                range(0, len(new_texts), step), desc="embedding", unit="batch", disable=not progress
+            ):
+                out.append(self.embedder.embed(new_texts[i : i + step]))
+            vecs = np.concatenate(out)
+            dim = vecs.shape[1]
+            data = pa.table(
+                {"key": new_keys, "vector": pa.FixedSizeListArray.from_arrays(pa.array(vecs.ravel()), dim)}
+            )
+            if self.cache_name in _tables(self.db):
+                self.db.open_table(self.cache_name).add(data)
+            else:
+                self.db.create_table(self.cache_name, data)
+            known.update(zip(new_keys, vecs, strict=True))
+        return np.stack([known[k] for k in keys]) if keys else np.zeros((0, self.embedder.dim), np.float32)
+
+    # -- chunk tables ------------------------------------------------------------------------------
+    def table(self, chunkset_id: str, chunks: list[Chunk], docs: dict[str, Document]) -> Any:
+        """Open the table for ``chunkset_id`` (building it, with its FTS index, if needed)."""
+        name = table_name(chunkset_id, self.embedder.model)
+        if name in _tables(self.db):
+            tbl = self.db.open_table(name)
+            if tbl.count_rows() == len(chunks):
+                return tbl
+        vecs = self.embed_cached([c.text for c in chunks])
+        tbl = self.db.create_table(name, self._arrow(chunks, docs, vecs), mode="overwrite")
+        from lancedb.index import FTS
+
+        tbl.create_index("text", config=FTS(with_position=False))
+        return tbl
+
+    @staticmethod
+    def _arrow(chunks: list[Chunk], docs: dict[str, Document], vecs: np.ndarray) -> pa.Table:
+        import pyarrow as pa
+
+        dim = vecs.shape[1] if vecs.size else 0
+        return pa.table(
+            {
+                "chunk_id": [c.chunk_id for c in chunks],
+                "document_id": [c.document_id for c in chunks],
+                "label": [docs[c.document_id].label for c in chunks],
+                "title": [docs[c.document_id].title for c in chunks],
+                "arxiv": [str(docs[c.document_id].meta.get("arxiv") or "") for c in chunks],
+                "chunk_index": pa.array([c.index for c in chunks], pa.int32()),
+                "start": pa.array([c.start for c in chunks], pa.int64()),
+                "end": pa.array([c.end for c in chunks], pa.int64()),
+                "pages": pa.array([list(c.pages) for c in chunks], pa.list_(pa.int32())),
+                "section": [" > ".join(c.section_path) for c in chunks],
+                "token_count": pa.array([c.token_count for c in chunks], pa.int32()),
+                "text": [c.text for c in chunks],
+                "vector": pa.FixedSizeListArray.from_arrays(pa.array(vecs.ravel(), pa.float32()), dim),
+            }
+        )

@@ -1,0 +1,23 @@
+"""Pipeline orchestration: ingest, chunk sets, experiments, the DuckDB catalog, sweeps and reports."""
+
+from __future__ import annotations
+
+from hepwb.pipeline.catalog import Catalog
+from hepwb.pipeline.chunksets import ChunkSet, build_chunkset
+from hepwb.pipeline.corpus import ingest, resolve_corpus
+from hepwb.pipeline.experiment import ExperimentConfig, RunResult, run_experiment
+
+__all__ = [
+    "Catalog",
+    "ChunkSet",
+    "ExperimentConfig",
+    "RunResult",
+    "build_chunkset",
+    "ingest",
+    "resolve_corpus",
+    "run_experiment",
+]
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -1,0 +1,206 @@
+"""Chunk sets: one chunking configuration applied to a corpus, written in the HEPilot layout.
+
+A chunk set lives in ``data/processed/chunksets/<chunkset_id>/`` with the HEPilot tree
+(``documents/…``, ``catalog.json``, ``processing_log.json``, and ``adapter_config.json`` when the
+configuration is HEPilot-compliant, i.e. 512 <= chunk_size <= 4096), plus hepwb's own
+``chunkset.json`` manifest and ``chunks.parquet`` (all chunks, for indexing). Research sweeps may use
+smaller sizes; their manifest says ``"hepilot_compliant": false`` and no adapter_config is written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from hepwb.chunking import config_key, get_chunker
+from hepwb.hepilot.log import ProcessingLog, utc_now
+from hepwb.hepilot.models import AdapterConfig, ProcessingConfig
+from hepwb.hepilot.writer import write_catalog, write_document
+from hepwb.ids import config_hash, short_hash
+from hepwb.io import read_json, write_json
+from hepwb.paths import Layout
+from hepwb.types import Chunk, Document
+
+__all__ = ["ChunkSet", "build_chunkset"]
+
+HEPILOT_MIN, HEPILOT_MAX = 512, 4096
+
+
+@dataclass
+class ChunkSet:
+    """A corpus chunked with one configuration."""
+
+    chunkset_id: str
+    root: Path
+    chunker: dict[str, Any]
+    chunks: list[Chunk]
+    documents: dict[str, Document] = field(repr=False)
+    hepilot_compliant: bool = False
+
+    def by_document(self) -> dict[str, list[Chunk]]:
+        """Chunks grouped by document id, in order."""
+        out: dict[str, list[Chunk]] = {}
+        for c in self.chunks:
+            out.setdefault(c.document_id, []).append(c)
+        return out
+
+
+@lru_cache(maxsize=1)
+def _chunking_fingerprint() -> str:
+    from hepwb import __version__, chunking
+
+    h = hashlib.sha256(__version__.encode())
+    for f in sorted(Path(chunking.__file__).parent.glob("*.py")):
+        h.update(f.read_bytes())
+    return h.hexdigest()[:12]
+
+
+def _save_parquet(path: Path, chunks: list[Chunk]) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    tbl = pa.table(
+        {
+            "chunk_id": [c.chunk_id for c in chunks],
+            "document_id": [c.document_id for c in chunks],
+            "index": pa.array([c.index for c in chunks], pa.int32()),
+            "start": pa.array([c.start for c in chunks], pa.int64()),
+            "end": pa.array([c.end for c in chunks], pa.int64()),
+            "text": [c.text for c in chunks],
+            "token_count": pa.array([c.token_count for c in chunks], pa.int32()),
+            "section_path": [list(c.section_path) for c in chunks],
+            "pages": pa.array([list(c.pages) for c in chunks], pa.list_(pa.int32())),
+            "chunk_type": [c.chunk_type for c in chunks],
+            "overlap_tokens": pa.array([c.overlap_tokens for c in chunks], pa.int32()),
+            "oversized": [c.oversized for c in chunks],
+        }
+    )
+    tmp = path.with_suffix(".parquet.tmp")
+    pq.write_table(tbl, tmp)
+    tmp.replace(path)
+
+
+def _load_parquet(path: Path) -> list[Chunk]:
+    import pyarrow.parquet as pq
+
+    rows = pq.read_table(path).to_pylist()
+    return [
+        Chunk(
+            chunk_id=r["chunk_id"],
+            document_id=r["document_id"],
+            index=r["index"],
+            start=r["start"],
+            end=r["end"],
+            text=r["text"],
+            token_count=r["token_count"],
+            section_path=tuple(r["section_path"]),
+            pages=tuple(r["pages"]),
+            chunk_type=r["chunk_type"],
+            overlap_tokens=r["overlap_tokens"],
+            oversized=r["oversized"],
+        )
+        for r in rows
+    ]
+
+
+def _adapter_config(chunker: Any, docs: list[Document]) -> dict[str, Any]:
+    from hepwb import __version__
+
+    params = chunker.params()
+    source = "arxiv" if docs and all(d.meta.get("arxiv") for d in docs) else "other"
+    body = {
+        "name": f"hepwb-{chunker.name}",
+        "version": __version__,
+        "source_type": source,
+        "profile": "core",
+        "processing_config": ProcessingConfig(
+            chunk_size=params["chunk_size"], chunk_overlap=params["chunk_overlap"]
+        ).dump(),
+        "x_extension": {"hepwb": {"chunker": chunker.name, **params}},
+    }
+    body["config_hash"] = config_hash(body)
+    return {"adapter_config": AdapterConfig(**body).dump()}
+
+
+def build_chunkset(
+    docs: list[Document],
+    chunker: str = "hepilot",
+    *,
+    layout: Layout | None = None,
+    log: ProcessingLog | None = None,
+    progress: bool = True,
+    **params: Any,
+) -> ChunkSet:
+    """Chunk ``docs`` with ``chunker(**params)`` and write the HEPilot tree (reused when unchanged)."""
+    from tqdm.auto import tqdm
+
+    layout = layout or Layout.default()
+    log = log or ProcessingLog()
+    ch = get_chunker(chunker, **params)
+    p = ch.params()
+    fingerprint = short_hash(
+        {
+            "config": config_key(ch),
+            "code": _chunking_fingerprint(),
+            "docs": sorted(d.document_id for d in docs),
+        }
+    )
+    size = p.get("chunk_size", "x")
+    chunkset_id = f"{ch.name}-cs{size}-ov{p.get('chunk_overlap', 0):g}-{fingerprint[:8]}"
+    root = layout.chunksets / chunkset_id
+    by_id = {d.document_id: d for d in docs}
+    compliant = isinstance(size, int) and HEPILOT_MIN <= size <= HEPILOT_MAX
+    manifest = root / "chunkset.json"
+    cached = manifest.is_file() and (root / "chunks.parquet").is_file()
+    if cached and read_json(manifest).get("fingerprint") == fingerprint:
+        chunks = _load_parquet(root / "chunks.parquet")
+        return ChunkSet(chunkset_id, root, {"name": ch.name, **p}, chunks, by_id, compliant)
+    chunks: list[Chunk] = []
+    entries = []
+    for doc in tqdm(docs, desc=f"chunking {chunkset_id}", unit="doc", disable=not progress):
+        doc_chunks = ch.chunk(doc)
+        n_over = sum(c.oversized for c in doc_chunks)
+        if n_over:
+            log.add(
+                "warning",
+                "ChunkingEngine",
+                f"{n_over} oversized atomic unit(s) in {doc.label} kept whole",
+                document_id=doc.document_id,
+                chunkset=chunkset_id,
+            )
+        entries.append(write_document(root, doc, doc_chunks))
+        chunks.extend(doc_chunks)
+    write_catalog(root, entries)
+    if compliant:
+        write_json(root / "adapter_config.json", _adapter_config(ch, docs))
+    else:
+        (root / "adapter_config.json").unlink(missing_ok=True)
+    log.add(
+        "info",
+        "ChunkingEngine",
+        f"chunk set {chunkset_id}: {len(chunks)} chunks from {len(docs)} documents",
+        chunkset=chunkset_id,
+        hepilot_compliant=compliant,
+    )
+    log.save(root / "processing_log.json")
+    _save_parquet(root / "chunks.parquet", chunks)
+    write_json(
+        manifest,
+        {
+            "chunkset_id": chunkset_id,
+            "fingerprint": fingerprint,
+            "chunker": {"name": ch.name, **p},
+            "hepilot_compliant": compliant,
+            "compliance_note": None
+            if compliant
+            else f"research configuration: chunk_size {size} is outside HEPilot's "
+            f"{HEPILOT_MIN}-{HEPILOT_MAX} range",
+            "n_documents": len(docs),
+            "n_chunks": len(chunks),
+            "created": utc_now(),
+        },
+    )
+    return ChunkSet(chunkset_id, root, {"name": ch.name, **p}, chunks, by_id, compliant)

@@ -1,0 +1,130 @@
+"""Prepare a corpus: convert it and build the chunk sets a sweep needs, in the HEPilot layout.
+
+Example (in a notebook)::
+
+    prep = prepare(corpus=None, max_docs=3, chunk_sizes=[256, 512])
+    prep.documents_frame()
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from hepwb.hepilot.log import ProcessingLog
+from hepwb.paths import Layout, shared_dir
+from hepwb.pipeline.catalog import Catalog
+from hepwb.pipeline.chunksets import ChunkSet, build_chunkset
+from hepwb.pipeline.corpus import ingest
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from hepwb.types import Document
+
+__all__ = ["Prepared", "prepare"]
+
+
+@dataclass
+class Prepared:
+    """Documents and chunk sets of one corpus."""
+
+    documents: list[Document]
+    chunksets: list[ChunkSet]
+    log: ProcessingLog = field(repr=False)
+
+    def documents_frame(self) -> pd.DataFrame:
+        """One row per document: label, title, pages, characters, blocks by kind."""
+        import pandas as pd
+
+        rows = []
+        for d in self.documents:
+            kinds: dict[str, int] = {}
+            for b in d.blocks:
+                kinds[b.kind] = kinds.get(b.kind, 0) + 1
+            rows.append(
+                {
+                    "label": d.label,
+                    "title": d.title[:70],
+                    "pages": d.meta.get("pages"),
+                    "chars": len(d.markdown),
+                    "headings": kinds.get("heading", 0),
+                    "captions": kinds.get("caption", 0),
+                    "blocks": len(d.blocks),
+                }
+            )
+        return pd.DataFrame(rows)
+
+    def chunksets_frame(self) -> pd.DataFrame:
+        """One row per chunk set: size, chunk counts, token statistics, compliance."""
+        import pandas as pd
+
+        rows = []
+        for cs in self.chunksets:
+            toks = [c.token_count for c in cs.chunks]
+            rows.append(
+                {
+                    "chunkset_id": cs.chunkset_id,
+                    "chunk_size": cs.chunker.get("chunk_size"),
+                    "chunk_overlap": cs.chunker.get("chunk_overlap"),
+                    "chunks": len(toks),
+                    "mean_tokens": round(sum(toks) / max(len(toks), 1), 1),
+                    "max_tokens": max(toks, default=0),
+                    "oversized": sum(c.oversized for c in cs.chunks),
+                    "hepilot_compliant": cs.hepilot_compliant,
+                }
+            )
+        return pd.DataFrame(rows)
+
+    def validation(self, schema_dir: str | None = None) -> pd.DataFrame:
+        """Validate every chunk set's JSON files against the HEPilot schemas (one row per chunk set)."""
+        import pandas as pd
+
+        from hepwb.hepilot.schemas import validate_tree
+
+        folder = schema_dir or str(shared_dir() / "hepilot")
+        rows: list[dict[str, Any]] = []
+        for cs in self.chunksets:
+            fails = validate_tree(cs.root, folder)
+            n_files = sum(1 for _ in cs.root.rglob("*.json"))
+            rows.append(
+                {
+                    "chunkset_id": cs.chunkset_id,
+                    "json_files": n_files,
+                    "invalid_files": len(fails),
+                    "first_error": next(iter(fails.items()), None),
+                }
+            )
+        return pd.DataFrame(rows)
+
+
+def prepare(
+    corpus: str | None = None,
+    *,
+    max_docs: int | None = None,
+    chunker: str = "hepilot",
+    chunk_sizes: list[int] | tuple[int, ...] = (512,),
+    chunk_overlap: float = 0.1,
+    layout: Layout | None = None,
+    progress: bool = True,
+) -> Prepared:
+    """Convert ``corpus`` and build one chunk set per size; record them in the DuckDB catalog."""
+    layout = layout or Layout.default()
+    log = ProcessingLog()
+    docs = ingest(corpus, layout=layout, max_docs=max_docs, log=log, progress=progress)
+    sets = [
+        build_chunkset(
+            docs,
+            chunker,
+            layout=layout,
+            log=log,
+            progress=progress,
+            chunk_size=size,
+            chunk_overlap=chunk_overlap,
+        )
+        for size in chunk_sizes
+    ]
+    cat = Catalog(layout.catalog)
+    for cs in sets:
+        cat.record_chunkset(cs)
+    return Prepared(docs, sets, log)

@@ -1,0 +1,37 @@
+"""Render the report notebook to a self-contained HTML page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from hepwb.paths import Layout
+from hepwb.pipeline.sweep import run_notebook
+
+__all__ = ["REPORT_NOTEBOOK", "render_report", "to_html"]
+
+REPORT_NOTEBOOK = "30-report.ipynb"
+
+
+def to_html(notebook: str | Path, html: str | Path, *, hide_code: bool = True) -> Path:
+    """Convert an executed notebook to HTML (code cells hidden by default)."""
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    nb = nbformat.read(str(notebook), as_version=4)
+    exporter = HTMLExporter(exclude_input=hide_code, exclude_input_prompt=True, exclude_output_prompt=True)
+    body, _ = exporter.from_notebook_node(nb)
+    out = Path(html)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(".html.tmp")
+    tmp.write_text(body, encoding="utf-8")
+    tmp.replace(out)
+    return out
+
+
+def render_report(layout: Layout | None = None, **parameters: Any) -> Path:
+    """Execute the report notebook with papermill and write ``reports/report.html``."""
+    layout = layout or Layout.default()
+    executed = layout.reports / REPORT_NOTEBOOK
+    run_notebook(REPORT_NOTEBOOK, executed, parameters, layout)
+    return to_html(executed, layout.reports / "report.html")

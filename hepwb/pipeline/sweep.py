@@ -1,0 +1,111 @@
+"""Sweeps: every grid cell is a papermill run of the parameterized evaluation notebook.
+
+Each cell writes its executed notebook and results into ``reports/runs/<cell_id>/`` and is loaded into
+the DuckDB catalog right after it finishes. Cells are independent, so a failed cell is reported and
+the others still run.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hepwb.exceptions import ConfigError, HepwbError
+from hepwb.ids import short_hash
+from hepwb.paths import Layout
+from hepwb.pipeline.catalog import Catalog
+
+__all__ = ["CellResult", "grid_cells", "notebook_path", "run_notebook", "run_sweep"]
+
+_log = logging.getLogger("hepwb.sweep")
+EVALUATE_NOTEBOOK = "20-evaluate.ipynb"
+
+
+@dataclass(frozen=True)
+class CellResult:
+    """Outcome of one sweep cell."""
+
+    cell_id: str
+    run_dir: Path
+    parameters: dict[str, Any]
+    ok: bool
+    error: str | None = None
+
+
+def notebook_path(name: str, layout: Layout | None = None) -> Path:
+    """Path of a project notebook (artefact root first, then the source tree), with a clear error."""
+    cands = [
+        (layout or Layout.default()).root / "notebooks" / name,
+        Path(__file__).resolve().parents[2] / "notebooks" / name,
+    ]
+    for path in cands:
+        if path.is_file():
+            return path
+    msg = f"notebook {cands[0]} not found; run hepwb from the project folder or set HEPWB_HOME to it"
+    raise ConfigError(msg)
+
+
+def run_notebook(name: str, output: Path, parameters: dict[str, Any], layout: Layout | None = None) -> Path:
+    """Execute notebook ``name`` with papermill into ``output`` (cwd: the notebooks folder)."""
+    import papermill as pm
+
+    src = notebook_path(name, layout)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    pm.execute_notebook(
+        str(src),
+        str(output),
+        parameters=parameters,
+        cwd=str(src.parent),
+        progress_bar=False,
+        kernel_name="python3",
+    )
+    return output
+
+
+def grid_cells(chunk_sizes: list[int], retrievers: list[str], **common: Any) -> list[dict[str, Any]]:
+    """Parameter dicts of the chunk_size × retriever grid (chunk size outermost, so caches are reused).
+
+    Example:
+        >>> [(c["chunk_size"], c["retriever"]) for c in grid_cells([256, 512], ["dense", "bm25"])]
+        [(256, 'dense'), (256, 'bm25'), (512, 'dense'), (512, 'bm25')]
+    """
+    if not chunk_sizes or not retrievers:
+        msg = "a sweep needs at least one chunk size and one retriever"
+        raise ConfigError(msg)
+    return [
+        {**common, "chunk_size": s, "retriever": r} for s, r in itertools.product(chunk_sizes, retrievers)
+    ]
+
+
+def run_sweep(
+    chunk_sizes: list[int],
+    retrievers: list[str],
+    *,
+    layout: Layout | None = None,
+    **common: Any,
+) -> list[CellResult]:
+    """Run the grid cell by cell with papermill and record every finished run in the catalog."""
+    from tqdm.auto import tqdm
+
+    layout = layout or Layout.default()
+    catalog = Catalog(layout.catalog)
+    results: list[CellResult] = []
+    for params in tqdm(grid_cells(chunk_sizes, retrievers, **common), desc="sweep", unit="cell"):
+        tag = short_hash({k: v for k, v in params.items() if k not in ("retriever", "chunk_size")}, 6)
+        cell_id = (
+            f"{params.get('chunker', 'hepilot')}-cs{params['chunk_size']}-"
+            f"ov{params.get('chunk_overlap', 0.1):g}-{params['retriever']}-{tag}"
+        )
+        run_dir = layout.runs / cell_id
+        cell = {**params, "run_dir": str(run_dir)}
+        try:
+            run_notebook(EVALUATE_NOTEBOOK, run_dir / EVALUATE_NOTEBOOK, cell, layout)
+            catalog.record_run(run_dir)
+            results.append(CellResult(cell_id, run_dir, cell, ok=True))
+        except (HepwbError, OSError, RuntimeError) as exc:  # papermill raises PapermillExecutionError
+            _log.error("sweep cell %s failed: %s", cell_id, exc)
+            results.append(CellResult(cell_id, run_dir, cell, ok=False, error=str(exc)[-2000:]))
+    return results

@@ -1,0 +1,339 @@
+"""Paragraph building and block classification for :mod:`hepwb.processing.pdf`.
+
+Rows in reading order (see :mod:`hepwb.processing._layout`) are grouped into paragraphs, joined
+into single-line texts (hyphenation repaired), classified as heading, caption, list or text, and
+rendered as CommonMark pieces.
+
+Example:
+    >>> from hepwb.processing._layout import Row
+    >>> rows = [Row(50, 100, 300, 112, "1 Introduction", 14.0, True, 1, 0),
+    ...         Row(50, 130, 500, 140, "The vir-", 10.0, False, 1, 1),
+    ...         Row(50, 142, 500, 152, "tual photon.", 10.0, False, 1, 1)]
+    >>> [(b.kind, b.text, b.level) for b in build_blocks(rows, body=10.0)]
+    [('heading', '## 1 Introduction', 2), ('text', 'The virtual photon.', 0)]
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from hepwb.processing._layout import Row
+
+__all__ = ["RenderedBlock", "build_blocks", "join_rows"]
+
+BULLETS = "•◦▪‣∙●○■□➢►▶✓"
+_CAPTION_RE = re.compile(r"^(?:fig(?:ure)?s?\.?|tab(?:le)?s?\.?)\s*(?:\d+|[IVX]+)[a-z]?\s*[.:|]", re.I)
+_NUMBERED_RE = re.compile(r"^(\d{1,2}(?:\.\d{1,2}){0,4})\.?(?:\s+[-–])?\s+\S")
+_PLAIN_NUM_RE = re.compile(r"^\d{1,2}(?:\.\d{1,2}){0,4}(?:\s+[-–])?\s+[A-Z]")
+_TOC_RE = re.compile(r"\s\d{1,3}$")
+_TOC_OK_RE = re.compile(
+    r"(?i)\b(?:run|phase|part|step|chapter|version|level|stage|area|type|solution|round|option"
+    r"|method|model|case|section|appendix|tier|class)\s\d+$"
+)
+_ROMAN_RE = re.compile(r"^[IVX]{1,5}\.\s+\S")
+_LETTER_RE = re.compile(r"^[A-H]\.\s+\S")
+_APPENDIX_RE = re.compile(r"^appendix\b|^[A-H](?:\.\d{1,2})*\.?\s+[A-Z]", re.I)
+_KNOWN_RE = re.compile(
+    r"^(?:\d{1,2}\.?\s+|[IVX]{1,5}\.\s+)?(?:abstract|references|bibliography|acknowledge?ments?|contents"
+    r"|table of contents|conclusions?|introduction|summary|outlook|summary and outlook|discussion"
+    r"|appendix(?:\s+[A-Z0-9]+)?)\s*[.:]?$",
+    re.I,
+)
+_END_RE = re.compile(r"[.!?:;]['\")\]]*$")
+
+
+@dataclass(slots=True)
+class RenderedBlock:
+    """A block ready for the markdown: kind, rendered text and page span."""
+
+    kind: str
+    text: str
+    page: int
+    page_end: int
+    level: int = 0
+
+
+@dataclass(slots=True)
+class _Para:
+    rows: list[Row]
+    kind: str = "text"
+    level: int = 0
+    text: str = ""
+    extra: list[_Para] = field(default_factory=list)
+
+    @property
+    def size(self) -> float:
+        sizes: Counter[float] = Counter()
+        for r in self.rows:
+            sizes[r.size] += len(r.text)
+        return max(sizes.items(), key=lambda kv: (kv[1], kv[0]))[0]
+
+    @property
+    def bold(self) -> bool:
+        total = sum(len(r.text) for r in self.rows)
+        return sum(len(r.text) for r in self.rows if r.bold) >= 0.9 * total
+
+
+def join_rows(texts: list[str]) -> str:
+    """Join the lines of a paragraph with single spaces, repairing end-of-line hyphenation.
+
+    Example:
+        >>> join_rows(["a vir-", "tual photon", "and Deeply-", "Virtual"])
+        'a virtual photon and Deeply-Virtual'
+    """
+    out = ""
+    for t in texts:
+        if not out:
+            out = t
+        elif out[-1] in "-\u2010" and len(out) >= 2 and out[-2].isalpha():
+            out = out[:-1] + t if t[:1].islower() else out + t
+        else:
+            out = out + " " + t
+    return out
+
+
+def _starts_bullet(text: str) -> bool:
+    return text[:1] in BULLETS
+
+
+def _leading(rows: list[Row], body: float) -> float:
+    """Median vertical gap between consecutive body-size lines of one pymupdf block (0 if none)."""
+    gaps = sorted(
+        b.y0 - a.y1
+        for a, b in itertools.pairwise(rows)
+        if a.block == b.block
+        and a.page == b.page
+        and abs(a.size - body) < 0.6
+        and abs(b.size - body) < 0.6
+        and -body < b.y0 - a.y1 < 1.5 * body
+    )
+    return max(gaps[len(gaps) // 2], 0.0) if gaps else 0.0
+
+
+def _breaks(prev: Row, row: Row, para: list[Row], leading: float) -> bool:
+    """Whether ``row`` starts a new paragraph after ``prev`` (the last row of ``para``)."""
+    if row.page != prev.page or row.column != prev.column:
+        return True
+    size = max(min(prev.size, row.size), 1.0)
+    if min(prev.y1, row.y1) - max(prev.y0, row.y0) >= 0.3 * min(prev.height, row.height) and (
+        row.x0 >= prev.x1 - 1
+    ):
+        return False  # same visual line (inline formula pieces, super/subscripts)
+    if row.y0 < prev.y0 - 0.5 * prev.height and row.x0 <= prev.x0 + 0.5 * size:
+        return True
+    if row.y0 - prev.y1 > leading + 0.45 * size or abs(row.size - prev.size) > 0.9 or row.bold != prev.bold:
+        return True
+    ended = bool(_END_RE.search(prev.text))
+    if _starts_bullet(row.text) or (ended and _CAPTION_RE.match(row.text)):
+        return True
+    if ended and 0.8 * size < row.x0 - prev.x0 < 6 * size:
+        return True
+    if ended and len(para) > 1 and row.text[:1].isupper():
+        right = max(r.x1 for r in para)
+        return prev.x1 < right - 4 * size
+    return False
+
+
+def _segment(rows: list[Row], body: float) -> list[_Para]:
+    leading = _leading(rows, body)
+    paras: list[_Para] = []
+    for r in rows:
+        if paras and not _breaks(paras[-1].rows[-1], r, paras[-1].rows, leading):
+            paras[-1].rows.append(r)
+        else:
+            paras.append(_Para([r]))
+    for p in paras:
+        p.text = join_rows([r.text for r in p.rows])
+    return paras
+
+
+def _numbered_level(text: str) -> int:
+    m = _NUMBERED_RE.match(text)
+    if m:
+        return min(m.group(1).count(".") + 2, 6)
+    if _ROMAN_RE.match(text) or text.lower().startswith("appendix"):
+        return 2
+    if _LETTER_RE.match(text) or _APPENDIX_RE.match(text):
+        return 3
+    return 0
+
+
+def _is_heading_shape(p: _Para) -> bool:
+    t = p.text
+    letters = sum(ch.isalpha() for ch in t)
+    return (
+        len(p.rows) <= 3
+        and len(t) <= 120
+        and letters >= 3
+        and letters >= 0.5 * len(t.replace(" ", ""))
+        and len(t.split()) <= 16
+        and t[-1] not in ",;"
+        and not (t.endswith(".") and len(t) > 40)
+    )
+
+
+def _section_like(text: str) -> bool:
+    """Numbered (digits or roman) or a standard section name such as Abstract or References."""
+    return bool(_NUMBERED_RE.match(text) or _ROMAN_RE.match(text) or _KNOWN_RE.match(text))
+
+
+def _plain_numbered(p: _Para) -> bool:
+    """A one-line numbered title in body font (``1.3 Data volumes``, ``2 - Archetype``)."""
+    return len(p.rows) == 1 and bool(_PLAIN_NUM_RE.match(p.text)) and not _END_RE.search(p.text)
+
+
+def _substantive(text: str) -> bool:
+    """Numbered heading whose title has two real words (not an axis label such as ``2.1 GeV``)."""
+    m = _NUMBERED_RE.match(text) or _ROMAN_RE.match(text) or _LETTER_RE.match(text)
+    title = text[m.end() - 1 :] if m else ""
+    return sum(1 for w in title.split() if sum(ch.isalpha() for ch in w) >= 3) >= 2
+
+
+def _pick_title(paras: list[_Para], body: float) -> None:
+    """Mark the first largest-font paragraph of page 1 as the level-1 title (continuations merged)."""
+    first: list[int] = []
+    for i, p in enumerate(paras[:25]):
+        if p.rows[0].page != 1 or (first and _section_like(p.text)):
+            break  # the title comes before the first section of page 1
+        if p.kind in ("text", "heading") and not _section_like(p.text):
+            first.append(i)
+    if not first:
+        return
+    top = max(paras[i].size for i in first)
+    i = next(i for i in first if paras[i].size >= 0.85 * top)
+    title = paras[i]
+    if title.size < 1.2 * body or len(title.rows) > 4 or len(title.text) > 250:
+        return
+    title.kind, title.level = "heading", 1
+    while i + 1 < len(paras) and paras[i + 1].rows[0].page == 1 and abs(paras[i + 1].size - title.size) < 0.6:
+        nxt = paras[i + 1]
+        if len(title.text) + len(nxt.text) > 250 or nxt.kind not in ("text", "heading"):
+            break
+        title.rows.extend(nxt.rows)
+        title.text = join_rows([title.text, nxt.text])
+        del paras[i + 1]
+
+
+def _classify(paras: list[_Para], body: float) -> None:
+    for p in paras:
+        if _CAPTION_RE.match(p.text):
+            p.kind = "caption"
+        elif _starts_bullet(p.text):
+            p.kind = "list"
+            p.text = p.text.lstrip(BULLETS + " ")
+            if not p.text:
+                p.kind = "text"
+                p.text = p.rows[0].text
+        elif (
+            _is_heading_shape(p)
+            and p.text[0].isalnum()
+            and not (_TOC_RE.search(p.text) and not _TOC_OK_RE.search(p.text))
+            and (
+                p.size >= 1.15 * body
+                or p.bold
+                or _plain_numbered(p)
+                or (len(p.rows) == 1 and _KNOWN_RE.match(p.text))
+            )
+        ):
+            p.kind = "heading"
+    _pick_title(paras, body)
+    # front matter (affiliations, dates) between the title and the first real section: plain text
+    for p in paras:
+        if p.rows[0].page > 1 or (p.kind == "heading" and (p.level or _section_like(p.text))):
+            if p.level != 1:
+                break
+        elif p.kind == "heading":
+            p.kind = "text"
+    # a heading must lead to prose (figure labels such as "Mx (GeV)" do not)
+    leads = False
+    for p, nxt in zip(reversed(paras), [None, *reversed(paras[1:])], strict=True):
+        if p.kind != "heading":
+            leads = False
+            continue
+        ok = nxt is not None and (
+            nxt.kind == "list"
+            or (nxt.kind == "text" and _is_prose(nxt.text))
+            or (nxt.kind == "heading" and leads)
+        )
+        if not ok and p.level != 1 and not _KNOWN_RE.match(p.text) and not _substantive(p.text):
+            p.kind = "text"
+            leads = False
+        else:
+            leads = True
+    levels: dict[float, Counter[int]] = {}
+    for p in paras:
+        if p.kind == "heading" and p.level == 0:
+            p.level = _numbered_level(p.text) or (2 if _KNOWN_RE.match(p.text) else 0)
+            if p.level:
+                levels.setdefault(round(p.size), Counter())[p.level] += 1
+    for p in paras:
+        if p.kind == "heading" and p.level == 0:
+            known = levels.get(round(p.size))
+            p.level = known.most_common(1)[0][0] if known else (2 if p.size >= 1.25 * body else 3)
+
+
+def _is_prose(text: str) -> bool:
+    return len(text) >= 40 and sum(ch.isalpha() for ch in text) >= 0.6 * len(text)
+
+
+def _merge_continuations(paras: list[_Para], body: float) -> list[_Para]:
+    """Join a paragraph broken by a column/page change, a float or a footnote.
+
+    The interrupting captions and small-font paragraphs (footnotes) are moved after the joined one.
+    """
+    out: list[_Para] = []
+    i = 0
+    while i < len(paras):
+        p = paras[i]
+        out.append(p)
+        i += 1
+        while p.kind == "text" and _is_prose(p.text) and not _END_RE.search(p.text):
+            j = i
+            while j < len(paras) and j - i < 3 and (paras[j].kind == "caption" or paras[j].size < 0.9 * body):
+                j += 1
+            if j >= len(paras) or paras[j].kind != "text" or not paras[j].text[:1].islower():
+                break
+            nxt = paras[j]
+            if abs(nxt.size - p.size) > 0.6:
+                break
+            p.extra.extend(paras[i:j])
+            p.rows.extend(nxt.rows)
+            p.text = join_rows([p.text, nxt.text])
+            i = j + 1
+        out.extend(p.extra)
+        p.extra = []
+    return out
+
+
+def build_blocks(rows: list[Row], body: float) -> list[RenderedBlock]:
+    """Group rows (document reading order) into classified, rendered blocks.
+
+    Args:
+        rows: All kept rows of the document in reading order.
+        body: The document's body font size.
+
+    Returns:
+        The rendered blocks in order; consecutive list items are merged into one ``list`` block.
+    """
+    paras = _segment(rows, body)
+    _classify(paras, body)
+    paras = _merge_continuations(paras, body)
+    out: list[RenderedBlock] = []
+    for p in paras:
+        page, page_end = p.rows[0].page, max(r.page for r in p.rows)
+        if p.kind == "heading":
+            out.append(RenderedBlock("heading", "#" * p.level + " " + p.text, page, page_end, p.level))
+        elif p.kind == "list":
+            item = "- " + p.text
+            if out and out[-1].kind == "list":
+                out[-1].text += "\n" + item
+                out[-1].page_end = max(out[-1].page_end, page_end)
+            else:
+                out.append(RenderedBlock("list", item, page, page_end))
+        else:
+            text = "\\" + p.text if p.text[0] in "#>" else p.text
+            out.append(RenderedBlock(p.kind, text, page, page_end))
+    return out

@@ -1,0 +1,148 @@
+"""Typed records passed between pipeline stages.
+
+Every span is a half-open character range ``[start, end)`` into the document's ``full_document.md``
+text, so ``document.markdown[span.start:span.end] == span.text`` always holds.
+
+Example:
+    >>> doc = Document(document_id="d", label="P00", markdown="# A\\n\\nText.", blocks=(
+    ...     Block(kind="heading", start=0, end=3, page=1, level=1),
+    ...     Block(kind="text", start=5, end=10, page=1)))
+    >>> doc.block_text(doc.blocks[1])
+    'Text.'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = ["Block", "BlockKind", "Chunk", "Document", "Hit"]
+
+BlockKind = Literal["heading", "text", "list", "table", "math", "code", "caption"]
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """One structural block of a converted document.
+
+    Attributes:
+        kind: What the block holds; ``table``, ``math`` and ``code`` are atomic for chunkers.
+        start: Offset of the first character in ``full_document.md``.
+        end: Offset one past the last character.
+        page: 1-based page number of the source where the block starts.
+        level: Heading level (1-6) for headings, 0 otherwise.
+        page_end: Last page the block touches (equal to ``page`` for most blocks).
+    """
+
+    kind: BlockKind
+    start: int
+    end: int
+    page: int
+    level: int = 0
+    page_end: int = 0
+
+    @property
+    def atomic(self) -> bool:
+        """Whether a chunker must keep the block whole (tables, display math, code)."""
+        return self.kind in ("table", "math", "code")
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """A processed document: its markdown, its blocks and its bibliographic metadata.
+
+    Attributes:
+        document_id: Content-derived UUID (from the source file's SHA-256).
+        label: Short human name, e.g. ``"P01"`` (used to match evaluation evidence).
+        markdown: The full CommonMark text (``full_document.md``).
+        blocks: Blocks in reading order, non-overlapping, sorted by ``start``.
+        meta: Bibliographic and provenance fields (title, authors, source file, hashes ...).
+    """
+
+    document_id: str
+    label: str
+    markdown: str
+    blocks: tuple[Block, ...]
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def block_text(self, block: Block) -> str:
+        """Return the exact text of ``block``."""
+        return self.markdown[block.start : block.end]
+
+    def page_at(self, offset: int) -> int:
+        """Return the page of the last block starting at or before ``offset`` (1 if none)."""
+        page = 1
+        for b in self.blocks:
+            if b.start > offset:
+                break
+            page = b.page
+        return page
+
+    @property
+    def title(self) -> str:
+        """Document title from metadata, else its label."""
+        return str(self.meta.get("title") or self.label)
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """A retrievable span of a document.
+
+    Attributes:
+        chunk_id: Deterministic UUID from document, chunker configuration and span.
+        document_id: The parent document's UUID.
+        index: Zero-based position in the document's chunk sequence.
+        start: Offset into ``full_document.md``.
+        end: One past the last character.
+        text: Exactly ``markdown[start:end]``.
+        token_count: Tokens of ``text`` under the chunk set's tokenizer.
+        section_path: Headings from the top level down to this chunk's section.
+        pages: Source pages the chunk touches, ascending.
+        chunk_type: ``text``, ``table``, ``equation`` or ``mixed``.
+        overlap_tokens: Tokens shared with the previous chunk (0 for the first).
+        oversized: True when a single atomic unit alone exceeds the token budget.
+    """
+
+    chunk_id: str
+    document_id: str
+    index: int
+    start: int
+    end: int
+    text: str
+    token_count: int
+    section_path: tuple[str, ...] = ()
+    pages: tuple[int, ...] = ()
+    chunk_type: str = "text"
+    overlap_tokens: int = 0
+    oversized: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One retrieved chunk, as every retriever returns it.
+
+    Attributes:
+        chunk_id: The chunk's UUID.
+        document_id: The parent document's UUID.
+        label: The parent document's short name (e.g. ``"P01"``).
+        start: Chunk start offset in ``full_document.md``.
+        end: Chunk end offset.
+        rank: 1-based rank in the result list.
+        score: Retriever score (higher is better; cosine similarity for ``dense``, BM25 for ``bm25``).
+        text: The chunk text.
+        retriever: Name of the retriever that produced the hit.
+        pages: Source pages of the chunk.
+        section_path: Section headings of the chunk.
+    """
+
+    chunk_id: str
+    document_id: str
+    label: str
+    start: int
+    end: int
+    rank: int
+    score: float
+    text: str = ""
+    retriever: str = ""
+    pages: tuple[int, ...] = ()
+    section_path: tuple[str, ...] = ()

@@ -1,0 +1,42 @@
+from __future__ import annotations
+
+import hepwb
+import hepwb.chunking
+import hepwb.evaluation
+import hepwb.hepilot
+import hepwb.index
+import hepwb.pipeline
+import hepwb.retrieval
+
+
+def test_top_level_api_is_locked():
+    assert dir(hepwb) == [
+        "Block", "Chunk", "ConfigError", "CorpusNotFoundError", "DependencyError", "Document", "HepwbError",
+        "Hit", "ProcessingError", "SchemaValidationError", "__version__",
+    ]
+
+
+def test_subpackages_declare_their_api():
+    for mod in (hepwb.chunking, hepwb.evaluation, hepwb.hepilot, hepwb.index, hepwb.pipeline, hepwb.retrieval):
+        assert dir(mod) == sorted(mod.__all__)
+        for name in mod.__all__:
+            assert hasattr(mod, name), f"{mod.__name__}.{name}"
+
+
+def test_version_is_semver():
+    parts = hepwb.__version__.split(".")
+    assert len(parts) == 3 and all(p.isdigit() for p in parts)
+
+
+def test_exceptions_inherit_builtins():
+    assert issubclass(hepwb.ConfigError, ValueError)
+    assert issubclass(hepwb.CorpusNotFoundError, FileNotFoundError)
+    assert issubclass(hepwb.DependencyError, ImportError)
+    assert issubclass(hepwb.ProcessingError, RuntimeError)
+    for exc in (hepwb.ConfigError, hepwb.ProcessingError, hepwb.SchemaValidationError):
+        assert issubclass(exc, hepwb.HepwbError)
+
+
+def test_registries_list_names():
+    assert "hepilot" in hepwb.chunking.CHUNKERS.names()
+    assert {"dense", "bm25"} <= set(hepwb.retrieval.RETRIEVERS.names())
