@@ -63,6 +63,11 @@ class Layout:
         """The layout of the current project."""
         return cls(find_project_root())
 
+    @classmethod
+    def at(cls, home: str | Path | None) -> Layout:
+        """The layout under ``home``, or the default one when ``home`` is None (notebook parameter)."""
+        return cls(Path(home).resolve()) if home else cls.default()
+
     @property
     def data(self) -> Path:
         """``data/``."""

@@ -208,6 +208,8 @@ class Catalog:
             values="value",
         ).reset_index()
         wide.columns.name = None
+        for col in [c for c in wide.columns if str(c).startswith("n_")]:
+            wide[col] = wide[col].round().astype("Int64")
         return wide.sort_values(["retriever", "chunk_size"]).reset_index(drop=True)
 
     def sync_runs(self, runs_dir: str | Path) -> list[str]:

@@ -33,5 +33,5 @@ def render_report(layout: Layout | None = None, **parameters: Any) -> Path:
     """Execute the report notebook with papermill and write ``reports/report.html``."""
     layout = layout or Layout.default()
     executed = layout.reports / REPORT_NOTEBOOK
-    run_notebook(REPORT_NOTEBOOK, executed, parameters, layout)
+    run_notebook(REPORT_NOTEBOOK, executed, {"catalog": str(layout.catalog), **parameters}, layout)
     return to_html(executed, layout.reports / "report.html")

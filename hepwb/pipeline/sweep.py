@@ -49,9 +49,14 @@ def notebook_path(name: str, layout: Layout | None = None) -> Path:
 
 
 def run_notebook(name: str, output: Path, parameters: dict[str, Any], layout: Layout | None = None) -> Path:
-    """Execute notebook ``name`` with papermill into ``output`` (cwd: the notebooks folder)."""
+    """Execute notebook ``name`` with papermill into ``output`` (cwd: the notebooks folder).
+
+    The notebook receives ``home`` (the artefact root of ``layout``) on top of ``parameters``.
+    """
     import papermill as pm
 
+    layout = layout or Layout.default()
+    parameters = {"home": str(layout.root), **parameters}
     src = notebook_path(name, layout)
     output.parent.mkdir(parents=True, exist_ok=True)
     pm.execute_notebook(

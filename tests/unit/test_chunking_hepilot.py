@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -34,7 +36,7 @@ def test_atomic_block_larger_than_budget_is_flagged_not_split():
 def test_overlap_is_taken_from_previous_chunk():
     doc = markdown_document("# T\n\n" + " ".join(f"w{i}." for i in range(300)), "S")
     chunks = HepilotChunker(chunk_size=50, chunk_overlap=0.2, tokenizer="words").chunk(doc)
-    for prev, cur in zip(chunks, chunks[1:], strict=False):
+    for prev, cur in itertools.pairwise(chunks):
         assert cur.overlap_tokens == 10
         assert prev.start <= cur.start < prev.end  # overlap region lies inside the previous chunk
         assert cur.token_count <= 50
@@ -45,7 +47,9 @@ def test_sections_start_new_chunks_when_full_enough():
     doc = markdown_document(f"# A\n\n{body}\n\n# B\n\n{body}", "S")
     merged = HepilotChunker(chunk_size=100, chunk_overlap=0.0, tokenizer="words").chunk(doc)
     assert [c.section_path for c in merged] == [("A",)]  # small sections share a chunk (32 < 0.5 * 100)
-    split = HepilotChunker(chunk_size=100, chunk_overlap=0.0, tokenizer="words", min_section_fill=0.3).chunk(doc)
+    split = HepilotChunker(chunk_size=100, chunk_overlap=0.0, tokenizer="words", min_section_fill=0.3).chunk(
+        doc
+    )
     assert [c.section_path for c in split] == [("A",), ("B",)]
     assert split[1].text.startswith("# B")
 
@@ -71,7 +75,11 @@ def test_model_tokenizer_counts_word_pieces():
 
 @pytest.mark.parametrize(
     ("params", "match"),
-    [({"chunk_size": 0}, "chunk_size"), ({"chunk_overlap": 1.0}, "fraction"), ({"min_section_fill": 2}, "min_section")],
+    [
+        ({"chunk_size": 0}, "chunk_size"),
+        ({"chunk_overlap": 1.0}, "fraction"),
+        ({"min_section_fill": 2}, "min_section"),
+    ],
 )
 def test_bad_parameters_name_the_fix(params, match):
     with pytest.raises(ConfigError, match=match):

@@ -11,13 +11,29 @@ import hepwb.retrieval
 
 def test_top_level_api_is_locked():
     assert dir(hepwb) == [
-        "Block", "Chunk", "ConfigError", "CorpusNotFoundError", "DependencyError", "Document", "HepwbError",
-        "Hit", "ProcessingError", "SchemaValidationError", "__version__",
+        "Block",
+        "Chunk",
+        "ConfigError",
+        "CorpusNotFoundError",
+        "DependencyError",
+        "Document",
+        "HepwbError",
+        "Hit",
+        "ProcessingError",
+        "SchemaValidationError",
+        "__version__",
     ]
 
 
 def test_subpackages_declare_their_api():
-    for mod in (hepwb.chunking, hepwb.evaluation, hepwb.hepilot, hepwb.index, hepwb.pipeline, hepwb.retrieval):
+    for mod in (
+        hepwb.chunking,
+        hepwb.evaluation,
+        hepwb.hepilot,
+        hepwb.index,
+        hepwb.pipeline,
+        hepwb.retrieval,
+    ):
         assert dir(mod) == sorted(mod.__all__)
         for name in mod.__all__:
             assert hasattr(mod, name), f"{mod.__name__}.{name}"

@@ -1,0 +1,46 @@
+"""Every notebook: one `parameters` cell of plain literals, no def/class, outputs stripped."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from hepwb.pipeline import ExperimentConfig
+
+NOTEBOOKS = sorted((Path(__file__).resolve().parents[2] / "notebooks").glob("*.ipynb"))
+
+
+def test_notebooks_exist():
+    assert len(NOTEBOOKS) >= 3
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebook_structure(path):
+    nb = nbformat.read(path, as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    params = [c for c in code if "parameters" in c.metadata.get("tags", [])]
+    assert len(params) == 1, "exactly one cell tagged 'parameters'"
+    tree = ast.parse(params[0].source)
+    for node in tree.body:
+        assert isinstance(node, ast.Assign), (
+            f"parameters cell may only assign literals: {ast.dump(node)[:60]}"
+        )
+        ast.literal_eval(node.value)  # raises for anything but a plain literal
+    for cell in code:
+        for node in ast.walk(ast.parse(cell.source)):
+            assert not isinstance(node, ast.FunctionDef | ast.ClassDef | ast.AsyncFunctionDef | ast.Lambda)
+        assert not cell.get("outputs") and cell.get("execution_count") is None, (
+            "strip outputs before committing"
+        )
+
+
+def test_evaluation_parameters_are_experiment_fields():
+    nb = nbformat.read(Path(NOTEBOOKS[0]).parent / "20-evaluate.ipynb", as_version=4)
+    (cell,) = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+    names = {t.id for n in ast.parse(cell.source).body for t in n.targets}
+    fields = set(inspect.signature(ExperimentConfig).parameters) | {"home"}
+    assert names <= fields, names - fields

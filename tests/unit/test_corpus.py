@@ -1,0 +1,63 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from hepwb.exceptions import CorpusNotFoundError
+from hepwb.hepilot import ProcessingLog
+from hepwb.paths import Layout
+from hepwb.pipeline.corpus import ingest, resolve_corpus
+
+
+def _pdf(path, text):
+    import pymupdf
+
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_text((72, 72), text, fontsize=11)
+    doc.save(str(path))
+    doc.close()
+
+
+def test_missing_corpus_names_the_option(monkeypatch, tmp_path):
+    monkeypatch.delenv("HEPWB_CORPUS", raising=False)
+    monkeypatch.setenv("HEPWB_SHARED", str(tmp_path / "nowhere"))
+    with pytest.raises(CorpusNotFoundError, match="--corpus"):
+        resolve_corpus(None)
+    with pytest.raises(CorpusNotFoundError, match="does not exist"):
+        resolve_corpus(tmp_path / "missing")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(CorpusNotFoundError, match=r"no \.pdf or \.md"):
+        ingest(tmp_path / "empty", layout=Layout(tmp_path / "home"), progress=False)
+
+
+def test_bad_files_are_logged_and_others_continue(tmp_path):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    _pdf(corpus / "A01_good.pdf", "The beam-spin asymmetry was measured at HERMES.")
+    (corpus / "B02_fake.pdf").write_bytes(b"this is not a pdf")
+    (corpus / "C03_notes.md").write_text("# Notes\n\nMarkdown documents are accepted too.", encoding="utf-8")
+    (corpus / "papers.json").write_text(
+        json.dumps({"papers": [{"pid": "A01", "pdf": "x/A01_good.pdf", "title": "Good paper"}]})
+    )
+    log = ProcessingLog()
+    docs = ingest(corpus, layout=Layout(tmp_path / "home"), log=log, progress=False)
+    assert [d.label for d in docs] == ["A01", "C03"]
+    assert docs[0].title == "Good paper"
+    (err,) = log.errors
+    assert err.error_code == "PROC_NOT_PDF" and "B02_fake.pdf" in err.message
+    assert err.recovery_action and err.context["file_path"].endswith("B02_fake.pdf")
+
+
+def test_second_ingest_reuses_the_cache(tmp_path):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    _pdf(corpus / "A01_good.pdf", "Cached conversion.")
+    lay = Layout(tmp_path / "home")
+    first = ingest(corpus, layout=lay, progress=False)
+    log = ProcessingLog()
+    second = ingest(corpus, layout=lay, progress=False, log=log)
+    assert first[0].meta["processing_timestamp"] == second[0].meta["processing_timestamp"]
+    assert first[0].markdown == second[0].markdown and first[0].blocks == second[0].blocks
+    assert not log.entries  # nothing converted again

@@ -1,0 +1,118 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from hepwb.hepilot import chunk_output_record, validate_record, validate_tree
+from hepwb.ids import config_hash
+from hepwb.paths import Layout
+from hepwb.pipeline.chunksets import build_chunkset
+from hepwb.processing.markdown import markdown_document
+from tests.helpers import SAMPLE_MD, SCHEMAS
+
+pytestmark = pytest.mark.shared
+
+
+def _docs():
+    return [
+        markdown_document(
+            SAMPLE_MD,
+            "S1",
+            meta={
+                "title": "DVCS at HERMES",
+                "arxiv": "hep-ex/0106068",
+                "authors": "HERMES Collaboration: A. Airapetian, N. Akopov",
+            },
+        ),
+        markdown_document(SAMPLE_MD.replace("CLAS12", "CLAS"), "S2", meta={"title": "Second"}),
+    ]
+
+
+def test_research_chunkset_tree_is_schema_valid(tmp_path):
+    cs = build_chunkset(
+        _docs(),
+        "hepilot",
+        layout=Layout(tmp_path),
+        progress=False,
+        chunk_size=32,
+        chunk_overlap=0.1,
+        tokenizer="words",
+    )
+    assert not validate_tree(cs.root, SCHEMAS)
+    assert not (cs.root / "adapter_config.json").exists()
+    manifest = json.loads((cs.root / "chunkset.json").read_text())
+    assert manifest["hepilot_compliant"] is False and "512-4096" in manifest["compliance_note"]
+    docs_dir = cs.root / "documents"
+    names = sorted(p.name for p in docs_dir.iterdir())
+    assert names[0].startswith("arxiv_") and names[1].startswith("other_")
+    first = docs_dir / names[0]
+    for f in ("full_document.md", "document_metadata.json", "processing_metadata.json"):
+        assert (first / f).is_file()
+    assert (first / "chunks" / "chunk_0001.md").is_file()
+    assert (first / "chunks" / "chunk_0001_metadata.json").is_file()
+    meta = json.loads((first / "document_metadata.json").read_text())
+    assert meta["original_url"] == "https://arxiv.org/abs/hep-ex/0106068"
+    assert meta["collaboration"] == "HERMES Collaboration"
+    # content only in .md, never in JSON
+    for p in cs.root.rglob("*_metadata.json"):
+        assert "content" not in json.loads(p.read_text())
+    catalog = json.loads((cs.root / "catalog.json").read_text())
+    assert catalog["total_documents"] == 2 and catalog["total_chunks"] == len(cs.chunks)
+
+
+def test_compliant_chunkset_writes_valid_adapter_config(tmp_path):
+    cs = build_chunkset(
+        _docs(),
+        "hepilot",
+        layout=Layout(tmp_path),
+        progress=False,
+        chunk_size=512,
+        chunk_overlap=0.1,
+        tokenizer="words",
+    )
+    assert cs.hepilot_compliant
+    assert not validate_tree(cs.root, SCHEMAS)
+    cfg = json.loads((cs.root / "adapter_config.json").read_text())["adapter_config"]
+    assert cfg["config_hash"] == config_hash(cfg)
+    assert cfg["processing_config"] == {
+        "chunk_size": 512,
+        "chunk_overlap": 0.1,
+        "preserve_tables": True,
+        "preserve_equations": True,
+    }
+
+
+def test_chunk_output_records_validate(tmp_path):
+    cs = build_chunkset(
+        _docs(),
+        "hepilot",
+        layout=Layout(tmp_path),
+        progress=False,
+        chunk_size=24,
+        chunk_overlap=0.25,
+        tokenizer="words",
+    )
+    chunks = cs.by_document()[_docs()[0].document_id]
+    for i, c in enumerate(chunks):
+        nxt = i + 1 < len(chunks) and chunks[i + 1].overlap_tokens > 0
+        rec = chunk_output_record(c, len(chunks), nxt).dump()
+        assert not validate_record(rec, "chunk_output", SCHEMAS)
+        assert rec["has_overlap_previous"] == (i > 0 and c.overlap_tokens > 0)
+    feats = [chunk_output_record(c, len(chunks), False).content_features for c in chunks]
+    assert sum(f.table_count for f in feats) == 1
+    assert sum(f.equation_count for f in feats) >= 1
+
+
+def test_rebuild_is_cached_and_byte_identical(tmp_path):
+    lay = Layout(tmp_path)
+    a = build_chunkset(_docs(), "hepilot", layout=lay, progress=False, chunk_size=32, tokenizer="words")
+    md = {p: p.read_bytes() for p in a.root.rglob("*.md")}
+    b = build_chunkset(_docs(), "hepilot", layout=lay, progress=False, chunk_size=32, tokenizer="words")
+    assert a.chunkset_id == b.chunkset_id and [c.chunk_id for c in a.chunks] == [c.chunk_id for c in b.chunks]
+    assert md == {p: p.read_bytes() for p in b.root.rglob("*.md")}
+
+
+def test_invalid_record_reports_the_field():
+    errs = validate_record({"document_id": "not-a-uuid"}, "document_metadata", SCHEMAS)
+    assert any("required" in e for e in errs)
