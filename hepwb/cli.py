@@ -36,6 +36,8 @@ Sizes = Annotated[str, typer.Option(help="Comma-separated chunk sizes in tokens.
 Overlap = Annotated[
     float, typer.Option(help="Overlap as a fraction of the chunk size (HEPilot: 0 <= x < 1).")
 ]
+Retrievers = Annotated[str, typer.Option(help="Comma-separated retriever names (dense, bm25).")]
+TopK = Annotated[int, typer.Option(help="Chunks retrieved per question.")]
 
 
 def _ints(text: str) -> list[int]:
@@ -99,7 +101,7 @@ def evaluate(
     chunk_size: Annotated[int, typer.Option(help="Chunk size in tokens.")] = 512,
     chunk_overlap: Overlap = 0.1,
     retriever: Annotated[str, typer.Option(help="Retriever name: dense or bm25.")] = "dense",
-    k: Annotated[int, typer.Option(help="Chunks retrieved per question.")] = 10,
+    k: TopK = 10,
 ) -> None:
     """Evaluate one chunk size × retriever configuration in this process and print its metrics."""
     from hepwb.pipeline import ExperimentConfig, run_experiment
@@ -127,9 +129,9 @@ def sweep(
     questions: Questions = None,
     max_docs: MaxDocs = None,
     chunk_sizes: Sizes = "256,512,1024",
-    retrievers: Annotated[str, typer.Option(help="Comma-separated retriever names.")] = "dense,bm25",
+    retrievers: Retrievers = "dense,bm25",
     chunk_overlap: Overlap = 0.1,
-    k: Annotated[int, typer.Option(help="Chunks retrieved per question.")] = 10,
+    k: TopK = 10,
 ) -> None:
     """Run the chunk size × retriever grid, one papermill run of notebooks/20-evaluate.ipynb per cell."""
     from hepwb.pipeline.sweep import run_sweep
@@ -171,9 +173,9 @@ def run(
     questions: Questions = None,
     max_docs: MaxDocs = None,
     chunk_sizes: Sizes = "256,512,1024",
-    retrievers: Annotated[str, typer.Option(help="Comma-separated retriever names.")] = "dense,bm25",
+    retrievers: Retrievers = "dense,bm25",
     chunk_overlap: Overlap = 0.1,
-    k: Annotated[int, typer.Option(help="Chunks retrieved per question.")] = 10,
+    k: TopK = 10,
 ) -> None:
     """The main job: ingest notebook, sweep notebooks, report notebook -> reports/report.html."""
     from hepwb.paths import Layout

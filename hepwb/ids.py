@@ -14,10 +14,19 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-__all__ = ["canonical_json", "config_hash", "content_uuid", "file_sha256", "short_hash", "text_sha256"]
+__all__ = [
+    "canonical_json",
+    "code_fingerprint",
+    "config_hash",
+    "content_uuid",
+    "file_sha256",
+    "short_hash",
+    "text_sha256",
+]
 
 
 def content_uuid(*parts: object) -> str:
@@ -76,3 +85,24 @@ def file_sha256(path: str | Path, block: int = 1 << 20) -> str:
         while chunk := fh.read(block):
             h.update(chunk)
     return h.hexdigest()
+
+
+@lru_cache(maxsize=16)
+def code_fingerprint(package: str) -> str:
+    """Hash of hepwb's version and the source files of sub-package ``package`` (a cache key part).
+
+    Cached artefacts keyed by it are rebuilt automatically when that stage's code changes.
+
+    Example:
+        >>> len(code_fingerprint("chunking"))
+        12
+    """
+    import importlib
+
+    from hepwb import __version__
+
+    mod = importlib.import_module(f"hepwb.{package}")
+    h = hashlib.sha256(__version__.encode())
+    for f in sorted(Path(str(mod.__file__)).parent.glob("*.py")):
+        h.update(f.read_bytes())
+    return h.hexdigest()[:12]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -60,6 +61,12 @@ class ProcessingLog:
     def errors(self) -> list[LogEntry]:
         """Entries at level error or critical."""
         return [e for e in self.entries if e.level in ("error", "critical")]
+
+    def filtered(self, keep: Callable[[LogEntry], bool]) -> ProcessingLog:
+        """A log with the same trace id holding only the entries for which ``keep`` is true."""
+        out = ProcessingLog(self.trace_id)
+        out.entries = [e for e in self.entries if keep(e)]
+        return out
 
     def save(self, path: str | Path) -> None:
         """Append this session's entries to the JSON array at ``path`` (created if missing)."""

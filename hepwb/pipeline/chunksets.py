@@ -9,9 +9,7 @@ smaller sizes; their manifest says ``"hepilot_compliant": false`` and no adapter
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +17,7 @@ from hepwb.chunking import config_key, get_chunker
 from hepwb.hepilot.log import ProcessingLog, utc_now
 from hepwb.hepilot.models import AdapterConfig, ProcessingConfig
 from hepwb.hepilot.writer import write_catalog, write_document
-from hepwb.ids import config_hash, short_hash
+from hepwb.ids import code_fingerprint, config_hash, short_hash
 from hepwb.io import read_json, write_json
 from hepwb.paths import Layout
 from hepwb.types import Chunk, Document
@@ -46,16 +44,6 @@ class ChunkSet:
         for c in self.chunks:
             out.setdefault(c.document_id, []).append(c)
         return out
-
-
-@lru_cache(maxsize=1)
-def _chunking_fingerprint() -> str:
-    from hepwb import __version__, chunking
-
-    h = hashlib.sha256(__version__.encode())
-    for f in sorted(Path(chunking.__file__).parent.glob("*.py")):
-        h.update(f.read_bytes())
-    return h.hexdigest()[:12]
 
 
 def _save_parquet(path: Path, chunks: list[Chunk]) -> None:
@@ -144,7 +132,7 @@ def build_chunkset(
     fingerprint = short_hash(
         {
             "config": config_key(ch),
-            "code": _chunking_fingerprint(),
+            "code": code_fingerprint("chunking"),
             "docs": sorted(d.document_id for d in docs),
         }
     )
@@ -185,7 +173,10 @@ def build_chunkset(
         chunkset=chunkset_id,
         hepilot_compliant=compliant,
     )
-    log.save(root / "processing_log.json")
+    # this tree's log: corpus events plus this chunk set's own, not those of sibling chunk sets
+    log.filtered(lambda e: (e.context or {}).get("chunkset") in (None, chunkset_id)).save(
+        root / "processing_log.json"
+    )
     _save_parquet(root / "chunks.parquet", chunks)
     write_json(
         manifest,

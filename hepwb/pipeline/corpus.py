@@ -9,18 +9,16 @@ so a second run reuses them and a converter change invalidates them.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
 from dataclasses import asdict
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from hepwb.exceptions import ConfigError, CorpusNotFoundError, ProcessingError
 from hepwb.hepilot.log import ProcessingLog, utc_now
-from hepwb.ids import file_sha256
+from hepwb.ids import code_fingerprint, file_sha256
 from hepwb.io import atomic_write_text, read_json, write_json
 from hepwb.paths import Layout, shared_dir
 from hepwb.types import Block, Document
@@ -97,17 +95,6 @@ def load_sidecar(corpus: Path) -> dict[str, dict[str, Any]]:
     return {}
 
 
-@lru_cache(maxsize=1)
-def converter_fingerprint() -> str:
-    """Hash of the converter's source code and version (part of the cache key)."""
-    from hepwb import __version__, processing
-
-    h = hashlib.sha256(__version__.encode())
-    for f in sorted(Path(processing.__file__).parent.glob("*.py")):
-        h.update(f.read_bytes())
-    return h.hexdigest()[:12]
-
-
 def _label(path: Path) -> str:
     return path.stem.split("_", 1)[0]
 
@@ -169,7 +156,7 @@ def ingest(
     log = log or ProcessingLog()
     folder = resolve_corpus(corpus)
     sidecar = load_sidecar(folder)
-    fp = converter_fingerprint()
+    fp = code_fingerprint("processing")
     docs: list[Document] = []
     for path in tqdm(corpus_files(folder, max_docs), desc="converting", unit="doc", disable=not progress):
         meta = dict(sidecar.get(path.name) or sidecar.get(_label(path)) or {})

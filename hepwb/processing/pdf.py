@@ -20,7 +20,6 @@ Example:
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 from typing import Any
 
@@ -34,18 +33,9 @@ __all__ = ["pdf_to_document"]
 
 
 def _hepwb_version() -> str:
-    try:
-        version = getattr(importlib.import_module("hepwb"), "__version__", None)
-    except ImportError:  # pragma: no cover - hepwb is importable when this module is
-        version = None
-    if version:
-        return str(version)
-    try:
-        from importlib.metadata import version as dist_version
+    from hepwb import __version__
 
-        return dist_version("hepwb")
-    except Exception:
-        return "0.0.0"
+    return __version__
 
 
 def _fail(path: str | Path, code: str, message: str) -> ProcessingError:

@@ -1,0 +1,50 @@
+"""All 32 shared papers: conversion, HEPilot output validity and chunk invariants."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from hepwb.hepilot import validate_tree
+from hepwb.paths import Layout
+from hepwb.pipeline.prepare import prepare
+from tests.helpers import PDF_DIR, SCHEMAS, assert_chunk_invariants
+
+pytestmark = pytest.mark.shared
+
+
+@pytest.fixture(scope="module")
+def prepared(tmp_path_factory):
+    return prepare(
+        str(PDF_DIR), chunk_sizes=[512], layout=Layout(tmp_path_factory.mktemp("full")), progress=False
+    )
+
+
+def test_every_paper_converts(prepared):
+    assert len(prepared.documents) == 32
+    assert not prepared.log.errors
+    for doc in prepared.documents:
+        for b in doc.blocks:
+            assert doc.markdown[b.start : b.end].strip()
+            assert 1 <= b.page <= doc.meta["pages"]
+
+
+def test_hepilot_tree_is_schema_valid(prepared):
+    (cs,) = prepared.chunksets
+    assert not validate_tree(cs.root, SCHEMAS)
+    catalog = json.loads((cs.root / "catalog.json").read_text())
+    assert catalog["total_documents"] == 32 and catalog["total_chunks"] == len(cs.chunks)
+    assert (
+        json.loads((cs.root / "adapter_config.json").read_text())["adapter_config"]["processing_config"][
+            "chunk_size"
+        ]
+        == 512
+    )
+
+
+def test_chunk_invariants_on_every_paper(prepared):
+    (cs,) = prepared.chunksets
+    by_doc = cs.by_document()
+    for doc in prepared.documents:
+        assert_chunk_invariants(doc, by_doc[doc.document_id], 512)
