@@ -4,6 +4,7 @@
 <root>/
   documents/{source_type}_{document_id}/
     full_document.md  document_metadata.json  processing_metadata.json
+    blocks.json  (hepwb extension: kind, page(s) and offsets of every block)
     chunks/chunk_0001.md  chunk_0001_metadata.json ...   (file numbers are chunk_index + 1)
   catalog.json  processing_log.json  [adapter_config.json]
 ```
@@ -169,6 +170,21 @@ def write_document(root: Path, doc: Document, chunks: list[Chunk]) -> CatalogEnt
         conversion_warnings=list(doc.meta.get("conversion_warnings", [])),
     )
     write_json(out / "processing_metadata.json", proc.dump())
+    # hepwb extension (no HEPilot schema): every block's kind, page(s) and offsets in full_document.md
+    write_json(
+        out / "blocks.json",
+        [
+            {
+                "kind": b.kind,
+                "start": b.start,
+                "end": b.end,
+                "page": b.page,
+                "page_end": b.page_end or b.page,
+                "level": b.level,
+            }
+            for b in doc.blocks
+        ],
+    )
     total = len(chunks)
     for i, ch in enumerate(chunks):
         nxt = i + 1 < total and chunks[i + 1].overlap_tokens > 0

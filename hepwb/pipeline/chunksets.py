@@ -132,7 +132,7 @@ def build_chunkset(
     fingerprint = short_hash(
         {
             "config": config_key(ch),
-            "code": code_fingerprint("chunking"),
+            "code": [code_fingerprint("chunking"), code_fingerprint("hepilot")],
             "docs": sorted(d.document_id for d in docs),
         }
     )

@@ -47,8 +47,12 @@ def test_research_chunkset_tree_is_schema_valid(tmp_path):
     names = sorted(p.name for p in docs_dir.iterdir())
     assert names[0].startswith("arxiv_") and names[1].startswith("other_")
     first = docs_dir / names[0]
-    for f in ("full_document.md", "document_metadata.json", "processing_metadata.json"):
+    for f in ("full_document.md", "document_metadata.json", "processing_metadata.json", "blocks.json"):
         assert (first / f).is_file()
+    full = (first / "full_document.md").read_text(encoding="utf-8")
+    blocks = json.loads((first / "blocks.json").read_text())
+    assert [b["kind"] for b in blocks][:3] == ["heading", "heading", "text"]
+    assert full[blocks[0]["start"] : blocks[0]["end"]] == "# Deeply virtual Compton scattering"
     assert (first / "chunks" / "chunk_0001.md").is_file()
     assert (first / "chunks" / "chunk_0001_metadata.json").is_file()
     meta = json.loads((first / "document_metadata.json").read_text())
