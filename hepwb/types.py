@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 __all__ = ["Block", "BlockKind", "Chunk", "Document", "Hit"]
 
-BlockKind = Literal["heading", "text", "list", "table", "math", "code", "caption"]
+BlockKind = Literal["heading", "text", "list", "table", "math", "code", "caption", "reference"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,7 +26,8 @@ class Block:
     """One structural block of a converted document.
 
     Attributes:
-        kind: What the block holds; ``table``, ``math`` and ``code`` are atomic for chunkers.
+        kind: What the block holds; ``table``, ``math`` and ``code`` are atomic for chunkers;
+            ``reference`` (bibliography entries) stays in ``full_document.md`` but is not chunked.
         start: Offset of the first character in ``full_document.md``.
         end: Offset one past the last character.
         page: 1-based page number of the source where the block starts.
@@ -45,6 +46,11 @@ class Block:
     def atomic(self) -> bool:
         """Whether a chunker must keep the block whole (tables, display math, code)."""
         return self.kind in ("table", "math", "code")
+
+    @property
+    def retrievable(self) -> bool:
+        """Whether chunkers include the block (bibliography entries are kept out of the retrievable body)."""
+        return self.kind != "reference"
 
 
 @dataclass(frozen=True, slots=True)

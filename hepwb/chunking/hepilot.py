@@ -9,6 +9,7 @@
    math, a table or code); own text is budgeted so the total stays ≤ ``chunk_size``.
 4. Display math, tables and fenced code are never split; one that alone exceeds the budget becomes
    its own chunk flagged ``oversized``.
+5. Non-retrievable blocks (bibliography entries) are left out; no chunk spans or overlaps across them.
 
 Every chunk is a contiguous span: ``doc.markdown[chunk.start:chunk.end] == chunk.text``.
 
@@ -39,7 +40,7 @@ __all__ = ["HepilotChunker"]
 class _Unit:
     start: int
     end: int
-    kind: Literal["heading", "text", "atomic"]
+    kind: Literal["heading", "text", "atomic", "barrier"]
     oversized: bool = False
 
 
@@ -103,6 +104,10 @@ class HepilotChunker:
     def _units(self, doc: Document, tokens: TokenIndex) -> list[_Unit]:
         units: list[_Unit] = []
         for b in doc.blocks:
+            if not b.retrievable:  # e.g. the bibliography: no chunk may span or overlap across it
+                if units and units[-1].kind != "barrier":
+                    units.append(_Unit(b.start, b.end, "barrier"))
+                continue
             n = tokens.count(b.start, b.end)
             if b.kind == "heading":
                 units.append(_Unit(b.start, b.end, "heading"))
@@ -130,6 +135,10 @@ class HepilotChunker:
                 out.append(ChunkSpan(group[0].start, group[-1].end, group[0].start))
 
         for u in units:
+            if u.kind == "barrier":
+                flush(cur)
+                cur = []
+                continue
             if u.oversized:
                 flush(cur)
                 cur = []
@@ -161,12 +170,16 @@ class HepilotChunker:
         if self.overlap_tokens == 0:
             return own
         atomic = [(b.start, b.end) for b in doc.blocks if b.atomic]
+        hidden = [b.start for b in doc.blocks if not b.retrievable]
         spans: list[ChunkSpan] = []
         for k, sp in enumerate(own):
             if k == 0 or sp.oversized or own[k - 1].oversized:
                 spans.append(sp)
                 continue
             prev = own[k - 1]
+            if any(prev.end <= h < sp.start for h in hidden):
+                spans.append(sp)
+                continue
             first = tokens.first_token_at(sp.start)
             j = max(first - self.overlap_tokens, tokens.first_token_at(prev.start))
             start = tokens.word_start_at_or_after(j, sp.start)
