@@ -32,7 +32,7 @@ report: $(STAMP)  ## Main job: ingest + sweep notebooks + HTML report (reports/r
 test: $(STAMP)  ## The test suite (CI runs exactly this)
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-test-all: $(STAMP)  ## Tests including the slow full-corpus ones
+test-all: $(STAMP)  ## Tests including those marked slow (deselected by `make test`)
 	$(PY) -m pytest -m "" $(PYTEST_ARGS)
 
 lint: $(STAMP)  ## ruff lint and format check

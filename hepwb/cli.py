@@ -38,6 +38,12 @@ Overlap = Annotated[
 ]
 Retrievers = Annotated[str, typer.Option(help="Comma-separated retriever names (dense, bm25).")]
 TopK = Annotated[int, typer.Option(help="Chunks retrieved per question.")]
+Latex = Annotated[
+    bool,
+    typer.Option(
+        "--latex/--pdf-only", help="Use a paper's LaTeX source (named in papers.json) over its PDF."
+    ),
+]
 
 
 def _ints(text: str) -> list[int]:
@@ -71,6 +77,7 @@ def _main(
 def ingest(
     corpus: Corpus = None,
     max_docs: MaxDocs = None,
+    latex: Latex = True,
     chunk_sizes: Sizes = "512",
     chunk_overlap: Overlap = 0.1,
     chunker: Annotated[str, typer.Option(help="Chunking strategy name.")] = "hepilot",
@@ -82,6 +89,7 @@ def ingest(
         prep = prepare(
             corpus,
             max_docs=max_docs,
+            prefer_latex=latex,
             chunker=chunker,
             chunk_sizes=_ints(chunk_sizes),
             chunk_overlap=chunk_overlap,
@@ -98,6 +106,7 @@ def evaluate(
     corpus: Corpus = None,
     questions: Questions = None,
     max_docs: MaxDocs = None,
+    latex: Latex = True,
     chunk_size: Annotated[int, typer.Option(help="Chunk size in tokens.")] = 512,
     chunk_overlap: Overlap = 0.1,
     retriever: Annotated[str, typer.Option(help="Retriever name: dense or bm25.")] = "dense",
@@ -111,6 +120,7 @@ def evaluate(
             corpus=corpus,
             questions=questions,
             max_docs=max_docs,
+            prefer_latex=latex,
             chunk_size=chunk_size,
             chunk_overlap=chunk_overlap,
             retriever=retriever,
@@ -128,6 +138,7 @@ def sweep(
     corpus: Corpus = None,
     questions: Questions = None,
     max_docs: MaxDocs = None,
+    latex: Latex = True,
     chunk_sizes: Sizes = "256,512,1024",
     retrievers: Retrievers = "dense,bm25",
     chunk_overlap: Overlap = 0.1,
@@ -143,6 +154,7 @@ def sweep(
             corpus=corpus,
             questions=questions,
             max_docs=max_docs,
+            prefer_latex=latex,
             chunk_overlap=chunk_overlap,
             k=k,
         )
@@ -172,27 +184,42 @@ def run(
     corpus: Corpus = None,
     questions: Questions = None,
     max_docs: MaxDocs = None,
+    latex: Latex = True,
     chunk_sizes: Sizes = "256,512,1024",
     retrievers: Retrievers = "dense,bm25",
     chunk_overlap: Overlap = 0.1,
     k: TopK = 10,
 ) -> None:
     """The main job: ingest notebook, sweep notebooks, report notebook -> reports/report.html."""
+    from papermill.exceptions import PapermillException
+
     from hepwb.paths import Layout
     from hepwb.pipeline.corpus import resolve_corpus
     from hepwb.pipeline.report import render_report
-    from hepwb.pipeline.sweep import run_notebook, run_sweep
+    from hepwb.pipeline.sweep import run_notebook, run_sweep, validate_grid
 
     layout = Layout.default()
     try:
         folder = str(resolve_corpus(corpus).resolve())
         typer.echo(f"corpus: {folder}")
+        # fail fast on bad options, before the long ingest
+        validate_grid(
+            _ints(chunk_sizes),
+            _words(retrievers),
+            corpus=folder,
+            questions=questions,
+            max_docs=max_docs,
+            prefer_latex=latex,
+            chunk_overlap=chunk_overlap,
+            k=k,
+        )
         run_notebook(
             "10-ingest.ipynb",
             layout.reports / "10-ingest.ipynb",
             {
                 "corpus": folder,
                 "max_docs": max_docs,
+                "prefer_latex": latex,
                 "chunk_sizes": _ints(chunk_sizes),
                 "chunk_overlap": chunk_overlap,
             },
@@ -205,11 +232,12 @@ def run(
             corpus=folder,
             questions=questions,
             max_docs=max_docs,
+            prefer_latex=latex,
             chunk_overlap=chunk_overlap,
             k=k,
         )
         path = render_report(layout)
-    except HepwbError as exc:
+    except (HepwbError, PapermillException) as exc:
         _fail(exc)
     failed = [c for c in cells if not c.ok]
     typer.echo(f"{len(cells) - len(failed)}/{len(cells)} sweep cells ok; report: {path}")

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from hepwb.ids import content_uuid
+from hepwb.ids import content_uuid, text_sha256
 from hepwb.types import Block, Chunk, Document
 
 if TYPE_CHECKING:
@@ -46,30 +46,32 @@ class TokenIndex:
             i += 1
         return limit
 
+    def _word_start(self, i: int) -> bool:
+        s = int(self.starts[i])
+        return s == 0 or self.text[s - 1].isspace()
+
     def cut_at_tokens(self, start: int, end: int, budget: int) -> list[tuple[int, int]]:
-        """Split ``[start, end)`` into pieces of at most ``budget`` tokens, cutting before a word start."""
+        """Split ``[start, end)`` into pieces of at most ``budget`` tokens.
+
+        Pieces end before a word start when one lies within the budget; a single "word" longer than
+        the budget (a URL, a formula without spaces) is cut between tokens.
+        """
         pieces: list[tuple[int, int]] = []
-        lo = self.first_token_at(start)
         hi = int(np.searchsorted(self.ends, end, side="right"))
         cur = start
-        i = lo
+        i = self.first_token_at(start)
         while hi - i > budget:
-            j = i + budget
-            cut = self.word_start_at_or_after(j, end)
-            # back off to an earlier word start if the forward one overshoots the budget
-            k = j
-            while k > i + 1 and not (self.starts[k] == 0 or self.text[int(self.starts[k]) - 1].isspace()):
+            k = i + budget  # the first token that does not fit
+            while k > i + 1 and not self._word_start(k):
                 k -= 1
-            if k > i + 1:
-                cut = int(self.starts[k])
+            if k == i + 1 and not self._word_start(k):
+                k = i + budget  # no word boundary within the budget: cut between tokens
+            cut = int(self.starts[k])
             piece_end = cut
             while piece_end > cur and self.text[piece_end - 1].isspace():
                 piece_end -= 1
-            if piece_end <= cur:
-                break
             pieces.append((cur, piece_end))
-            cur = cut
-            i = self.first_token_at(cur)
+            cur, i = cut, k
         pieces.append((cur, end))
         return pieces
 
@@ -130,7 +132,9 @@ def finalize(doc: Document, spans: list[ChunkSpan], tokens: TokenIndex, config_k
         pages = sorted({p for b in inside for p in range(b.page, max(b.page, b.page_end) + 1)})
         chunks.append(
             Chunk(
-                chunk_id=content_uuid("chunk", doc.document_id, config_key, sp.start, sp.end),
+                chunk_id=content_uuid(
+                    "chunk", doc.document_id, config_key, sp.start, sp.end, text_sha256(text)
+                ),
                 document_id=doc.document_id,
                 index=idx,
                 start=sp.start,

@@ -25,7 +25,7 @@ from hepwb.evaluation.matching import (
     locate_all,
     unlocated_reason,
 )
-from hepwb.evaluation.metrics import Evaluation, evaluate, evaluate_by, metric_columns
+from hepwb.evaluation.metrics import Evaluation, evaluate, evaluate_by, is_relevant, metric_columns
 from hepwb.evaluation.questions import Evidence, Question, load_questions
 
 __all__ = [
@@ -38,6 +38,7 @@ __all__ = [
     "coverage",
     "evaluate",
     "evaluate_by",
+    "is_relevant",
     "key",
     "key_index",
     "load_questions",

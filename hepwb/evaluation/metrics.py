@@ -32,7 +32,7 @@ from hepwb.evaluation.questions import Question
 from hepwb.exceptions import ConfigError
 from hepwb.types import Hit
 
-__all__ = ["METRICS", "Evaluation", "evaluate", "evaluate_by", "metric_columns"]
+__all__ = ["METRICS", "Evaluation", "evaluate", "evaluate_by", "is_relevant", "metric_columns"]
 
 METRICS = ("recall", "hit_rate", "mrr", "ndcg")
 """Metric families reported at every cutoff ``k``."""
@@ -89,6 +89,23 @@ def _index_for(loc: Located, keyindexes: Mapping[str, KeyIndex]) -> KeyIndex:
     return idx
 
 
+def is_relevant(loc: Located, hit: Hit, idx: KeyIndex, min_coverage: float = 0.5) -> bool:
+    """Whether ``hit`` is relevant to the located quote ``loc``.
+
+    True when the hit is in the quote's document and either covers at least ``min_coverage`` of the
+    located occurrence, or holds the quote verbatim elsewhere (the ``check_quotes.py`` strict rule
+    applied to the chunk: a repeated sentence, e.g. abstract and conclusion, counts wherever it is).
+    """
+    if hit.document_id != loc.document_id:
+        return False
+    if coverage(loc, hit.start, hit.end, idx) >= min_coverage:
+        return True
+    if loc.method != "strict":
+        return False
+    ks, ke = idx.key_range(hit.start, hit.end)
+    return ke - ks >= loc.key_end - loc.key_start and idx.key[loc.key_start : loc.key_end] in idx.key[ks:ke]
+
+
 def _sub_run(
     loc: Located, hits: Sequence[Hit], idx: KeyIndex, min_coverage: float
 ) -> tuple[dict[str, float], int | None]:
@@ -97,11 +114,7 @@ def _sub_run(
     first: int | None = None
     for pos, hit in enumerate(hits, start=1):
         doc_id = hit.chunk_id
-        if (
-            first is None
-            and hit.document_id == loc.document_id
-            and coverage(loc, hit.start, hit.end, idx) >= min_coverage
-        ):
+        if first is None and is_relevant(loc, hit, idx, min_coverage):
             doc_id, first = loc.eid, pos
         docs.setdefault(doc_id, 1.0 / pos)
     return docs, first

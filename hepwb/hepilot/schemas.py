@@ -53,11 +53,16 @@ def validate_record(record: Any, schema: str, schema_dir: str | Path) -> list[st
     return [f"{'/'.join(map(str, e.absolute_path)) or '<root>'}: {e.message}" for e in v.iter_errors(record)]
 
 
-def validate_tree(root: str | Path, schema_dir: str | Path) -> dict[str, list[str]]:
+def validate_tree(
+    root: str | Path, schema_dir: str | Path, *, progress: bool = False
+) -> dict[str, list[str]]:
     """Validate every known JSON file under ``root``; return ``{relative path: errors}`` for failures."""
+    from tqdm.auto import tqdm
+
     root = Path(root)
     failures: dict[str, list[str]] = {}
-    for path in sorted(root.rglob("*.json")):
+    files = sorted(root.rglob("*.json"))
+    for path in tqdm(files, desc=f"validating {root.name}", unit="file", disable=not progress):
         schema = schema_for_file(path.name)
         if schema is None:
             continue

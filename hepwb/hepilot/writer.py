@@ -4,6 +4,7 @@
 <root>/
   documents/{source_type}_{document_id}/
     full_document.md  document_metadata.json  processing_metadata.json
+    references.json  (CSL-JSON bibliography)
     blocks.json  (hepwb extension: kind, page(s) and offsets of every block)
     chunks/chunk_0001.md  chunk_0001_metadata.json ...   (file numbers are chunk_index + 1)
   catalog.json  processing_log.json  [adapter_config.json]
@@ -134,7 +135,7 @@ def chunk_output_record(chunk: Chunk, total: int, next_overlap: bool) -> ChunkOu
     )
 
 
-def _chunk_metadata(chunk: Chunk, total: int, next_overlap: bool) -> ChunkMetadata:
+def _chunk_metadata(chunk: Chunk, total: int, next_overlap_tokens: int) -> ChunkMetadata:
     feats = _features(chunk.text)
     return ChunkMetadata(
         chunk_id=chunk.chunk_id,
@@ -149,8 +150,9 @@ def _chunk_metadata(chunk: Chunk, total: int, next_overlap: bool) -> ChunkMetada
         contains_tables=feats.table_count > 0,
         overlap_info=OverlapInfo(
             has_previous_overlap=chunk.overlap_tokens > 0,
-            has_next_overlap=next_overlap,
-            overlap_token_count=chunk.overlap_tokens,
+            has_next_overlap=next_overlap_tokens > 0,
+            # overlap with the adjacent chunks: the larger of the two shared regions
+            overlap_token_count=max(chunk.overlap_tokens, next_overlap_tokens),
         ),
     )
 
@@ -170,6 +172,8 @@ def write_document(root: Path, doc: Document, chunks: list[Chunk]) -> CatalogEnt
         conversion_warnings=list(doc.meta.get("conversion_warnings", [])),
     )
     write_json(out / "processing_metadata.json", proc.dump())
+    # bibliography as CSL-JSON (an empty list when none was recognised)
+    write_json(out / "references.json", list(doc.meta.get("references") or []))
     # hepwb extension (no HEPilot schema): every block's kind, page(s) and offsets in full_document.md
     write_json(
         out / "blocks.json",
@@ -187,7 +191,7 @@ def write_document(root: Path, doc: Document, chunks: list[Chunk]) -> CatalogEnt
     )
     total = len(chunks)
     for i, ch in enumerate(chunks):
-        nxt = i + 1 < total and chunks[i + 1].overlap_tokens > 0
+        nxt = chunks[i + 1].overlap_tokens if i + 1 < total else 0
         stem = f"chunk_{ch.index + 1:04d}"
         atomic_write_text(chunk_dir / f"{stem}.md", ch.text)
         write_json(chunk_dir / f"{stem}_metadata.json", _chunk_metadata(ch, total, nxt).dump())

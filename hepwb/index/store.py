@@ -93,7 +93,9 @@ class ChunkStore:
         name = table_name(chunkset_id, self.embedder.model)
         if name in _tables(self.db):
             tbl = self.db.open_table(name)
-            if tbl.count_rows() == len(chunks):
+            has_fts = any(getattr(ix, "index_type", "") == "FTS" for ix in tbl.list_indices())
+            # the name carries the chunk set's content fingerprint; an interrupted build is redone
+            if has_fts and tbl.count_rows() == len(chunks):
                 return tbl
         vecs = self.embed_cached([c.text for c in chunks])
         tbl = self.db.create_table(name, self._arrow(chunks, docs, vecs), mode="overwrite")

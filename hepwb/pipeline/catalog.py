@@ -35,6 +35,8 @@ CREATE TABLE IF NOT EXISTS runs (
     run_id VARCHAR PRIMARY KEY, chunkset_id VARCHAR, retriever VARCHAR, k INTEGER, chunk_size INTEGER,
     chunk_overlap DOUBLE, embedding_model VARCHAR, n_questions INTEGER, created VARCHAR, run_dir VARCHAR,
     config JSON, environment JSON);
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS sweep_id VARCHAR;
+CREATE TABLE IF NOT EXISTS sweeps (sweep_id VARCHAR PRIMARY KEY, updated VARCHAR, params JSON);
 CREATE TABLE IF NOT EXISTS metrics (run_id VARCHAR, metric VARCHAR, value DOUBLE);
 CREATE TABLE IF NOT EXISTS question_results (run_id VARCHAR, qid VARCHAR, data JSON);
 CREATE TABLE IF NOT EXISTS hits (
@@ -128,10 +130,16 @@ class Catalog:
         per_q = pd.read_parquet(run_dir / "per_question.parquet")
         hits = pd.read_parquet(run_dir / "hits.parquet")
         with self._connect() as con:
+            con.execute("BEGIN TRANSACTION")  # a failure leaves the previous rows of this run intact
             for table in ("runs", "metrics", "question_results", "hits"):
                 con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
+            sweep = (
+                read_json(run_dir / "sweep.json")["sweep_id"] if (run_dir / "sweep.json").is_file() else None
+            )
             con.execute(
-                "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO runs (run_id, chunkset_id, retriever, k, chunk_size, chunk_overlap, "
+                "embedding_model, n_questions, created, run_dir, config, environment, sweep_id) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     run_id,
                     m["chunkset_id"],
@@ -145,6 +153,7 @@ class Catalog:
                     str(run_dir),
                     json.dumps(cfg),
                     json.dumps(m.get("environment", {})),
+                    sweep,
                 ],
             )
             con.executemany(
@@ -160,6 +169,7 @@ class Catalog:
             con.register("h", h)
             con.execute("INSERT INTO hits SELECT * FROM h")
             con.unregister("h")
+            con.execute("COMMIT")
         return str(run_id)
 
     @staticmethod
@@ -194,11 +204,32 @@ class Catalog:
             [chunkset_id, str(root / "chunks.parquet")],
         )
 
-    def metrics_wide(self) -> pd.DataFrame:
-        """One row per run: configuration columns plus one column per metric."""
+    def record_sweep(self, sweep_id: str, params: dict[str, Any]) -> None:
+        """Insert or refresh a sweep (its ``updated`` time decides which sweep is the latest)."""
+        from hepwb.hepilot.log import utc_now
+
+        with self._connect() as con:
+            con.execute("DELETE FROM sweeps WHERE sweep_id = ?", [sweep_id])
+            con.execute("INSERT INTO sweeps VALUES (?, ?, ?)", [sweep_id, utc_now(), json.dumps(params)])
+
+    def _run_filter(self, sweep: str | None) -> tuple[str, list[Any]]:
+        """SQL condition on ``r`` (runs) selecting one sweep: an id, ``"latest"`` or ``None``/``"all"``."""
+        if sweep in (None, "all"):
+            return "TRUE", []
+        if sweep == "latest":
+            latest = self.sql("SELECT sweep_id FROM sweeps ORDER BY updated DESC LIMIT 1")
+            if latest.empty:
+                return "TRUE", []
+            sweep = str(latest.iloc[0, 0])
+        return "r.sweep_id = ?", [sweep]
+
+    def metrics_wide(self, sweep: str | None = "all") -> pd.DataFrame:
+        """One row per run (of ``sweep``: an id, ``"latest"`` or ``"all"``): configuration plus metrics."""
+        cond, params = self._run_filter(sweep)
         df = self.sql(
             "SELECT r.run_id, r.retriever, r.chunk_size, r.chunk_overlap, r.k, "
-            "m.metric, m.value FROM runs r JOIN metrics m USING (run_id)"
+            f"m.metric, m.value FROM runs r JOIN metrics m USING (run_id) WHERE {cond}",
+            params,
         )
         if df.empty:
             return df
@@ -217,13 +248,16 @@ class Catalog:
         found = sorted(Path(runs_dir).glob("*/metrics.json")) if Path(runs_dir).is_dir() else []
         return [self.record_run(p.parent) for p in found]
 
-    def breakdown(self, metric: str = "recall@5", by: str = "kind") -> pd.DataFrame:
+    def breakdown(
+        self, metric: str = "recall@5", by: str = "kind", sweep: str | None = "all"
+    ) -> pd.DataFrame:
         """Mean of a per-question ``metric`` grouped by a question field (``kind``, ``style``) per run."""
+        cond, params = self._run_filter(sweep)
         df = self.sql(
             "SELECT r.retriever, r.chunk_size, json_extract_string(q.data, '$.' || ?) AS grp, "
             "TRY_CAST(json_extract(q.data, '$.\"' || ? || '\"') AS DOUBLE) AS v "
-            "FROM question_results q JOIN runs r USING (run_id)",
-            [by, metric],
+            f"FROM question_results q JOIN runs r USING (run_id) WHERE {cond}",
+            [by, metric, *params],
         )
         if df.empty:
             return df

@@ -17,7 +17,7 @@ from hepwb.chunking import config_key, get_chunker
 from hepwb.hepilot.log import ProcessingLog, utc_now
 from hepwb.hepilot.models import AdapterConfig, ProcessingConfig
 from hepwb.hepilot.writer import write_catalog, write_document
-from hepwb.ids import code_fingerprint, config_hash, short_hash
+from hepwb.ids import code_fingerprint, config_hash, short_hash, text_sha256
 from hepwb.io import read_json, write_json
 from hepwb.paths import Layout
 from hepwb.types import Chunk, Document
@@ -129,11 +129,13 @@ def build_chunkset(
     log = log or ProcessingLog()
     ch = get_chunker(chunker, **params)
     p = ch.params()
+    # everything the chunks depend on: chunker configuration, chunking/writer/converter code, and the
+    # exact text of every document (a converter change keeps document ids but changes the markdown)
     fingerprint = short_hash(
         {
             "config": config_key(ch),
-            "code": [code_fingerprint("chunking"), code_fingerprint("hepilot")],
-            "docs": sorted(d.document_id for d in docs),
+            "code": [code_fingerprint(pkg) for pkg in ("chunking", "hepilot", "processing")],
+            "docs": sorted((d.document_id, text_sha256(d.markdown)) for d in docs),
         }
     )
     size = p.get("chunk_size", "x")

@@ -1,15 +1,17 @@
 """Find a corpus, convert its files to documents (cached), and attach sidecar metadata.
 
 A corpus is a folder of PDFs (and/or ``.md`` files). Bibliographic metadata comes from an optional
-``papers.json`` in the folder or its parent (``{"papers": [{"pid", "pdf", "title", "authors", "arxiv", …}]}``,
-the format of ``../shared/corpus/papers/papers.json``). Converted documents are cached under
-``data/interim/documents`` keyed by the file's SHA-256 and a fingerprint of the converter's code,
-so a second run reuses them and a converter change invalidates them.
+``papers.json`` in the folder or its parent (``{"papers": [{"pid", "pdf", "title", "authors", …}]}``,
+the format of ``../shared/corpus/papers/papers.json``); an entry's ``"tex"`` names its LaTeX source
+folder under ``tex/`` beside that file (see :mod:`hepwb.pipeline.sources`). Converted documents are
+cached under ``data/interim/documents`` keyed by the input's SHA-256, the converter input and a
+fingerprint of the converter's code, so a second run reuses them and a converter change invalidates them.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import time
 from dataclasses import asdict
@@ -21,7 +23,10 @@ from hepwb.hepilot.log import ProcessingLog, utc_now
 from hepwb.ids import code_fingerprint, file_sha256
 from hepwb.io import atomic_write_text, read_json, write_json
 from hepwb.paths import Layout, shared_dir
+from hepwb.pipeline.sources import convert, label_of, source_key
 from hepwb.types import Block, Document
+
+_log = logging.getLogger("hepwb.corpus")
 
 __all__ = ["corpus_files", "default_corpus", "default_questions", "ingest", "load_sidecar", "resolve_corpus"]
 
@@ -61,12 +66,17 @@ def resolve_corpus(corpus: str | Path | None) -> Path:
     return path
 
 
-def corpus_files(corpus: Path, max_docs: int | None = None) -> list[Path]:
-    """Supported files of ``corpus`` in name order (the first ``max_docs`` if given)."""
+def corpus_files(corpus: Path, max_docs: int | None = None, only: list[str] | None = None) -> list[Path]:
+    """Supported files of ``corpus`` in name order (only labels ``only``; the first ``max_docs``)."""
     files = sorted(p for p in corpus.iterdir() if p.is_file() and p.suffix.lower() in SUFFIXES)
     if not files:
         msg = f"corpus folder {corpus} holds no .pdf or .md files; point --corpus at a folder of papers"
         raise CorpusNotFoundError(msg)
+    if only is not None:
+        files = [p for p in files if label_of(p) in set(only)]
+        if not files:
+            msg = f"no file of {corpus} has a label in {only}; labels are the file-name prefix before '_'"
+            raise CorpusNotFoundError(msg)
     if max_docs is not None:
         if max_docs < 1:
             msg = f"max_docs must be >= 1 or None, got {max_docs}"
@@ -87,30 +97,17 @@ def load_sidecar(corpus: Path) -> dict[str, dict[str, Any]]:
             papers = data.get("papers", data) if isinstance(data, dict) else data
             out: dict[str, dict[str, Any]] = {}
             for p in papers if isinstance(papers, list) else []:
+                if not isinstance(p, dict):
+                    _log.warning("%s: ignoring an entry that is not an object: %.60r", cand, p)
+                    continue
+                if p.get("tex"):
+                    p = {**p, "tex_dir": str(cand.parent / "tex" / str(p["tex"]))}
                 if p.get("pdf"):
                     out[Path(p["pdf"]).name] = p
-                if p.get("pid"):
+                elif p.get("pid"):  # entries naming their file are matched by file name only
                     out[str(p["pid"])] = p
             return out
     return {}
-
-
-def _label(path: Path) -> str:
-    return path.stem.split("_", 1)[0]
-
-
-def _convert(path: Path, meta: dict[str, Any]) -> Document:
-    from hepwb.processing import pdf_to_document
-    from hepwb.processing.markdown import markdown_document
-
-    if path.suffix.lower() == ".md":
-        try:
-            text = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError as exc:
-            msg = f"{path} is not UTF-8 text ({exc}); re-save it as UTF-8"
-            raise ProcessingError(msg, code="PROC_BAD_ENCODING", path=str(path)) from None
-        return markdown_document(text, _label(path), meta={"source_file": str(path), **meta})
-    return pdf_to_document(path, label=meta.get("pid") or _label(path), meta=meta)
 
 
 def _load_cached(folder: Path) -> Document:
@@ -143,10 +140,22 @@ def ingest(
     *,
     layout: Layout | None = None,
     max_docs: int | None = None,
+    only: list[str] | None = None,
+    prefer_latex: bool = True,
     log: ProcessingLog | None = None,
     progress: bool = True,
 ) -> list[Document]:
     """Convert every file of ``corpus`` to a :class:`Document`, reusing the cache.
+
+    Args:
+        corpus: Folder of PDF/markdown files (default: ``$HEPWB_CORPUS`` or the shared corpus).
+        layout: Artefact folders (default: this project's).
+        max_docs: Only the first N files (name order).
+        only: Only files with these labels (file-name prefix before ``_``, e.g. ``["P01"]``).
+        prefer_latex: Convert a paper's LaTeX source instead of its PDF when the sidecar names one
+            (``"tex"`` in ``papers.json``); the PDF is the fallback.
+        log: Processing log receiving one entry per event.
+        progress: Show a progress bar.
 
     Files that fail are logged (``log``) with an error code and skipped; the others continue.
     """
@@ -158,8 +167,23 @@ def ingest(
     sidecar = load_sidecar(folder)
     fp = code_fingerprint("processing")
     docs: list[Document] = []
-    for path in tqdm(corpus_files(folder, max_docs), desc="converting", unit="doc", disable=not progress):
-        meta = dict(sidecar.get(path.name) or sidecar.get(_label(path)) or {})
+    seen: dict[str, str] = {}
+    for path in tqdm(
+        corpus_files(folder, max_docs, only), desc="converting", unit="doc", disable=not progress
+    ):
+        meta = dict(sidecar.get(path.name) or sidecar.get(label_of(path)) or {})
+        label = str(meta.get("pid") or label_of(path))
+        if label in seen:  # e.g. my_a.pdf and my_b.pdf: fall back to the whole file name
+            log.add(
+                "warning",
+                "ProcessingPipeline",
+                f"label {label!r} of {path.name} is already used by "
+                f"{seen[label]}; using {path.stem!r} (set a unique 'pid' in papers.json to choose)",
+                file_path=str(path),
+            )
+            label = path.stem
+        seen[label] = path.name
+        meta["pid"] = label
         try:
             sha = file_sha256(path)
         except OSError as exc:
@@ -172,14 +196,15 @@ def ingest(
                 file_path=str(path),
             )
             continue
-        cache = layout.interim / f"{_label(path)}-{sha[:16]}-{fp}"
+        src = source_key(path, meta, prefer_latex)
+        cache = layout.interim / f"{label}-{sha[:16]}-{fp}-{src}"
         if (cache / "document.json").is_file():
             docs.append(_load_cached(cache))
             continue
         t0 = time.perf_counter()
         stamp = utc_now()
         try:
-            doc = _convert(path, meta)
+            doc = convert(path, meta, prefer_latex=prefer_latex)
         except ProcessingError as exc:
             log.add(
                 "error",

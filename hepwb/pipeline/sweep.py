@@ -1,8 +1,9 @@
 """Sweeps: every grid cell is a papermill run of the parameterized evaluation notebook.
 
 Each cell writes its executed notebook and results into ``reports/runs/<cell_id>/`` and is loaded into
-the DuckDB catalog right after it finishes. Cells are independent, so a failed cell is reported and
-the others still run.
+the DuckDB catalog right after it finishes, tagged with the sweep's id so the report can show one
+sweep at a time. Parameters are validated before the first cell; cells are independent, so a failed
+cell is reported (its old results removed) and the others still run.
 """
 
 from __future__ import annotations
@@ -15,10 +16,19 @@ from typing import Any
 
 from hepwb.exceptions import ConfigError, HepwbError
 from hepwb.ids import short_hash
+from hepwb.io import write_json
 from hepwb.paths import Layout
 from hepwb.pipeline.catalog import Catalog
 
-__all__ = ["CellResult", "grid_cells", "notebook_path", "run_notebook", "run_sweep"]
+__all__ = [
+    "CellResult",
+    "grid_cells",
+    "notebook_path",
+    "run_notebook",
+    "run_sweep",
+    "sweep_id",
+    "validate_grid",
+]
 
 _log = logging.getLogger("hepwb.sweep")
 EVALUATE_NOTEBOOK = "20-evaluate.ipynb"
@@ -85,6 +95,33 @@ def grid_cells(chunk_sizes: list[int], retrievers: list[str], **common: Any) -> 
     ]
 
 
+def validate_grid(chunk_sizes: list[int], retrievers: list[str], **common: Any) -> None:
+    """Check every cell's parameters before any work starts (names the bad option and the fix)."""
+    from hepwb.chunking import get_chunker
+    from hepwb.pipeline.experiment import ExperimentConfig, questions_path
+    from hepwb.retrieval import RETRIEVERS
+
+    for r in retrievers:
+        RETRIEVERS.get(r)
+    for params in grid_cells(chunk_sizes, retrievers, **common):
+        cfg = ExperimentConfig.from_params(**params)
+        get_chunker(
+            cfg.chunker, chunk_size=cfg.chunk_size, chunk_overlap=cfg.chunk_overlap, tokenizer=cfg.tokenizer
+        )
+    questions_path(common.get("questions"))
+
+
+def sweep_id(chunk_sizes: list[int], retrievers: list[str], **common: Any) -> str:
+    """Deterministic id of a sweep: the same grid and parameters give the same id."""
+    return "sweep-" + short_hash({"chunk_sizes": chunk_sizes, "retrievers": retrievers, **common}, 10)
+
+
+def _clear_results(run_dir: Path) -> None:
+    # a failed re-run must not leave the previous run's numbers behind for the report
+    for name in ("metrics.json", "per_question.parquet", "hits.parquet", "sweep.json"):
+        (run_dir / name).unlink(missing_ok=True)
+
+
 def run_sweep(
     chunk_sizes: list[int],
     retrievers: list[str],
@@ -92,11 +129,18 @@ def run_sweep(
     layout: Layout | None = None,
     **common: Any,
 ) -> list[CellResult]:
-    """Run the grid cell by cell with papermill and record every finished run in the catalog."""
+    """Run the grid cell by cell with papermill and record every finished run in the catalog.
+
+    Parameters are validated first; a cell that fails is logged and reported, and the others still run.
+    """
+    from papermill.exceptions import PapermillException
     from tqdm.auto import tqdm
 
+    validate_grid(chunk_sizes, retrievers, **common)
     layout = layout or Layout.default()
     catalog = Catalog(layout.catalog)
+    sid = sweep_id(chunk_sizes, retrievers, **common)
+    catalog.record_sweep(sid, {"chunk_sizes": chunk_sizes, "retrievers": retrievers, **common})
     results: list[CellResult] = []
     for params in tqdm(grid_cells(chunk_sizes, retrievers, **common), desc="sweep", unit="cell"):
         tag = short_hash({k: v for k, v in params.items() if k not in ("retriever", "chunk_size")}, 6)
@@ -106,11 +150,13 @@ def run_sweep(
         )
         run_dir = layout.runs / cell_id
         cell = {**params, "run_dir": str(run_dir)}
+        _clear_results(run_dir)
         try:
             run_notebook(EVALUATE_NOTEBOOK, run_dir / EVALUATE_NOTEBOOK, cell, layout)
+            write_json(run_dir / "sweep.json", {"sweep_id": sid, "cell_id": cell_id})
             catalog.record_run(run_dir)
             results.append(CellResult(cell_id, run_dir, cell, ok=True))
-        except (HepwbError, OSError, RuntimeError) as exc:  # papermill raises PapermillExecutionError
+        except (HepwbError, PapermillException, OSError) as exc:
             _log.error("sweep cell %s failed: %s", cell_id, exc)
             results.append(CellResult(cell_id, run_dir, cell, ok=False, error=str(exc)[-2000:]))
     return results

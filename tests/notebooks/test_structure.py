@@ -42,5 +42,5 @@ def test_evaluation_parameters_are_experiment_fields():
     nb = nbformat.read(Path(NOTEBOOKS[0]).parent / "20-evaluate.ipynb", as_version=4)
     (cell,) = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
     names = {t.id for n in ast.parse(cell.source).body for t in n.targets}
-    fields = set(inspect.signature(ExperimentConfig).parameters) | {"home"}
-    assert names <= fields, names - fields
+    fields = set(inspect.signature(ExperimentConfig).parameters)
+    assert names == fields | {"home"}, names ^ (fields | {"home"})  # every field settable by a sweep

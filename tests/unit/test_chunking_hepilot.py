@@ -134,3 +134,12 @@ def test_reference_blocks_are_not_chunked_and_not_spanned():
     chunks = HepilotChunker(chunk_size=100, chunk_overlap=0.5, tokenizer="words").chunk(doc)
     assert [c.text for c in chunks] == ["Intro text here.", "Appendix text follows."]
     assert_chunk_invariants(doc, chunks, 100)
+
+
+def test_a_word_longer_than_the_budget_is_cut_between_tokens():
+    url = "https://example.org/" + "/".join(f"segment{i}" for i in range(80))
+    doc = markdown_document(f"# Links\n\nSee {url} for the data.", "U")
+    chunks = HepilotChunker(chunk_size=32, chunk_overlap=0.0).chunk(doc)
+    assert_chunk_invariants(doc, chunks, 32)
+    assert all(c.token_count <= 32 for c in chunks)
+    assert "".join(c.text for c in chunks if c.section_path == ("Links",)).replace(" ", "").endswith("data.")

@@ -61,3 +61,15 @@ def test_second_ingest_reuses_the_cache(tmp_path):
     assert first[0].meta["processing_timestamp"] == second[0].meta["processing_timestamp"]
     assert first[0].markdown == second[0].markdown and first[0].blocks == second[0].blocks
     assert not log.entries  # nothing converted again
+
+
+def test_colliding_labels_fall_back_to_the_file_name(tmp_path):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    _pdf(corpus / "my_first.pdf", "First paper text.")
+    _pdf(corpus / "my_second.pdf", "Second paper text.")
+    (corpus / "papers.json").write_text(json.dumps({"papers": ["not an object", {"pid": "X", "pdf": "x.pdf"}]}))
+    log = ProcessingLog()
+    docs = ingest(corpus, layout=Layout(tmp_path / "home"), log=log, progress=False)
+    assert [d.label for d in docs] == ["my", "my_second"]
+    assert any(e.level == "warning" and "already used" in e.message for e in log.entries)

@@ -47,6 +47,7 @@ def test_research_chunkset_tree_is_schema_valid(tmp_path):
     names = sorted(p.name for p in docs_dir.iterdir())
     assert names[0].startswith("arxiv_") and names[1].startswith("other_")
     first = docs_dir / names[0]
+    assert json.loads((first / "references.json").read_text()) == []
     for f in ("full_document.md", "document_metadata.json", "processing_metadata.json", "blocks.json"):
         assert (first / f).is_file()
     full = (first / "full_document.md").read_text(encoding="utf-8")
@@ -120,3 +121,42 @@ def test_rebuild_is_cached_and_byte_identical(tmp_path):
 def test_invalid_record_reports_the_field():
     errs = validate_record({"document_id": "not-a-uuid"}, "document_metadata", SCHEMAS)
     assert any("required" in e for e in errs)
+
+
+def test_changed_markdown_under_same_document_id_rebuilds_the_chunkset(tmp_path):
+    from hepwb.types import Document
+
+    lay = Layout(tmp_path)
+    (a,) = _docs()[:1]
+    first = build_chunkset([a], "hepilot", layout=lay, progress=False, chunk_size=32, tokenizer="words")
+    edited = Document(
+        a.document_id, a.label, a.markdown.replace("CLAS12", "CLAS12 (edited)"), a.blocks, a.meta
+    )
+    second = build_chunkset([edited], "hepilot", layout=lay, progress=False, chunk_size=32, tokenizer="words")
+    assert first.chunkset_id != second.chunkset_id
+    assert any("(edited)" in c.text for c in second.chunks)
+    assert {c.chunk_id for c in first.chunks} != {c.chunk_id for c in second.chunks}
+
+
+def test_overlap_token_count_covers_both_neighbours(tmp_path):
+    cs = build_chunkset(
+        _docs()[:1],
+        "hepilot",
+        layout=Layout(tmp_path),
+        progress=False,
+        chunk_size=24,
+        chunk_overlap=0.25,
+        tokenizer="words",
+    )
+    chunks = cs.chunks
+    assert len(chunks) > 2
+    folder = next((cs.root / "documents").iterdir()) / "chunks"
+    for i, c in enumerate(chunks):
+        meta = json.loads((folder / f"chunk_{i + 1:04d}_metadata.json").read_text())["overlap_info"]
+        nxt = chunks[i + 1].overlap_tokens if i + 1 < len(chunks) else 0
+        assert meta["has_next_overlap"] == (nxt > 0)
+        assert meta["overlap_token_count"] == max(c.overlap_tokens, nxt)
+    assert (
+        json.loads((folder / "chunk_0001_metadata.json").read_text())["overlap_info"]["overlap_token_count"]
+        > 0
+    )

@@ -1,0 +1,138 @@
+"""One paper's markdown beside the rendered PDF page, blocks coloured by kind.
+
+``page_view_html`` builds a self-contained HTML fragment (PDF page as an inline PNG on the left, the
+page's markdown blocks on the right); ``DocumentBrowser`` wraps it in ipywidgets (paper dropdown,
+page slider) for JupyterLab.
+
+Example:
+    >>> from hepwb.processing.markdown import markdown_document
+    >>> doc = markdown_document("# Title\\n\\n$$\\nx=1\\n$$", "S1")
+    >>> html = page_view_html(doc, page=1)
+    >>> "heading" in html and "math" in html
+    True
+"""
+
+from __future__ import annotations
+
+import base64
+import html as _html
+from pathlib import Path
+from typing import Any
+
+from hepwb.exceptions import ConfigError
+from hepwb.types import Document
+
+__all__ = ["KIND_COLOURS", "DocumentBrowser", "page_image_png", "page_view_html"]
+
+KIND_COLOURS = {
+    "heading": "#cfe2ff",
+    "text": "#ffffff",
+    "list": "#fff3cd",
+    "table": "#d1e7dd",
+    "math": "#ffe5d0",
+    "code": "#f8d7da",
+    "caption": "#e2d9f3",
+    "reference": "#e9ecef",
+}
+
+
+def page_image_png(pdf: str | Path, page: int, zoom: float = 1.3) -> bytes:
+    """Render 1-based ``page`` of ``pdf`` as PNG bytes."""
+    import pymupdf
+
+    with pymupdf.open(str(pdf)) as d:
+        if not 1 <= page <= d.page_count:
+            msg = f"page {page} is outside 1..{d.page_count} of {pdf}"
+            raise ConfigError(msg)
+        pix = d[page - 1].get_pixmap(matrix=pymupdf.Matrix(zoom, zoom))
+        return bytes(pix.tobytes("png"))
+
+
+def _legend() -> str:
+    items = "".join(
+        f'<span style="background:{c};border:1px solid #999;padding:0 6px;margin-right:4px">{k}</span>'
+        for k, c in KIND_COLOURS.items()
+    )
+    return f'<div style="margin:4px 0 8px 0;font-size:12px">{items}</div>'
+
+
+def page_view_html(doc: Document, page: int = 1, *, pdf: str | Path | None = None, zoom: float = 1.3) -> str:
+    """HTML with the blocks of ``page`` (coloured by kind, with offsets) beside the rendered PDF page.
+
+    Args:
+        doc: A processed document.
+        page: 1-based page number.
+        pdf: The source PDF (default: ``doc.meta["source_file"]`` when it is a PDF); no image without one.
+        zoom: Rendering scale of the page image.
+    """
+    blocks = [b for b in doc.blocks if b.page <= page <= max(b.page, b.page_end)]
+    rows = []
+    for b in blocks:
+        text = _html.escape(doc.block_text(b))
+        tag = f"{b.kind}{' h' + str(b.level) if b.level else ''} · [{b.start}:{b.end}]"
+        rows.append(
+            f'<div style="background:{KIND_COLOURS.get(b.kind, "#fff")};border:1px solid #bbb;margin:3px 0;'
+            f'padding:4px;font-size:12px"><div style="color:#555;font-size:10px">{tag}</div>'
+            f'<pre style="white-space:pre-wrap;margin:0;font-family:inherit">{text}</pre></div>'
+        )
+    src = pdf or doc.meta.get("source_file")
+    image = ""
+    if src and str(src).lower().endswith(".pdf") and Path(str(src)).is_file():
+        png = base64.b64encode(page_image_png(str(src), page, zoom)).decode("ascii")
+        alt = f"page {page} of {_html.escape(doc.label)}"
+        image = f'<img alt="{alt}" src="data:image/png;base64,{png}" style="max-width:100%">'
+    body = "".join(rows) or "<em>no block starts on this page</em>"
+    return (
+        f"<h4>{_html.escape(doc.label)} · {_html.escape(doc.title)} · page {page}</h4>{_legend()}"
+        '<div style="display:flex;gap:12px;align-items:flex-start">'
+        f'<div style="flex:1;min-width:0">{image}</div>'
+        f'<div style="flex:1;min-width:0;max-height:1100px;overflow:auto">{body}</div></div>'
+    )
+
+
+class DocumentBrowser:
+    """ipywidgets browser: choose a paper and a page; the view updates.
+
+    Args:
+        documents: Processed documents (e.g. ``hepwb.pipeline.ingest(...)``).
+        label: Paper shown first (default: the first).
+        page: Page shown first.
+    """
+
+    def __init__(self, documents: list[Document], label: str | None = None, page: int = 1) -> None:
+        import ipywidgets as w
+
+        if not documents:
+            msg = "DocumentBrowser needs at least one document; run hepwb ingest first"
+            raise ConfigError(msg)
+        self.documents = {d.label: d for d in documents}
+        first = label or next(iter(self.documents))
+        if first not in self.documents:
+            msg = f"no document labelled {first!r}; choose one of {sorted(self.documents)}"
+            raise ConfigError(msg)
+        self.paper = w.Dropdown(options=sorted(self.documents), value=first, description="paper")
+        self.page = w.IntSlider(value=page, min=1, max=self._pages(first), description="page")
+        self.view = w.HTML()
+        self.paper.observe(self._on_paper, names="value")
+        self.page.observe(lambda _change: self.refresh(), names="value")
+        self.widget = w.VBox([w.HBox([self.paper, self.page]), self.view])
+        self.refresh()
+
+    def _pages(self, label: str) -> int:
+        doc = self.documents[label]
+        return int(doc.meta.get("pages") or max((b.page_end or b.page for b in doc.blocks), default=1))
+
+    def _on_paper(self, change: dict[str, Any]) -> None:
+        self.page.max = self._pages(change["new"])
+        self.page.value = min(self.page.value, self.page.max)
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Re-render the current paper and page."""
+        doc = self.documents[self.paper.value]
+        self.view.value = page_view_html(doc, min(self.page.value, self._pages(doc.label)))
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        display(self.widget)
