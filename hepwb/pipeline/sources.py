@@ -1,8 +1,11 @@
-"""Which converter a corpus file gets: LaTeX source when one is available, else the PDF (or markdown).
+"""Which converter a corpus file gets: its LaTeX source when that is the source of the PDF, else the PDF.
 
 A LaTeX source is found through the sidecar metadata: an entry's ``"tex"`` names a folder under
-``tex/`` beside ``papers.json`` (the layout of ``../shared/corpus/papers``). When its conversion
-fails, the PDF is used and the failure is recorded as a conversion warning.
+``tex/`` beside ``papers.json`` (the layout of ``../shared/corpus/papers``). It is used only when its
+text agrees with the PDF: at least ``MIN_AGREEMENT`` of the PDF's prose (24-character pieces of its
+``check_quotes`` key) must occur in the converted source. A draft source that differs from the
+published PDF would otherwise lose text the PDF has (and that evidence quotes cite). When the source
+disagrees or fails to convert, the PDF is used and the reason is recorded as a conversion warning.
 """
 
 from __future__ import annotations
@@ -14,7 +17,10 @@ from typing import Any
 from hepwb.exceptions import ProcessingError
 from hepwb.types import Document
 
-__all__ = ["convert", "label_of", "latex_folder", "source_key"]
+__all__ = ["MIN_AGREEMENT", "convert", "label_of", "latex_folder", "source_key", "text_agreement"]
+
+MIN_AGREEMENT = 0.9
+_PIECE = 24
 
 
 def label_of(path: Path) -> str:
@@ -42,6 +48,31 @@ def source_key(path: Path, meta: dict[str, Any], prefer_latex: bool) -> str:
     return f"tex{_tree_sha256(tex)[:10]}" if tex else path.suffix.lower().lstrip(".")
 
 
+def text_agreement(markdown: str, pdf: Path) -> float:
+    """Share of the PDF's prose (24-char key pieces of sentences of >= 60 key chars) found in ``markdown``."""
+    import re
+
+    import pymupdf
+
+    from hepwb.evaluation.matching import key
+
+    with pymupdf.open(str(pdf)) as d:
+        text = " ".join(page.get_text() for page in d)
+    sentences = [key(s) for s in re.split(r"(?<=[.!?])\s+", text.replace("\n", " "))]
+    pieces = [s[i : i + _PIECE] for s in sentences if len(s) >= 60 for i in range(0, len(s) - _PIECE, _PIECE)]
+    if not pieces:
+        return 0.0
+    target = key(markdown)
+    return sum(p in target for p in pieces) / len(pieces)
+
+
+def _with_warning(doc: Document, warning: str) -> Document:
+    warnings = [*doc.meta.get("conversion_warnings", []), warning]
+    return Document(
+        doc.document_id, doc.label, doc.markdown, doc.blocks, {**doc.meta, "conversion_warnings": warnings}
+    )
+
+
 def convert(path: Path, meta: dict[str, Any], *, prefer_latex: bool = True) -> Document:
     """Convert one corpus file (see the module docstring for the choice of converter)."""
     from hepwb.processing import pdf_to_document
@@ -56,22 +87,22 @@ def convert(path: Path, meta: dict[str, Any], *, prefer_latex: bool = True) -> D
             raise ProcessingError(msg, code="PROC_BAD_ENCODING", path=str(path)) from None
         return markdown_document(text, label, meta={"source_file": str(path), **meta})
     tex = latex_folder(meta) if prefer_latex else None
-    if tex is not None:
-        from hepwb.processing.latex import latex_to_document
+    if tex is None:
+        return pdf_to_document(path, label=label, meta=meta)
+    from hepwb.processing.latex import latex_to_document
 
-        try:
-            return latex_to_document(tex, label=label, meta=meta, pdf=path)
-        except ProcessingError as exc:
-            doc = pdf_to_document(path, label=label, meta=meta)
-            warnings = [
-                *doc.meta.get("conversion_warnings", []),
-                f"LaTeX source not used ({exc.code}: {exc})",
-            ]
-            return Document(
-                doc.document_id,
-                doc.label,
-                doc.markdown,
-                doc.blocks,
-                {**doc.meta, "conversion_warnings": warnings},
-            )
-    return pdf_to_document(path, label=label, meta=meta)
+    try:
+        doc = latex_to_document(tex, label=label, meta=meta, pdf=path)
+    except ProcessingError as exc:
+        return _with_warning(
+            pdf_to_document(path, label=label, meta=meta), f"LaTeX source {tex} not used ({exc.code}: {exc})"
+        )
+    agreement = text_agreement(doc.markdown, path)
+    if agreement < MIN_AGREEMENT:
+        return _with_warning(
+            pdf_to_document(path, label=label, meta=meta),
+            f"LaTeX source {tex} not used: it agrees with the PDF on {agreement:.0%} of the prose "
+            f"(< {MIN_AGREEMENT:.0%}), so it is probably another version of the paper",
+        )
+    meta_used = {**doc.meta, "latex_agreement": round(agreement, 4)}
+    return Document(doc.document_id, doc.label, doc.markdown, doc.blocks, meta_used)
