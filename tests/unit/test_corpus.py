@@ -68,7 +68,9 @@ def test_colliding_labels_fall_back_to_the_file_name(tmp_path):
     corpus.mkdir()
     _pdf(corpus / "my_first.pdf", "First paper text.")
     _pdf(corpus / "my_second.pdf", "Second paper text.")
-    (corpus / "papers.json").write_text(json.dumps({"papers": ["not an object", {"pid": "X", "pdf": "x.pdf"}]}))
+    (corpus / "papers.json").write_text(
+        json.dumps({"papers": ["not an object", {"pid": "X", "pdf": "x.pdf"}]})
+    )
     log = ProcessingLog()
     docs = ingest(corpus, layout=Layout(tmp_path / "home"), log=log, progress=False)
     assert [d.label for d in docs] == ["my", "my_second"]

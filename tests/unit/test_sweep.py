@@ -15,7 +15,9 @@ from hepwb.pipeline.sweep import grid_cells, run_sweep, sweep_id, validate_grid
 def tiny(tmp_path):
     corpus = tmp_path / "corpus"
     corpus.mkdir()
-    (corpus / "A01_note.md").write_text("# Note\n\nThe CLAS12 detector measured the asymmetry.", encoding="utf-8")
+    (corpus / "A01_note.md").write_text(
+        "# Note\n\nThe CLAS12 detector measured the asymmetry.", encoding="utf-8"
+    )
     questions = tmp_path / "q.jsonl"
     ev = {"doc": "Z99", "page": 1, "quote": "a quote from a paper that is not in this corpus at all"}
     questions.write_text(json.dumps({"qid": "Z-1", "question": "?", "answer": "!", "evidence": [ev]}) + "\n")
