@@ -1,23 +1,34 @@
-"""Measure the PDF converter over the shared corpus: speed, quote survival, pages, headings.
+"""Compare PDF converters over the shared corpus: speed, quote survival, structure, memory.
 
-Usage: ``.venv/bin/python bench/bench_processing.py [--docs P01,P18] [--show-missing]``
+Usage::
 
-Shared material is found via ``$HEPWB_SHARED`` or ``../shared`` next to the repository root; the
-script exits 0 with a message when it is absent. Quote rule (as ``eval/check_quotes.py``):
-key(s) = NFKC, lowercase, only ``[a-z0-9]``; a quote survives when its key is a substring of
-key(markdown). "Right page" counts surviving quotes whose first occurrence lies in a block whose
-page span includes the evidence page.
+    .venv/bin/python bench/bench_processing.py [--docs P01,P18] [--converters hepwb,pymupdf,pymupdf4llm]
+        [--pymupdf4llm-docs P01,P03|N|all] [--show-missing]
+
+Converters: ``hepwb`` (:func:`hepwb.processing.pdf_to_document`), ``pymupdf`` (plain
+``page.get_text()`` per page, pages joined by blank lines) and ``pymupdf4llm``
+(``pymupdf4llm.to_markdown`` in default mode, ``ORT_DISABLE_TELEMETRY=1``). pymupdf4llm is slow
+(1-4 pages/s on most papers, but P02 alone takes ~15 min and 1.1 GiB here), so by default it only
+converts P01, P03, P24 and P32 (35 pages, ~10 s); ``--pymupdf4llm-docs`` takes labels
+(``P01,P05``), a count of leading documents (``6``) or ``all``.
+Each converter runs in its own subprocess, which reports its peak RSS (``ru_maxrss``).
+
+Per document and in total: pages/s, evidence quotes intact (strict: key(quote) is a substring of
+key(text); tolerant: >= 90% of the quote's 16-character key pieces found in order), and counts of
+headings, tables, display-math blocks, captions and (hepwb) reference entries. For hepwb the counts
+come from its blocks; for the others from markdown regexes (``^#``, GFM separator rows, ``$$``
+blocks, ``Figure/Fig./Table N`` lines). Quote key: NFKC, lowercase, only ``[a-z0-9]``.
+Shared material comes from ``$HEPWB_SHARED`` or ``../shared``; the script exits 0 when absent.
 """
 
 from __future__ import annotations
 
 import argparse
-import bisect
-import importlib
-import itertools
 import json
 import os
 import re
+import resource
+import subprocess
 import sys
 import time
 import unicodedata
@@ -27,137 +38,180 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from hepwb.processing import pdf_to_document  # noqa: E402
-from hepwb.types import Document  # noqa: E402
-
-
-def key_with_map(text: str) -> tuple[str, list[int]]:
-    """Return the quote key of ``text`` and, per key character, its offset in ``text``."""
-    chars: list[str] = []
-    where: list[int] = []
-    for i, ch in enumerate(text):
-        for c in unicodedata.normalize("NFKC", ch).lower():
-            if "a" <= c <= "z" or "0" <= c <= "9":
-                chars.append(c)
-                where.append(i)
-    return "".join(chars), where
+CONVERTERS = ("hepwb", "pymupdf", "pymupdf4llm")
+_MARK = "@@bench "
+_HEAD_RE = re.compile(r"^#{1,6}\s", re.M)
+_TABLE_RE = re.compile(r"^\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)+\|?\s*$", re.M)
+_MATH_RE = re.compile(r"^\$\$", re.M)
+_CAPTION_RE = re.compile(r"^(?:\*\*|_)*(?:Figure|Fig\.|Table)\s*[A-Z]?\d+", re.M | re.I)
 
 
 def key(text: str) -> str:
+    """Quote key: NFKC, lowercase, only ``[a-z0-9]``."""
     return re.sub(r"[^a-z0-9]", "", unicodedata.normalize("NFKC", text).lower())
 
 
-def pages_at(doc: Document, offset: int) -> tuple[int, int]:
-    starts = [b.start for b in doc.blocks]
-    i = max(bisect.bisect_right(starts, offset) - 1, 0)
-    b = doc.blocks[i]
-    return b.page, max(b.page_end, b.page)
+def tolerant(quote_key: str, text_key: str, piece: int = 16, share: float = 0.9) -> bool:
+    """Whether >= ``share`` of the quote key's ``piece``-character pieces occur in order."""
+    pieces = [quote_key[i : i + piece] for i in range(0, len(quote_key), piece)] or [""]
+    pos = found = 0
+    for p in pieces:
+        at = text_key.find(p, pos)
+        if at >= 0:
+            found += 1
+            pos = at + len(p)
+    return found >= share * len(pieces)
 
 
-def line_pairs(pdf: Path, mkey: str) -> tuple[int, int]:
-    """Count consecutive horizontal pymupdf lines (both >= 25 key chars) whose joined key survives."""
+def convert(name: str, pdf: Path) -> tuple[str, int, dict[str, int]]:
+    """Run one converter on ``pdf``; return markdown, page count and structure counts."""
+    if name == "hepwb":
+        from hepwb.processing import pdf_to_document
+
+        doc = pdf_to_document(pdf)
+        kinds: dict[str, int] = defaultdict(int)
+        for b in doc.blocks:
+            kinds[b.kind] += 1
+        counts = {k: kinds[k] for k in ("heading", "table", "math", "caption", "reference")}
+        return doc.markdown, int(doc.meta["pages"]), counts
     import pymupdf
 
-    total = ok = 0
-    with pymupdf.open(pdf) as d:
-        for page in d:
-            for b in page.get_text("dict", flags=pymupdf.TEXTFLAGS_TEXT)["blocks"]:
-                lines = [
-                    "".join(s["text"] for s in ln["spans"])
-                    for ln in b.get("lines", [])
-                    if abs(ln["dir"][0] - 1) < 1e-3
-                ]
-                for a, c in itertools.pairwise(lines):
-                    if len(key(a)) >= 25 and len(key(c)) >= 25:
-                        total += 1
-                        ok += key(a + c) in mkey
-    return total, ok
+    if name == "pymupdf":
+        with pymupdf.open(pdf) as d:
+            md = "\n\n".join(page.get_text() for page in d)
+            n = d.page_count
+    else:
+        import pymupdf4llm
+
+        with pymupdf.open(pdf) as d:
+            n = d.page_count
+        md = pymupdf4llm.to_markdown(str(pdf), show_progress=False)
+    counts = {
+        "heading": len(_HEAD_RE.findall(md)),
+        "table": len(_TABLE_RE.findall(md)),
+        "math": len(_MATH_RE.findall(md)) // 2,
+        "caption": len(_CAPTION_RE.findall(md)),
+        "reference": 0,
+    }
+    return md, n, counts
+
+
+def worker(name: str, pdfs: list[Path], qa: Path) -> int:
+    """Convert ``pdfs`` with ``name`` in this process; print one JSON line per document."""
+    quotes: dict[str, list[str]] = defaultdict(list)
+    with qa.open(encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                for ev in json.loads(line)["evidence"]:
+                    quotes[ev["doc"]].append(ev["quote"])
+    if name == "pymupdf4llm":
+        os.environ["ORT_DISABLE_TELEMETRY"] = "1"
+        import pymupdf4llm  # noqa: F401  (import cost outside the timing)
+    import pymupdf  # noqa: F401
+
+    for pdf in pdfs:
+        label = pdf.name.split("_")[0]
+        t0 = time.perf_counter()
+        md, n, counts = convert(name, pdf)
+        dt = time.perf_counter() - t0
+        mk = key(md)
+        qs = [key(q) for q in quotes.get(label, [])]
+        row = {"doc": label, "pages": n, "sec": dt, "quotes": len(qs), **counts}
+        row["strict"] = sum(q in mk for q in qs)
+        row["tolerant"] = sum(q in mk or tolerant(q, mk) for q in qs)
+        row["missing"] = [q[:80] for q in qs if q not in mk]
+        print(_MARK + json.dumps(row), flush=True)
+    print(
+        _MARK + json.dumps({"rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}), flush=True
+    )
+    return 0
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--docs", default="", help="comma-separated labels to run (default: all)")
-    ap.add_argument("--show-missing", action="store_true", help="print the quotes that did not survive")
+    ap.add_argument("--converters", default=",".join(CONVERTERS), help="comma-separated converters")
     ap.add_argument(
-        "--pairs",
-        action="store_true",
-        help="also check that every pair of consecutive long pymupdf lines survives (slower)",
+        "--pymupdf4llm-docs", default="P01,P03,P24,P32", help="labels, a count of leading documents, or all"
     )
+    ap.add_argument("--show-missing", action="store_true", help="print the quotes that did not survive")
+    ap.add_argument("--worker", default="", help=argparse.SUPPRESS)
     args = ap.parse_args()
     shared = Path(os.environ.get("HEPWB_SHARED", ROOT.parent / "shared"))
-    pdf_dir = shared / "corpus" / "papers" / "pdf"
-    qa_path = shared / "eval" / "hepqa-dev.jsonl"
-    if not pdf_dir.is_dir() or not qa_path.is_file():
+    pdf_dir, qa = shared / "corpus" / "papers" / "pdf", shared / "eval" / "hepqa-dev.jsonl"
+    if not pdf_dir.is_dir() or not qa.is_file():
         print(f"skipped: shared test material not found at {shared} (set HEPWB_SHARED)")
         return 0
-    quotes: dict[str, list[tuple[str, int, str]]] = defaultdict(list)
-    with qa_path.open(encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                q = json.loads(line)
-                for ev in q["evidence"]:
-                    quotes[ev["doc"]].append((q["qid"], int(ev["page"]), ev["quote"]))
     wanted = {d for d in args.docs.split(",") if d}
     pdfs = sorted(p for p in pdf_dir.glob("*.pdf") if not wanted or p.name.split("_")[0] in wanted)
-    head = f"{'doc':4} {'pages':>5} {'sec':>6} {'pg/s':>6} {'quotes':>6} {'found':>5} {'page':>5}"
-    print(head + f" {'head':>4} {'capt':>4} {'list':>4} {'chars':>8}  warnings")
-
-    importlib.import_module("pymupdf")  # warm the import: the first document's time is conversion only
-    tot = defaultdict(float)
-    missing: list[str] = []
-    for pdf in pdfs:
-        t0 = time.perf_counter()
-        doc = pdf_to_document(pdf)
-        dt = time.perf_counter() - t0
-        mkey, where = key_with_map(doc.markdown)
-        found = right = 0
-        for qid, page, quote in quotes.get(doc.label, []):
-            pos = mkey.find(key(quote))
-            if pos < 0:
-                missing.append(f"{qid} p{page}: {quote[:100]!r}")
+    if args.worker:
+        return worker(args.worker, pdfs, qa)
+    head = f"{'conv':11} {'doc':4} {'pages':>5} {'pg/s':>7} {'quotes':>6} {'strict':>6} {'toler':>5}"
+    print(head + f" {'head':>5} {'table':>5} {'math':>5} {'capt':>5} {'refs':>5}")
+    totals: list[str] = []
+    for name in [c for c in args.converters.split(",") if c]:
+        docs = pdfs
+        sel = args.pymupdf4llm_docs
+        if name == "pymupdf4llm" and sel != "all":
+            docs = (
+                pdfs[: int(sel)]
+                if sel.isdigit()
+                else [p for p in pdfs if p.name.split("_")[0] in sel.split(",")]
+            )
+        if not docs:
+            continue
+        cmd = [
+            sys.executable,
+            __file__,
+            "--worker",
+            name,
+            "--docs",
+            ",".join(p.name.split("_")[0] for p in docs),
+        ]
+        env = {**os.environ, "HEPWB_SHARED": str(shared), "ORT_DISABLE_TELEMETRY": "1"}
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+        if proc.returncode:
+            print(f"{name}: worker failed\n{proc.stderr[-2000:]}")
+            continue
+        tot: dict[str, float] = defaultdict(float)
+        rss = 0.0
+        for line in proc.stdout.splitlines():
+            if not line.startswith(_MARK):
+                continue  # converters may print their own messages
+            row = json.loads(line[len(_MARK) :])
+            if "rss_mb" in row:
+                rss = row["rss_mb"]
                 continue
-            found += 1
-            lo, hi = pages_at(doc, where[pos])
-            right += lo <= page <= hi
-        kinds = defaultdict(int)
-        for b in doc.blocks:
-            kinds[b.kind] += 1
-        nq = len(quotes.get(doc.label, []))
-        n = doc.meta["pages"]
-        warn = "; ".join(doc.meta.get("conversion_warnings", []))
-        print(
-            f"{doc.label:4} {n:5d} {dt:6.2f} {n / dt:6.1f} {nq:6d} {found:5d} {right:5d}"
-            f" {kinds['heading']:4d} {kinds['caption']:4d} {kinds['list']:4d} {len(doc.markdown):8d}"
-            f"  {warn[:60]}"
+            for k in (
+                "pages",
+                "sec",
+                "quotes",
+                "strict",
+                "tolerant",
+                "heading",
+                "table",
+                "math",
+                "caption",
+                "reference",
+            ):
+                tot[k] += row[k]
+            print(
+                f"{name:11} {row['doc']:4} {row['pages']:5d} {row['pages'] / max(row['sec'], 1e-9):7.1f}"
+                f" {row['quotes']:6d} {row['strict']:6d} {row['tolerant']:5d} {row['heading']:5d}"
+                f" {row['table']:5d} {row['math']:5d} {row['caption']:5d} {row['reference']:5d}"
+            )
+            if args.show_missing:
+                for q in row["missing"]:
+                    print(f"      missing: {q}")
+        nq = max(tot["quotes"], 1)
+        totals.append(
+            f"{name:11} {int(tot['pages']):4d} pages {tot['pages'] / max(tot['sec'], 1e-9):7.1f} pg/s"
+            f"  strict {100 * tot['strict'] / nq:5.1f}%  tolerant {100 * tot['tolerant'] / nq:5.1f}%"
+            f" ({int(tot['quotes'])} quotes)  head {int(tot['heading'])} table {int(tot['table'])}"
+            f" math {int(tot['math'])} capt {int(tot['caption'])} refs {int(tot['reference'])}"
+            f"  peak RSS {rss:.0f} MiB"
         )
-        if args.pairs:
-            n_pairs, ok_pairs = line_pairs(pdf, mkey)
-            tot["pairs"] += n_pairs
-            tot["pairs_ok"] += ok_pairs
-            print(f"     line pairs kept: {ok_pairs}/{n_pairs}")
-        for k, v in (
-            ("pages", n),
-            ("sec", dt),
-            ("quotes", nq),
-            ("found", found),
-            ("right", right),
-            ("headings", kinds["heading"]),
-        ):
-            tot[k] += v
-    nq = tot["quotes"] or 1
-    print(
-        f"\nTOTAL {int(tot['pages'])} pages in {tot['sec']:.1f} s = {tot['pages'] / tot['sec']:.1f} pages/s; "
-        f"quotes {int(tot['found'])}/{int(tot['quotes'])} = {100 * tot['found'] / nq:.1f}% strict; "
-        f"right page {int(tot['right'])} ({100 * tot['right'] / nq:.1f}% of all); "
-        f"headings {int(tot['headings'])}"
-    )
-    if args.pairs:
-        print(
-            f"line pairs kept: {int(tot['pairs_ok'])}/{int(tot['pairs'])}"
-            f" = {100 * tot['pairs_ok'] / max(tot['pairs'], 1):.2f}%"
-        )
-    if missing and args.show_missing:
-        print("\nMISSING:\n" + "\n".join(missing))
+    print("\nTOTAL\n" + "\n".join(totals))
     return 0
 
 

@@ -2,7 +2,9 @@
 
 Rows in reading order (see :mod:`hepwb.processing._layout`) are grouped into paragraphs, joined
 into single-line texts (hyphenation repaired), classified as heading, caption, list or text, and
-rendered as CommonMark pieces.
+rendered as CommonMark pieces. Table regions (:mod:`hepwb.processing._tables`) and display
+equations (:mod:`hepwb.processing._math`) become atomic ``table``/``math`` blocks; the
+bibliography (:mod:`hepwb.processing._refs`) becomes one ``reference`` block per entry.
 
 Example:
     >>> from hepwb.processing._layout import Row
@@ -21,6 +23,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from hepwb.processing._layout import Row
+from hepwb.processing._math import find_equations, render_math
+from hepwb.processing._refs import find_section, select, split_entries
+from hepwb.processing._tables import find_tables, render_table
 
 __all__ = ["RenderedBlock", "build_blocks", "join_rows"]
 
@@ -139,14 +144,29 @@ def _breaks(prev: Row, row: Row, para: list[Row], leading: float) -> bool:
 
 def _segment(rows: list[Row], body: float) -> list[_Para]:
     leading = _leading(rows, body)
+    tabs = find_tables(rows, body)
+    eqs = find_equations(rows, body, [t >= 0 for t in tabs])
+    regions = [f"t{t}" if t >= 0 else f"m{e}" if e >= 0 else "" for t, e in zip(tabs, eqs, strict=True)]
     paras: list[_Para] = []
-    for r in rows:
-        if paras and not _breaks(paras[-1].rows[-1], r, paras[-1].rows, leading):
+    prev_eq = ""
+    for r, eq in zip(rows, regions, strict=True):
+        if eq:
+            if eq == prev_eq:
+                paras[-1].rows.append(r)
+            else:
+                paras.append(_Para([r], kind="math" if eq[0] == "m" else "table"))
+        elif paras and not prev_eq and not _breaks(paras[-1].rows[-1], r, paras[-1].rows, leading):
             paras[-1].rows.append(r)
         else:
             paras.append(_Para([r]))
+        prev_eq = eq
     for p in paras:
-        p.text = join_rows([r.text for r in p.rows])
+        if p.kind == "math":
+            p.text = render_math(p.rows)
+        elif p.kind == "table":
+            p.text = render_table(p.rows)
+        else:
+            p.text = join_rows([r.text for r in p.rows])
     return paras
 
 
@@ -219,6 +239,8 @@ def _pick_title(paras: list[_Para], body: float) -> None:
 
 def _classify(paras: list[_Para], body: float) -> None:
     for p in paras:
+        if p.kind in ("math", "table"):
+            continue
         if _CAPTION_RE.match(p.text):
             p.kind = "caption"
         elif _starts_bullet(p.text):
@@ -308,6 +330,21 @@ def _merge_continuations(paras: list[_Para], body: float) -> list[_Para]:
     return out
 
 
+def _references(paras: list[_Para], keep: list[bool]) -> list[_Para]:
+    """Replace the kept paragraphs of the bibliography by one ``reference`` paragraph per entry."""
+    out: list[_Para] = []
+    run: list[list[Row]] = []
+    for p, k in [*zip(paras, keep, strict=True), (None, False)]:
+        if k and p is not None:
+            run.append(p.rows)
+            continue
+        out.extend(_Para(rs, "reference", 0, join_rows([r.text for r in rs])) for rs in split_entries(run))
+        run = []
+        if p is not None:
+            out.append(p)
+    return out
+
+
 def build_blocks(rows: list[Row], body: float) -> list[RenderedBlock]:
     """Group rows (document reading order) into classified, rendered blocks.
 
@@ -321,6 +358,10 @@ def build_blocks(rows: list[Row], body: float) -> list[RenderedBlock]:
     paras = _segment(rows, body)
     _classify(paras, body)
     paras = _merge_continuations(paras, body)
+    span = find_section([(p.kind, p.text, p.level, p.size) for p in paras])
+    if span is not None:
+        a, b = span
+        paras[a:b] = _references(paras[a:b], select([(p.kind, p.text, p.rows[0].page) for p in paras[a:b]]))
     out: list[RenderedBlock] = []
     for p in paras:
         page, page_end = p.rows[0].page, max(r.page for r in p.rows)
@@ -334,6 +375,8 @@ def build_blocks(rows: list[Row], body: float) -> list[RenderedBlock]:
             else:
                 out.append(RenderedBlock("list", item, page, page_end))
         else:
-            text = "\\" + p.text if p.text[0] in "#>" else p.text
+            text = "\\" + p.text if p.text[0] in "#>" or p.text.startswith(("$$", "```", "~~~")) else p.text
+            if p.kind in ("math", "table"):
+                text = p.text
             out.append(RenderedBlock(p.kind, text, page, page_end))
     return out

@@ -23,7 +23,7 @@ import itertools
 import re
 import unicodedata
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
@@ -52,6 +52,12 @@ _PAGE_NUM_RE = re.compile(
     r"^[\s\-–—(\[]*(?:page\s*)?(?:\d{1,4}|[ivxlc]{1,7})(?:\s*(?:of|/)\s*\d{1,4})?[\s\-–—)\]]*$",
     re.IGNORECASE,
 )
+_MATH_FONT_RE = re.compile(
+    r"^(?:[A-Z]{6}\+)?(?:cmmi|cmsy|cmex|cmbsy|msbm|msam|eufm|eusm|rsfs|stmary|wasy|symbol|txsy|txex|rtxmi"
+    r"|pxsy|pxex|rpxmi|lmmath|pazomath|euler|mathematicalpi|mt(?:sy|ex|mi)|stix.*math|cambria.?math"
+    r"|latinmodernmath|xits.?math)",
+    re.IGNORECASE,
+)
 _DIGITS_RE = re.compile(r"^\d{1,5}$")
 _EDGE = 0.09  # share of the page height treated as header/footer zone
 
@@ -71,6 +77,8 @@ class Row:
         page: 1-based page number.
         block: Index of the pymupdf block on the page that holds the row.
         column: Reading-order unit the row belongs to after :func:`order_rows`.
+        math: Number of (non-blank) characters set in a math font (CMMI, CMSY, Symbol ...).
+        segs: The pymupdf lines merged into the row as ``(x0, x1, text)`` (table cells).
     """
 
     x0: float
@@ -83,6 +91,8 @@ class Row:
     page: int
     block: int
     column: int = 0
+    math: int = 0
+    segs: list[tuple[float, float, str]] = field(default_factory=list)
 
     @property
     def height(self) -> float:
@@ -190,7 +200,7 @@ def extract_page(page: dict[str, Any], page_no: int) -> PageText:
 
 def _make_row(line: dict[str, Any], bbox: tuple[float, ...], page_no: int, block: int) -> Row | None:
     sizes: Counter[float] = Counter()
-    bold = total = 0
+    bold = total = math = 0
     parts = []
     for s in line["spans"]:
         t = s["text"]
@@ -202,6 +212,8 @@ def _make_row(line: dict[str, Any], bbox: tuple[float, ...], page_no: int, block
         sizes[round(float(s["size"]), 1)] += n
         if s["flags"] & 16 or _BOLD_FONT_RE.search(s["font"]):
             bold += n
+        if _MATH_FONT_RE.search(s["font"]):
+            math += n
     raw = "".join(parts).rstrip()
     if raw.endswith("\u00ad"):  # soft hyphen at the end of a line: a hyphenation point
         raw = raw[:-1] + "-"
@@ -209,7 +221,10 @@ def _make_row(line: dict[str, Any], bbox: tuple[float, ...], page_no: int, block
     if not text or not total:
         return None
     size = max(sizes.items(), key=lambda kv: (kv[1], kv[0]))[0]
-    return Row(*bbox, text=text, size=size, bold=bold >= 0.9 * total, page=page_no, block=block)
+    row = Row(*bbox, text=text, size=size, bold=bold >= 0.9 * total, page=page_no, block=block)
+    row.math = math
+    row.segs = [(row.x0, row.x1, text)]
+    return row
 
 
 def _same_row(a: Row, b: Row) -> bool:
@@ -219,7 +234,9 @@ def _same_row(a: Row, b: Row) -> bool:
 
 def _merge(a: Row, b: Row) -> None:
     sep = "" if b.x0 - a.x1 < 0.15 * max(a.size, b.size) else " "
+    a.segs = [*(a.segs or [(a.x0, a.x1, a.text)]), *(b.segs or [(b.x0, b.x1, b.text)])]
     a.text = a.text + sep + b.text
+    a.math += b.math
     if len(b.text) > len(a.text) - len(b.text):
         a.size, a.bold = b.size, b.bold and a.bold
     else:

@@ -27,6 +27,7 @@ from hepwb.exceptions import ProcessingError
 from hepwb.ids import content_uuid, file_sha256
 from hepwb.processing._blocks import build_blocks
 from hepwb.processing._layout import Row, body_font_size, drop_furniture, extract_page, order_rows
+from hepwb.processing.references import parse_references
 from hepwb.types import Block, Document
 
 __all__ = ["pdf_to_document"]
@@ -180,6 +181,9 @@ def pdf_to_document(path: str | Path, *, label: str | None = None, meta: dict | 
     )
     if warnings:
         info["conversion_warnings"] = warnings
+    entries = [rb.text for rb in rendered if rb.kind == "reference"]
+    if entries:
+        info["references"] = parse_references(entries)
     return Document(
         document_id=content_uuid("document", sha),
         label=label if label is not None else p.stem.split("_", 1)[0],
