@@ -48,3 +48,12 @@ def test_chunk_invariants_on_every_paper(prepared):
     by_doc = cs.by_document()
     for doc in prepared.documents:
         assert_chunk_invariants(doc, by_doc[doc.document_id], 512)
+
+
+@pytest.mark.parametrize("name", ["token", "recursive", "sentence", "section"])
+def test_every_strategy_keeps_the_invariants_on_every_paper(prepared, name):
+    from hepwb.chunking import get_chunker
+
+    chunker = get_chunker(name, chunk_size=256, chunk_overlap=0.1)
+    for doc in prepared.documents:
+        assert_chunk_invariants(doc, chunker.chunk(doc), 256)

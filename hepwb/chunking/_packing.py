@@ -1,0 +1,179 @@
+"""Building blocks shared by the chunking strategies: units, greedy packing, overlap, size checks.
+
+Every strategy reduces a document to *units* (spans that must not be cut: a heading, a paragraph, a
+sentence, an atomic block), packs them greedily into a token budget, then prepends an overlap taken
+from the previous chunk. Keeping this in one place keeps the invariants identical everywhere:
+exact offsets, atomic blocks never split, nothing spans a bibliography, sizes within budget.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from hepwb.chunking._spans import ChunkSpan, TokenIndex
+from hepwb.chunking.sentences import sentence_spans
+from hepwb.chunking.tokenizers import DEFAULT_TOKENIZER
+from hepwb.exceptions import ConfigError
+from hepwb.types import Document
+
+__all__ = ["SizedChunker", "Unit", "add_overlap", "block_units", "pack"]
+
+UnitKind = Literal["heading", "text", "atomic", "barrier"]
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """A span no chunk boundary may fall inside (``barrier``: a span no chunk may cross)."""
+
+    start: int
+    end: int
+    kind: UnitKind
+    oversized: bool = False
+
+
+class SizedChunker:
+    """Common parameters of the token-budgeted strategies.
+
+    Args:
+        chunk_size: Token budget per chunk, overlap included.
+        chunk_overlap: Overlap as a fraction of ``chunk_size`` (0 <= x < 1).
+        tokenizer: ``"all-MiniLM-L6-v2"`` (default), any Hugging Face model name, ``"cl100k"`` or ``"words"``.
+    """
+
+    name = "sized"
+
+    def __init__(
+        self, chunk_size: int = 512, chunk_overlap: float = 0.1, tokenizer: str = DEFAULT_TOKENIZER
+    ) -> None:
+        if not isinstance(chunk_size, int) or isinstance(chunk_size, bool) or chunk_size < 8:
+            msg = f"chunk_size must be an integer >= 8 tokens, got {chunk_size!r}"
+            raise ConfigError(msg)
+        if not 0.0 <= float(chunk_overlap) < 1.0:
+            msg = f"chunk_overlap is a fraction 0 <= x < 1 (HEPilot), got {chunk_overlap!r}; e.g. 0.1 for 10%"
+            raise ConfigError(msg)
+        self.chunk_size = chunk_size
+        self.chunk_overlap = float(chunk_overlap)
+        self.tokenizer = tokenizer
+        self.overlap_tokens = round(chunk_size * self.chunk_overlap)
+        self.budget = max(chunk_size - self.overlap_tokens, 1)
+
+    def params(self) -> dict[str, Any]:
+        """Parameters defining this chunker."""
+        return {
+            "chunk_size": self.chunk_size,
+            "chunk_overlap": self.chunk_overlap,
+            "tokenizer": self.tokenizer,
+        }
+
+
+def _split_text(
+    doc: Document, start: int, end: int, tokens: TokenIndex, budget: int, sentences: bool
+) -> list[Unit]:
+    if not sentences and tokens.count(start, end) <= budget:
+        return [Unit(start, end, "text")]
+    units: list[Unit] = []
+    text = doc.markdown[start:end]
+    for s, e in sentence_spans(text) or [(0, len(text))]:
+        a, z = start + s, start + e
+        if tokens.count(a, z) <= budget:
+            units.append(Unit(a, z, "text"))
+        else:
+            units.extend(Unit(p, q, "text") for p, q in tokens.cut_at_tokens(a, z, budget))
+    return units
+
+
+def block_units(doc: Document, tokens: TokenIndex, budget: int, *, sentences: bool = False) -> list[Unit]:
+    """Units from the document's blocks: one per heading, atomic block and paragraph.
+
+    Paragraphs longer than ``budget`` (all paragraphs when ``sentences``) become sentence units, and
+    sentences longer than ``budget`` are cut at word (or token) boundaries. Non-retrievable blocks
+    (the bibliography) become barriers.
+    """
+    units: list[Unit] = []
+    for b in doc.blocks:
+        if not b.retrievable:
+            if units and units[-1].kind != "barrier":
+                units.append(Unit(b.start, b.end, "barrier"))
+            continue
+        if b.kind == "heading":
+            units.append(Unit(b.start, b.end, "heading"))
+        elif b.atomic:
+            units.append(Unit(b.start, b.end, "atomic", oversized=tokens.count(b.start, b.end) > budget))
+        else:
+            units.extend(_split_text(doc, b.start, b.end, tokens, budget, sentences))
+    return units
+
+
+def pack(
+    units: list[Unit], tokens: TokenIndex, budget: int, min_section_fill: float | None = None
+) -> list[ChunkSpan]:
+    """Greedy packing of ``units`` into chunks of at most ``budget`` tokens.
+
+    A heading starts a new chunk when the current one is at least ``min_section_fill`` full (never
+    when ``None``); trailing headings move on with the content that follows them.
+    """
+    out: list[ChunkSpan] = []
+    cur: list[Unit] = []
+
+    def flush(group: list[Unit]) -> None:
+        if group:
+            out.append(ChunkSpan(group[0].start, group[-1].end, group[0].start))
+
+    for u in units:
+        if u.kind == "barrier" or u.oversized:
+            flush(cur)
+            cur = []
+            if u.oversized:
+                out.append(ChunkSpan(u.start, u.end, u.start, oversized=True))
+            continue
+        if cur:
+            total = tokens.count(cur[0].start, u.end)
+            fill = tokens.count(cur[0].start, cur[-1].end)
+            only_headings = all(c.kind == "heading" for c in cur)
+            section_break = (
+                min_section_fill is not None
+                and u.kind == "heading"
+                and not only_headings
+                and fill >= min_section_fill * budget
+            )
+            if total > budget or section_break:
+                carry: list[Unit] = []
+                while cur and cur[-1].kind == "heading" and not only_headings:
+                    carry.insert(0, cur.pop())
+                if carry and tokens.count(carry[0].start, u.end) > budget:
+                    cur.extend(carry)
+                    carry = []
+                flush(cur)
+                cur = carry
+        cur.append(u)
+    flush(cur)
+    return out
+
+
+def add_overlap(
+    doc: Document, own: list[ChunkSpan], tokens: TokenIndex, overlap_tokens: int
+) -> list[ChunkSpan]:
+    """Prepend about ``overlap_tokens`` tokens of the previous chunk to each chunk.
+
+    The start snaps forward to a word start, never lands inside an atomic block, never reaches
+    across a non-retrievable block, and oversized chunks neither get nor give overlap.
+    """
+    if overlap_tokens == 0:
+        return own
+    atomic = [(b.start, b.end) for b in doc.blocks if b.atomic]
+    hidden = [b.start for b in doc.blocks if not b.retrievable]
+    spans: list[ChunkSpan] = []
+    for k, sp in enumerate(own):
+        prev = own[k - 1] if k else None
+        if prev is None or sp.oversized or prev.oversized or any(prev.end <= h < sp.start for h in hidden):
+            spans.append(sp)
+            continue
+        first = tokens.first_token_at(sp.start)
+        j = max(first - overlap_tokens, tokens.first_token_at(prev.start))
+        start = tokens.word_start_at_or_after(j, sp.start)
+        for a, z in atomic:
+            if a < start < z:
+                start = tokens.word_start_at_or_after(tokens.first_token_at(z), sp.start)
+        spans.append(ChunkSpan(start, sp.end, sp.start))
+    return spans

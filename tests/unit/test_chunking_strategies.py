@@ -1,0 +1,80 @@
+"""Invariants every registered chunking strategy must keep."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hepwb.chunking import CHUNKERS, get_chunker
+from hepwb.processing.markdown import markdown_document
+from hepwb.types import Block, Document
+from tests.helpers import SAMPLE_MD, assert_chunk_invariants
+
+STRATEGIES = CHUNKERS.names()
+
+
+def test_all_strategies_are_registered():
+    assert set(STRATEGIES) >= {"hepilot", "token", "recursive", "sentence", "section"}
+
+
+@pytest.mark.parametrize("name", STRATEGIES)
+@pytest.mark.parametrize(("size", "overlap"), [(8, 0.0), (16, 0.25), (40, 0.1), (400, 0.1)])
+def test_invariants_on_sample(name, size, overlap):
+    doc = markdown_document(SAMPLE_MD, "S")
+    chunks = get_chunker(name, chunk_size=size, chunk_overlap=overlap, tokenizer="words").chunk(doc)
+    assert_chunk_invariants(doc, chunks, size)
+    assert chunks[0].overlap_tokens == 0
+    assert all(c.overlap_tokens <= round(size * overlap) for c in chunks)
+
+
+@pytest.mark.parametrize("name", STRATEGIES)
+def test_ids_are_deterministic(name):
+    doc = markdown_document(SAMPLE_MD, "S")
+    a = get_chunker(name, chunk_size=24, tokenizer="words").chunk(doc)
+    b = get_chunker(name, chunk_size=24, tokenizer="words").chunk(doc)
+    assert [c.chunk_id for c in a] == [c.chunk_id for c in b]
+
+
+@pytest.mark.parametrize("name", STRATEGIES)
+def test_nothing_spans_the_bibliography(name):
+    text = "Intro text here.\n\n[1] A. Author, Phys. Rev. D 1 (2000) 1.\n\nAppendix text follows."
+    blocks = (Block("text", 0, 16, 1), Block("reference", 18, 57, 1), Block("text", 59, len(text), 1))
+    doc = Document("d", "R", text, blocks)
+    chunks = get_chunker(name, chunk_size=100, chunk_overlap=0.5, tokenizer="words").chunk(doc)
+    assert [c.text for c in chunks] == ["Intro text here.", "Appendix text follows."]
+
+
+def test_token_windows_have_exact_size_and_overlap():
+    doc = markdown_document(" ".join(f"w{i}" for i in range(100)), "T")
+    chunks = get_chunker("token", chunk_size=20, chunk_overlap=0.25, tokenizer="words").chunk(doc)
+    assert [c.token_count for c in chunks[:-1]] == [20] * (len(chunks) - 1)
+    assert [c.overlap_tokens for c in chunks[1:]] == [5] * (len(chunks) - 1)
+    assert chunks[-1].text.endswith("w99")
+
+
+def test_section_chunker_starts_every_section():
+    doc = markdown_document("# A\n\nOne.\n\n## A.1\n\nTwo.\n\n# B\n\nThree.", "S")
+    chunks = get_chunker("section", chunk_size=64, tokenizer="words").chunk(doc)
+    assert [c.section_path for c in chunks] == [("A",), ("A", "A.1"), ("B",)]
+
+
+_word = st.text(alphabet="abcdefgh.,", min_size=1, max_size=8)
+_para = st.lists(_word, min_size=1, max_size=40).map(" ".join)
+_block = st.one_of(
+    _para,
+    _para.map(lambda p: f"## {p[:20]}"),
+    _para.map(lambda p: f"$$\n{p}\n$$"),
+    _para.map(lambda p: f"| a | b |\n|---|---|\n| {p[:30]} | x |"),
+    _para.map(lambda p: f"```\n{p}\n```"),
+    st.lists(_para, min_size=2, max_size=4).map("\n".join),
+)
+
+
+@pytest.mark.parametrize("name", STRATEGIES)
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(blocks=st.lists(_block, min_size=1, max_size=10), size=st.integers(8, 60), overlap=st.floats(0, 0.5))
+def test_invariants_hold_on_random_markdown(name, blocks, size, overlap):
+    doc = markdown_document("\n\n".join(blocks), "H")
+    chunks = get_chunker(name, chunk_size=size, chunk_overlap=overlap, tokenizer="words").chunk(doc)
+    assert_chunk_invariants(doc, chunks, size)
