@@ -38,6 +38,10 @@ Overlap = Annotated[
 ]
 Retrievers = Annotated[str, typer.Option(help="Comma-separated retriever names (dense, bm25).")]
 TopK = Annotated[int, typer.Option(help="Chunks retrieved per question.")]
+Chunkers = Annotated[
+    str,
+    typer.Option(help="Comma-separated chunking strategies (hepilot, token, recursive, sentence, section)."),
+]
 Latex = Annotated[
     bool,
     typer.Option(
@@ -141,16 +145,18 @@ def sweep(
     latex: Latex = True,
     chunk_sizes: Sizes = "256,512,1024",
     retrievers: Retrievers = "dense,bm25",
+    chunkers: Chunkers = "hepilot",
     chunk_overlap: Overlap = 0.1,
     k: TopK = 10,
 ) -> None:
-    """Run the chunk size × retriever grid, one papermill run of notebooks/20-evaluate.ipynb per cell."""
+    """Run the chunker × chunk size × retriever grid: one papermill run of 20-evaluate.ipynb per cell."""
     from hepwb.pipeline.sweep import run_sweep
 
     try:
         cells = run_sweep(
             _ints(chunk_sizes),
             _words(retrievers),
+            chunkers=_words(chunkers),
             corpus=corpus,
             questions=questions,
             max_docs=max_docs,
@@ -187,6 +193,7 @@ def run(
     latex: Latex = True,
     chunk_sizes: Sizes = "256,512,1024",
     retrievers: Retrievers = "dense,bm25",
+    chunkers: Chunkers = "hepilot",
     chunk_overlap: Overlap = 0.1,
     k: TopK = 10,
 ) -> None:
@@ -206,6 +213,7 @@ def run(
         validate_grid(
             _ints(chunk_sizes),
             _words(retrievers),
+            chunkers=_words(chunkers),
             corpus=folder,
             questions=questions,
             max_docs=max_docs,
@@ -228,6 +236,7 @@ def run(
         cells = run_sweep(
             _ints(chunk_sizes),
             _words(retrievers),
+            chunkers=_words(chunkers),
             layout=layout,
             corpus=folder,
             questions=questions,

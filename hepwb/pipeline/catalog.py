@@ -227,21 +227,22 @@ class Catalog:
         """One row per run (of ``sweep``: an id, ``"latest"`` or ``"all"``): configuration plus metrics."""
         cond, params = self._run_filter(sweep)
         df = self.sql(
-            "SELECT r.run_id, r.retriever, r.chunk_size, r.chunk_overlap, r.k, "
-            f"m.metric, m.value FROM runs r JOIN metrics m USING (run_id) WHERE {cond}",
+            "SELECT r.run_id, json_extract_string(r.config, '$.chunker') AS chunker, r.retriever, "
+            "r.chunk_size, r.chunk_overlap, r.k, m.metric, m.value "
+            f"FROM runs r JOIN metrics m USING (run_id) WHERE {cond}",
             params,
         )
         if df.empty:
             return df
         wide = df.pivot_table(
-            index=["run_id", "retriever", "chunk_size", "chunk_overlap", "k"],
+            index=["run_id", "chunker", "retriever", "chunk_size", "chunk_overlap", "k"],
             columns="metric",
             values="value",
         ).reset_index()
         wide.columns.name = None
         for col in [c for c in wide.columns if str(c).startswith("n_")]:
             wide[col] = wide[col].round().astype("Int64")
-        return wide.sort_values(["retriever", "chunk_size"]).reset_index(drop=True)
+        return wide.sort_values(["chunker", "retriever", "chunk_size"]).reset_index(drop=True)
 
     def sync_runs(self, runs_dir: str | Path) -> list[str]:
         """Record every run folder under ``runs_dir`` that holds a ``metrics.json``; returns their ids."""

@@ -22,7 +22,7 @@ from hepwb.io import read_json, write_json
 from hepwb.paths import Layout
 from hepwb.types import Chunk, Document
 
-__all__ = ["ChunkSet", "build_chunkset"]
+__all__ = ["ChunkSet", "build_chunkset", "truncation_report"]
 
 HEPILOT_MIN, HEPILOT_MAX = 512, 4096
 
@@ -92,6 +92,30 @@ def _load_parquet(path: Path) -> list[Chunk]:
         )
         for r in rows
     ]
+
+
+def truncation_report(chunks: list[Chunk], tokenizer: str | None) -> dict[str, Any] | None:
+    """What an embedder limited to its model's input length would drop from these chunks.
+
+    Only meaningful when the chunks were counted with the embedding model's own tokenizer (the
+    default): all-MiniLM-L6-v2 reads the first 256 word pieces of each text and ignores the rest.
+
+    Example:
+        >>> from hepwb.types import Chunk
+        >>> c = [Chunk("a", "d", 0, 0, 1, "x", 300), Chunk("b", "d", 1, 1, 2, "y", 100)]
+        >>> truncation_report(c, "all-MiniLM-L6-v2")["share_chunks_truncated"]
+        0.5
+    """
+    limit = 256 if tokenizer and "minilm" in tokenizer.lower() else None
+    if limit is None or not chunks:
+        return None
+    total = sum(c.token_count for c in chunks)
+    dropped = sum(max(0, c.token_count - limit) for c in chunks)
+    return {
+        "model_max_tokens": limit,
+        "share_chunks_truncated": sum(c.token_count > limit for c in chunks) / len(chunks),
+        "share_tokens_dropped": dropped / total if total else 0.0,
+    }
 
 
 def _adapter_config(chunker: Any, docs: list[Document]) -> dict[str, Any]:
@@ -193,6 +217,7 @@ def build_chunkset(
             f"{HEPILOT_MIN}-{HEPILOT_MAX} range",
             "n_documents": len(docs),
             "n_chunks": len(chunks),
+            "truncation": truncation_report(chunks, p.get("tokenizer")),
             "created": utc_now(),
         },
     )

@@ -240,12 +240,14 @@ def run_experiment(
     hits_df = pd.DataFrame(rows)
 
     limit = embedder.max_seq_length
+    total_tokens = sum(c.token_count for c in cs.chunks)
     summary = {
         **ev.summary,
         "n_chunks": len(cs.chunks),
-        # share of chunks a dense embedder reads only in part (it keeps the first `limit` word pieces)
+        # what a dense embedder reading only the first `limit` word pieces of each chunk never sees
         "share_chunks_truncated": sum(c.token_count > limit for c in cs.chunks) / max(len(cs.chunks), 1),
-        "mean_chunk_tokens": sum(c.token_count for c in cs.chunks) / max(len(cs.chunks), 1),
+        "share_tokens_dropped": sum(max(0, c.token_count - limit) for c in cs.chunks) / max(total_tokens, 1),
+        "mean_chunk_tokens": total_tokens / max(len(cs.chunks), 1),
     }
     cfg_dict = cfg.to_dict()
     run_id = f"{cs.chunkset_id}__{cfg.retriever}__k{cfg.k}-{short_hash(cfg_dict, 6)}"

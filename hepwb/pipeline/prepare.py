@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from hepwb.hepilot.log import ProcessingLog
 from hepwb.paths import Layout, shared_dir
 from hepwb.pipeline.catalog import Catalog
-from hepwb.pipeline.chunksets import ChunkSet, build_chunkset
+from hepwb.pipeline.chunksets import ChunkSet, build_chunkset, truncation_report
 from hepwb.pipeline.corpus import ingest
 
 if TYPE_CHECKING:
@@ -71,6 +71,9 @@ class Prepared:
                     "mean_tokens": round(sum(toks) / max(len(toks), 1), 1),
                     "max_tokens": max(toks, default=0),
                     "oversized": sum(c.oversized for c in cs.chunks),
+                    "share_tokens_dropped_by_embedder": (
+                        truncation_report(cs.chunks, cs.chunker.get("tokenizer")) or {}
+                    ).get("share_tokens_dropped"),
                     "hepilot_compliant": cs.hepilot_compliant,
                 }
             )

@@ -81,17 +81,25 @@ def run_notebook(name: str, output: Path, parameters: dict[str, Any], layout: La
 
 
 def grid_cells(chunk_sizes: list[int], retrievers: list[str], **common: Any) -> list[dict[str, Any]]:
-    """Parameter dicts of the chunk_size × retriever grid (chunk size outermost, so caches are reused).
+    """Parameter dicts of the chunker × chunk_size × retriever grid (retriever innermost: caches are reused).
+
+    ``common`` may hold ``chunkers`` (a list of strategy names) or a single ``chunker``.
 
     Example:
         >>> [(c["chunk_size"], c["retriever"]) for c in grid_cells([256, 512], ["dense", "bm25"])]
         [(256, 'dense'), (256, 'bm25'), (512, 'dense'), (512, 'bm25')]
+        >>> [c["chunker"] for c in grid_cells([256], ["bm25"], chunkers=["hepilot", "token"])]
+        ['hepilot', 'token']
     """
-    if not chunk_sizes or not retrievers:
-        msg = "a sweep needs at least one chunk size and one retriever"
+    common = dict(common)
+    chunkers = list(common.pop("chunkers", None) or [common.pop("chunker", "hepilot")])
+    common.pop("chunker", None)
+    if not chunk_sizes or not retrievers or not chunkers:
+        msg = "a sweep needs at least one chunker, one chunk size and one retriever"
         raise ConfigError(msg)
     return [
-        {**common, "chunk_size": s, "retriever": r} for s, r in itertools.product(chunk_sizes, retrievers)
+        {**common, "chunker": c, "chunk_size": s, "retriever": r}
+        for c, s, r in itertools.product(chunkers, chunk_sizes, retrievers)
     ]
 
 
