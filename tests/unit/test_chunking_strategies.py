@@ -78,3 +78,25 @@ def test_invariants_hold_on_random_markdown(name, blocks, size, overlap):
     doc = markdown_document("\n\n".join(blocks), "H")
     chunks = get_chunker(name, chunk_size=size, chunk_overlap=overlap, tokenizer="words").chunk(doc)
     assert_chunk_invariants(doc, chunks, size)
+
+
+@pytest.mark.parametrize("tokenizer", ["words", "cl100k", "all-MiniLM-L6-v2"])
+def test_every_tokenizer_gives_exact_chunks(tokenizer):
+    from hepwb.chunking import get_tokenizer
+
+    doc = markdown_document(SAMPLE_MD, "S")
+    chunks = get_chunker("hepilot", chunk_size=32, chunk_overlap=0.1, tokenizer=tokenizer).chunk(doc)
+    assert_chunk_invariants(doc, chunks, 32)
+    tok = get_tokenizer(tokenizer)
+    assert all(tok.count(c.text) == c.token_count for c in chunks)
+
+
+@pytest.mark.parametrize("name", STRATEGIES)
+def test_cl100k_chunks_fit_after_recount(name):
+    from hepwb.chunking import get_tokenizer
+
+    doc = markdown_document(SAMPLE_MD * 3, "S")
+    chunks = get_chunker(name, chunk_size=24, chunk_overlap=0.2, tokenizer="cl100k").chunk(doc)
+    assert_chunk_invariants(doc, chunks, 24)
+    tok = get_tokenizer("cl100k")
+    assert all(c.token_count == tok.count(c.text) for c in chunks)
