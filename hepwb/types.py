@@ -107,6 +107,9 @@ class Chunk:
         chunk_type: ``text``, ``table``, ``equation`` or ``mixed``.
         overlap_tokens: Tokens shared with the previous chunk (0 for the first).
         oversized: True when a single atomic unit alone exceeds the token budget.
+        context_start: Start of the span to hand to a reader instead of the chunk (the parent of a
+            hierarchical child, the sentence window); -1 when it is the chunk itself.
+        context_end: End of that span; -1 when it is the chunk itself.
     """
 
     chunk_id: str
@@ -121,6 +124,13 @@ class Chunk:
     chunk_type: str = "text"
     overlap_tokens: int = 0
     oversized: bool = False
+    context_start: int = -1
+    context_end: int = -1
+
+    @property
+    def context(self) -> tuple[int, int]:
+        """The span a reader should get: the context span when set, else the chunk's own."""
+        return (self.context_start, self.context_end) if self.context_start >= 0 else (self.start, self.end)
 
 
 @dataclass(frozen=True, slots=True)

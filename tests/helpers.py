@@ -44,6 +44,8 @@ def assert_chunk_invariants(doc: Document, chunks: list[Chunk], chunk_size: int)
     assert len({c.chunk_id for c in chunks}) == len(chunks)
     for c in chunks:
         assert doc.markdown[c.start : c.end] == c.text
+        a, z = c.context
+        assert 0 <= a <= c.start and c.end <= z <= len(doc.markdown), f"context of chunk {c.index} misses it"
         assert c.text.strip(), "empty chunk"
         assert c.token_count <= chunk_size or c.oversized, (c.index, c.token_count)
         for b in doc.blocks:

@@ -1,7 +1,9 @@
 """Chunking strategies, registered by name (see :func:`get_chunker`).
 
 ``hepilot`` (sections > paragraphs > sentences, the HEPilot algorithm), ``token`` (fixed windows),
-``recursive`` (paragraph > line > sentence > word), ``sentence`` and ``section``. Every strategy gives
+``recursive`` (paragraph > line > sentence > word), ``sentence``, ``section``,
+``sentence_window`` (one sentence per chunk, neighbours as context) and ``hierarchical`` (small
+children, parent as context). Every strategy gives
 chunks with exact offsets (``markdown[start:end] == text``) and never splits display math, tables
 or code.
 """
@@ -9,9 +11,11 @@ or code.
 from __future__ import annotations
 
 from hepwb.chunking import hepilot as _hepilot  # noqa: F401  (registers the strategies)
+from hepwb.chunking import hierarchical as _hierarchical  # noqa: F401
 from hepwb.chunking import recursive as _recursive  # noqa: F401
 from hepwb.chunking import section as _section  # noqa: F401
 from hepwb.chunking import sentence as _sentence  # noqa: F401
+from hepwb.chunking import sentence_window as _sentence_window  # noqa: F401
 from hepwb.chunking import token as _token  # noqa: F401
 from hepwb.chunking.base import CHUNKERS, Chunker, config_key, get_chunker, register_chunker
 from hepwb.chunking.tokenizers import DEFAULT_TOKENIZER, get_tokenizer

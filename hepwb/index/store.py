@@ -122,6 +122,8 @@ class ChunkStore:
                 "pages": pa.array([list(c.pages) for c in chunks], pa.list_(pa.int32())),
                 "section": [" > ".join(c.section_path) for c in chunks],
                 "token_count": pa.array([c.token_count for c in chunks], pa.int32()),
+                "context_start": pa.array([c.context[0] for c in chunks], pa.int64()),
+                "context_end": pa.array([c.context[1] for c in chunks], pa.int64()),
                 "text": [c.text for c in chunks],
                 "vector": pa.FixedSizeListArray.from_arrays(pa.array(vecs.ravel(), pa.float32()), dim),
             }

@@ -64,6 +64,8 @@ def _save_parquet(path: Path, chunks: list[Chunk]) -> None:
             "chunk_type": [c.chunk_type for c in chunks],
             "overlap_tokens": pa.array([c.overlap_tokens for c in chunks], pa.int32()),
             "oversized": [c.oversized for c in chunks],
+            "context_start": pa.array([c.context_start for c in chunks], pa.int64()),
+            "context_end": pa.array([c.context_end for c in chunks], pa.int64()),
         }
     )
     tmp = path.with_suffix(".parquet.tmp")
@@ -89,6 +91,8 @@ def _load_parquet(path: Path) -> list[Chunk]:
             chunk_type=r["chunk_type"],
             overlap_tokens=r["overlap_tokens"],
             oversized=r["oversized"],
+            context_start=r.get("context_start", -1),
+            context_end=r.get("context_end", -1),
         )
         for r in rows
     ]

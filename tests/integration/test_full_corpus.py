@@ -50,7 +50,9 @@ def test_chunk_invariants_on_every_paper(prepared):
         assert_chunk_invariants(doc, by_doc[doc.document_id], 512)
 
 
-@pytest.mark.parametrize("name", ["token", "recursive", "sentence", "section"])
+@pytest.mark.parametrize(
+    "name", ["token", "recursive", "sentence", "section", "sentence_window", "hierarchical"]
+)
 def test_every_strategy_keeps_the_invariants_on_every_paper(prepared, name):
     from hepwb.chunking import get_chunker
 

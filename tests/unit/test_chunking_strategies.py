@@ -100,3 +100,27 @@ def test_cl100k_chunks_fit_after_recount(name):
     assert_chunk_invariants(doc, chunks, 24)
     tok = get_tokenizer("cl100k")
     assert all(c.token_count == tok.count(c.text) for c in chunks)
+
+
+def test_sentence_window_context_holds_the_neighbours():
+    doc = markdown_document("# T\n\nOne is here. Two is here. Three is here. Four is here.", "S")
+    chunks = get_chunker("sentence_window", chunk_size=16, tokenizer="words", window=1).chunk(doc)
+    assert [c.text for c in chunks] == [
+        "# T\n\nOne is here.",
+        "Two is here.",
+        "Three is here.",
+        "Four is here.",
+    ]
+    assert doc.markdown[slice(*chunks[2].context)] == "Two is here. Three is here. Four is here."
+
+
+def test_hierarchical_children_point_at_their_parent():
+    from hepwb.chunking.hepilot import HepilotChunker
+
+    doc = markdown_document(SAMPLE_MD * 4, "S")
+    kids = get_chunker("hierarchical", chunk_size=16, parent_size=80, tokenizer="words").chunk(doc)
+    parents = {(p.start, p.end) for p in HepilotChunker(80, 0.0, "words").chunk(doc)}
+    assert all(k.context_start >= 0 for k in kids)
+    assert sum(k.context in parents for k in kids) >= 0.8 * len(kids)  # the rest straddle two parents
+    with pytest.raises(Exception, match="parent_size"):
+        get_chunker("hierarchical", chunk_size=64, parent_size=32)

@@ -1,0 +1,80 @@
+"""Hierarchical (parent-child) chunking: small children for search, their parent returned for reading.
+
+Children are HEPilot chunks of ``chunk_size`` tokens; parents are HEPilot chunks of ``parent_size``
+tokens without overlap. A child's context (``Chunk.context``) is the span of the parent(s) it lies in.
+
+Example:
+    >>> from hepwb.processing.markdown import markdown_document
+    >>> doc = markdown_document("# A\\n\\n" + "Word " * 60, "S")
+    >>> chunker = HierarchicalChunker(chunk_size=16, parent_size=64, chunk_overlap=0.0, tokenizer="words")
+    >>> kids = chunker.chunk(doc)
+    >>> all(c.context_start <= c.start and c.end <= c.context_end for c in kids)
+    True
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+from typing import Any
+
+from hepwb.chunking._packing import SizedChunker
+from hepwb.chunking.base import config_key, register_chunker
+from hepwb.chunking.hepilot import HepilotChunker
+from hepwb.chunking.tokenizers import DEFAULT_TOKENIZER
+from hepwb.exceptions import ConfigError
+from hepwb.ids import content_uuid, text_sha256
+from hepwb.types import Chunk, Document
+
+__all__ = ["HierarchicalChunker"]
+
+
+@register_chunker("hierarchical")
+class HierarchicalChunker(SizedChunker):
+    """Children of ``chunk_size`` tokens, each pointing at its parent of ``parent_size`` tokens.
+
+    Args:
+        chunk_size: Child size in tokens (what is embedded and searched).
+        chunk_overlap: Overlap between children, as a fraction.
+        tokenizer: Token counter name.
+        parent_size: Parent size in tokens (what a reader gets); larger than ``chunk_size``.
+    """
+
+    name = "hierarchical"
+
+    def __init__(
+        self,
+        chunk_size: int = 128,
+        chunk_overlap: float = 0.1,
+        tokenizer: str = DEFAULT_TOKENIZER,
+        parent_size: int = 1024,
+    ) -> None:
+        super().__init__(chunk_size, chunk_overlap, tokenizer)
+        if not isinstance(parent_size, int) or parent_size <= chunk_size:
+            msg = f"parent_size must be an integer larger than chunk_size ({chunk_size}), got {parent_size!r}"
+            raise ConfigError(msg)
+        self.parent_size = parent_size
+
+    def params(self) -> dict[str, Any]:
+        """Parameters defining this chunker."""
+        return {**super().params(), "parent_size": self.parent_size}
+
+    def chunk(self, doc: Document) -> list[Chunk]:
+        """Children with their parents' spans as context."""
+        parents = HepilotChunker(self.parent_size, 0.0, self.tokenizer).chunk(doc)
+        children = HepilotChunker(self.chunk_size, self.chunk_overlap, self.tokenizer).chunk(doc)
+        starts = [p.start for p in parents]
+        key = config_key(self)
+        out = []
+        for c in children:
+            lo = max(bisect.bisect_right(starts, c.start) - 1, 0)
+            hi = max(bisect.bisect_left(starts, c.end) - 1, lo)
+            out.append(
+                dataclasses.replace(
+                    c,
+                    chunk_id=content_uuid("chunk", doc.document_id, key, c.start, c.end, text_sha256(c.text)),
+                    context_start=min(parents[lo].start, c.start),
+                    context_end=max(parents[hi].end, c.end),
+                )
+            )
+        return out
