@@ -2,8 +2,8 @@
 
 ``hepilot`` (sections > paragraphs > sentences, the HEPilot algorithm), ``token`` (fixed windows),
 ``recursive`` (paragraph > line > sentence > word), ``sentence``, ``section``,
-``sentence_window`` (one sentence per chunk, neighbours as context) and ``hierarchical`` (small
-children, parent as context). Every strategy gives
+``sentence_window`` (one sentence per chunk, neighbours as context), ``hierarchical`` (small
+children, parent as context) and ``semantic`` (breakpoints at embedding-distance jumps). Every strategy gives
 chunks with exact offsets (``markdown[start:end] == text``) and never splits display math, tables
 or code.
 """
@@ -14,6 +14,7 @@ from hepwb.chunking import hepilot as _hepilot  # noqa: F401  (registers the str
 from hepwb.chunking import hierarchical as _hierarchical  # noqa: F401
 from hepwb.chunking import recursive as _recursive  # noqa: F401
 from hepwb.chunking import section as _section  # noqa: F401
+from hepwb.chunking import semantic as _semantic  # noqa: F401
 from hepwb.chunking import sentence as _sentence  # noqa: F401
 from hepwb.chunking import sentence_window as _sentence_window  # noqa: F401
 from hepwb.chunking import token as _token  # noqa: F401

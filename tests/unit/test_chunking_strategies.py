@@ -124,3 +124,18 @@ def test_hierarchical_children_point_at_their_parent():
     assert sum(k.context in parents for k in kids) >= 0.8 * len(kids)  # the rest straddle two parents
     with pytest.raises(Exception, match="parent_size"):
         get_chunker("hierarchical", chunk_size=64, parent_size=32)
+
+
+def test_semantic_chunker_breaks_between_topics():
+    physics = " ".join(
+        f"The {w} calorimeter measured the photon energy in the detector."
+        for w in ("lead", "iron", "crystal", "glass")
+    )
+    cooking = " ".join(
+        f"Bake the {w} bread in a hot oven for forty minutes." for w in ("rye", "wheat", "corn", "oat")
+    )
+    doc = markdown_document(f"{physics} {cooking}", "M")
+    chunks = get_chunker("semantic", chunk_size=400, breakpoint_percentile=80, tokenizer="words").chunk(doc)
+    assert_chunk_invariants(doc, chunks, 400)
+    assert len(chunks) >= 2
+    assert any(c.text.endswith("detector.") for c in chunks)  # a break right where the topic changes
