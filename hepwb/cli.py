@@ -85,6 +85,9 @@ def ingest(
     chunk_sizes: Sizes = "512",
     chunk_overlap: Overlap = 0.1,
     chunker: Annotated[str, typer.Option(help="Chunking strategy name.")] = "hepilot",
+    hepilot_compliant: Annotated[
+        bool, typer.Option(help="HEPilot-compliant mode: refuse chunk sizes outside 512-4096 tokens.")
+    ] = False,
 ) -> None:
     """Convert a corpus and write one HEPilot output tree per chunk size (data/processed/chunksets/)."""
     from hepwb.pipeline.prepare import prepare
@@ -95,6 +98,7 @@ def ingest(
             max_docs=max_docs,
             prefer_latex=latex,
             chunker=chunker,
+            require_compliant=hepilot_compliant,
             chunk_sizes=_ints(chunk_sizes),
             chunk_overlap=chunk_overlap,
         )

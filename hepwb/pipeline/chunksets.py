@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from hepwb.chunking import config_key, get_chunker
+from hepwb.exceptions import ConfigError
 from hepwb.hepilot.log import ProcessingLog, utc_now
 from hepwb.hepilot.models import AdapterConfig, ProcessingConfig
 from hepwb.hepilot.writer import write_catalog, write_document
@@ -148,9 +149,14 @@ def build_chunkset(
     layout: Layout | None = None,
     log: ProcessingLog | None = None,
     progress: bool = True,
+    require_compliant: bool = False,
     **params: Any,
 ) -> ChunkSet:
-    """Chunk ``docs`` with ``chunker(**params)`` and write the HEPilot tree (reused when unchanged)."""
+    """Chunk ``docs`` with ``chunker(**params)`` and write the HEPilot tree (reused when unchanged).
+
+    With ``require_compliant`` (HEPilot-compliant mode) a chunk size outside 512-4096 tokens is an
+    error; otherwise such research configurations are allowed and labelled non-compliant.
+    """
     from tqdm.auto import tqdm
 
     layout = layout or Layout.default()
@@ -171,6 +177,12 @@ def build_chunkset(
     root = layout.chunksets / chunkset_id
     by_id = {d.document_id: d for d in docs}
     compliant = isinstance(size, int) and HEPILOT_MIN <= size <= HEPILOT_MAX
+    if require_compliant and not compliant:
+        msg = (
+            f"chunk_size {size} is outside HEPilot's {HEPILOT_MIN}-{HEPILOT_MAX} tokens; choose a size in "
+            "that range or drop HEPilot-compliant mode for a research sweep"
+        )
+        raise ConfigError(msg)
     manifest = root / "chunkset.json"
     cached = manifest.is_file() and (root / "chunks.parquet").is_file()
     if cached and read_json(manifest).get("fingerprint") == fingerprint:

@@ -109,6 +109,7 @@ def prepare(
     chunk_sizes: list[int] | tuple[int, ...] = (512,),
     chunk_overlap: float = 0.1,
     prefer_latex: bool = True,
+    require_compliant: bool = False,
     layout: Layout | None = None,
     progress: bool = True,
 ) -> Prepared:
@@ -127,6 +128,7 @@ def prepare(
             progress=progress,
             chunk_size=size,
             chunk_overlap=chunk_overlap,
+            require_compliant=require_compliant,
         )
         for size in chunk_sizes
     ]

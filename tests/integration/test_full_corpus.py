@@ -59,3 +59,12 @@ def test_every_strategy_keeps_the_invariants_on_every_paper(prepared, name):
     chunker = get_chunker(name, chunk_size=256, chunk_overlap=0.1)
     for doc in prepared.documents:
         assert_chunk_invariants(doc, chunker.chunk(doc), 256)
+
+
+@pytest.mark.slow
+def test_semantic_strategy_keeps_the_invariants_on_every_paper(prepared):
+    from hepwb.chunking import get_chunker
+
+    chunker = get_chunker("semantic", chunk_size=256)
+    for doc in prepared.documents:
+        assert_chunk_invariants(doc, chunker.chunk(doc), 256)

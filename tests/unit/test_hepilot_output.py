@@ -160,3 +160,28 @@ def test_overlap_token_count_covers_both_neighbours(tmp_path):
         json.loads((folder / "chunk_0001_metadata.json").read_text())["overlap_info"]["overlap_token_count"]
         > 0
     )
+
+
+def test_compliant_mode_refuses_research_sizes(tmp_path):
+    from hepwb.exceptions import ConfigError
+
+    with pytest.raises(ConfigError, match="512-4096"):
+        build_chunkset(
+            _docs(),
+            "hepilot",
+            layout=Layout(tmp_path),
+            progress=False,
+            chunk_size=256,
+            tokenizer="words",
+            require_compliant=True,
+        )
+    ok = build_chunkset(
+        _docs(),
+        "hepilot",
+        layout=Layout(tmp_path),
+        progress=False,
+        chunk_size=512,
+        tokenizer="words",
+        require_compliant=True,
+    )
+    assert ok.hepilot_compliant
