@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+from hepwb.viz.chunk_explorer import CHUNK_COLOURS, OVERLAP_STYLE, ChunkExplorer, chunks_html, token_histogram
 from hepwb.viz.document_view import KIND_COLOURS, DocumentBrowser, page_image_png, page_view_html
 
-__all__ = ["KIND_COLOURS", "DocumentBrowser", "page_image_png", "page_view_html"]
+__all__ = [
+    "CHUNK_COLOURS",
+    "KIND_COLOURS",
+    "OVERLAP_STYLE",
+    "ChunkExplorer",
+    "DocumentBrowser",
+    "chunks_html",
+    "page_image_png",
+    "page_view_html",
+    "token_histogram",
+]
 
 
 def __dir__() -> list[str]:

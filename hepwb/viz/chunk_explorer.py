@@ -21,10 +21,11 @@ from __future__ import annotations
 import base64
 import html as _html
 import io
+import itertools
 from collections.abc import Sequence
 from typing import Any
 
-from hepwb.exceptions import ConfigError
+from hepwb.exceptions import ConfigError, HepwbError
 from hepwb.types import Block, Chunk, Document
 
 __all__ = ["CHUNK_COLOURS", "OVERLAP_STYLE", "ChunkExplorer", "chunks_html", "token_histogram"]
@@ -51,7 +52,8 @@ def _legend() -> str:
         f'<span style="outline:2px solid {c};{sw};margin-left:4px">{k} (never cut)</span>'
         for k, c in _ATOMIC_OUTLINE.items()
     ]
-    return f'<div class="hw-legend" style="margin:4px 0 8px 0;font-size:12px;line-height:2">{"".join(items)}</div>'
+    style = "margin:4px 0 8px 0;font-size:12px;line-height:2"
+    return f'<div class="hw-legend" style="{style}">{"".join(items)}</div>'
 
 
 def _label(c: Chunk) -> str:
@@ -133,7 +135,7 @@ def chunks_html(doc: Document, chunks: Sequence[Chunk], *, max_chars: int | None
     block_at = {b.start: b for b in blocks}
     parts: list[str] = []
     open_block: Block | None = None
-    for lo, hi in zip(points, points[1:], strict=False):
+    for lo, hi in itertools.pairwise(points):
         if open_block is None and lo in block_at:
             open_block = block_at[lo]
             colour = _ATOMIC_OUTLINE.get(open_block.kind, "#666")
@@ -211,7 +213,8 @@ def _summary(chunks: Sequence[Chunk], tokenizer: str) -> str:
     else:
         line += (
             f" · {report['model_max_tokens']}-token embedder truncates "
-            f"{report['share_chunks_truncated']:.0%} of chunks, drops {report['share_tokens_dropped']:.0%} of tokens"
+            f"{report['share_chunks_truncated']:.0%} of chunks, "
+            f"drops {report['share_tokens_dropped']:.0%} of tokens"
         )
     line += f" · {sum(c.oversized for c in chunks)} oversized"
     return f'<p class="hw-summary" style="font-size:13px">{line}</p>'
@@ -219,7 +222,8 @@ def _summary(chunks: Sequence[Chunk], tokenizer: str) -> str:
 
 def _check(chunk_size: int, chunk_overlap: float) -> None:
     if not _SIZE_RANGE[0] <= chunk_size <= _SIZE_RANGE[1]:
-        msg = f"chunk_size {chunk_size} is outside {_SIZE_RANGE[0]}..{_SIZE_RANGE[1]}; pick a token budget in range"
+        lo, hi = _SIZE_RANGE
+        msg = f"chunk_size {chunk_size} is outside {lo}..{hi}; pick a token budget in that range"
         raise ConfigError(msg)
     if not _OVERLAP_RANGE[0] <= chunk_overlap <= _OVERLAP_RANGE[1]:
         msg = f"chunk_overlap {chunk_overlap} is outside 0..0.5; give the overlap as a fraction, e.g. 0.1"
@@ -280,7 +284,11 @@ class ChunkExplorer:
             value=chunk_size, min=_SIZE_RANGE[0], max=_SIZE_RANGE[1], step=32, description="chunk size"
         )
         self.chunk_overlap = w.FloatSlider(
-            value=chunk_overlap, min=_OVERLAP_RANGE[0], max=_OVERLAP_RANGE[1], step=0.05, description="overlap"
+            value=chunk_overlap,
+            min=_OVERLAP_RANGE[0],
+            max=_OVERLAP_RANGE[1],
+            step=0.05,
+            description="overlap",
         )
         self.summary = w.HTML()
         self.view = w.HTML()
@@ -299,12 +307,22 @@ class ChunkExplorer:
         self.refresh()
 
     def _on_change(self, _change: dict[str, Any]) -> None:
-        self.refresh()
+        try:
+            self.refresh()
+        except HepwbError as exc:  # a control change must not kill the widget: show why instead
+            self.summary.value = (
+                f'<p class="hw-error" style="color:{_OVERSIZED}">{_html.escape(str(exc))}</p>'
+            )
 
     def _chunk(self) -> list[Chunk]:
         from hepwb.chunking import get_chunker
 
-        key = (self.paper.value, self.strategy.value, int(self.chunk_size.value), float(self.chunk_overlap.value))
+        key = (
+            self.paper.value,
+            self.strategy.value,
+            int(self.chunk_size.value),
+            float(self.chunk_overlap.value),
+        )
         if key not in self._cache:
             chunker = get_chunker(key[1], chunk_size=key[2], chunk_overlap=key[3], tokenizer=self.tokenizer)
             self._cache[key] = chunker.chunk(self.documents[key[0]])

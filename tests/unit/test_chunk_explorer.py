@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import itertools
 import re
 
 import matplotlib.pyplot as plt
@@ -62,7 +63,7 @@ def test_html_escapes_text():
 def test_html_marks_overlap_regions():
     doc = _doc()
     chunks = _chunks(doc, overlap=0.2)
-    pairs = [(a, b) for a, b in zip(chunks, chunks[1:], strict=False) if b.start < a.end]
+    pairs = [(a, b) for a, b in itertools.pairwise(chunks) if b.start < a.end]
     assert pairs, "consecutive chunks share text with overlap 0.2"
     out = chunks_html(doc, chunks)
     for a, b in pairs:
@@ -79,7 +80,9 @@ def test_html_outlines_atomic_blocks_whole():
     atomic = [b for b in doc.blocks if b.atomic]
     assert {b.kind for b in atomic} == {"math", "table", "code"}
     for b in atomic:
-        m = re.search(rf'<span class="hw-atomic hw-{b.kind}" title="{b.kind} block \[{b.start}:{b.end}\]', out)
+        m = re.search(
+            rf'<span class="hw-atomic hw-{b.kind}" title="{b.kind} block \[{b.start}:{b.end}\]', out
+        )
         assert m, b
     math = re.search(r'<span class="hw-atomic hw-math"[^>]*>(.*?)</span></span>', out, re.S).group(1)
     assert "A_{LU}(\\phi)" in html.unescape(re.sub(r"<[^>]+>", "", math))
@@ -200,3 +203,16 @@ def test_explorer_rejects_bad_values(kwargs, match):
 def test_explorer_needs_documents():
     with pytest.raises(ConfigError, match="run hepwb ingest"):
         ChunkExplorer([], tokenizer="words")
+
+
+def test_explorer_shows_a_failing_control_change_instead_of_raising(monkeypatch):
+    import hepwb.chunking
+
+    ex = ChunkExplorer([_doc()], tokenizer="words")
+
+    def broken(*_args, **_kwargs):
+        raise ConfigError("bad parameters for chunker 'x'")
+
+    monkeypatch.setattr(hepwb.chunking, "get_chunker", broken)
+    ex.chunk_size.value = 96
+    assert 'class="hw-error"' in ex.summary.value and "bad parameters" in ex.summary.value
