@@ -99,8 +99,10 @@ def block_units(doc: Document, tokens: TokenIndex, budget: int, *, sentences: bo
             if units and units[-1].kind != "barrier":
                 units.append(Unit(b.start, b.end, "barrier"))
             continue
-        if b.kind == "heading":
+        if b.kind == "heading" and tokens.count(b.start, b.end) <= budget:
             units.append(Unit(b.start, b.end, "heading"))
+        elif b.kind == "heading":  # a heading longer than the budget is cut like text
+            units.extend(_split_text(doc, b.start, b.end, tokens, budget, sentences=False))
         elif b.atomic:
             units.append(Unit(b.start, b.end, "atomic", oversized=tokens.count(b.start, b.end) > budget))
         else:

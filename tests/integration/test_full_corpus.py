@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from hepwb.hepilot import validate_tree
 from hepwb.paths import Layout
@@ -68,3 +70,24 @@ def test_semantic_strategy_keeps_the_invariants_on_every_paper(prepared):
     chunker = get_chunker("semantic", chunk_size=256)
     for doc in prepared.documents:
         assert_chunk_invariants(doc, chunker.chunk(doc), 256)
+
+
+@pytest.mark.filterwarnings("ignore::hypothesis.errors.HypothesisWarning")  # the fixture's repr is large
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    name=st.sampled_from(
+        ["hepilot", "token", "recursive", "sentence", "section", "sentence_window", "hierarchical"]
+    ),
+    paper=st.integers(0, 31),
+    size=st.integers(32, 1024),
+    overlap=st.floats(0.0, 0.5),
+)
+def test_random_configurations_on_real_papers(prepared, name, paper, size, overlap):
+    from hepwb.chunking import get_chunker
+
+    params = {"chunk_size": size, "chunk_overlap": overlap}
+    if name == "hierarchical":
+        params["parent_size"] = size * 4
+    doc = prepared.documents[paper]
+    chunks = get_chunker(name, **params).chunk(doc)
+    assert_chunk_invariants(doc, chunks, size)
