@@ -206,13 +206,15 @@ def run(
 
     from hepwb.paths import Layout
     from hepwb.pipeline.corpus import resolve_corpus
+    from hepwb.pipeline.experiment import questions_path
     from hepwb.pipeline.report import render_report
     from hepwb.pipeline.sweep import run_notebook, run_sweep, validate_grid
 
     layout = Layout.default()
     try:
         folder = str(resolve_corpus(corpus).resolve())
-        typer.echo(f"corpus: {folder}")
+        questions = str(questions_path(questions).resolve())  # recorded with every run
+        typer.echo(f"corpus: {folder}\nquestions: {questions}")
         # fail fast on bad options, before the long ingest
         validate_grid(
             _ints(chunk_sizes),
