@@ -47,12 +47,32 @@ class ChunkSet:
         return out
 
 
-def _save_parquet(path: Path, chunks: list[Chunk]) -> None:
+def _neighbours(chunks: list[Chunk]) -> tuple[list[str | None], list[str | None]]:
+    """Previous and next chunk ids within each document (None at a document's ends)."""
+    prev: list[str | None] = []
+    nxt: list[str | None] = []
+    for i, c in enumerate(chunks):
+        before = chunks[i - 1] if i else None
+        after = chunks[i + 1] if i + 1 < len(chunks) else None
+        prev.append(before.chunk_id if before and before.document_id == c.document_id else None)
+        nxt.append(after.chunk_id if after and after.document_id == c.document_id else None)
+    return prev, nxt
+
+
+def _save_parquet(path: Path, chunks: list[Chunk], tokenizer: str | None = None) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    prev, nxt = _neighbours(chunks)
+    limit = (truncation_report(chunks, tokenizer) or {}).get("model_max_tokens")
     tbl = pa.table(
         {
+            "prev_chunk_id": pa.array(prev, pa.string()),
+            "next_chunk_id": pa.array(nxt, pa.string()),
+            # whether an embedder with the model's input limit sees only part of the chunk (null: unknown)
+            "truncated_by_embedder": pa.array(
+                [c.token_count > limit if limit else None for c in chunks], pa.bool_()
+            ),
             "chunk_id": [c.chunk_id for c in chunks],
             "document_id": [c.document_id for c in chunks],
             "index": pa.array([c.index for c in chunks], pa.int32()),
@@ -219,7 +239,7 @@ def build_chunkset(
     log.filtered(lambda e: (e.context or {}).get("chunkset") in (None, chunkset_id)).save(
         root / "processing_log.json"
     )
-    _save_parquet(root / "chunks.parquet", chunks)
+    _save_parquet(root / "chunks.parquet", chunks, p.get("tokenizer"))
     write_json(
         manifest,
         {

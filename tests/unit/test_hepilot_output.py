@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -185,3 +186,18 @@ def test_compliant_mode_refuses_research_sizes(tmp_path):
         require_compliant=True,
     )
     assert ok.hepilot_compliant
+
+
+def test_chunks_parquet_records_neighbours_and_truncation(tmp_path):
+    import pyarrow.parquet as pq
+
+    cs = build_chunkset(_docs(), "hepilot", layout=Layout(tmp_path), progress=False, chunk_size=48)
+    rows = pq.read_table(cs.root / "chunks.parquet").to_pylist()
+    by_doc: dict[str, list[dict]] = {}
+    for r in rows:
+        by_doc.setdefault(r["document_id"], []).append(r)
+    for doc_rows in by_doc.values():
+        assert doc_rows[0]["prev_chunk_id"] is None and doc_rows[-1]["next_chunk_id"] is None
+        for a, b in itertools.pairwise(doc_rows):
+            assert a["next_chunk_id"] == b["chunk_id"] and b["prev_chunk_id"] == a["chunk_id"]
+    assert all(r["truncated_by_embedder"] == (r["token_count"] > 256) for r in rows)
