@@ -215,42 +215,26 @@ def run(
         folder = str(resolve_corpus(corpus).resolve())
         questions = str(questions_path(questions).resolve())  # recorded with every run
         typer.echo(f"corpus: {folder}\nquestions: {questions}")
-        # fail fast on bad options, before the long ingest
-        validate_grid(
-            _ints(chunk_sizes),
-            _words(retrievers),
-            chunkers=_words(chunkers),
-            corpus=folder,
-            questions=questions,
-            max_docs=max_docs,
-            prefer_latex=latex,
-            chunk_overlap=chunk_overlap,
-            k=k,
-        )
-        run_notebook(
-            "10-ingest.ipynb",
-            layout.reports / "10-ingest.ipynb",
-            {
-                "corpus": folder,
-                "max_docs": max_docs,
-                "prefer_latex": latex,
-                "chunk_sizes": _ints(chunk_sizes),
-                "chunk_overlap": chunk_overlap,
-            },
-            layout,
-        )
-        cells = run_sweep(
-            _ints(chunk_sizes),
-            _words(retrievers),
-            chunkers=_words(chunkers),
-            layout=layout,
-            corpus=folder,
-            questions=questions,
-            max_docs=max_docs,
-            prefer_latex=latex,
-            chunk_overlap=chunk_overlap,
-            k=k,
-        )
+        sizes, names = _ints(chunk_sizes), _words(retrievers)
+        grid = {
+            "chunkers": _words(chunkers),
+            "corpus": folder,
+            "questions": questions,
+            "max_docs": max_docs,
+            "prefer_latex": latex,
+            "chunk_overlap": chunk_overlap,
+            "k": k,
+        }
+        validate_grid(sizes, names, **grid)  # fail fast on bad options, before the long ingest
+        ingest_params = {
+            "corpus": folder,
+            "max_docs": max_docs,
+            "prefer_latex": latex,
+            "chunk_sizes": sizes,
+            "chunk_overlap": chunk_overlap,
+        }
+        run_notebook("10-ingest.ipynb", layout.reports / "10-ingest.ipynb", ingest_params, layout)
+        cells = run_sweep(sizes, names, layout=layout, **grid)
         path = render_report(layout)
     except (HepwbError, PapermillException) as exc:
         _fail(exc)

@@ -121,21 +121,6 @@ def test_invariants_hold_on_random_markdown(blocks, size, overlap):
     assert_chunk_invariants(doc, chunks, size)
 
 
-def test_reference_blocks_are_not_chunked_and_not_spanned():
-    from hepwb.types import Block, Document
-
-    text = "Intro text here.\n\n[1] A. Author, Phys. Rev. D 1 (2000) 1.\n\nAppendix text follows."
-    blocks = (
-        Block("text", 0, 16, 1),
-        Block("reference", 18, 57, 1),
-        Block("text", 59, len(text), 1),
-    )
-    doc = Document("d", "R", text, blocks)
-    chunks = HepilotChunker(chunk_size=100, chunk_overlap=0.5, tokenizer="words").chunk(doc)
-    assert [c.text for c in chunks] == ["Intro text here.", "Appendix text follows."]
-    assert_chunk_invariants(doc, chunks, 100)
-
-
 def test_a_word_longer_than_the_budget_is_cut_between_tokens():
     url = "https://example.org/" + "/".join(f"segment{i}" for i in range(80))
     doc = markdown_document(f"# Links\n\nSee {url} for the data.", "U")
