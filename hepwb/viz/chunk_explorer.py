@@ -27,6 +27,7 @@ from typing import Any
 
 from hepwb.exceptions import ConfigError, HepwbError
 from hepwb.types import Block, Chunk, Document
+from hepwb.viz.document_view import by_label
 
 __all__ = ["CHUNK_COLOURS", "OVERLAP_STYLE", "ChunkExplorer", "chunks_html", "token_histogram"]
 
@@ -264,14 +265,7 @@ class ChunkExplorer:
 
         from hepwb.chunking import CHUNKERS
 
-        if not documents:
-            msg = "ChunkExplorer needs at least one document; run hepwb ingest first"
-            raise ConfigError(msg)
-        self.documents = {d.label: d for d in documents}
-        first = label or next(iter(self.documents))
-        if first not in self.documents:
-            msg = f"no document labelled {first!r}; choose one of {sorted(self.documents)}"
-            raise ConfigError(msg)
+        self.documents, first = by_label(documents, label, "ChunkExplorer")
         CHUNKERS.get(strategy)  # unknown names raise ConfigError listing the valid ones
         _check(chunk_size, chunk_overlap)
         self.tokenizer = tokenizer

@@ -22,7 +22,7 @@ from typing import Any
 from hepwb.exceptions import ConfigError
 from hepwb.types import Document
 
-__all__ = ["KIND_COLOURS", "DocumentBrowser", "page_image_png", "page_view_html"]
+__all__ = ["KIND_COLOURS", "DocumentBrowser", "by_label", "page_image_png", "page_view_html"]
 
 KIND_COLOURS = {
     "heading": "#cfe2ff",
@@ -34,6 +34,19 @@ KIND_COLOURS = {
     "caption": "#e2d9f3",
     "reference": "#e9ecef",
 }
+
+
+def by_label(documents: list[Document], label: str | None, widget: str) -> tuple[dict[str, Document], str]:
+    """Documents keyed by label and the label to show first, with errors that say the fix."""
+    if not documents:
+        msg = f"{widget} needs at least one document; run hepwb ingest first"
+        raise ConfigError(msg)
+    docs = {d.label: d for d in documents}
+    first = label or next(iter(docs))
+    if first not in docs:
+        msg = f"no document labelled {first!r}; choose one of {sorted(docs)}"
+        raise ConfigError(msg)
+    return docs, first
 
 
 def page_image_png(pdf: str | Path, page: int, zoom: float = 1.3) -> bytes:
@@ -102,14 +115,7 @@ class DocumentBrowser:
     def __init__(self, documents: list[Document], label: str | None = None, page: int = 1) -> None:
         import ipywidgets as w
 
-        if not documents:
-            msg = "DocumentBrowser needs at least one document; run hepwb ingest first"
-            raise ConfigError(msg)
-        self.documents = {d.label: d for d in documents}
-        first = label or next(iter(self.documents))
-        if first not in self.documents:
-            msg = f"no document labelled {first!r}; choose one of {sorted(self.documents)}"
-            raise ConfigError(msg)
+        self.documents, first = by_label(documents, label, "DocumentBrowser")
         self.paper = w.Dropdown(options=sorted(self.documents), value=first, description="paper")
         self.page = w.IntSlider(value=page, min=1, max=self._pages(first), description="page")
         self.view = w.HTML()

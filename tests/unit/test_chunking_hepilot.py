@@ -3,8 +3,6 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from hepwb.chunking import get_chunker
 from hepwb.chunking.hepilot import HepilotChunker
@@ -100,25 +98,6 @@ def test_sentence_spans_respect_abbreviations():
         "The value is 1.5 GeV.",
         "Done.",
     ]
-
-
-_word = st.text(alphabet="abcdefgh.,", min_size=1, max_size=8)
-_para = st.lists(_word, min_size=1, max_size=40).map(" ".join)
-_block = st.one_of(
-    _para,
-    _para.map(lambda p: f"## {p[:20]}"),
-    _para.map(lambda p: f"$$\n{p}\n$$"),
-    _para.map(lambda p: f"| a | b |\n|---|---|\n| {p[:30]} | x |"),
-    _para.map(lambda p: f"```\n{p}\n```"),
-)
-
-
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(blocks=st.lists(_block, min_size=1, max_size=12), size=st.integers(8, 60), overlap=st.floats(0, 0.5))
-def test_invariants_hold_on_random_markdown(blocks, size, overlap):
-    doc = markdown_document("\n\n".join(blocks), "H")
-    chunks = HepilotChunker(chunk_size=size, chunk_overlap=overlap, tokenizer="words").chunk(doc)
-    assert_chunk_invariants(doc, chunks, size)
 
 
 def test_a_word_longer_than_the_budget_is_cut_between_tokens():
