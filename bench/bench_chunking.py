@@ -137,7 +137,7 @@ def token_stats(row: Row, chunks: list[list[str]], hf_tok: Any) -> None:
     row.max_tokens = max(counts, default=0)
 
 
-def hepwb_rows(docs: list[Any]) -> list[tuple[Row, Callable[[], PassFn]]]:
+def hepwb_rows(docs: list[Any], skip: set[str] = frozenset()) -> list[tuple[Row, Callable[[], PassFn]]]:
     """hepwb strategies at 512 tokens, 10 % overlap (section: its default 0), default tokenizer."""
     from hepwb.chunking import CHUNKERS, DEFAULT_TOKENIZER, get_chunker
 
@@ -150,6 +150,8 @@ def hepwb_rows(docs: list[Any]) -> list[tuple[Row, Callable[[], PassFn]]]:
 
     out = []
     for name in CHUNKERS.names():
+        if name in skip:
+            continue
         params: dict[str, Any] = {"chunk_size": CHUNK_SIZE}
         if name != "section":
             params["chunk_overlap"] = OVERLAP
@@ -332,6 +334,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats", type=int, default=3, help="timed passes per chunker (best kept)")
     ap.add_argument("--max-docs", type=int, default=None, help="only the first N papers (smoke test)")
     ap.add_argument("--budget-s", type=float, default=120.0, help="stop repeating once one pass exceeds this")
+    ap.add_argument(
+        "--with-semantic",
+        action="store_true",
+        help="also time the semantic strategy (embeds every sentence: over a minute per pass)",
+    )
     args = ap.parse_args(argv)
 
     shared = shared_dir()
@@ -354,7 +361,7 @@ def main(argv: list[str] | None = None) -> int:
     hf_tok.model_max_length = 10**9  # count, never truncate (and no over-length warnings)
 
     plan: list[tuple[Row, Callable[[], PassFn] | None]] = []
-    plan += hepwb_rows(docs)
+    plan += hepwb_rows(docs, set() if args.with_semantic else {"semantic"})
     plan += chonkie_rows(texts, hf_tok)
     plan += langchain_rows(texts, hf_tok)
     plan += semchunk_rows(texts, hf_tok)

@@ -91,3 +91,16 @@ def test_random_configurations_on_real_papers(prepared, name, paper, size, overl
     doc = prepared.documents[paper]
     chunks = get_chunker(name, **params).chunk(doc)
     assert_chunk_invariants(doc, chunks, size)
+
+
+def test_batched_tokenizer_spans_match_on_every_paper(prepared):
+    import numpy as np
+
+    from hepwb.chunking import get_tokenizer
+
+    tok = get_tokenizer("all-MiniLM-L6-v2")
+    for doc in prepared.documents:
+        enc = tok._tok(doc.markdown, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
+        assert np.array_equal(tok.spans(doc.markdown), np.asarray(enc["offset_mapping"]).reshape(-1, 2)), (
+            doc.label
+        )

@@ -139,3 +139,14 @@ def test_semantic_chunker_breaks_between_topics():
     assert_chunk_invariants(doc, chunks, 400)
     assert len(chunks) >= 2
     assert any(c.text.endswith("detector.") for c in chunks)  # a break right where the topic changes
+
+
+def test_batched_wordpiece_spans_equal_whole_text_spans():
+    import numpy as np
+
+    from hepwb.chunking import get_tokenizer
+
+    tok = get_tokenizer("all-MiniLM-L6-v2")
+    text = "\n\n".join([SAMPLE_MD] * 40)  # long enough to be cut into pieces
+    enc = tok._tok(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
+    assert np.array_equal(tok.spans(text), np.asarray(enc["offset_mapping"]).reshape(-1, 2))
