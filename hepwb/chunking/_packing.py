@@ -159,10 +159,11 @@ def pack(
 def add_overlap(
     doc: Document, own: list[ChunkSpan], tokens: TokenIndex, overlap_tokens: int
 ) -> list[ChunkSpan]:
-    """Prepend about ``overlap_tokens`` tokens of the previous chunk to each chunk.
+    """Prepend exactly ``overlap_tokens`` tokens of the previous chunk to each chunk (HEPilot rule).
 
-    The start snaps forward to a word start, never lands inside an atomic block, never reaches
-    across a non-retrievable block, and oversized chunks neither get nor give overlap.
+    The overlap starts at a token boundary (possibly inside a word), is shortened only where it
+    would start inside an atomic block or before the previous chunk, never reaches across a
+    non-retrievable block, and oversized chunks neither get nor give overlap.
     """
     if overlap_tokens == 0:
         return own
@@ -176,9 +177,11 @@ def add_overlap(
             continue
         first = tokens.first_token_at(sp.start)
         j = max(first - overlap_tokens, tokens.first_token_at(prev.start))
-        start = tokens.word_start_at_or_after(j, sp.start)
+        start = int(tokens.starts[j]) if j < first else sp.start  # exactly `overlap_tokens` tokens back
+        while start < sp.start and doc.markdown[start].isspace():  # BPE tokens may begin with a space
+            start += 1
         for a, z in atomic:
-            if a < start < z:
+            if a < start < z:  # never start inside display math, a table or code: less overlap instead
                 start = tokens.word_start_at_or_after(tokens.first_token_at(z), sp.start)
         spans.append(ChunkSpan(start, sp.end, sp.start))
     return spans

@@ -4,9 +4,9 @@
    than the budget).
 2. Pack units greedily until ``chunk_size`` tokens would be exceeded. A new section starts a new
    chunk once the current one is at least ``min_section_fill`` full.
-3. Overlap: each chunk after the first also begins with about ``chunk_size × chunk_overlap`` tokens
-   of the previous chunk's text (snapped forward to a word start, never starting inside display
-   math, a table or code); own text is budgeted so the total stays ≤ ``chunk_size``.
+3. Overlap: each chunk after the first also begins with exactly ``chunk_size × chunk_overlap``
+   tokens of the previous chunk's text (from a token boundary; shortened only to avoid starting
+   inside display math, a table or code); own text is budgeted so the total stays ≤ ``chunk_size``.
 4. Display math, tables and fenced code are never split; one that alone exceeds the budget becomes
    its own chunk flagged ``oversized``.
 5. Non-retrievable blocks (bibliography entries) are left out; no chunk spans or overlaps across them.

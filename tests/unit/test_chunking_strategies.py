@@ -150,3 +150,14 @@ def test_batched_wordpiece_spans_equal_whole_text_spans():
     text = "\n\n".join([SAMPLE_MD] * 40)  # long enough to be cut into pieces
     enc = tok._tok(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
     assert np.array_equal(tok.spans(text), np.asarray(enc["offset_mapping"]).reshape(-1, 2))
+
+
+@pytest.mark.parametrize("name", ["hepilot", "recursive", "sentence", "section"])
+def test_overlap_is_exactly_as_configured_with_the_model_tokenizer(name):
+    doc = markdown_document(
+        "# T\n\n" + " ".join(f"Sentence number {i} about asymmetries." for i in range(200)), "O"
+    )
+    chunks = get_chunker(name, chunk_size=64, chunk_overlap=0.25).chunk(doc)
+    assert len(chunks) > 5
+    assert [c.overlap_tokens for c in chunks[1:]] == [16] * (len(chunks) - 1)
+    assert all(c.token_count <= 64 for c in chunks)
