@@ -201,3 +201,15 @@ def test_chunks_parquet_records_neighbours_and_truncation(tmp_path):
         for a, b in itertools.pairwise(doc_rows):
             assert a["next_chunk_id"] == b["chunk_id"] and b["prev_chunk_id"] == a["chunk_id"]
     assert all(r["truncated_by_embedder"] == (r["token_count"] > 256) for r in rows)
+
+
+@pytest.mark.parametrize(
+    "chunker", ["token", "recursive", "sentence", "section", "sentence_window", "hierarchical"]
+)
+def test_every_strategy_writes_a_valid_hepilot_tree(tmp_path, chunker):
+    cs = build_chunkset(
+        _docs(), chunker, layout=Layout(tmp_path), progress=False, chunk_size=24, tokenizer="words"
+    )
+    assert cs.chunks and not validate_tree(cs.root, SCHEMAS)
+    manifest = json.loads((cs.root / "chunkset.json").read_text())
+    assert manifest["chunker"]["name"] == chunker and manifest["chunker"]["tokenizer"] == "words"
