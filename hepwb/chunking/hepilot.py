@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import Any
 
 from hepwb.chunking._packing import SizedChunker, add_overlap, block_units, pack
-from hepwb.chunking._spans import TokenIndex, finalize
+from hepwb.chunking._spans import ChunkSpan, TokenIndex, finalize
 from hepwb.chunking.base import config_key, register_chunker
 from hepwb.chunking.tokenizers import DEFAULT_TOKENIZER, get_tokenizer
 from hepwb.exceptions import ConfigError
@@ -68,10 +68,13 @@ class HepilotChunker(SizedChunker):
         """Parameters defining this chunker."""
         return {**super().params(), "min_section_fill": self.min_section_fill}
 
+    def spans(self, doc: Document, tokens: TokenIndex) -> list[ChunkSpan]:
+        """Chunk spans of ``doc`` over an existing token index (shared by composite strategies)."""
+        units = block_units(doc, tokens, self.budget)
+        own = pack(units, tokens, self.budget, self.min_section_fill)
+        return add_overlap(doc, own, tokens, self.overlap_tokens)
+
     def chunk(self, doc: Document) -> list[Chunk]:
         """Split ``doc`` into chunks."""
         tokens = TokenIndex(doc.markdown, get_tokenizer(self.tokenizer))
-        units = block_units(doc, tokens, self.budget)
-        own = pack(units, tokens, self.budget, self.min_section_fill)
-        spans = add_overlap(doc, own, tokens, self.overlap_tokens)
-        return finalize(doc, spans, tokens, config_key(self))
+        return finalize(doc, self.spans(doc, tokens), tokens, config_key(self))

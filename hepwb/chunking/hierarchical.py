@@ -19,11 +19,11 @@ import dataclasses
 from typing import Any
 
 from hepwb.chunking._packing import SizedChunker
+from hepwb.chunking._spans import TokenIndex, finalize
 from hepwb.chunking.base import config_key, register_chunker
 from hepwb.chunking.hepilot import HepilotChunker
-from hepwb.chunking.tokenizers import DEFAULT_TOKENIZER
+from hepwb.chunking.tokenizers import DEFAULT_TOKENIZER, get_tokenizer
 from hepwb.exceptions import ConfigError
-from hepwb.ids import content_uuid, text_sha256
 from hepwb.types import Chunk, Document
 
 __all__ = ["HierarchicalChunker"]
@@ -60,21 +60,23 @@ class HierarchicalChunker(SizedChunker):
         return {**super().params(), "parent_size": self.parent_size}
 
     def chunk(self, doc: Document) -> list[Chunk]:
-        """Children with their parents' spans as context."""
-        parents = HepilotChunker(self.parent_size, 0.0, self.tokenizer).chunk(doc)
-        children = HepilotChunker(self.chunk_size, self.chunk_overlap, self.tokenizer).chunk(doc)
+        """Children with their parents' spans as context (one tokenization for both levels)."""
+        tokens = TokenIndex(doc.markdown, get_tokenizer(self.tokenizer))
+        parents = HepilotChunker(self.parent_size, 0.0, self.tokenizer).spans(doc, tokens)
+        children = finalize(
+            doc,
+            HepilotChunker(self.chunk_size, self.chunk_overlap, self.tokenizer).spans(doc, tokens),
+            tokens,
+            config_key(self),
+        )
         starts = [p.start for p in parents]
-        key = config_key(self)
         out = []
         for c in children:
             lo = max(bisect.bisect_right(starts, c.start) - 1, 0)
             hi = max(bisect.bisect_left(starts, c.end) - 1, lo)
             out.append(
                 dataclasses.replace(
-                    c,
-                    chunk_id=content_uuid("chunk", doc.document_id, key, c.start, c.end, text_sha256(c.text)),
-                    context_start=min(parents[lo].start, c.start),
-                    context_end=max(parents[hi].end, c.end),
+                    c, context_start=min(parents[lo].start, c.start), context_end=max(parents[hi].end, c.end)
                 )
             )
         return out
