@@ -27,23 +27,10 @@ sys.path.insert(0, str(ROOT))
 
 from hepwb.exceptions import ProcessingError  # noqa: E402
 from hepwb.paths import shared_dir  # noqa: E402
-from hepwb.processing._latex_pages import quote_key  # noqa: E402
 from hepwb.processing.latex import latex_to_document  # noqa: E402
+from hepwb.textkey import key as quote_key  # noqa: E402
+from hepwb.textkey import piece_coverage as coverage  # noqa: E402
 from hepwb.types import Document  # noqa: E402
-
-
-def coverage(qk: str, tk: str, piece: int = 16) -> float:
-    """Share of the quote key's pieces found in order in ``tk`` (1.0 when strictly contained)."""
-    if qk in tk:
-        return 1.0
-    pieces = [qk[i : i + piece] for i in range(0, len(qk), piece)]
-    pos = found = 0
-    for p in pieces:
-        j = tk.find(p, pos)
-        if j >= 0:
-            found += 1
-            pos = j + len(p)
-    return found / len(pieces) if pieces else 0.0
 
 
 def key_offsets(text: str) -> list[int]:

@@ -31,12 +31,13 @@ import resource
 import subprocess
 import sys
 import time
-import unicodedata
 from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from hepwb.textkey import key, piece_coverage  # noqa: E402
 
 CONVERTERS = ("hepwb", "pymupdf", "pymupdf4llm")
 _MARK = "@@bench "
@@ -46,21 +47,9 @@ _MATH_RE = re.compile(r"^\$\$", re.M)
 _CAPTION_RE = re.compile(r"^(?:\*\*|_)*(?:Figure|Fig\.|Table)\s*[A-Z]?\d+", re.M | re.I)
 
 
-def key(text: str) -> str:
-    """Quote key: NFKC, lowercase, only ``[a-z0-9]``."""
-    return re.sub(r"[^a-z0-9]", "", unicodedata.normalize("NFKC", text).lower())
-
-
-def tolerant(quote_key: str, text_key: str, piece: int = 16, share: float = 0.9) -> bool:
-    """Whether >= ``share`` of the quote key's ``piece``-character pieces occur in order."""
-    pieces = [quote_key[i : i + piece] for i in range(0, len(quote_key), piece)] or [""]
-    pos = found = 0
-    for p in pieces:
-        at = text_key.find(p, pos)
-        if at >= 0:
-            found += 1
-            pos = at + len(p)
-    return found >= share * len(pieces)
+def tolerant(quote_key: str, text_key: str, share: float = 0.9) -> bool:
+    """check_quotes' tolerant rule: >= ``share`` of the quote key's 16-character pieces occur in order."""
+    return piece_coverage(quote_key, text_key) >= share
 
 
 def convert(name: str, pdf: Path) -> tuple[str, int, dict[str, int]]:

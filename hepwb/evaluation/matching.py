@@ -27,7 +27,6 @@ Example:
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -37,6 +36,7 @@ import numpy as np
 
 from hepwb.evaluation.questions import Evidence, Question
 from hepwb.exceptions import ConfigError
+from hepwb.textkey import NON_KEY, key
 from hepwb.types import Block, Document
 
 __all__ = [
@@ -61,17 +61,6 @@ PIECE = 16
 TOLERANT_SHARE = 0.9
 """Share of pieces that must be found, in order, for a tolerant match."""
 _MAX_OCCURRENCES = 200
-_NON_KEY = re.compile(r"[^a-z0-9]")
-
-
-def key(s: str) -> str:
-    """Return the matching key of ``s``: NFKC, lowercase, only ``[a-z0-9]`` kept.
-
-    Example:
-        >>> key("Eﬃciency of the π⁰ → γγ decay: 8.5 %")
-        'efficiencyofthe0decay85'
-    """
-    return _NON_KEY.sub("", unicodedata.normalize("NFKC", s).lower())
 
 
 @dataclass(frozen=True, eq=False)
@@ -138,7 +127,7 @@ class KeyIndex:
             parts.append(special[s])
             prev = int(seg_end[s])
         parts.append(text[prev:].lower())
-        key_text = _NON_KEY.sub("", "".join(parts))
+        key_text = NON_KEY.sub("", "".join(parts))
         starts = np.repeat(np.arange(n, dtype=np.int64), counts)
         ends = np.repeat(seg_end, counts)
         if len(key_text) != len(starts):  # pragma: no cover - guards the construction above

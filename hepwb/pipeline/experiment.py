@@ -6,8 +6,8 @@ This is the single call the evaluation notebook makes::
     result = run_experiment(cfg)
 
 Every stage is cached (converted documents, chunk sets, embeddings), so a sweep pays for each
-piece of work once. The run folder holds ``config.json``-style ``metrics.json`` (configuration,
-versions, input hashes, timings, summary), ``per_question.parquet`` and ``hits.parquet``.
+piece of work once. The run folder holds ``metrics.json`` (configuration and its hash, versions,
+code fingerprints, input hashes, timings, summary), ``per_question.parquet`` and ``hits.parquet``.
 """
 
 from __future__ import annotations

@@ -54,7 +54,7 @@ def text_agreement(markdown: str, pdf: Path) -> float:
 
     import pymupdf
 
-    from hepwb.evaluation.matching import key
+    from hepwb.textkey import key
 
     with pymupdf.open(str(pdf)) as d:
         text = " ".join(page.get_text() for page in d)

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import bisect
 import re
-import unicodedata
 from pathlib import Path
 
-__all__ = ["locate_pages", "pdf_page_keys", "quote_key"]
+from hepwb.textkey import key
+
+__all__ = ["locate_pages", "pdf_page_keys"]
 
 _INLINE_MATH = re.compile(r"\$[^$]*\$")
 _CITE = re.compile(r"\[@[^\]]*\]|\[\^\d+\]")
@@ -30,24 +31,19 @@ MIN_SHORT = 4
 SHORT_WINDOW = 3000
 
 
-def quote_key(text: str) -> str:
-    """The evaluation key of ``text``: NFKC, lowercase, only ``[a-z0-9]``."""
-    return re.sub(r"[^a-z0-9]", "", unicodedata.normalize("NFKC", text).lower())
-
-
 def pdf_page_keys(pdf: str | Path) -> list[str]:
     """Keys of each page's text (``pymupdf`` ``page.get_text()``)."""
     import pymupdf
 
     with pymupdf.open(pdf) as doc:
-        return [quote_key(page.get_text()) for page in doc]
+        return [key(page.get_text()) for page in doc]
 
 
 def _block_key(text: str) -> str:
     if text.lstrip().startswith(("$$", "\\begin")):
         return ""
     text = _CITE.sub(" ", _INLINE_MATH.sub(" ", text))
-    return quote_key(_TEX_CMD.sub(" ", text))
+    return key(_TEX_CMD.sub(" ", text))
 
 
 def locate_pages(texts: list[str], page_keys: list[str]) -> list[tuple[int, int]]:
@@ -55,7 +51,7 @@ def locate_pages(texts: list[str], page_keys: list[str]) -> list[tuple[int, int]
 
     Args:
         texts: Block texts in document order.
-        page_keys: :func:`quote_key` of each PDF page.
+        page_keys: :func:`hepwb.textkey.key` of each PDF page.
     """
     starts, acc = [], 0
     for k in page_keys:
