@@ -17,6 +17,7 @@ __all__ = [
     "DependencyError",
     "HepwbError",
     "ProcessingError",
+    "RetrieverUnavailableError",
     "SchemaValidationError",
 ]
 
@@ -48,3 +49,7 @@ class SchemaValidationError(HepwbError, ValueError):
 
 class DependencyError(HepwbError, ImportError):
     """An optional dependency or model is missing; the message says what to install."""
+
+
+class RetrieverUnavailableError(HepwbError, RuntimeError):
+    """A retrieval method cannot run here (no cross-encoder model, no LLM endpoint configured)."""

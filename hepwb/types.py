@@ -149,6 +149,11 @@ class Hit:
         retriever: Name of the retriever that produced the hit.
         pages: Source pages of the chunk.
         section_path: Section headings of the chunk.
+        title: The parent document's title.
+        arxiv: The parent document's arXiv identifier ("" when unknown).
+        why: Why it matched, in words (``"bm25 7.31 on jpsi, lhcb"``, ``"rrf: dense #3, bm25 #1"``).
+        matched: Query terms or entities found in the text.
+        highlights: ``(start, end)`` spans of ``text`` to highlight (offsets into ``text``).
     """
 
     chunk_id: str
@@ -162,3 +167,8 @@ class Hit:
     retriever: str = ""
     pages: tuple[int, ...] = ()
     section_path: tuple[str, ...] = ()
+    title: str = ""
+    arxiv: str = ""
+    why: str = ""
+    matched: tuple[str, ...] = ()
+    highlights: tuple[tuple[int, int], ...] = ()

@@ -1,7 +1,13 @@
-"""LanceDB storage: chunk tables with a full-text index, and an embedding cache.
+"""LanceDB storage: chunk tables with full-text and vector indexes, and an embedding cache.
 
-One table per (chunk set, embedding model); the embedding cache is keyed by (model, SHA-256 of
-the text) so no text is embedded twice.
+One table per (chunk set, embedding model), holding per chunk its text, vector and metadata
+(document, label, title, arXiv id, pages, section path, offsets, the reader's context span and
+text), the HEP search terms of :func:`~hepwb.index.analyzer.search_terms` and the HEP entities of
+:class:`~hepwb.index.entities.EntityExtractor`. Two full-text indexes: ``text`` (LanceDB's simple
+tokenizer) and ``search_text`` (HEP terms). Tables of ``ann_min_rows`` chunks or more also get an
+``IVF_HNSW_SQ`` vector index (cosine); smaller ones are searched exactly.
+
+The embedding cache is keyed by (model, SHA-256 of the text) so no text is embedded twice.
 """
 
 from __future__ import annotations
@@ -19,7 +25,20 @@ if TYPE_CHECKING:
 
     from hepwb.types import Chunk, Document
 
-__all__ = ["ChunkStore", "connect", "table_name"]
+__all__ = [
+    "ANN_MIN_ROWS",
+    "ChunkStore",
+    "build_indexes",
+    "chunk_arrow",
+    "connect",
+    "open_chunk_table",
+    "table_name",
+]
+
+ANN_MIN_ROWS = 20_000
+"""Tables with at least this many chunks get an approximate (HNSW) vector index."""
+
+_COLUMNS_NEEDED = frozenset({"search_text", "entities", "context_text", "vector"})
 
 
 def connect(db_path: str | Path) -> Any:
@@ -89,42 +108,90 @@ class ChunkStore:
 
     # -- chunk tables ------------------------------------------------------------------------------
     def table(self, chunkset_id: str, chunks: list[Chunk], docs: dict[str, Document]) -> Any:
-        """Open the table for ``chunkset_id`` (building it, with its FTS index, if needed)."""
+        """Open the table for ``chunkset_id`` (building it, with its indexes, if needed)."""
         name = table_name(chunkset_id, self.embedder.model)
         if name in _tables(self.db):
             tbl = self.db.open_table(name)
-            has_fts = any(getattr(ix, "index_type", "") == "FTS" for ix in tbl.list_indices())
-            # the name carries the chunk set's content fingerprint; an interrupted build is redone
-            if has_fts and tbl.count_rows() == len(chunks):
+            fts = {tuple(ix.columns) for ix in tbl.list_indices() if getattr(ix, "index_type", "") == "FTS"}
+            # the name carries the chunk set's content fingerprint; an interrupted build or a table
+            # written by an older hepwb (fewer columns) is redone
+            if (
+                {("text",), ("search_text",)} <= fts
+                and set(tbl.schema.names) >= _COLUMNS_NEEDED
+                and tbl.count_rows() == len(chunks)
+            ):
                 return tbl
         vecs = self.embed_cached([c.text for c in chunks])
-        tbl = self.db.create_table(name, self._arrow(chunks, docs, vecs), mode="overwrite")
-        from lancedb.index import FTS
-
-        tbl.create_index("text", config=FTS(with_position=False))
+        tbl = self.db.create_table(name, chunk_arrow(chunks, docs, vecs), mode="overwrite")
+        build_indexes(tbl)
         return tbl
 
-    @staticmethod
-    def _arrow(chunks: list[Chunk], docs: dict[str, Document], vecs: np.ndarray) -> pa.Table:
-        import pyarrow as pa
 
-        dim = vecs.shape[1] if vecs.size else 0
-        return pa.table(
-            {
-                "chunk_id": [c.chunk_id for c in chunks],
-                "document_id": [c.document_id for c in chunks],
-                "label": [docs[c.document_id].label for c in chunks],
-                "title": [docs[c.document_id].title for c in chunks],
-                "arxiv": [str(docs[c.document_id].meta.get("arxiv") or "") for c in chunks],
-                "chunk_index": pa.array([c.index for c in chunks], pa.int32()),
-                "start": pa.array([c.start for c in chunks], pa.int64()),
-                "end": pa.array([c.end for c in chunks], pa.int64()),
-                "pages": pa.array([list(c.pages) for c in chunks], pa.list_(pa.int32())),
-                "section": [" > ".join(c.section_path) for c in chunks],
-                "token_count": pa.array([c.token_count for c in chunks], pa.int32()),
-                "context_start": pa.array([c.context[0] for c in chunks], pa.int64()),
-                "context_end": pa.array([c.context[1] for c in chunks], pa.int64()),
-                "text": [c.text for c in chunks],
-                "vector": pa.FixedSizeListArray.from_arrays(pa.array(vecs.ravel(), pa.float32()), dim),
-            }
+def open_chunk_table(db_path: str | Path, chunkset_id: str, model: str) -> Any:
+    """Open the existing table of ``chunkset_id`` embedded with ``model``, or say how to build it."""
+    from hepwb.exceptions import CorpusNotFoundError
+
+    db = connect(db_path)
+    name = table_name(chunkset_id, model)
+    if name not in _tables(db):
+        known = sorted(t for t in _tables(db) if "__" in t and not t.startswith("embcache__"))
+        msg = (
+            f"no LanceDB table {name!r} in {db_path}; build it with `hepwb evaluate` or `hepwb search` "
+            f"(which index on first use), or pick one of {known[:8]}"
         )
+        raise CorpusNotFoundError(msg)
+    return db.open_table(name)
+
+
+def build_indexes(tbl: Any, *, ann_min_rows: int = ANN_MIN_ROWS) -> None:
+    """Create the two full-text indexes and, for large tables, the HNSW vector index."""
+    from lancedb.index import FTS, IvfHnswSq
+
+    tbl.create_index("text", config=FTS(with_position=False), replace=True)
+    hep = FTS(with_position=False, base_tokenizer="whitespace", max_token_length=64)
+    tbl.create_index("search_text", config=hep, replace=True)
+    n = tbl.count_rows()
+    if n >= ann_min_rows:
+        tbl.create_index(
+            "vector",
+            config=IvfHnswSq(distance_type="cosine", num_partitions=max(1, n // 50_000)),
+            replace=True,
+        )
+
+
+def chunk_arrow(chunks: list[Chunk], docs: dict[str, Document], vecs: np.ndarray) -> pa.Table:
+    """The Arrow table of ``chunks`` (with metadata from ``docs``) and their vectors."""
+    import pyarrow as pa
+
+    from hepwb.index.analyzer import search_terms
+    from hepwb.index.entities import EntityExtractor
+
+    extractor = EntityExtractor.default()
+    dim = vecs.shape[1] if vecs.size else 0
+
+    def context_text(c: Chunk) -> str:
+        s, e = c.context
+        return "" if (s, e) == (c.start, c.end) else docs[c.document_id].markdown[s:e]
+
+    return pa.table(
+        {
+            "chunk_id": [c.chunk_id for c in chunks],
+            "document_id": [c.document_id for c in chunks],
+            "label": [docs[c.document_id].label for c in chunks],
+            "title": [docs[c.document_id].title for c in chunks],
+            "arxiv": [str(docs[c.document_id].meta.get("arxiv") or "") for c in chunks],
+            "chunk_index": pa.array([c.index for c in chunks], pa.int32()),
+            "start": pa.array([c.start for c in chunks], pa.int64()),
+            "end": pa.array([c.end for c in chunks], pa.int64()),
+            "pages": pa.array([list(c.pages) for c in chunks], pa.list_(pa.int32())),
+            "section": [" > ".join(c.section_path) for c in chunks],
+            "token_count": pa.array([c.token_count for c in chunks], pa.int32()),
+            "context_start": pa.array([c.context[0] for c in chunks], pa.int64()),
+            "context_end": pa.array([c.context[1] for c in chunks], pa.int64()),
+            "context_text": [context_text(c) for c in chunks],
+            "text": [c.text for c in chunks],
+            "search_text": [search_terms(c.text) for c in chunks],
+            "entities": pa.array([extractor.entities(c.text) for c in chunks], pa.list_(pa.string())),
+            "vector": pa.FixedSizeListArray.from_arrays(pa.array(vecs.ravel(), pa.float32()), dim),
+        }
+    )

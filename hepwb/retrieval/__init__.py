@@ -1,12 +1,29 @@
-"""Retrieval methods, registered by name (see :func:`get_retriever`)."""
+"""Retrieval methods, registered by name (see :func:`get_retriever`).
+
+``dense``, ``bm25`` (HEP terms), ``bm25_plain``, ``hybrid`` (RRF), ``hybrid_linear``, ``entity``,
+``rerank`` (cross-encoder), ``multi_query`` and ``hyde`` (OpenAI-compatible LLM endpoint) and
+``parent`` (children searched, parents returned). :func:`availability` says which can run here.
+"""
 
 from __future__ import annotations
 
-from hepwb.retrieval import bm25 as _bm25  # noqa: F401  (registers "bm25")
+from hepwb.retrieval import bm25 as _bm25  # noqa: F401  (registers "bm25", "bm25_plain")
 from hepwb.retrieval import dense as _dense  # noqa: F401  (registers "dense")
+from hepwb.retrieval import entity as _entity  # noqa: F401  (registers "entity")
+from hepwb.retrieval import hybrid as _hybrid  # noqa: F401  (registers "hybrid", "hybrid_linear")
 from hepwb.retrieval.base import RETRIEVERS, Retriever, get_retriever, register_retriever
+from hepwb.retrieval.explain import citation, hits_frame, hits_html, snippet
 
-__all__ = ["RETRIEVERS", "Retriever", "get_retriever", "register_retriever"]
+__all__ = [
+    "RETRIEVERS",
+    "Retriever",
+    "citation",
+    "get_retriever",
+    "hits_frame",
+    "hits_html",
+    "register_retriever",
+    "snippet",
+]
 
 
 def __dir__() -> list[str]:

@@ -1,11 +1,14 @@
 """The retriever protocol and registry.
 
-Every retriever searches one LanceDB chunk table and returns :class:`~hepwb.types.Hit` records,
-ranked from 1, higher score better.
+Every retriever searches one LanceDB chunk table (see :mod:`hepwb.index.store`) and returns
+:class:`~hepwb.types.Hit` records, ranked from 1, higher score better, each saying why it matched
+(``Hit.why``), which query words or entities it holds (``Hit.matched``) and where
+(``Hit.highlights``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from hepwb.exceptions import ConfigError
@@ -17,7 +20,19 @@ if TYPE_CHECKING:
 
 __all__ = ["RETRIEVERS", "Retriever", "get_retriever", "register_retriever", "rows_to_hits"]
 
-_COLUMNS = ["chunk_id", "document_id", "label", "start", "end", "pages", "section", "text"]
+_COLUMNS = [
+    "chunk_id",
+    "document_id",
+    "label",
+    "title",
+    "arxiv",
+    "start",
+    "end",
+    "pages",
+    "section",
+    "text",
+    "entities",
+]
 
 
 @runtime_checkable
@@ -50,12 +65,37 @@ def get_retriever(name: str, table: Any, embedder: Embedder | None = None, **par
 
 
 def rows_to_hits(
-    rows: list[dict[str, Any]], retriever: str, score_key: str, *, distance: bool = False
+    rows: list[dict[str, Any]],
+    retriever: str,
+    score_key: str,
+    *,
+    distance: bool = False,
+    query: str = "",
+    why: Callable[[dict[str, Any], float], str] | None = None,
+    extra_words: Sequence[str] = (),
 ) -> list[Hit]:
-    """Convert LanceDB result rows to hits (``distance=True``: score = 1 - cosine distance)."""
+    """Convert LanceDB result rows to hits.
+
+    Args:
+        rows: Result rows (with the :func:`columns` and ``score_key``).
+        retriever: Name recorded in each hit.
+        score_key: Column of the score (``_score``, ``_distance``, ``_relevance_score``).
+        distance: The score is a cosine distance; the hit's score is ``1 - distance``.
+        query: The question, whose content words are highlighted and listed in ``Hit.matched``.
+        why: ``(row, score) -> str`` explanation; default ``"{retriever} {score:.3f}"``.
+        extra_words: More normalised words/phrases to highlight (e.g. entity aliases).
+    """
+    from hepwb.retrieval.explain import explain_match, query_words
+
+    words = [*query_words(query), *extra_words] if query or extra_words else []
     hits = []
     for rank, r in enumerate(rows, start=1):
         raw = float(r[score_key])
+        score = 1.0 - raw if distance else raw
+        spans, matched = explain_match(r["text"], words) if words else ([], [])
+        reason = why(r, score) if why else f"{retriever} {score:.3f}"
+        if matched and why is None:
+            reason += " on " + ", ".join(matched)
         hits.append(
             Hit(
                 chunk_id=r["chunk_id"],
@@ -64,11 +104,16 @@ def rows_to_hits(
                 start=int(r["start"]),
                 end=int(r["end"]),
                 rank=rank,
-                score=1.0 - raw if distance else raw,
+                score=score,
                 text=r["text"],
                 retriever=retriever,
                 pages=tuple(r["pages"] or ()),
                 section_path=tuple(s for s in str(r["section"]).split(" > ") if s),
+                title=str(r.get("title") or ""),
+                arxiv=str(r.get("arxiv") or ""),
+                why=reason,
+                matched=tuple(matched),
+                highlights=tuple(spans),
             )
         )
     return hits

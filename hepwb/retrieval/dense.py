@@ -1,4 +1,4 @@
-"""Dense retrieval: cosine similarity of sentence-transformers vectors (exact search in LanceDB)."""
+"""Dense retrieval: cosine similarity of sentence-transformers vectors in LanceDB."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from hepwb.index.embedder import Embedder
 from hepwb.retrieval.base import columns, register_retriever, rows_to_hits
 from hepwb.types import Hit
 
-__all__ = ["DenseRetriever"]
+__all__ = ["DenseRetriever", "dense_rows"]
 
 
 @register_retriever("dense")
@@ -27,12 +27,21 @@ class DenseRetriever:
 
     def search(self, query: str, k: int = 10) -> list[Hit]:
         """Top ``k`` chunks by cosine similarity."""
-        vec = self.embedder.embed([query])[0]
-        rows = (
-            self.table.search(vec, vector_column_name="vector")
-            .metric("cosine")
-            .select([*columns(), "_distance"])
-            .limit(k)
-            .to_list()
+        rows = dense_rows(self.table, self.embedder.embed([query])[0], k)
+        return rows_to_hits(
+            rows, self.name, "_distance", distance=True, query=query, why=lambda r, s: f"cosine {s:.3f}"
         )
-        return rows_to_hits(rows, self.name, "_distance", distance=True)
+
+
+def dense_rows(table: Any, vector: Any, k: int) -> list[dict[str, Any]]:
+    """Raw nearest-neighbour rows (with ``_distance``, the cosine distance) for ``vector``.
+
+    Exact search unless the table has a vector index (large tables, see :mod:`hepwb.index.store`).
+    """
+    return (  # type: ignore[no-any-return]
+        table.search(vector, vector_column_name="vector")
+        .metric("cosine")
+        .select([*columns(), "_distance"])
+        .limit(k)
+        .to_list()
+    )

@@ -1,0 +1,114 @@
+"""HEP-aware text normalisation for lexical search and entity matching.
+
+Physics notation reaches the index in many spellings: ``J/\\psi``, ``J/ψ`` and ``J/psi``;
+``B^0_s``, ``B_s^0`` and ``B0s``; ``\\sqrt{s} = 13\\,TeV`` and ``√s = 13 TeV``. A plain tokenizer
+splits them into letters and numbers that match almost anything. :func:`normalize` maps all of
+them to one spelling (Greek and LaTeX symbols to their names, sub/superscripts joined to their
+symbol, arrows to ``to``) keeping a map back to the original characters; :func:`search_terms` adds
+compound terms (``jpsi``, ``13tev``, ``sqrts``) to the plain words, giving the text that the
+``bm25`` retriever's full-text index reads. Queries go through the same function.
+
+Example:
+    >>> search_terms("the $J/\\\\psi$ yield at $\\\\sqrt{s} = 13$ TeV")
+    'the j psi yield at sqrts 13 tev jpsi 13tev'
+    >>> search_terms("B_s^0 → μ⁺μ⁻")
+    'bs0 b bs b0 to mu mu'
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+__all__ = ["normalize", "search_terms"]
+
+GREEK = {
+    "α": "alpha", "β": "beta", "γ": "gamma", "δ": "delta", "ε": "epsilon", "ϵ": "epsilon",
+    "ζ": "zeta", "η": "eta", "θ": "theta", "ϑ": "theta", "ι": "iota", "κ": "kappa",
+    "λ": "lambda", "μ": "mu", "ν": "nu", "ξ": "xi", "π": "pi", "ρ": "rho", "σ": "sigma",
+    "ς": "sigma", "τ": "tau", "υ": "upsilon", "φ": "phi", "ϕ": "phi", "χ": "chi", "ψ": "psi",
+    "ω": "omega", "Γ": "gamma", "Δ": "delta", "Θ": "theta", "Λ": "lambda", "Ξ": "xi",
+    "Π": "pi", "Σ": "sigma", "Υ": "upsilon", "Φ": "phi", "Ψ": "psi", "Ω": "omega",
+}  # fmt: skip
+"""Greek letters (after NFKC, so the micro sign is ``μ``) and their names."""
+
+SYMBOLS = {"→": " to ", "⟶": " to ", "↦": " to ", "√": "sqrt", "±": " pm ", "ℓ": "ell", "−": "-"}
+"""Other symbols physicists write, and their words."""
+
+_MACRO_WORDS = {**{v: v for v in GREEK.values()}, "varepsilon": "epsilon", "varphi": "phi",
+                "vartheta": "theta", "ell": "ell", "sqrt": "sqrt", "to": " to ", "rightarrow": " to ",
+                "longrightarrow": " to ", "pm": " pm ", "mp": " mp "}  # fmt: skip
+"""LaTeX macros read as words; every other macro (``\\mathrm``, ``\\left`` …) is dropped."""
+
+_MACRO = re.compile(r"\\([A-Za-z]+)")
+_SCRIPT = re.compile(r"[\^_{}$\\]")
+_WORD = re.compile(r"[a-z0-9]+")
+_SLASH = re.compile(r"(?<![a-z0-9])(j|psi) (psi|2s|3770|3686)(?![a-z0-9])")  # J/psi, psi(2S)
+_UNIT = re.compile(
+    r"(?<![a-z0-9.])(\d+(?:\.\d+)?) ?(tev|gev|mev|kev|ev|fb|pb|nb|ab|mb|ns|ps|fs|cm|mm|nm|hz|khz|mhz|ghz)(?![a-z0-9])"
+)
+_SQRTS = re.compile(r"sqrt ?\(? ?s(nn)?(?![a-z0-9])")
+
+
+def normalize(text: str) -> tuple[str, list[int]]:
+    """Return ``text`` normalised for matching, and each output character's source offset.
+
+    Lowercase NFKC text in which Greek letters and LaTeX symbol macros are spelled out, other
+    macros and the markup characters ``^ _ { } $ \\`` are removed (so ``B^0_s`` reads ``b0s``), and
+    every other non-alphanumeric character is a space.
+
+    Example:
+        >>> norm, src = normalize("J/ψ and $\\\\mu^+$")
+        >>> norm
+        'j psi and mu '
+        >>> "J/ψ and $\\\\mu^+$"[src[norm.index("psi")]]
+        'ψ'
+    """
+    out: list[str] = []
+    src: list[int] = []
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "\\":
+            m = _MACRO.match(text, i)
+            if m:
+                word = _MACRO_WORDS.get(m.group(1), "")
+                out.extend(word)
+                src.extend([i] * len(word))
+                i = m.end()
+                continue
+        piece = unicodedata.normalize("NFKC", ch)
+        for c in piece:
+            c = GREEK.get(c) or SYMBOLS.get(c) or c
+            for d in c:
+                if _SCRIPT.match(d):
+                    continue
+                d = d.lower()
+                if not ("a" <= d <= "z" or "0" <= d <= "9" or d == "."):
+                    d = " "
+                out.append(d)
+                src.append(i)
+        i += 1
+    norm = "".join(out)
+    # a full stop is kept only inside numbers (8.5), so "8.5 TeV" stays one value
+    norm = re.sub(r"\.(?!\d)|(?<!\d)\.", " ", norm)
+    return norm, src
+
+
+def search_terms(text: str) -> str:
+    """The terms the HEP full-text index stores for ``text`` (and queries are turned into).
+
+    Every word of :func:`normalize`, plus compounds: ``j psi`` → ``jpsi``, ``13 tev`` → ``13tev``,
+    ``sqrt s`` → ``sqrts``, and for a symbol with joined scripts such as ``bs0`` its parts
+    ``b``, ``bs``, ``b0`` so that ``B_s`` and ``B^0_s`` share a term.
+    """
+    norm, _ = normalize(text)
+    norm = _SQRTS.sub(lambda m: " sqrts" + (m.group(1) or "") + " ", norm)
+    terms: list[str] = []
+    for word in norm.replace(".", " ").split():
+        terms.append(word)
+        if 3 <= len(word) <= 4 and word[0].isalpha() and any(c.isdigit() for c in word):
+            terms.extend([word[0], *(word[0] + s for s in dict.fromkeys(word[1:]))])
+    terms += [a + b for a, b in _SLASH.findall(norm)]
+    terms += [a + b for a, b in _UNIT.findall(norm)]
+    return " ".join(terms)

@@ -1,0 +1,293 @@
+"""Why a hit matched, and how to show it: highlighted snippets and citations.
+
+Example:
+    >>> from hepwb.types import Hit
+    >>> text = "We measure the J/ψ production cross section at 13 TeV."
+    >>> spans = highlight_spans(text, query_words("J/psi cross sections"))
+    >>> [text[s:e] for s, e in spans]
+    ['J/ψ', 'cross section']
+    >>> hit = Hit("c1", "d1", "P07", 120, 175, 1, 7.5, text, "bm25", (3,), ("2 Results",),
+    ...           "Charmonium at the LHC", "2101.00001", highlights=tuple(spans))
+    >>> citation(hit)
+    '[1] Charmonium at the LHC, arXiv:2101.00001, p. 3, § 2 Results, chars 120-175 (bm25 7.500)'
+    >>> snippet(hit, width=40)
+    '…the **J/ψ** production **cross section** at 13…'
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+from hepwb.index.analyzer import normalize
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from hepwb.types import Hit
+
+__all__ = [
+    "citation",
+    "explain_match",
+    "highlight_spans",
+    "hits_frame",
+    "hits_html",
+    "query_words",
+    "snippet",
+]
+
+STOP_WORDS = frozenset(
+    [
+        "a",
+        "about",
+        "above",
+        "after",
+        "again",
+        "all",
+        "also",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "been",
+        "before",
+        "being",
+        "below",
+        "between",
+        "both",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "down",
+        "during",
+        "each",
+        "few",
+        "for",
+        "from",
+        "further",
+        "had",
+        "has",
+        "have",
+        "having",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "itself",
+        "just",
+        "more",
+        "most",
+        "no",
+        "nor",
+        "not",
+        "now",
+        "of",
+        "off",
+        "on",
+        "once",
+        "only",
+        "or",
+        "other",
+        "our",
+        "out",
+        "over",
+        "own",
+        "same",
+        "should",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "very",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "value",
+        "values",
+        "obtain",
+        "obtained",
+        "find",
+        "found",
+        "measure",
+        "measured",
+        "use",
+        "used",
+        "using",
+        "give",
+    ]
+)
+"""Words never highlighted or counted as a match."""
+
+
+def query_words(query: str) -> list[str]:
+    """Normalised content words (and multi-word phrases of entity aliases) of ``query``.
+
+    Example:
+        >>> query_words("What is the B_s^0 lifetime at LHCb?")
+        ['bs0', 'lifetime', 'lhcb']
+    """
+    norm, _ = normalize(query)
+    return list(
+        dict.fromkeys(w for w in norm.replace(".", " ").split() if w not in STOP_WORDS and len(w) > 1)
+    )
+
+
+def _stem(word: str) -> str:
+    """A crude stem for highlighting: plural/verb endings removed (``asymmetries`` → ``asymmetr``)."""
+    for suffix in ("ies", "es", "s", "ed", "ing", "y"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[: -len(suffix)]
+    return word
+
+
+def highlight_spans(text: str, words: Iterable[str]) -> list[tuple[int, int]]:
+    """Spans of ``text`` holding any of ``words`` (normalised words or phrases), merged, in order."""
+    return explain_match(text, words)[0]
+
+
+def explain_match(text: str, words: Iterable[str]) -> tuple[list[tuple[int, int]], list[str]]:
+    """Highlight spans of ``words`` in ``text``, and which of ``words`` occur.
+
+    Example:
+        >>> explain_match("Beam-spin asymmetries of DVCS", ["asymmetry", "dvcs", "clas12"])
+        ([(10, 21), (25, 29)], ['asymmetry', 'dvcs'])
+    """
+    norm, src = normalize(text)
+    words = [w for w in words if w]
+    alts = sorted({_stem(w) for w in words}, key=len, reverse=True)
+    if not alts or not norm:
+        return [], []
+    rx = re.compile(
+        r"(?<![a-z0-9])(?:" + "|".join(re.escape(a).replace(r"\ ", " +") for a in alts) + r")[a-z]*"
+    )
+    spans: list[tuple[int, int]] = []
+    seen: set[str] = set()
+    for m in rx.finditer(norm):
+        s, e = src[m.start()], src[m.end() - 1] + 1
+        if (
+            spans
+            and s <= spans[-1][1] + 1
+            and not text[spans[-1][1] : s].strip(" ")
+            and s - spans[-1][1] <= 1
+        ):
+            spans[-1] = (spans[-1][0], e)
+        else:
+            spans.append((s, e))
+        seen.add(" ".join(m.group().split()))
+    matched = [w for w in words if any(x.startswith(_stem(w)) for x in seen)]
+    return spans, matched
+
+
+def snippet(hit: Hit, width: int = 300, mark: tuple[str, str] = ("**", "**")) -> str:
+    """About ``width`` characters of the hit around its first highlights, highlights marked."""
+    text = hit.text
+    spans = list(hit.highlights)
+    centre = spans[0][0] if spans else 0
+    lo = max(0, centre - width // 4)
+    hi = min(len(text), lo + width)
+    # whole words at the edges
+    while lo > 0 and text[lo - 1].isalnum() and lo < centre:
+        lo += 1
+    while hi < len(text) and text[hi - 1].isalnum() and hi > centre:
+        hi -= 1
+    out, pos = [], lo
+    for s, e in spans:
+        if s < lo or e > hi:
+            continue
+        out += [text[pos:s], mark[0], text[s:e], mark[1]]
+        pos = e
+    out.append(text[pos:hi])
+    body = " ".join("".join(out).split())
+    return ("…" if lo > 0 else "") + body + ("…" if hi < len(text) else "")
+
+
+def citation(hit: Hit) -> str:
+    """One-line citation: title, arXiv id, page(s), section, character offsets and score."""
+    parts = [f"[{hit.rank}] {hit.title or hit.label}"]
+    if hit.arxiv:
+        parts.append(f"arXiv:{hit.arxiv}")
+    if hit.pages:
+        first, last = min(hit.pages), max(hit.pages)
+        parts.append(f"p. {first}" if first == last else f"pp. {first}-{last}")
+    if hit.section_path:
+        parts.append(f"§ {hit.section_path[-1]}")
+    parts.append(f"chars {hit.start}-{hit.end}")
+    return ", ".join(parts) + f" ({hit.retriever} {hit.score:.3f})"
+
+
+def hits_frame(hits: Sequence[Hit]) -> pd.DataFrame:
+    """A table of hits: rank, label, pages, section, score, why, citation and snippet."""
+    import pandas as pd
+
+    return pd.DataFrame(
+        [
+            {
+                "rank": h.rank,
+                "label": h.label,
+                "pages": ",".join(map(str, h.pages)),
+                "section": " > ".join(h.section_path),
+                "score": round(h.score, 4),
+                "why": h.why,
+                "citation": citation(h),
+                "snippet": snippet(h, 200, ("[", "]")),
+            }
+            for h in hits
+        ],
+        columns=["rank", "label", "pages", "section", "score", "why", "citation", "snippet"],
+    )
+
+
+def hits_html(hits: Sequence[Hit], width: int = 400) -> str:
+    """HTML list of hits with highlighted snippets (``<mark>``), for notebooks."""
+    items = []
+    for h in hits:
+        snip = html.escape(snippet(h, width, ("\x00", "\x01")))
+        snip = snip.replace("\x00", "<mark>").replace("\x01", "</mark>")
+        items.append(
+            f"<li><div style='font-size:90%;color:#555'>{html.escape(citation(h))}</div>"
+            f"<div style='font-size:85%;color:#777'>{html.escape(h.why)}</div><div>{snip}</div></li>"
+        )
+    return "<ol style='padding-left:1.2em'>" + "".join(items) + "</ol>"
