@@ -45,7 +45,8 @@ _SCRIPT = re.compile(r"[\^_{}$\\]")
 _WORD = re.compile(r"[a-z0-9]+")
 _SLASH = re.compile(r"(?<![a-z0-9])(j|psi) (psi|2s|3770|3686)(?![a-z0-9])")  # J/psi, psi(2S)
 _UNIT = re.compile(
-    r"(?<![a-z0-9.])(\d+(?:\.\d+)?) ?(tev|gev|mev|kev|ev|fb|pb|nb|ab|mb|ns|ps|fs|cm|mm|nm|hz|khz|mhz|ghz)(?![a-z0-9])"
+    r"(?<![a-z0-9.])(\d+(?:\.\d+)?) ?"
+    r"(tev|gev|mev|kev|ev|fb|pb|nb|ab|mb|ns|ps|fs|cm|mm|nm|hz|khz|mhz|ghz)(?![a-z0-9])"
 )
 _SQRTS = re.compile(r"sqrt ?\(? ?s(nn)?(?![a-z0-9])")
 

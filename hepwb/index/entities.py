@@ -13,8 +13,11 @@ Example:
     >>> ex = EntityExtractor.default()
     >>> ex.entities("LHCb measured B_s^0 → J/ψ φ at √s = 13 TeV")
     ['energy:13tev', 'experiment:lhcb', 'particle:b_meson', 'particle:jpsi']
-    >>> [(m.entity, m.surface) for m in ex.find("DVCS beam-spin asymmetry with CLAS12")]
-    [('process:dvcs', 'DVCS'), ('observable:beam_spin_asymmetry', 'beam-spin asymmetry'), ('experiment:clas12', 'CLAS12')]
+    >>> for m in ex.find("DVCS beam-spin asymmetry with CLAS12"):
+    ...     print(m.entity, repr(m.surface), m.start, m.end)
+    process:dvcs 'DVCS' 0 4
+    observable:beam_spin_asymmetry 'beam-spin asymmetry' 5 24
+    experiment:clas12 'CLAS12' 30 36
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ Example:
     >>> citation(hit)
     '[1] Charmonium at the LHC, arXiv:2101.00001, p. 3, § 2 Results, chars 120-175 (bm25 7.500)'
     >>> snippet(hit, width=40)
-    '…the **J/ψ** production **cross section** at 13…'
+    '…the **J/ψ** production **cross section**…'
 """
 
 from __future__ import annotations
@@ -171,7 +171,9 @@ def query_words(query: str) -> list[str]:
     """
     norm, _ = normalize(query)
     return list(
-        dict.fromkeys(w for w in norm.replace(".", " ").split() if w not in STOP_WORDS and len(w) > 1)
+        dict.fromkeys(
+            w for w in norm.replace(".", " ").split() if w not in STOP_WORDS and (len(w) > 1 or w.isalpha())
+        )
     )
 
 
@@ -207,12 +209,8 @@ def explain_match(text: str, words: Iterable[str]) -> tuple[list[tuple[int, int]
     seen: set[str] = set()
     for m in rx.finditer(norm):
         s, e = src[m.start()], src[m.end() - 1] + 1
-        if (
-            spans
-            and s <= spans[-1][1] + 1
-            and not text[spans[-1][1] : s].strip(" ")
-            and s - spans[-1][1] <= 1
-        ):
+        gap = text[spans[-1][1] : s] if spans else "x"
+        if len(gap) <= 2 and not any(c.isalnum() for c in gap):  # "J/ψ", "cross section": one span
             spans[-1] = (spans[-1][0], e)
         else:
             spans.append((s, e))

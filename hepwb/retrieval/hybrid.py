@@ -37,7 +37,7 @@ class HybridRetriever:
 
     def __init__(self, table: Any, embedder: Embedder | None = None, fetch: int = 50) -> None:
         if embedder is None:
-            msg = f"the {self.name} retriever needs an embedder: get_retriever({self.name!r}, table, embedder=...)"
+            msg = f"{self.name} needs an embedder: get_retriever({self.name!r}, table, embedder=...)"
             raise ConfigError(msg)
         self.table = table
         self.embedder = embedder
@@ -76,7 +76,8 @@ class HybridRetriever:
 
         def why(r: dict[str, Any], score: float) -> str:
             cos = None if r.get("_distance") is None else 1.0 - float(r["_distance"])
-            return f"{self.name} {score:.4f} = fuse(cosine {_fmt(cos, '.3f')}, bm25 {_fmt(r.get('_score'), '.2f')})"
+            bm25 = _fmt(r.get("_score"), ".2f")
+            return f"{self.name} {score:.4f} = fuse(cosine {_fmt(cos, '.3f')}, bm25 {bm25})"
 
         return rows_to_hits(self.rows(query, k), self.name, "_relevance_score", query=query, why=why)
 
