@@ -10,7 +10,10 @@ from __future__ import annotations
 from hepwb.retrieval import bm25 as _bm25  # noqa: F401  (registers "bm25", "bm25_plain")
 from hepwb.retrieval import dense as _dense  # noqa: F401  (registers "dense")
 from hepwb.retrieval import entity as _entity  # noqa: F401  (registers "entity")
+from hepwb.retrieval import generative as _generative  # noqa: F401  (registers "multi_query", "hyde")
 from hepwb.retrieval import hybrid as _hybrid  # noqa: F401  (registers "hybrid", "hybrid_linear")
+from hepwb.retrieval import parent as _parent  # noqa: F401  (registers "parent")
+from hepwb.retrieval import rerank as _rerank  # noqa: F401  (registers "rerank")
 from hepwb.retrieval.base import RETRIEVERS, Retriever, get_retriever, register_retriever
 from hepwb.retrieval.explain import citation, hits_frame, hits_html, snippet
 
