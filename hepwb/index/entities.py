@@ -97,6 +97,14 @@ class EntityExtractor:
         found: list[tuple[int, int, str]] = []
         for m in self._pattern.finditer(norm):
             found.append((m.start(), m.end(), self.aliases[" ".join(m.group().split())]))
+            # a longer name also holds the shorter ones inside it: "beam spin asymmetry" → asymmetry
+            inner = m.group()
+            bounds = [w.span() for w in re.finditer(r"\S+", inner)]
+            for i, (s, _) in enumerate(bounds):
+                for _, e in bounds[i:]:
+                    if e - s < len(inner) and self._pattern.fullmatch(inner, s, e):
+                        entity = self.aliases[" ".join(inner[s:e].split())]
+                        found.append((m.start() + s, m.start() + e, entity))
         for kind, rx, fmt in _RULES:
             for m in rx.finditer(norm):
                 if kind == "experiment" and m.group(1) in _NOT_NAMES:

@@ -1,0 +1,75 @@
+"""A small OpenAI-compatible chat server on 127.0.0.1 for testing ``multi_query`` and ``hyde``.
+
+It speaks the real wire protocol (``POST /v1/chat/completions``, JSON in and out) and answers
+deterministically from the prompt: reformulation requests get the question's content words
+reordered and its abbreviations spelled out from ``EXPANSIONS``; passage requests get a sentence
+built from the question. Every request body is recorded; ``fail_first`` answers 503 first, to
+exercise the client's retries.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+EXPANSIONS = {"DVCS": "deeply virtual Compton scattering", "BSA": "beam-spin asymmetry"}
+
+
+def reply_for(prompt: str) -> str:
+    question = prompt.rsplit("Question:", 1)[-1].strip()
+    words = re.findall(r"[A-Za-z0-9/^_+-]+", question)
+    spelled = " ".join(EXPANSIONS.get(w, w) for w in words)
+    if "search queries" in prompt:
+        n = int(re.search(r"Write (\d+)", prompt).group(1))
+        variants = [spelled, " ".join(reversed(words)), " ".join(w for w in words if len(w) > 3)]
+        return "\n".join(f"{i}. {v}" for i, v in enumerate(variants[:n], start=1))
+    return f"We report a measurement of {spelled}. The result agrees with theory."
+
+
+class LLMServer:
+    """Context manager running the server in a thread; ``url`` is its OpenAI base URL."""
+
+    def __init__(self, fail_first: int = 0) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self.fail_first = fail_first
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                outer.requests.append(body)
+                if self.path != "/v1/chat/completions":
+                    self._send(404, {"error": {"message": f"no route {self.path}"}})
+                elif outer.fail_first > 0:
+                    outer.fail_first -= 1
+                    self._send(503, {"error": {"message": "busy"}})
+                else:
+                    content = reply_for(body["messages"][-1]["content"])
+                    self._send(200, {"id": "x", "object": "chat.completion", "model": body["model"],
+                                     "choices": [{"index": 0, "finish_reason": "stop",
+                                                  "message": {"role": "assistant", "content": content}}]})
+
+            def _send(self, code: int, payload: dict[str, Any]) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def __enter__(self) -> LLMServer:
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
