@@ -36,7 +36,13 @@ Sizes = Annotated[str, typer.Option(help="Comma-separated chunk sizes in tokens.
 Overlap = Annotated[
     float, typer.Option(help="Overlap as a fraction of the chunk size (HEPilot: 0 <= x < 1).")
 ]
-Retrievers = Annotated[str, typer.Option(help="Comma-separated retriever names (dense, bm25).")]
+Retrievers = Annotated[
+    str,
+    typer.Option(
+        help="Comma-separated retriever names (dense, bm25, bm25_plain, hybrid, hybrid_linear, entity, "
+        "rerank, multi_query, hyde, parent; `hepwb retrievers` says which can run here)."
+    ),
+]
 TopK = Annotated[int, typer.Option(help="Chunks retrieved per question.")]
 Chunkers = Annotated[
     str,
@@ -247,6 +253,60 @@ def run(
 
 
 @app.command()
+def search(
+    question: Annotated[str, typer.Argument(help="The question to search for.")],
+    retrievers: Retrievers = "hybrid",
+    k: TopK = 5,
+    chunker: Annotated[str, typer.Option(help="Chunking strategy of the chunk set searched.")] = "hepilot",
+    chunk_size: Annotated[int, typer.Option(help="Chunk size in tokens.")] = 512,
+    overlap: Overlap = 0.1,
+    corpus: Corpus = None,
+    max_docs: MaxDocs = None,
+    latex: Latex = True,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the hits as JSON lines.")] = False,
+) -> None:
+    """Search a chunk set with one or more retrievers; print citations, why each hit matched and a snippet."""
+    import dataclasses
+
+    from hepwb.pipeline.search import Searcher
+    from hepwb.retrieval.explain import citation, snippet
+
+    try:
+        s = Searcher.open(corpus, chunker, chunk_size, overlap, max_docs=max_docs, prefer_latex=latex)
+        for name in _words(retrievers):
+            hits = s.search(question, name, k)
+            if as_json:
+                for h in hits:
+                    typer.echo(json.dumps({**dataclasses.asdict(h), "citation": citation(h)}))
+                continue
+            typer.secho(f"== {name} ({s.chunkset.chunkset_id})", bold=True)
+            for h in hits:
+                typer.echo(citation(h))
+                typer.echo(f"    why: {h.why}")
+                typer.echo(f"    {snippet(h, 240)}")
+    except HepwbError as exc:
+        _fail(exc)
+
+
+@app.command("retrievers")
+def list_retrievers(
+    chunk_size: Annotated[int, typer.Option(help="Chunk size of the chunk set used for the check.")] = 512,
+    corpus: Corpus = None,
+    max_docs: MaxDocs = 2,
+) -> None:
+    """List the retrievers and whether each can run here (cross-encoder, LLM endpoint …)."""
+    from hepwb.pipeline.search import Searcher
+
+    try:
+        s = Searcher.open(corpus, "hepilot", chunk_size, max_docs=max_docs)
+    except HepwbError as exc:
+        _fail(exc)
+    for name, state in s.availability().items():
+        colour = typer.colors.GREEN if state == "ok" else typer.colors.YELLOW
+        typer.secho(f"{name:14s} {state}", fg=colour)
+
+
+@app.command()
 def validate(
     root: Annotated[Path, typer.Argument(help="A HEPilot output tree (a chunk set folder).")],
     schemas: Annotated[
@@ -272,13 +332,20 @@ def validate(
 @app.command()
 def sql(
     query: Annotated[str, typer.Argument(help="SQL over the catalog tables (runs, metrics, chunks, …).")],
+    lance: Annotated[
+        bool,
+        typer.Option(
+            "--lance/--no-lance", help="Also expose every LanceDB chunk table as a view lance_<table>."
+        ),
+    ] = True,
 ) -> None:
-    """Query the DuckDB catalog (reports/catalog.duckdb)."""
+    """Query the DuckDB catalog (reports/catalog.duckdb), joined with LanceDB tables if wanted."""
     from hepwb.paths import Layout
     from hepwb.pipeline import Catalog
 
+    layout = Layout.default()
     try:
-        df = Catalog(Layout.default().catalog).sql(query)
+        df = Catalog(layout.catalog).sql(query, lancedb=layout.lancedb if lance else None)
     except Exception as exc:  # duckdb errors are user errors here
         _fail(exc)
     typer.echo(df.to_string(index=False))

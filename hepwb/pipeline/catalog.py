@@ -4,6 +4,13 @@ Each evaluation run folder (``metrics.json``, ``per_question.parquet``, ``hits.p
 with :meth:`Catalog.record_run`; re-recording a run replaces its rows. Query with SQL::
 
     Catalog("reports/catalog.duckdb").sql("SELECT * FROM metrics WHERE metric = 'recall@5'")
+
+With ``lancedb=`` (a LanceDB folder) every chunk table there is also readable, through Arrow, as a
+view ``lance_<table name with non-alphanumerics as _>`` - text, vector, entities and all - so
+catalog rows join with indexed chunks::
+
+    cat.sql("SELECT r.retriever, h.rank, l.entities FROM hits h JOIN runs r USING (run_id) "
+            "JOIN lance_hepilot_cs512_ov0_1_e0273f5d__all_minilm_l6_v2 l USING (chunk_id)", lancedb=path)
 """
 
 from __future__ import annotations
@@ -19,7 +26,24 @@ if TYPE_CHECKING:
 
     from hepwb.pipeline.chunksets import ChunkSet
 
-__all__ = ["Catalog"]
+__all__ = ["Catalog", "lance_views"]
+
+
+def lance_views(db_path: str | Path) -> dict[str, Any]:
+    """``{view name: Lance dataset}`` of every chunk table in the LanceDB folder ``db_path``."""
+    import re
+
+    from hepwb.index.store import _tables, connect
+
+    if not Path(db_path).is_dir():
+        return {}
+    db = connect(db_path)
+    return {
+        "lance_" + re.sub(r"[^a-z0-9]+", "_", name.lower()): db.open_table(name).to_lance()
+        for name in sorted(_tables(db))
+        if not name.startswith("embcache__")
+    }
+
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS documents (
@@ -59,9 +83,14 @@ class Catalog:
 
         return duckdb.connect(str(self.path))
 
-    def sql(self, query: str, params: list[Any] | None = None) -> pd.DataFrame:
-        """Run ``query`` and return a pandas DataFrame."""
+    def sql(
+        self, query: str, params: list[Any] | None = None, *, lancedb: str | Path | None = None
+    ) -> pd.DataFrame:
+        """Run ``query`` and return a pandas DataFrame (``lancedb``: see the module docstring)."""
         with self._connect() as con:
+            if lancedb is not None:
+                for view, dataset in lance_views(lancedb).items():
+                    con.register(view, dataset)
             return con.execute(query, params or []).df()
 
     def record_chunkset(self, cs: ChunkSet) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from hepwb.viz.chunk_explorer import CHUNK_COLOURS, OVERLAP_STYLE, ChunkExplorer, chunks_html, token_histogram
 from hepwb.viz.document_view import KIND_COLOURS, DocumentBrowser, page_image_png, page_view_html
+from hepwb.viz.search_explorer import SearchExplorer, side_by_side_html
 
 __all__ = [
     "CHUNK_COLOURS",
@@ -11,9 +12,11 @@ __all__ = [
     "OVERLAP_STYLE",
     "ChunkExplorer",
     "DocumentBrowser",
+    "SearchExplorer",
     "chunks_html",
     "page_image_png",
     "page_view_html",
+    "side_by_side_html",
     "token_histogram",
 ]
 

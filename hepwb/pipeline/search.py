@@ -1,0 +1,132 @@
+"""Ask questions of one chunk set with any retrievers, side by side.
+
+Example (in a notebook)::
+
+    s = Searcher.open(chunker="hierarchical", chunk_size=128, max_docs=4)
+    s.compare("DVCS beam-spin asymmetry at CLAS12", ["bm25", "hybrid", "entity", "parent"], k=3)
+
+The corpus is converted, chunked and indexed on first use (every stage cached, as in
+:func:`~hepwb.pipeline.experiment.run_experiment`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from hepwb.chunking.tokenizers import DEFAULT_TOKENIZER
+from hepwb.exceptions import ConfigError, DependencyError, RetrieverUnavailableError
+from hepwb.index.embedder import DEFAULT_MODEL
+from hepwb.paths import Layout
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from hepwb.index.embedder import Embedder
+    from hepwb.pipeline.chunksets import ChunkSet
+    from hepwb.retrieval.base import Retriever
+    from hepwb.types import Hit
+
+__all__ = ["Searcher", "availability"]
+
+
+def availability(table: Any, embedder: Embedder, names: Sequence[str] | None = None) -> dict[str, str]:
+    """``{retriever: "ok" or the reason it cannot run here}`` for ``names`` (default: all)."""
+    from hepwb.retrieval import RETRIEVERS, get_retriever
+
+    out = {}
+    for name in names or RETRIEVERS.names():
+        try:
+            get_retriever(name, table, embedder=embedder)
+            out[name] = "ok"
+        except (RetrieverUnavailableError, DependencyError, ConfigError) as exc:
+            out[name] = str(exc)
+    return out
+
+
+@dataclass
+class Searcher:
+    """Retrievers over the LanceDB table of one chunk set."""
+
+    table: Any
+    embedder: Embedder
+    chunkset: ChunkSet
+    _retrievers: dict[str, Retriever] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def open(
+        cls,
+        corpus: str | None = None,
+        chunker: str = "hepilot",
+        chunk_size: int = 512,
+        chunk_overlap: float = 0.1,
+        tokenizer: str = DEFAULT_TOKENIZER,
+        embedding_model: str = DEFAULT_MODEL,
+        max_docs: int | None = None,
+        prefer_latex: bool = True,
+        layout: Layout | None = None,
+        progress: bool = False,
+    ) -> Searcher:
+        """Convert, chunk and index ``corpus`` (cached) and return a searcher over it."""
+        from hepwb.env import configure_runtime
+        from hepwb.exceptions import CorpusNotFoundError
+        from hepwb.index import ChunkStore, get_embedder
+        from hepwb.pipeline.chunksets import build_chunkset
+        from hepwb.pipeline.corpus import ingest
+
+        configure_runtime(offline=None)
+        layout = layout or Layout.default()
+        docs = ingest(corpus, layout=layout, max_docs=max_docs, prefer_latex=prefer_latex, progress=progress)
+        if not docs:
+            msg = f"no document of corpus {corpus or '(default)'} could be converted; see the processing log"
+            raise CorpusNotFoundError(msg)
+        cs = build_chunkset(
+            docs,
+            chunker,
+            layout=layout,
+            progress=progress,
+            chunk_size=chunk_size,
+            chunk_overlap=chunk_overlap,
+            tokenizer=tokenizer,
+        )
+        embedder = get_embedder(embedding_model)
+        table = ChunkStore(layout.lancedb, embedder).table(cs.chunkset_id, cs.chunks, cs.documents)
+        return cls(table, embedder, cs)
+
+    def retriever(self, name: str, **params: Any) -> Retriever:
+        """Retriever ``name`` over this chunk set (built once per name without ``params``)."""
+        from hepwb.retrieval import get_retriever
+
+        if params:
+            return get_retriever(name, self.table, embedder=self.embedder, **params)
+        if name not in self._retrievers:
+            self._retrievers[name] = get_retriever(name, self.table, embedder=self.embedder)
+        return self._retrievers[name]
+
+    def search(self, question: str, retriever: str = "hybrid", k: int = 5) -> list[Hit]:
+        """The top ``k`` hits of ``retriever`` for ``question``."""
+        return self.retriever(retriever).search(question, k)
+
+    def compare(self, question: str, retrievers: Sequence[str], k: int = 5) -> pd.DataFrame:
+        """Side-by-side table: one row per (retriever, rank) with label, pages, score, why, snippet.
+
+        Retrievers that cannot run here get one row saying why instead.
+        """
+        import pandas as pd
+
+        from hepwb.retrieval.explain import hits_frame
+
+        frames = []
+        for name in retrievers:
+            try:
+                frame = hits_frame(self.search(question, name, k))
+            except (RetrieverUnavailableError, DependencyError) as exc:
+                frame = pd.DataFrame([{"rank": 0, "why": f"unavailable: {exc}"}])
+            frames.append(frame.assign(retriever=name))
+        out = pd.concat(frames, ignore_index=True)
+        return out[["retriever", *[c for c in out.columns if c != "retriever"]]]
+
+    def availability(self, names: Sequence[str] | None = None) -> dict[str, str]:
+        """Which retrievers can run here (see :func:`availability`)."""
+        return availability(self.table, self.embedder, names)
