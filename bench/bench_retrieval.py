@@ -40,7 +40,17 @@ from pathlib import Path
 
 import numpy as np
 
-RETRIEVERS = ["dense", "bm25", "bm25_plain", "hybrid", "hybrid_linear", "entity", "parent", "rerank", "multi_query"]
+RETRIEVERS = [
+    "dense",
+    "bm25",
+    "bm25_plain",
+    "hybrid",
+    "hybrid_linear",
+    "entity",
+    "parent",
+    "rerank",
+    "multi_query",
+]
 K = 10
 
 
@@ -91,7 +101,9 @@ def bench_table(label: str, table, emb, questions: list[str], vectors: np.ndarra
         try:
             r = get_retriever(name, table, embedder=emb)
         except (RetrieverUnavailableError, DependencyError) as exc:
-            rows.append((label, name, float("nan"), float("nan"), float("nan"), f"unavailable: {str(exc)[:60]}"))
+            rows.append(
+                (label, name, float("nan"), float("nan"), float("nan"), f"unavailable: {str(exc)[:60]}")
+            )
             continue
         p50, p95 = timed(lambda q, r=r: r.search(q, K), questions)
         rows.append((label, name, p50, p95, p50 / b50, ""))
@@ -151,13 +163,17 @@ def main() -> int:
     vectors = emb.embed(questions)
     n0 = s.table.count_rows()
     rows = bench_table(f"corpus ({n0} chunks)", s.table, emb, questions, vectors)
-    rows.append((f"corpus ({n0} chunks)", "query embedding (all)", embed_ms, float("nan"), float("nan"), "mean"))
+    rows.append(
+        (f"corpus ({n0} chunks)", "query embedding (all)", embed_ms, float("nan"), float("nan"), "mean")
+    )
 
     recall = float("nan")
     if args.scale:
         with tempfile.TemporaryDirectory() as tmp:
             big, build_s = scale_up(s.table, args.scale, Path(tmp))
-            print(f"scale-up table: {big.count_rows()} rows, indexes built in {build_s:.1f} s", file=sys.stderr)
+            print(
+                f"scale-up table: {big.count_rows()} rows, indexes built in {build_s:.1f} s", file=sys.stderr
+            )
             rows += bench_table(f"scale-up ({args.scale} chunks)", big, emb, questions, vectors)
             from hepwb.retrieval import get_retriever
 

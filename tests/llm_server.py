@@ -51,9 +51,21 @@ class LLMServer:
                     self._send(503, {"error": {"message": "busy"}})
                 else:
                     content = reply_for(body["messages"][-1]["content"])
-                    self._send(200, {"id": "x", "object": "chat.completion", "model": body["model"],
-                                     "choices": [{"index": 0, "finish_reason": "stop",
-                                                  "message": {"role": "assistant", "content": content}}]})
+                    self._send(
+                        200,
+                        {
+                            "id": "x",
+                            "object": "chat.completion",
+                            "model": body["model"],
+                            "choices": [
+                                {
+                                    "index": 0,
+                                    "finish_reason": "stop",
+                                    "message": {"role": "assistant", "content": content},
+                                }
+                            ],
+                        },
+                    )
 
             def _send(self, code: int, payload: dict[str, Any]) -> None:
                 data = json.dumps(payload).encode()

@@ -40,8 +40,11 @@ _MACRO_WORDS = {**{v: v for v in GREEK.values()}, "varepsilon": "epsilon", "varp
                 "longrightarrow": " to ", "pm": " pm ", "mp": " mp "}  # fmt: skip
 """LaTeX macros read as words; every other macro (``\\mathrm``, ``\\left`` …) is dropped."""
 
-_MACRO = re.compile(r"\\([A-Za-z]+)")
-_SCRIPT = re.compile(r"[\^_{}$\\]")
+_MARKUP = frozenset("^_{}$\\")
+_SPECIAL = re.compile(r"\\[A-Za-z]+|[\^_{}$\\]|[^\x00-\x7f]")
+_ASCII = str.maketrans(
+    {chr(i): (chr(i).lower() if chr(i).isalnum() or chr(i) == "." else " ") for i in range(128)}
+)
 _WORD = re.compile(r"[a-z0-9]+")
 _SLASH = re.compile(r"(?<![a-z0-9])(j|psi) (psi|2s|3770|3686)(?![a-z0-9])")  # J/psi, psi(2S)
 _UNIT = re.compile(
@@ -67,29 +70,28 @@ def normalize(text: str) -> tuple[str, list[int]]:
     """
     out: list[str] = []
     src: list[int] = []
-    i, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch == "\\":
-            m = _MACRO.match(text, i)
-            if m:
-                word = _MACRO_WORDS.get(m.group(1), "")
-                out.extend(word)
-                src.extend([i] * len(word))
-                i = m.end()
-                continue
-        piece = unicodedata.normalize("NFKC", ch)
-        for c in piece:
-            c = GREEK.get(c) or SYMBOLS.get(c) or c
-            for d in c:
-                if _SCRIPT.match(d):
-                    continue
-                d = d.lower()
-                if not ("a" <= d <= "z" or "0" <= d <= "9" or d == "."):
-                    d = " "
-                out.append(d)
-                src.append(i)
-        i += 1
+    pos = 0
+    for m in _SPECIAL.finditer(text):
+        start = m.start()
+        if start > pos:  # a plain ASCII run: one translate, offsets one to one
+            out.append(text[pos:start].translate(_ASCII))
+            src.extend(range(pos, start))
+        tok = m.group()
+        if len(tok) > 1:  # a LaTeX macro
+            word = _MACRO_WORDS.get(tok[1:], "")
+            out.append(word)
+            src.extend([start] * len(word))
+        elif tok not in _MARKUP:
+            for c in unicodedata.normalize("NFKC", tok):
+                for d in GREEK.get(c) or SYMBOLS.get(c) or c:
+                    if d in _MARKUP:
+                        continue
+                    d = d.lower()
+                    out.append(d if d.isascii() and (d.isalnum() or d == ".") else " ")
+                    src.append(start)
+        pos = m.end()
+    out.append(text[pos:].translate(_ASCII))
+    src.extend(range(pos, len(text)))
     norm = "".join(out)
     # a full stop is kept only inside numbers (8.5), so "8.5 TeV" stays one value
     norm = re.sub(r"\.(?!\d)|(?<!\d)\.", " ", norm)

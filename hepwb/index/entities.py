@@ -17,6 +17,7 @@ Example:
     ...     print(m.entity, repr(m.surface), m.start, m.end)
     process:dvcs 'DVCS' 0 4
     observable:beam_spin_asymmetry 'beam-spin asymmetry' 5 24
+    observable:asymmetry 'asymmetry' 15 24
     experiment:clas12 'CLAS12' 30 36
 """
 

@@ -8,7 +8,9 @@ from hepwb.cli import app
 runner = CliRunner()
 
 
-@pytest.mark.parametrize("command", ["ingest", "evaluate", "sweep", "report", "run", "validate", "sql"])
+@pytest.mark.parametrize(
+    "command", ["ingest", "evaluate", "sweep", "report", "run", "search", "retrievers", "validate", "sql"]
+)
 def test_every_command_has_help(command):
     res = runner.invoke(app, [command, "--help"])
     assert res.exit_code == 0, res.output
@@ -28,3 +30,61 @@ def test_bad_chunk_sizes_are_rejected():
     res = runner.invoke(app, ["ingest", "--chunk-sizes", "big"])
     assert res.exit_code != 0
     assert "comma-separated integers" in res.output
+
+
+MD = {
+    "A01_calo.md": "# Calorimetry\n\nThe ATLAS electromagnetic calorimeter measures photon energies.",
+    "A02_dvcs.md": "# DVCS\n\nCLAS12 measured the DVCS beam-spin asymmetry with a polarized electron beam.",
+}
+
+
+@pytest.fixture
+def md_corpus(tmp_path, monkeypatch):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for name, text in MD.items():
+        (corpus / name).write_text(text, encoding="utf-8")
+    monkeypatch.setenv("HEPWB_HOME", str(tmp_path / "home"))
+    return corpus
+
+
+def test_search_prints_citations_and_why(md_corpus):
+    res = runner.invoke(
+        app,
+        ["search", "DVCS asymmetry at CLAS12", "--corpus", str(md_corpus), "--retrievers", "bm25,entity",
+         "--chunk-size", "64", "-k", "1"],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert "== bm25" in res.output and "== entity" in res.output
+    assert "A02" in res.output and "why: strict: all of" in res.output and "**DVCS**" in res.output
+
+
+def test_search_json_and_sql_join_with_lancedb(md_corpus):
+    import json
+
+    res = runner.invoke(
+        app,
+        ["search", "photon energies", "--corpus", str(md_corpus), "--chunk-size", "64", "-k", "1", "--json"],
+    )
+    assert res.exit_code == 0, res.output
+    hit = json.loads(res.output.strip().splitlines()[-1])
+    assert hit["label"] == "A01" and hit["citation"].startswith("[1] ")
+    res = runner.invoke(app, ["sql", "SELECT name FROM (SHOW TABLES) WHERE name LIKE 'lance_%'"])
+    assert res.exit_code == 0 and "lance_hepilot_cs64" in res.output, res.output
+    view = next(w for w in res.output.split() if w.startswith("lance_hepilot_cs64"))
+    res = runner.invoke(app, ["sql", f"SELECT label, entities FROM {view} ORDER BY label"])
+    assert res.exit_code == 0 and "experiment:atlas" in res.output and "experiment:clas12" in res.output
+
+
+def test_retrievers_lists_availability(md_corpus, monkeypatch):
+    monkeypatch.delenv("HEPWB_LLM_URL", raising=False)
+    res = runner.invoke(app, ["retrievers", "--corpus", str(md_corpus), "--chunk-size", "64"])
+    assert res.exit_code == 0, res.output
+    assert "bm25" in res.output and "ok" in res.output and "HEPWB_LLM_URL" in res.output
+
+
+def test_search_unknown_retriever_lists_names(md_corpus):
+    res = runner.invoke(
+        app, ["search", "x", "--corpus", str(md_corpus), "--retrievers", "bm26", "--chunk-size", "64"]
+    )
+    assert res.exit_code == 2 and "choose one of" in res.output
