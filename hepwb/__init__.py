@@ -16,6 +16,7 @@ from hepwb.exceptions import (
     DependencyError,
     HepwbError,
     ProcessingError,
+    RetrieverUnavailableError,
     SchemaValidationError,
 )
 from hepwb.types import Block, Chunk, Document, Hit
@@ -35,6 +36,7 @@ __all__ = [
     "HepwbError",
     "Hit",
     "ProcessingError",
+    "RetrieverUnavailableError",
     "SchemaValidationError",
     "__version__",
 ]

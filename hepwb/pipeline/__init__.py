@@ -6,12 +6,14 @@ from hepwb.pipeline.catalog import Catalog
 from hepwb.pipeline.chunksets import ChunkSet, build_chunkset
 from hepwb.pipeline.corpus import ingest, resolve_corpus
 from hepwb.pipeline.experiment import ExperimentConfig, RunResult, run_experiment
+from hepwb.pipeline.search import Searcher
 
 __all__ = [
     "Catalog",
     "ChunkSet",
     "ExperimentConfig",
     "RunResult",
+    "Searcher",
     "build_chunkset",
     "ingest",
     "resolve_corpus",

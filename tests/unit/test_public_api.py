@@ -20,6 +20,7 @@ def test_top_level_api_is_locked():
         "HepwbError",
         "Hit",
         "ProcessingError",
+        "RetrieverUnavailableError",
         "SchemaValidationError",
         "__version__",
     ]
@@ -49,6 +50,7 @@ def test_exceptions_inherit_builtins():
     assert issubclass(hepwb.CorpusNotFoundError, FileNotFoundError)
     assert issubclass(hepwb.DependencyError, ImportError)
     assert issubclass(hepwb.ProcessingError, RuntimeError)
+    assert issubclass(hepwb.RetrieverUnavailableError, RuntimeError)
     for exc in (hepwb.ConfigError, hepwb.ProcessingError, hepwb.SchemaValidationError):
         assert issubclass(exc, hepwb.HepwbError)
 
