@@ -256,7 +256,7 @@ def run(
 def search(
     question: Annotated[str, typer.Argument(help="The question to search for.")],
     retrievers: Retrievers = "hybrid",
-    k: TopK = 5,
+    k: Annotated[int, typer.Option("--k", "-k", help="Hits per retriever.")] = 5,
     chunker: Annotated[str, typer.Option(help="Chunking strategy of the chunk set searched.")] = "hepilot",
     chunk_size: Annotated[int, typer.Option(help="Chunk size in tokens.")] = 512,
     overlap: Overlap = 0.1,

@@ -67,7 +67,7 @@ def test_search_json_and_sql_join_with_lancedb(md_corpus):
         ["search", "photon energies", "--corpus", str(md_corpus), "--chunk-size", "64", "-k", "1", "--json"],
     )
     assert res.exit_code == 0, res.output
-    hit = json.loads(res.output.strip().splitlines()[-1])
+    hit = json.loads(next(ln for ln in res.stdout.splitlines() if ln.startswith("{")))
     assert hit["label"] == "A01" and hit["citation"].startswith("[1] ")
     res = runner.invoke(app, ["sql", "SELECT name FROM (SHOW TABLES) WHERE name LIKE 'lance_%'"])
     assert res.exit_code == 0 and "lance_hepilot_cs64" in res.output, res.output
