@@ -15,14 +15,15 @@ Each chunk keeps its best branch (``tie_breaker = 0``). A question without entit
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from hepwb.exceptions import ConfigError
 from hepwb.index.embedder import Embedder
 from hepwb.index.entities import EntityExtractor
-from hepwb.retrieval.base import register_retriever
+from hepwb.retrieval.base import register_retriever, rows_to_hits
 from hepwb.retrieval.bm25 import fts_rows
-from hepwb.retrieval.explain import explain_match, query_words
+from hepwb.retrieval.explain import query_words
 from hepwb.types import Hit
 
 __all__ = ["EntityRetriever", "strict_filter"]
@@ -77,36 +78,19 @@ class EntityRetriever:
             if r["chunk_id"] not in best or best[r["chunk_id"]][0] < score:
                 best[r["chunk_id"]] = (score, "soft", r)
         ranked = sorted(best.values(), key=lambda t: (-t[0], t[2]["chunk_id"]))[:k]
+        rows = [{**r, "_entity_score": score, "_branch": branch} for score, branch, r in ranked]
         aliases = [m.surface for m in self.extractor.find(query)]
-        words = [*query_words(query), *(w for a in aliases for w in query_words(a))]
-        hits = []
-        for rank, (score, branch, r) in enumerate(ranked, start=1):
-            held = sorted(set(ents) & set(r.get("entities") or ()))
-            spans, _ = explain_match(r["text"], words)
-            if branch == "strict":
-                why = f"strict: all of {', '.join(ents)} (bm25 {score / self.boost:.2f} × {self.boost:g})"
-            elif ents:
-                why = f"soft: bm25 {score:.2f}; holds {len(held)}/{len(ents)} entities"
-            else:
-                why = f"bm25 {score:.2f} (no entity in the question)"
-            hits.append(
-                Hit(
-                    chunk_id=r["chunk_id"],
-                    document_id=r["document_id"],
-                    label=r["label"],
-                    start=int(r["start"]),
-                    end=int(r["end"]),
-                    rank=rank,
-                    score=score,
-                    text=r["text"],
-                    retriever=self.name,
-                    pages=tuple(r["pages"] or ()),
-                    section_path=tuple(s for s in str(r["section"]).split(" > ") if s),
-                    title=str(r.get("title") or ""),
-                    arxiv=str(r.get("arxiv") or ""),
-                    why=why,
-                    matched=tuple(held),
-                    highlights=tuple(spans),
-                )
-            )
-        return hits
+
+        def why(r: dict[str, Any], score: float) -> str:
+            if r["_branch"] == "strict":
+                return f"strict: all of {', '.join(ents)} (bm25 {score / self.boost:.2f} × {self.boost:g})"
+            if ents:
+                return f"soft: bm25 {score:.2f}; holds {len(held(r))}/{len(ents)} entities"
+            return f"bm25 {score:.2f} (no entity in the question)"
+
+        def held(r: dict[str, Any]) -> list[str]:
+            return sorted(set(ents) & set(r.get("entities") or ()))
+
+        words = [w for a in aliases for w in query_words(a)]
+        hits = rows_to_hits(rows, self.name, "_entity_score", query=query, why=why, extra_words=words)
+        return [dataclasses.replace(h, matched=tuple(held(r))) for h, r in zip(hits, rows, strict=True)]
