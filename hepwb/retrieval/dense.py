@@ -36,11 +36,15 @@ class DenseRetriever:
 def dense_rows(table: Any, vector: Any, k: int) -> list[dict[str, Any]]:
     """Raw nearest-neighbour rows (with ``_distance``, the cosine distance) for ``vector``.
 
-    Exact search unless the table has a vector index (large tables, see :mod:`hepwb.index.store`).
+    Exact search unless the table has a vector index (large tables, see :mod:`hepwb.index.store`),
+    then HNSW with breadth :data:`~hepwb.index.store.ANN_EF`.
     """
+    from hepwb.index.store import ANN_EF
+
     return (  # type: ignore[no-any-return]
         table.search(vector, vector_column_name="vector")
         .metric("cosine")
+        .ef(ANN_EF)
         .select([*columns(), "_distance"])
         .limit(k)
         .to_list()

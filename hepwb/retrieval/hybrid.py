@@ -13,6 +13,7 @@ from typing import Any
 from hepwb.exceptions import ConfigError
 from hepwb.index.analyzer import search_terms
 from hepwb.index.embedder import Embedder
+from hepwb.index.store import ANN_EF
 from hepwb.retrieval.base import columns, register_retriever, rows_to_hits
 from hepwb.types import Hit
 
@@ -65,6 +66,7 @@ class HybridRetriever:
             .vector(vec)
             .text(terms)
             .metric("cosine")
+            .ef(ANN_EF)
             .rerank(self.reranker())
             .select(columns())
             .limit(max(k, self.fetch))
