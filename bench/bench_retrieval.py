@@ -21,7 +21,8 @@ Method:
   vector gets Gaussian noise sigma 0.02 then is renormalised, so neighbours are not exact ties)
   into a fresh LanceDB table with hepwb's indexes (two FTS indexes and, at >= 20k rows, an
   IVF_HNSW_SQ cosine index, searched with ``ef = ANN_EF``). ANN recall@10 is the share of the
-  exact numpy top 10 that the dense retriever returns. Targets at 100k chunks: dense p50 <= 5 ms, hybrid p50 <= 15 ms.
+  exact numpy top 10 that the dense retriever returns. Targets at 100k chunks: dense p50 <= 5 ms,
+  hybrid p50 <= 15 ms.
 * "lancedb vector (ids)" and "lancedb hybrid (ids)" time the LanceDB query alone (chunk ids
   only, as a search service would return them); the retriever rows add fetching the chunk columns
   (text, pages, section, entities …) and building explained hits with highlights.
