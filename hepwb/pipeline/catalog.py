@@ -1,4 +1,4 @@
-"""The DuckDB catalog of documents, chunk sets, chunks, runs, per-question results, hits and metrics.
+"""The DuckDB catalog of documents, chunk sets, chunks, runs, queries, per-question results, hits, metrics.
 
 Each evaluation run folder (``metrics.json``, ``per_question.parquet``, ``hits.parquet``) is loaded
 with :meth:`Catalog.record_run`; re-recording a run replaces its rows. Query with SQL::
@@ -63,6 +63,10 @@ ALTER TABLE runs ADD COLUMN IF NOT EXISTS sweep_id VARCHAR;
 CREATE TABLE IF NOT EXISTS sweeps (sweep_id VARCHAR PRIMARY KEY, updated VARCHAR, params JSON);
 CREATE TABLE IF NOT EXISTS metrics (run_id VARCHAR, metric VARCHAR, value DOUBLE);
 CREATE TABLE IF NOT EXISTS question_results (run_id VARCHAR, qid VARCHAR, data JSON);
+CREATE TABLE IF NOT EXISTS queries (
+    questions_sha256 VARCHAR, qid VARCHAR, question VARCHAR, answer VARCHAR, kind VARCHAR, style VARCHAR,
+    docs VARCHAR[], n_evidence INTEGER);
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS questions_sha256 VARCHAR;
 CREATE TABLE IF NOT EXISTS hits (
     run_id VARCHAR, qid VARCHAR, "rank" INTEGER, chunk_id VARCHAR, label VARCHAR, score DOUBLE,
     relevant BOOLEAN);
@@ -167,8 +171,8 @@ class Catalog:
             )
             con.execute(
                 "INSERT INTO runs (run_id, chunkset_id, retriever, k, chunk_size, chunk_overlap, "
-                "embedding_model, n_questions, created, run_dir, config, environment, sweep_id) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "embedding_model, n_questions, created, run_dir, config, environment, sweep_id, "
+                "questions_sha256) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     run_id,
                     m["chunkset_id"],
@@ -183,8 +187,10 @@ class Catalog:
                     json.dumps(cfg),
                     json.dumps(m.get("environment", {})),
                     sweep,
+                    m.get("inputs", {}).get("questions_sha256"),
                 ],
             )
+            self._record_queries(con, m.get("inputs", {}))
             con.executemany(
                 "INSERT INTO metrics VALUES (?, ?, ?)",
                 [[run_id, k, float(v)] for k, v in m["summary"].items() if isinstance(v, int | float)],
@@ -200,6 +206,25 @@ class Catalog:
             con.unregister("h")
             con.execute("COMMIT")
         return str(run_id)
+
+    @staticmethod
+    def _record_queries(con: Any, inputs: dict[str, Any]) -> None:
+        """Insert the run's question set into ``queries`` (once per question-file hash)."""
+        from hepwb.evaluation import load_questions
+
+        sha, path = inputs.get("questions_sha256"), Path(str(inputs.get("questions_file", "")))
+        if not sha or not path.is_file():
+            return
+        if con.execute("SELECT count(*) FROM queries WHERE questions_sha256 = ?", [sha]).fetchall()[0][0]:
+            return
+        con.executemany(
+            "INSERT INTO queries VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                [sha, q.qid, q.question, q.answer, q.kind, q.style, sorted({e.doc for e in q.evidence}),
+                 len(q.evidence)]
+                for q in load_questions(path)
+            ],
+        )  # fmt: skip
 
     @staticmethod
     def _record_chunkset_files(con: Any, root: Path, chunkset_id: str) -> None:

@@ -9,6 +9,7 @@ import pytest
 from hepwb.hepilot import validate_tree
 from hepwb.paths import Layout
 from hepwb.pipeline import Catalog, ExperimentConfig, run_experiment
+from hepwb.pipeline.catalog import lance_views
 from hepwb.pipeline.report import render_report
 from hepwb.pipeline.sweep import run_sweep
 from tests.helpers import PDF_DIR, QUESTIONS, SCHEMAS
@@ -50,7 +51,17 @@ def test_sweep_and_report(layout):
     )
     assert all(c.ok for c in cells), [c.error for c in cells]
     assert (cells[0].run_dir / "20-evaluate.ipynb").is_file()
-    wide = Catalog(layout.catalog).metrics_wide()
+    cat = Catalog(layout.catalog)
+    wide = cat.metrics_wide()
     assert len(wide) == 1 and wide.loc[0, "retriever"] == "bm25"
+    # per-question results join the question texts (queries) and the indexed chunks (LanceDB via Arrow)
+    joined = cat.sql(
+        "SELECT q.kind, h.rank, h.relevant, list_contains(l.entities, 'experiment:hermes') AS hermes "
+        "FROM hits h JOIN runs r USING (run_id) JOIN queries q ON q.qid = h.qid "
+        "AND q.questions_sha256 = r.questions_sha256 "
+        f"JOIN {next(iter(lance_views(layout.lancedb)))} l USING (chunk_id)",
+        lancedb=layout.lancedb,
+    )
+    assert len(joined) == len(cat.sql("SELECT * FROM hits")) > 0 and joined["hermes"].any()
     html = render_report(layout).read_text(encoding="utf-8")
     assert "recall@5" in html and "<img" in html
