@@ -10,6 +10,7 @@ or code.
 
 from __future__ import annotations
 
+from hepwb.chunking import cluster_semantic as _cluster_semantic  # noqa: F401
 from hepwb.chunking import hepilot as _hepilot  # noqa: F401  (registers the strategies)
 from hepwb.chunking import hierarchical as _hierarchical  # noqa: F401
 from hepwb.chunking import recursive as _recursive  # noqa: F401
