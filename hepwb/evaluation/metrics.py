@@ -30,7 +30,7 @@ import pandas as pd
 from hepwb.evaluation.matching import KeyIndex, Located, coverage
 from hepwb.evaluation.questions import Question
 from hepwb.exceptions import ConfigError
-from hepwb.types import Hit
+from hepwb.types import Chunk, Hit
 
 __all__ = ["METRICS", "Evaluation", "evaluate", "evaluate_by", "is_relevant", "metric_columns"]
 
@@ -142,6 +142,7 @@ def evaluate(
     min_coverage: float = 0.5,
     *,
     keyindexes: Mapping[str, KeyIndex],
+    chunks: Sequence[Chunk] | None = None,
 ) -> Evaluation:
     """Score ranked hits per question against the located evidence (see the module docstring).
 
@@ -154,6 +155,8 @@ def evaluate(
         min_coverage: Share of a quote's key characters a hit must hold to be relevant.
         keyindexes: ``{document_id: KeyIndex}`` of the documents the evidence was located in,
             i.e. ``build_keyindexes(documents)`` (cached, so cheap after ``locate_all``).
+        chunks: The whole chunk set searched; when given, chunk-, document- and span-level metrics
+            (:mod:`hepwb.evaluation.levels`) are added, the span ones at k = 5 (or the largest k).
 
     Returns:
         The :class:`Evaluation`.
@@ -219,6 +222,10 @@ def evaluate(
         }
     ).join(agg[["first_relevant_rank", *columns]], on="qid")
     per_question["first_relevant_rank"] = per_question["first_relevant_rank"].astype("Int64")
+    if chunks is not None:
+        extra = _levels(questions, located, results, chunks, keyindexes, ks, min_coverage, by_qid)
+        per_question = per_question.join(extra, on="qid")
+        columns = [*columns, *extra.columns]
 
     evaluated = per_question[per_question["n_located"] > 0]
     summary: dict[str, float] = {
@@ -233,6 +240,32 @@ def evaluate(
         min_coverage=min_coverage,
     )
     return Evaluation(summary=summary, per_question=per_question, per_evidence=per_evidence)
+
+
+def _levels(
+    questions: Sequence[Question],
+    located: Sequence[Located],
+    results: Mapping[str, Sequence[Hit]],
+    chunks: Sequence[Chunk],
+    keyindexes: Mapping[str, KeyIndex],
+    ks: tuple[int, ...],
+    min_coverage: float,
+    by_qid: Mapping[str, list[Located]],
+) -> pd.DataFrame:
+    """Chunk-, document- and span-level metrics of the evaluable questions, one row per qid."""
+    from hepwb.evaluation.levels import chunk_level, document_level, level_columns, span_level
+
+    span_k = 5 if 5 in ks else max(ks)
+    mine = [loc for loc in located if loc.qid in by_qid]
+    evaluable = {q: results[q] for q in by_qid}
+    docs = {q: {loc.document_id for loc in locs} for q, locs in by_qid.items()}
+    parts = [
+        chunk_level(evaluable, mine, chunks, keyindexes, ks, min_coverage),
+        document_level(evaluable, docs, ks),
+        span_level(evaluable, mine, chunks, span_k),
+    ]
+    rows = {q: {k: v for part in parts for k, v in part.get(q, {}).items()} for q in by_qid}
+    return pd.DataFrame.from_dict(rows, orient="index", columns=level_columns(ks, span_k))
 
 
 def evaluate_by(per_question: pd.DataFrame, column: str) -> pd.DataFrame:

@@ -1,0 +1,155 @@
+"""Metrics at the chunk, document and span level, from the same results as the evidence level.
+
+* **chunk** (``chunk_recall@k``, ``chunk_precision@k``, ``chunk_mrr@k``, ``chunk_ndcg@k``): the
+  relevant set of a question is every chunk of the chunk set relevant to one of its located quotes
+  (:func:`~hepwb.evaluation.metrics.is_relevant`); ranx scores the ranked hits against it.
+* **document** (``doc_recall@k``, ``doc_precision@k``, ``doc_mrr@k``, ``doc_ndcg@k``): relevant = the
+  documents holding the question's evidence; the ranking is each document's first appearance.
+* **span** (``span_recall@k``, ``span_precision@k``, ``span_iou@k`` and ``precision_omega``): Chroma's
+  character-level metrics (:mod:`hepwb.evaluation.spans`) of the top ``k`` hits against the located
+  quote spans, summed over the question's documents (``precision_omega`` of several documents is
+  their mean weighted by excerpt length).
+
+Example:
+    >>> from hepwb.types import Hit
+    >>> hits = [Hit("c2", "dB", "B", 0, 10, 1, 1.0), Hit("c1", "dA", "A", 0, 10, 2, 0.5)]
+    >>> document_level({"q": hits}, {"q": {"dA"}}, ks=(1, 2))["q"]["doc_recall@2"]
+    1.0
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from hepwb.evaluation.spans import precision_omega, union
+
+if TYPE_CHECKING:
+    from hepwb.evaluation.matching import KeyIndex, Located
+    from hepwb.types import Chunk, Hit
+
+__all__ = ["chunk_level", "document_level", "level_columns", "span_level"]
+
+_FAMILIES = ("recall", "precision", "mrr", "ndcg")
+
+
+def level_columns(ks: Sequence[int], span_k: int) -> list[str]:
+    """Column names this module adds for cutoffs ``ks`` (span metrics at ``span_k``).
+
+    Example:
+        >>> level_columns((5,), 5)[:4], level_columns((5,), 5)[-4:]
+        (['chunk_recall@5', 'chunk_precision@5', 'chunk_mrr@5', 'chunk_ndcg@5'], \
+['span_recall@5', 'span_precision@5', 'span_iou@5', 'precision_omega'])
+    """
+    cols = [f"{lvl}_{m}@{k}" for lvl in ("chunk", "doc") for k in ks for m in _FAMILIES]
+    return [
+        *cols,
+        f"span_recall@{span_k}",
+        f"span_precision@{span_k}",
+        f"span_iou@{span_k}",
+        "precision_omega",
+    ]
+
+
+def _ranx(
+    qrels: dict[str, dict[str, int]], run: dict[str, dict[str, float]], ks: Sequence[int], prefix: str
+) -> dict[str, dict[str, float]]:
+    """Per-query ranx scores ``{qid: {prefix_metric@k: value}}`` (queries without qrels left out)."""
+    from numba.core.errors import NumbaWarning
+    from ranx import Qrels, Run, evaluate
+
+    qrels = {q: r for q, r in qrels.items() if r}
+    if not qrels:
+        return {}
+    # ranx needs a run entry per query; an empty ranking scores 0 (a dummy id never relevant)
+    full_run = {q: run.get(q) or {"\x00none": 0.0} for q in qrels}
+    metrics = [f"{m}@{k}" for k in ks for m in ("recall", "precision", "mrr", "ndcg")]
+    ranx_run = Run(full_run)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NumbaWarning)
+        evaluate(Qrels(qrels), ranx_run, metrics, return_mean=False)
+    out: dict[str, dict[str, float]] = defaultdict(dict)
+    for m in metrics:
+        for q, v in ranx_run.scores[m].items():
+            out[q][f"{prefix}_{m}"] = float(v)
+    return dict(out)
+
+
+def _positions(ids: Sequence[str]) -> dict[str, float]:
+    """``{id: 1/position}`` of the first appearance of each id."""
+    run: dict[str, float] = {}
+    for pos, i in enumerate(ids, start=1):
+        run.setdefault(i, 1.0 / pos)
+    return run
+
+
+def chunk_level(
+    results: Mapping[str, Sequence[Hit]],
+    located: Sequence[Located],
+    chunks: Sequence[Chunk],
+    keyindexes: Mapping[str, KeyIndex],
+    ks: Sequence[int],
+    min_coverage: float = 0.5,
+) -> dict[str, dict[str, float]]:
+    """Chunk-level ranx metrics per question (see the module docstring)."""
+    from hepwb.evaluation.metrics import is_relevant
+    from hepwb.types import Hit
+
+    by_doc: dict[str, list[Chunk]] = defaultdict(list)
+    for c in chunks:
+        by_doc[c.document_id].append(c)
+    qrels: dict[str, dict[str, int]] = defaultdict(dict)
+    for loc in located:
+        idx = keyindexes[loc.document_id]
+        for c in by_doc.get(loc.document_id, ()):
+            probe = Hit(c.chunk_id, c.document_id, loc.label, c.start, c.end, 0, 0.0)
+            if is_relevant(loc, probe, idx, min_coverage):
+                qrels[loc.qid][c.chunk_id] = 1
+    run = {q: _positions([h.chunk_id for h in hits]) for q, hits in results.items()}
+    return _ranx(dict(qrels), run, ks, "chunk")
+
+
+def document_level(
+    results: Mapping[str, Sequence[Hit]], relevant_docs: Mapping[str, set[str]], ks: Sequence[int]
+) -> dict[str, dict[str, float]]:
+    """Document-level ranx metrics per question (relevant: the documents of its evidence)."""
+    qrels = {q: dict.fromkeys(docs, 1) for q, docs in relevant_docs.items()}
+    run = {q: _positions([h.document_id for h in hits]) for q, hits in results.items()}
+    return _ranx(qrels, run, ks, "doc")
+
+
+def span_level(
+    results: Mapping[str, Sequence[Hit]], located: Sequence[Located], chunks: Sequence[Chunk], k: int
+) -> dict[str, dict[str, float]]:
+    """Chroma's span metrics of each question's top ``k`` hits, over all its documents."""
+    excerpts: dict[str, dict[str, list[tuple[int, int]]]] = defaultdict(lambda: defaultdict(list))
+    for loc in located:
+        excerpts[loc.qid][loc.document_id].append((loc.start, loc.end))
+    spans_by_doc: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for c in chunks:
+        spans_by_doc[c.document_id].append((c.start, c.end))
+    out: dict[str, dict[str, float]] = {}
+    for qid, docs in excerpts.items():
+        hits = list(results.get(qid, ()))[:k]
+        got = sum(h.end - h.start for h in hits)
+        relevant = hit = 0
+        omega_num = omega_den = 0.0
+        for doc_id, spans in docs.items():
+            ex = union(spans)
+            relevant += sum(e - s for s, e in ex)
+            mine = [(h.start, h.end) for h in hits if h.document_id == doc_id]
+            inter = union((max(s, a), min(e, b)) for a, b in mine for s, e in ex if max(s, a) < min(e, b))
+            hit += sum(e - s for s, e in inter)
+            po = precision_omega(ex, spans_by_doc.get(doc_id, ()))
+            weight = sum(e - s for s, e in ex)
+            omega_num += po * weight
+            omega_den += weight
+        out[qid] = {
+            f"span_recall@{k}": hit / relevant if relevant else 0.0,
+            f"span_precision@{k}": hit / got if got else 0.0,
+            f"span_iou@{k}": hit / (got + relevant - hit) if got + relevant - hit else 0.0,
+            "precision_omega": omega_num / omega_den if omega_den else 0.0,
+        }
+    return out
