@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from hepwb.evaluation.matching import KeyIndex, Located
     from hepwb.types import Chunk, Hit
 
-__all__ = ["chunk_level", "document_level", "level_columns", "span_level"]
+__all__ = ["chunk_level", "document_level", "level_columns", "relevant_chunks", "span_level"]
 
 _FAMILIES = ("recall", "precision", "mrr", "ndcg")
 
@@ -85,6 +85,30 @@ def _positions(ids: Sequence[str]) -> dict[str, float]:
     return run
 
 
+def relevant_chunks(
+    located: Sequence[Located],
+    chunks: Sequence[Chunk],
+    keyindexes: Mapping[str, KeyIndex],
+    min_coverage: float = 0.5,
+) -> dict[str, set[str]]:
+    """``{qid: ids of the chunks relevant to one of its located quotes}``."""
+    from hepwb.evaluation.metrics import is_relevant
+    from hepwb.types import Hit
+
+    by_doc: dict[str, list[Chunk]] = defaultdict(list)
+    for c in chunks:
+        by_doc[c.document_id].append(c)
+    out: dict[str, set[str]] = defaultdict(set)
+    for loc in located:
+        idx = keyindexes[loc.document_id]
+        for c in by_doc.get(loc.document_id, ()):
+            if is_relevant(
+                loc, Hit(c.chunk_id, c.document_id, loc.label, c.start, c.end, 0, 0.0), idx, min_coverage
+            ):
+                out[loc.qid].add(c.chunk_id)
+    return dict(out)
+
+
 def chunk_level(
     results: Mapping[str, Sequence[Hit]],
     located: Sequence[Located],
@@ -94,21 +118,12 @@ def chunk_level(
     min_coverage: float = 0.5,
 ) -> dict[str, dict[str, float]]:
     """Chunk-level ranx metrics per question (see the module docstring)."""
-    from hepwb.evaluation.metrics import is_relevant
-    from hepwb.types import Hit
-
-    by_doc: dict[str, list[Chunk]] = defaultdict(list)
-    for c in chunks:
-        by_doc[c.document_id].append(c)
-    qrels: dict[str, dict[str, int]] = defaultdict(dict)
-    for loc in located:
-        idx = keyindexes[loc.document_id]
-        for c in by_doc.get(loc.document_id, ()):
-            probe = Hit(c.chunk_id, c.document_id, loc.label, c.start, c.end, 0, 0.0)
-            if is_relevant(loc, probe, idx, min_coverage):
-                qrels[loc.qid][c.chunk_id] = 1
+    qrels = {
+        q: dict.fromkeys(ids, 1)
+        for q, ids in relevant_chunks(located, chunks, keyindexes, min_coverage).items()
+    }
     run = {q: _positions([h.chunk_id for h in hits]) for q, hits in results.items()}
-    return _ranx(dict(qrels), run, ks, "chunk")
+    return _ranx(qrels, run, ks, "chunk")
 
 
 def document_level(

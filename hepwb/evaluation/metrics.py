@@ -46,7 +46,7 @@ class Evaluation:
         summary: Means over evaluable questions (``"recall@5"``, ``"mrr@10"`` ...) plus the counts
             ``n_questions``, ``n_questions_evaluated``, ``n_questions_unlocatable``, ``n_evidence``,
             ``n_evidence_located`` and the ``min_coverage`` used.
-        per_question: One row per question: ``qid, kind, style, n_evidence, n_located,
+        per_question: One row per question: ``qid, kind, style, n_evidence, n_located, paper,
             first_relevant_rank`` and the metric columns (NaN for unlocatable questions).
         per_evidence: One row per located evidence: ``eid, qid, label, method, page_ok, rank``
             (position of the first relevant hit, missing when none) and the sub-query metrics.
@@ -219,6 +219,7 @@ def evaluate(
             "style": [q.style for q in questions],
             "n_evidence": [len(q.evidence) for q in questions],
             "n_located": [len(by_qid.get(q.qid, ())) for q in questions],
+            "paper": [q.evidence[0].doc if q.evidence else "" for q in questions],
         }
     ).join(agg[["first_relevant_rank", *columns]], on="qid")
     per_question["first_relevant_rank"] = per_question["first_relevant_rank"].astype("Int64")

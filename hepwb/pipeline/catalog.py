@@ -62,6 +62,7 @@ CREATE TABLE IF NOT EXISTS runs (
 ALTER TABLE runs ADD COLUMN IF NOT EXISTS sweep_id VARCHAR;
 CREATE TABLE IF NOT EXISTS sweeps (sweep_id VARCHAR PRIMARY KEY, updated VARCHAR, params JSON);
 CREATE TABLE IF NOT EXISTS metrics (run_id VARCHAR, metric VARCHAR, value DOUBLE);
+CREATE TABLE IF NOT EXISTS metric_ci (run_id VARCHAR, metric VARCHAR, ci_low DOUBLE, ci_high DOUBLE);
 CREATE TABLE IF NOT EXISTS question_results (run_id VARCHAR, qid VARCHAR, data JSON);
 CREATE TABLE IF NOT EXISTS queries (
     questions_sha256 VARCHAR, qid VARCHAR, question VARCHAR, answer VARCHAR, kind VARCHAR, style VARCHAR,
@@ -164,7 +165,7 @@ class Catalog:
         hits = pd.read_parquet(run_dir / "hits.parquet")
         with self._connect() as con:
             con.execute("BEGIN TRANSACTION")  # a failure leaves the previous rows of this run intact
-            for table in ("runs", "metrics", "question_results", "hits"):
+            for table in ("runs", "metrics", "metric_ci", "question_results", "hits"):
                 con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
             sweep = (
                 read_json(run_dir / "sweep.json")["sweep_id"] if (run_dir / "sweep.json").is_file() else None
@@ -195,6 +196,9 @@ class Catalog:
                 "INSERT INTO metrics VALUES (?, ?, ?)",
                 [[run_id, k, float(v)] for k, v in m["summary"].items() if isinstance(v, int | float)],
             )
+            ci_rows = [[run_id, k, lo, hi] for k, (lo, hi) in m.get("summary_ci95", {}).items()]
+            if ci_rows:
+                con.executemany("INSERT INTO metric_ci VALUES (?, ?, ?, ?)", ci_rows)
             rows = [[run_id, r["qid"], r.to_json()] for _, r in per_q.iterrows()]
             if rows:
                 con.executemany("INSERT INTO question_results VALUES (?, ?, ?)", rows)
@@ -297,6 +301,16 @@ class Catalog:
         for col in [c for c in wide.columns if str(c).startswith("n_")]:
             wide[col] = wide[col].round().astype("Int64")
         return wide.sort_values(["chunker", "retriever", "chunk_size"]).reset_index(drop=True)
+
+    def per_question(self, run_id: str) -> pd.DataFrame:
+        """The per-question metrics of run ``run_id`` (for :func:`hepwb.evaluation.stats.compare_runs`)."""
+        import pandas as pd
+
+        df = self.sql("SELECT data FROM question_results WHERE run_id = ? ORDER BY qid", [run_id])
+        if df.empty:
+            msg = f"no per-question results for run {run_id!r}; record it with Catalog.record_run(run_dir)"
+            raise KeyError(msg)
+        return pd.DataFrame([json.loads(d) for d in df["data"]])
 
     def sync_runs(self, runs_dir: str | Path) -> list[str]:
         """Record every run folder under ``runs_dir`` that holds a ``metrics.json``; returns their ids."""

@@ -149,6 +149,7 @@ def run_experiment(
 
     from hepwb.evaluation import build_keyindexes, evaluate, load_questions, locate_all
     from hepwb.evaluation.metrics import is_relevant
+    from hepwb.evaluation.stats import summary_with_ci
     from hepwb.index import ChunkStore, get_embedder
     from hepwb.pipeline.chunksets import build_chunkset
     from hepwb.pipeline.corpus import ingest
@@ -211,7 +212,17 @@ def run_experiment(
     located, unlocated = locate_all(questions, docs)
     keyindexes = build_keyindexes(docs)
     ks = tuple(sorted({1, 3, 5, 10, cfg.k} & set(range(1, cfg.k + 1))))
-    ev = evaluate(questions, located, results, ks=ks, min_coverage=cfg.min_coverage, keyindexes=keyindexes)
+    ev = evaluate(
+        questions,
+        located,
+        results,
+        ks=ks,
+        min_coverage=cfg.min_coverage,
+        keyindexes=keyindexes,
+        chunks=cs.chunks,
+    )
+    evaluated = ev.per_question[ev.per_question["n_located"] > 0]
+    ci = summary_with_ci(evaluated) if len(evaluated) else None
     timings["evaluate_s"] = time.perf_counter() - t
 
     by_q: dict[str, list[Any]] = {}
@@ -267,6 +278,9 @@ def run_experiment(
             "config_hash": config_hash(cfg_dict),
             "code_fingerprint": {pkg: code_fingerprint(pkg) for pkg in _STAGES},
             "summary": summary,
+            "summary_ci95": {}
+            if ci is None
+            else {r.metric: [round(r.ci_low, 4), round(r.ci_high, 4)] for r in ci.itertuples()},
             "timings_s": {k: round(v, 3) for k, v in timings.items()},
             "inputs": {
                 "corpus_documents": {d.label: d.meta.get("file_hash") for d in docs},
