@@ -3,7 +3,8 @@
 It speaks the real wire protocol (``POST /v1/chat/completions``, JSON in and out) and answers
 deterministically from the prompt: reformulation requests get the question's content words
 reordered and its abbreviations spelled out from ``EXPANSIONS``; passage requests get a sentence
-built from the question. Every request body is recorded; ``fail_first`` answers 503 first, to
+built from the question; JSON-mode requests (ragas through instructor) get a small instance of the
+JSON schema their system message carries. Every request body is recorded; ``fail_first`` answers 503 first, to
 exercise the client's retries.
 """
 
@@ -16,6 +17,33 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 EXPANSIONS = {"DVCS": "deeply virtual Compton scattering", "BSA": "beam-spin asymmetry"}
+
+
+def schema_instance(schema: dict[str, Any], defs: dict[str, Any] | None = None) -> Any:
+    """A small valid instance of a JSON schema (what a JSON-mode model must return)."""
+    defs = defs if defs is not None else schema.get("$defs", {})
+    if "$ref" in schema:
+        return schema_instance(defs[schema["$ref"].rsplit("/", 1)[-1]], defs)
+    for key in ("anyOf", "oneOf", "allOf"):
+        if key in schema:
+            return schema_instance(schema[key][0], defs)
+    if "enum" in schema:
+        return schema["enum"][0]
+    kind = schema.get("type", "object")
+    if kind == "object":
+        return {name: schema_instance(sub, defs) for name, sub in schema.get("properties", {}).items()}
+    if kind == "array":
+        return [schema_instance(schema.get("items", {"type": "string"}), defs)]
+    simple = {"string": "The measured amplitude is -0.23.", "integer": 1, "number": 1.0, "boolean": True}
+    return simple.get(kind)
+
+
+def json_reply(messages: list[dict[str, str]]) -> str:
+    """Reply to an instructor JSON-mode request: an instance of the schema in its system message."""
+    system = next((m["content"] for m in messages if m["role"] == "system"), "")
+    start = system.index("{")
+    schema, _ = json.JSONDecoder().raw_decode(system[start:])
+    return json.dumps(schema_instance(schema))
 
 
 def reply_for(prompt: str) -> str:
@@ -50,7 +78,10 @@ class LLMServer:
                     outer.fail_first -= 1
                     self._send(503, {"error": {"message": "busy"}})
                 else:
-                    content = reply_for(body["messages"][-1]["content"])
+                    if body.get("response_format", {}).get("type") == "json_object":
+                        content = json_reply(body["messages"])
+                    else:
+                        content = reply_for(body["messages"][-1]["content"])
                     self._send(
                         200,
                         {

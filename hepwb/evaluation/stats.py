@@ -121,12 +121,15 @@ def paired_test(a: Sequence[float], b: Sequence[float], n_resamples: int = 10_00
 
 
 def summary_with_ci(per_question: pd.DataFrame, metrics: Sequence[str] | None = None) -> pd.DataFrame:
-    """Mean and 95 % interval of each metric column of a per-question table (one row per metric)."""
+    """Mean and 95 % interval of each metric column of a per-question table (one row per metric).
+
+    Default columns: every ``…@k`` metric, ``precision_omega`` and the ``ragas_`` metrics.
+    """
     import pandas as pd
 
-    cols = (
-        list(metrics) if metrics else [c for c in per_question.columns if "@" in c or c.startswith("span_")]
-    )
+    cols = list(metrics or ()) or [
+        c for c in per_question.columns if "@" in c or c.startswith("ragas_") or c == "precision_omega"
+    ]
     rows = []
     for col in cols:
         if col not in per_question.columns:

@@ -79,6 +79,7 @@ class ExperimentConfig:
     max_docs: int | None = None
     prefer_latex: bool = True
     min_coverage: float = 0.5
+    ragas_llm: bool = False
     run_dir: str | None = None
 
     @classmethod
@@ -221,7 +222,9 @@ def run_experiment(
         keyindexes=keyindexes,
         chunks=cs.chunks,
     )
-    evaluated = ev.per_question[ev.per_question["n_located"] > 0]
+    per_question = ev.per_question.join(_ragas(cfg, questions, results, located, cs, keyindexes), on="qid")
+    evaluated = per_question[per_question["n_located"] > 0]
+    ragas_means = {c: float(evaluated[c].mean()) for c in per_question.columns if c.startswith("ragas_")}
     ci = summary_with_ci(evaluated) if len(evaluated) else None
     timings["evaluate_s"] = time.perf_counter() - t
 
@@ -254,6 +257,7 @@ def run_experiment(
     total_tokens = sum(c.token_count for c in cs.chunks)
     summary = {
         **ev.summary,
+        **ragas_means,
         "n_chunks": len(cs.chunks),
         # what a dense embedder reading only the first `limit` word pieces of each chunk never sees
         "share_chunks_truncated": sum(c.token_count > limit for c in cs.chunks) / max(len(cs.chunks), 1),
@@ -264,7 +268,7 @@ def run_experiment(
     run_id = f"{cs.chunkset_id}__{cfg.retriever}__k{cfg.k}-{short_hash(cfg_dict, 6)}"
     run_dir = Path(cfg.run_dir) if cfg.run_dir else layout.runs / run_id
     run_dir.mkdir(parents=True, exist_ok=True)
-    ev.per_question.to_parquet(run_dir / "per_question.parquet")
+    per_question.to_parquet(run_dir / "per_question.parquet")
     hits_df.to_parquet(run_dir / "hits.parquet")
     write_json(
         run_dir / "metrics.json",
@@ -292,4 +296,22 @@ def run_experiment(
             "processing_errors": [e.dump() for e in log.errors],
         },
     )
-    return RunResult(run_id, run_dir, summary, ev.per_question, hits_df, cs.chunkset_id)
+    return RunResult(run_id, run_dir, summary, per_question, hits_df, cs.chunkset_id)
+
+
+def _ragas(
+    cfg: ExperimentConfig, questions: Any, results: Any, located: Any, cs: Any, keyindexes: Any
+) -> pd.DataFrame:
+    """The ragas metrics of the top 5 hits per question, prefixed ``ragas_`` (LLM ones if ``ragas_llm``)."""
+    from hepwb.evaluation.levels import relevant_chunks
+    from hepwb.evaluation.ragas_eval import llm_scores, offline_scores, ragas_samples
+    from hepwb.llm import LLMEndpoint
+
+    rel = relevant_chunks(located, cs.chunks, keyindexes, cfg.min_coverage)
+    samples = ragas_samples(questions, results, located, rel, cs.documents, k=min(5, cfg.k))
+    out = offline_scores(samples)
+    if cfg.ragas_llm:
+        out = out.join(
+            llm_scores(samples, LLMEndpoint.from_env(), cfg.embedding_model).drop(columns="response")
+        )
+    return out.add_prefix("ragas_")

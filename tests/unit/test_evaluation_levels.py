@@ -182,3 +182,23 @@ def test_compare_runs_table():
     out = compare_runs({"A": a, "B": b}, baseline="A")
     assert out.loc[0, "run"] == "B" and out.loc[0, "diff"] == pytest.approx(-5 / 6)
     assert out.loc[0, "worse"] == 5 and out.loc[0, "better"] == 0
+
+
+def test_ragas_llm_metrics_against_a_local_openai_compatible_server(case):
+    from hepwb.evaluation.ragas_eval import LLM_METRICS, llm_scores
+    from hepwb.llm import LLMEndpoint
+    from tests.llm_server import LLMServer
+
+    keyidx = build_keyindexes(case["docs"].values())
+    rel = relevant_chunks(case["located"], case["chunks"], keyidx)
+    samples = ragas_samples(case["qs"], case["results"], case["located"], rel, case["docs"], k=3)
+    with LLMServer() as srv:
+        scores = llm_scores(samples, LLMEndpoint(srv.url, "judge", attempts=1))
+    assert list(scores.index) == ["Q1", "Q2"]
+    for m in LLM_METRICS:
+        assert scores[m].between(0, 1).all(), m
+    assert scores["response"].str.len().gt(0).all()
+    # one answer per question, then JSON-mode judgements that carried ragas' output schema
+    json_mode = [r for r in srv.requests if r.get("response_format", {}).get("type") == "json_object"]
+    assert len(srv.requests) - len(json_mode) == 2 and json_mode
+    assert all(r["model"] == "judge" for r in srv.requests)
