@@ -123,10 +123,14 @@ def evaluate(
     latex: Latex = True,
     chunk_size: Annotated[int, typer.Option(help="Chunk size in tokens.")] = 512,
     chunk_overlap: Overlap = 0.1,
-    retriever: Annotated[str, typer.Option(help="Retriever name: dense or bm25.")] = "dense",
+    retriever: Annotated[str, typer.Option(help="Retriever name (see `hepwb retrievers`).")] = "dense",
     k: TopK = 10,
+    chunker: Annotated[str, typer.Option(help="Chunking strategy.")] = "hepilot",
+    ragas_llm: Annotated[
+        bool, typer.Option("--ragas-llm", help="Also LLM-judged ragas metrics (needs HEPWB_LLM_URL/MODEL).")
+    ] = False,
 ) -> None:
-    """Evaluate one chunk size × retriever configuration in this process and print its metrics."""
+    """Evaluate one chunker × retriever configuration in this process; print metrics with 95 % intervals."""
     from hepwb.pipeline import ExperimentConfig, run_experiment
 
     try:
@@ -139,11 +143,16 @@ def evaluate(
             chunk_overlap=chunk_overlap,
             retriever=retriever,
             k=k,
+            chunker=chunker,
+            ragas_llm=ragas_llm,
         )
         res = run_experiment(cfg)
     except HepwbError as exc:
         _fail(exc)
-    typer.echo(json.dumps({k: round(v, 4) for k, v in res.summary.items()}, indent=2))
+    ci = json.loads((res.run_dir / "metrics.json").read_text(encoding="utf-8")).get("summary_ci95", {})
+    for name, value in res.summary.items():
+        low_high = f"  [{ci[name][0]:.3f}, {ci[name][1]:.3f}]" if name in ci else ""
+        typer.echo(f"{name:28s} {value:10.4f}{low_high}")
     typer.echo(f"results: {res.run_dir}")
 
 
@@ -253,60 +262,6 @@ def run(
 
 
 @app.command()
-def search(
-    question: Annotated[str, typer.Argument(help="The question to search for.")],
-    retrievers: Retrievers = "hybrid",
-    k: Annotated[int, typer.Option("--k", "-k", help="Hits per retriever.")] = 5,
-    chunker: Annotated[str, typer.Option(help="Chunking strategy of the chunk set searched.")] = "hepilot",
-    chunk_size: Annotated[int, typer.Option(help="Chunk size in tokens.")] = 512,
-    overlap: Overlap = 0.1,
-    corpus: Corpus = None,
-    max_docs: MaxDocs = None,
-    latex: Latex = True,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the hits as JSON lines.")] = False,
-) -> None:
-    """Search a chunk set with one or more retrievers; print citations, why each hit matched and a snippet."""
-    import dataclasses
-
-    from hepwb.pipeline.search import Searcher
-    from hepwb.retrieval.explain import citation, snippet
-
-    try:
-        s = Searcher.open(corpus, chunker, chunk_size, overlap, max_docs=max_docs, prefer_latex=latex)
-        for name in _words(retrievers):
-            hits = s.search(question, name, k)
-            if as_json:
-                for h in hits:
-                    typer.echo(json.dumps({**dataclasses.asdict(h), "citation": citation(h)}))
-                continue
-            typer.secho(f"== {name} ({s.chunkset.chunkset_id})", bold=True)
-            for h in hits:
-                typer.echo(citation(h))
-                typer.echo(f"    why: {h.why}")
-                typer.echo(f"    {snippet(h, 240)}")
-    except HepwbError as exc:
-        _fail(exc)
-
-
-@app.command("retrievers")
-def list_retrievers(
-    chunk_size: Annotated[int, typer.Option(help="Chunk size of the chunk set used for the check.")] = 512,
-    corpus: Corpus = None,
-    max_docs: MaxDocs = 2,
-) -> None:
-    """List the retrievers and whether each can run here (cross-encoder, LLM endpoint …)."""
-    from hepwb.pipeline.search import Searcher
-
-    try:
-        s = Searcher.open(corpus, "hepilot", chunk_size, max_docs=max_docs)
-    except HepwbError as exc:
-        _fail(exc)
-    for name, state in s.availability().items():
-        colour = typer.colors.GREEN if state == "ok" else typer.colors.YELLOW
-        typer.secho(f"{name:14s} {state}", fg=colour)
-
-
-@app.command()
 def validate(
     root: Annotated[Path, typer.Argument(help="A HEPilot output tree (a chunk set folder).")],
     schemas: Annotated[
@@ -349,3 +304,6 @@ def sql(
     except Exception as exc:  # duckdb errors are user errors here
         _fail(exc)
     typer.echo(df.to_string(index=False))
+
+
+from hepwb import cli_search as _cli_search  # noqa: E402, F401  (registers search, retrievers, testset)

@@ -9,7 +9,8 @@ runner = CliRunner()
 
 
 @pytest.mark.parametrize(
-    "command", ["ingest", "evaluate", "sweep", "report", "run", "search", "retrievers", "validate", "sql"]
+    "command",
+    ["ingest", "evaluate", "sweep", "report", "run", "search", "retrievers", "testset", "validate", "sql"],
 )
 def test_every_command_has_help(command):
     res = runner.invoke(app, [command, "--help"])

@@ -1,0 +1,97 @@
+"""``hepwb search``, ``hepwb retrievers`` and ``hepwb testset`` (registered on :data:`hepwb.cli.app`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from hepwb.cli import Corpus, Latex, MaxDocs, Overlap, Retrievers, _fail, _words, app
+from hepwb.exceptions import HepwbError
+
+
+@app.command()
+def search(
+    question: Annotated[str, typer.Argument(help="The question to search for.")],
+    retrievers: Retrievers = "hybrid",
+    k: Annotated[int, typer.Option("--k", "-k", help="Hits per retriever.")] = 5,
+    chunker: Annotated[str, typer.Option(help="Chunking strategy of the chunk set searched.")] = "hepilot",
+    chunk_size: Annotated[int, typer.Option(help="Chunk size in tokens.")] = 512,
+    overlap: Overlap = 0.1,
+    corpus: Corpus = None,
+    max_docs: MaxDocs = None,
+    latex: Latex = True,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the hits as JSON lines.")] = False,
+) -> None:
+    """Search a chunk set with one or more retrievers; print citations, why each hit matched and a snippet."""
+    import dataclasses
+
+    from hepwb.pipeline.search import Searcher
+    from hepwb.retrieval.explain import citation, snippet
+
+    try:
+        s = Searcher.open(corpus, chunker, chunk_size, overlap, max_docs=max_docs, prefer_latex=latex)
+        for name in _words(retrievers):
+            hits = s.search(question, name, k)
+            if as_json:
+                for h in hits:
+                    typer.echo(json.dumps({**dataclasses.asdict(h), "citation": citation(h)}))
+                continue
+            typer.secho(f"== {name} ({s.chunkset.chunkset_id})", bold=True)
+            for h in hits:
+                typer.echo(citation(h))
+                typer.echo(f"    why: {h.why}")
+                typer.echo(f"    {snippet(h, 240)}")
+    except HepwbError as exc:
+        _fail(exc)
+
+
+@app.command("retrievers")
+def list_retrievers(
+    chunk_size: Annotated[int, typer.Option(help="Chunk size of the chunk set used for the check.")] = 512,
+    corpus: Corpus = None,
+    max_docs: MaxDocs = 2,
+) -> None:
+    """List the retrievers and whether each can run here (cross-encoder, LLM endpoint …)."""
+    from hepwb.pipeline.search import Searcher
+
+    try:
+        s = Searcher.open(corpus, "hepilot", chunk_size, max_docs=max_docs)
+    except HepwbError as exc:
+        _fail(exc)
+    for name, state in s.availability().items():
+        colour = typer.colors.GREEN if state == "ok" else typer.colors.YELLOW
+        typer.secho(f"{name:14s} {state}", fg=colour)
+
+
+@app.command()
+def testset(
+    out: Annotated[Path, typer.Argument(help="JSONL file to write (hepqa format).")],
+    corpus: Corpus = None,
+    max_docs: MaxDocs = None,
+    max_per_doc: Annotated[int, typer.Option(help="Questions per paper at most.")] = 10,
+    llm: Annotated[
+        int, typer.Option(help="Also N questions from ragas' generator (needs HEPWB_LLM_URL/MODEL).")
+    ] = 0,
+    latex: Latex = True,
+) -> None:
+    """Generate a test set for a corpus: section- and caption-based questions with verbatim evidence."""
+    from hepwb.evaluation import locate_all
+    from hepwb.evaluation.testset import ragas_questions, save_questions, structural_questions
+    from hepwb.pipeline import ingest
+
+    try:
+        docs = ingest(corpus, max_docs=max_docs, prefer_latex=latex, progress=False)
+        questions = structural_questions(docs, max_per_doc=max_per_doc)
+        if llm:
+            from hepwb.llm import LLMEndpoint
+
+            questions += ragas_questions(docs, LLMEndpoint.from_env(), size=llm)
+        located, unlocated = locate_all(questions, docs)
+        save_questions(questions, out)
+    except HepwbError as exc:
+        _fail(exc)
+    typer.echo(f"{len(questions)} questions from {len(docs)} papers -> {out}")
+    typer.echo(f"evidence located: {len(located)}; not located: {len(unlocated)}")

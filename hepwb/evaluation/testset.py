@@ -1,0 +1,164 @@
+"""Test sets for a new corpus: LLM-free generation from structure, or ragas' generator with an LLM.
+
+LLM-free (:func:`structural_questions`), two kinds of question per paper, each with its evidence
+quote taken verbatim from the converted text (so it is located exactly, with its page):
+
+* ``section``: a numbered or named section heading becomes "What does <paper> report in its
+  section '<heading>'?"; the evidence is the first sentence(s) of the section's first paragraph;
+* ``caption``: a figure or table caption becomes "Which figure of <paper> shows <caption body>?";
+  the evidence is the caption.
+
+These are lexical questions (the heading or caption words stand in the paper): they test that
+retrieval lands in the right place, not paraphrase understanding - every question says
+``style="lexical"``. :func:`save_questions` writes hepqa-style JSONL that :func:`load_questions`
+reads back. With an LLM endpoint, :func:`ragas_questions` runs ragas' ``TestsetGenerator``.
+
+Example:
+    >>> from hepwb.processing.markdown import markdown_document
+    >>> md = "# Title\\n\\n## 2 Detector\\n\\nThe detector has a silicon tracker. It is fast.\\n\\n"
+    >>> md += "Figure 1: Layout of the silicon tracker around the beam pipe."
+    >>> qs = structural_questions([markdown_document(md, "P09")])
+    >>> [(q.kind, q.evidence[0].quote) for q in qs]  # doctest: +NORMALIZE_WHITESPACE
+    [('section', 'The detector has a silicon tracker.'),
+     ('caption', 'Figure 1: Layout of the silicon tracker around the beam pipe.')]
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from hepwb.evaluation.questions import Evidence, Question
+from hepwb.io import atomic_write_text
+
+if TYPE_CHECKING:
+    from hepwb.llm import LLMEndpoint
+    from hepwb.types import Document
+
+__all__ = ["ragas_questions", "save_questions", "structural_questions"]
+
+_SKIP_HEADINGS = re.compile(
+    r"^(abstract|acknowledg|references|bibliography|appendix|contents|introduction|conclusions?|summary)",
+    re.IGNORECASE,
+)
+_CAPTION = re.compile(r"^\s*\**\s*(fig(?:ure)?|table|tab)\.?\s*([0-9ivx]+)\s*[:.]?\s*\**\s*", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"(?<=[a-z0-9)\]])\.(?=\s+[A-Z]|\s*$)")
+
+
+def _heading_text(raw: str) -> str:
+    return re.sub(r"^#+\s*", "", raw).strip()
+
+
+def _first_sentences(text: str, min_chars: int = 30, max_chars: int = 300) -> str:
+    """Leading whole sentences of ``text`` (at least ``min_chars``, at most about ``max_chars``)."""
+    end = 0
+    for m in _SENTENCE_END.finditer(text):
+        end = m.end()
+        if end >= min_chars:
+            break
+    if end < min_chars:
+        end = min(len(text), max_chars)
+    return text[: min(end, max_chars)].strip()
+
+
+def structural_questions(documents: Iterable[Document], max_per_doc: int = 10) -> list[Question]:
+    """Section- and caption-based questions with verbatim evidence (see the module docstring)."""
+    out: list[Question] = []
+    for doc in documents:
+        made: list[Question] = []
+        blocks = list(doc.blocks)
+        for i, b in enumerate(blocks):
+            if len(made) >= max_per_doc:
+                break
+            text = doc.block_text(b)
+            if b.kind == "heading":
+                title = _heading_text(text)
+                words = re.sub(r"^[0-9.]+\s*", "", title)
+                if len(words) < 4 or _SKIP_HEADINGS.match(words) or b.level <= 1:
+                    continue
+                body = next((x for x in blocks[i + 1 : i + 4] if x.kind == "text"), None)
+                if body is None:
+                    continue
+                quote = _first_sentences(doc.block_text(body))
+                if len(quote) < 30:
+                    continue
+                question = f"What does {doc.title} report in its section '{words}'?"
+                made.append(_question(doc, len(made), question, body.page, quote, "section"))
+            elif b.kind == "caption":
+                m = _CAPTION.match(text)
+                caption_body = text[m.end() :] if m else text
+                first = _first_sentences(caption_body, 20, 160).rstrip(".")
+                if len(first) < 20:
+                    continue
+                what = "table" if m and m.group(1).lower().startswith("tab") else "figure"
+                question = f"Which {what} of {doc.title} shows {first[0].lower() + first[1:]}?"
+                made.append(_question(doc, len(made), question, b.page, text.strip(), "caption"))
+        out.extend(made)
+    return out
+
+
+def _question(doc: Document, i: int, question: str, page: int, quote: str, kind: str) -> Question:
+    qid = f"{doc.label}-gen{i:02d}"
+    return Question(qid, question, quote, (Evidence(f"{qid}#e0", doc.label, page, quote),), kind, "lexical")
+
+
+def save_questions(questions: Sequence[Question], path: str | Path) -> Path:
+    """Write ``questions`` as hepqa-style JSONL (atomically); returns the path."""
+    lines = [
+        json.dumps(
+            {
+                "qid": q.qid,
+                "question": q.question,
+                "answer": q.answer,
+                "evidence": [{"doc": e.doc, "page": e.page, "quote": e.quote} for e in q.evidence],
+                "kind": q.kind,
+                "style": q.style,
+            },
+            ensure_ascii=False,
+        )
+        for q in questions
+    ]
+    path = Path(path)
+    atomic_write_text(path, "\n".join(lines) + "\n")
+    return path
+
+
+def ragas_questions(documents: Sequence[Document], endpoint: LLMEndpoint, size: int = 20) -> list[Question]:
+    """Questions written by ragas' ``TestsetGenerator`` with the LLM at ``endpoint``.
+
+    Evidence quotes are ragas' reference contexts, attributed to the document they come from.
+    """
+    from langchain_core.documents import Document as LCDocument
+    from openai import OpenAI
+    from ragas.embeddings import HuggingFaceEmbeddings
+    from ragas.llms import llm_factory
+    from ragas.testset import TestsetGenerator
+
+    from hepwb.chunking.tokenizers import resolve_model_path
+
+    client = OpenAI(base_url=endpoint.url, api_key=endpoint.api_key or "not-needed")
+    gen = TestsetGenerator(
+        llm=llm_factory(endpoint.model, client=client),
+        embedding_model=HuggingFaceEmbeddings(model=resolve_model_path("all-MiniLM-L6-v2")),
+    )
+    lc_docs = [LCDocument(page_content=d.markdown, metadata={"label": d.label}) for d in documents]
+    data = gen.generate_with_langchain_docs(lc_docs, testset_size=size, raise_exceptions=True)
+    out = []
+    for i, row in enumerate(data.to_pandas().to_dict("records")):
+        contexts = list(row.get("reference_contexts") or [])
+        docs = [next((d for d in documents if c[:200] in d.markdown), documents[0]) for c in contexts]
+        qid = f"ragas-{i:03d}"
+        ev = tuple(
+            Evidence(f"{qid}#e{j}", d.label, 1, c)
+            for j, (c, d) in enumerate(zip(contexts, docs, strict=True))
+        )
+        if ev:
+            out.append(
+                Question(
+                    qid, str(row["user_input"]), str(row.get("reference") or ""), ev, "ragas", "paraphrase"
+                )
+            )
+    return out
