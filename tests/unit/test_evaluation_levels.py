@@ -202,3 +202,21 @@ def test_ragas_llm_metrics_against_a_local_openai_compatible_server(case):
     json_mode = [r for r in srv.requests if r.get("response_format", {}).get("type") == "json_object"]
     assert len(srv.requests) - len(json_mode) == 2 and json_mode
     assert all(r["model"] == "judge" for r in srv.requests)
+
+
+def test_ragas_testset_generator_runs_against_the_local_server():
+    """Wiring only: ragas' generator talks to the endpoint offline (its questions need a real LLM)."""
+    from hepwb.evaluation.testset import ragas_questions
+    from hepwb.llm import LLMEndpoint
+    from hepwb.processing.markdown import markdown_document
+    from tests.helpers import SAMPLE_MD
+    from tests.llm_server import LLMServer
+
+    docs = [
+        markdown_document(SAMPLE_MD * 12, "S01"),
+        markdown_document(SAMPLE_MD.replace("positron", "muon") * 12, "S02"),
+    ]
+    with LLMServer() as srv:
+        qs = ragas_questions(docs, LLMEndpoint(srv.url, "gen", attempts=1), size=2)
+    assert isinstance(qs, list) and all(q.evidence for q in qs)
+    assert len(srv.requests) >= 4 and all(r["model"] == "gen" for r in srv.requests)
