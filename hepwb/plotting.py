@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["metric_vs_chunk_size"]
+__all__ = ["metric_vs_chunk_size", "metrics_with_ci"]
 
 
 def metric_vs_chunk_size(wide: pd.DataFrame, metrics: tuple[str, ...] = ("recall@5", "mrr@10")) -> Any:
@@ -43,5 +43,29 @@ def metric_vs_chunk_size(wide: pd.DataFrame, metrics: tuple[str, ...] = ("recall
         ax.set_ylim(0, 1)
         ax.grid(alpha=0.3)
         ax.legend(title=" / ".join(keys))
+    fig.tight_layout()
+    return fig
+
+
+def metrics_with_ci(ci: pd.DataFrame, metrics: tuple[str, ...] | None = None) -> Any:
+    """Horizontal bars of metric means with their 95 % intervals.
+
+    Args:
+        ci: :func:`hepwb.evaluation.stats.summary_with_ci` output (``metric, mean, ci_low, ci_high``).
+        metrics: Metrics to draw (default: all rows), top to bottom.
+
+    Returns:
+        The matplotlib figure.
+    """
+    import matplotlib.pyplot as plt
+
+    rows = ci.set_index("metric").loc[list(metrics)] if metrics else ci.set_index("metric")
+    rows = rows.iloc[::-1]
+    fig, ax = plt.subplots(figsize=(6.5, 0.32 * len(rows) + 1.0))
+    err = [rows["mean"] - rows["ci_low"], rows["ci_high"] - rows["mean"]]
+    ax.barh(rows.index, rows["mean"], xerr=err, color="#7a9cc6", ecolor="#333", capsize=3)
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("mean over questions (bars: 95 % bootstrap interval)")
+    ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
     return fig
