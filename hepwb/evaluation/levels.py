@@ -1,9 +1,11 @@
 """Metrics at the chunk, document and span level, from the same results as the evidence level.
 
-* **chunk** (``chunk_recall@k``, ``chunk_precision@k``, ``chunk_mrr@k``, ``chunk_ndcg@k``): the
+* **chunk** (``chunk_recall@k``, ``chunk_precision@k``, ``chunk_hit_rate@k``, ``chunk_mrr@k``,
+  ``chunk_ndcg@k``): the
   relevant set of a question is every chunk of the chunk set relevant to one of its located quotes
   (:func:`~hepwb.evaluation.metrics.is_relevant`); ranx scores the ranked hits against it.
-* **document** (``doc_recall@k``, ``doc_precision@k``, ``doc_mrr@k``, ``doc_ndcg@k``): relevant = the
+* **document** (``doc_recall@k``, ``doc_precision@k``, ``doc_hit_rate@k``, ``doc_mrr@k``, ``doc_ndcg@k``):
+  relevant = the
   documents holding the question's evidence; the ranking is each document's first appearance.
 * **span** (``span_recall@k``, ``span_precision@k``, ``span_iou@k`` and ``precision_omega``): Chroma's
   character-level metrics (:mod:`hepwb.evaluation.spans`) of the top ``k`` hits against the located
@@ -32,7 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = ["chunk_level", "document_level", "level_columns", "relevant_chunks", "span_level"]
 
-_FAMILIES = ("recall", "precision", "mrr", "ndcg")
+_FAMILIES = ("recall", "precision", "hit_rate", "mrr", "ndcg")
 
 
 def level_columns(ks: Sequence[int], span_k: int) -> list[str]:
@@ -40,7 +42,7 @@ def level_columns(ks: Sequence[int], span_k: int) -> list[str]:
 
     Example:
         >>> level_columns((5,), 5)[:4], level_columns((5,), 5)[-4:]
-        (['chunk_recall@5', 'chunk_precision@5', 'chunk_mrr@5', 'chunk_ndcg@5'], \
+        (['chunk_recall@5', 'chunk_precision@5', 'chunk_hit_rate@5', 'chunk_mrr@5'], \
 ['span_recall@5', 'span_precision@5', 'span_iou@5', 'precision_omega'])
     """
     cols = [f"{lvl}_{m}@{k}" for lvl in ("chunk", "doc") for k in ks for m in _FAMILIES]
@@ -65,7 +67,7 @@ def _ranx(
         return {}
     # ranx needs a run entry per query; an empty ranking scores 0 (a dummy id never relevant)
     full_run = {q: run.get(q) or {"\x00none": 0.0} for q in qrels}
-    metrics = [f"{m}@{k}" for k in ks for m in ("recall", "precision", "mrr", "ndcg")]
+    metrics = [f"{m}@{k}" for k in ks for m in _FAMILIES]
     ranx_run = Run(full_run)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NumbaWarning)
