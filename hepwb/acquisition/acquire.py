@@ -1,0 +1,206 @@
+"""Discovery and acquisition outputs in the HEPilot layout, with verification and resume.
+
+:func:`discovered` turns arXiv/INSPIRE records into HEPilot discovery entries (``document_id`` =
+UUID from the arXiv id, stable across runs); :func:`acquire` downloads each PDF (and optionally the
+LaTeX source tarball, extracted safely), verifies it (SHA-256 and SHA-512, ``%PDF-`` magic, minimum
+size) and writes ``acquisition_output.json``. A re-run skips documents whose file is on disk with
+the recorded SHA-256; a failure is logged (``processing_log.json``: trace id, component, error
+code, recovery action), leaves no file under its final name and does not stop the other documents.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import shutil
+import tarfile
+import tempfile
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from hepwb.acquisition.arxiv import ArxivRecord
+from hepwb.acquisition.http import PoliteClient
+from hepwb.exceptions import ProcessingError
+from hepwb.hepilot.log import ProcessingLog, utc_now
+from hepwb.ids import content_uuid
+from hepwb.io import read_json, write_json
+
+__all__ = ["MIN_PDF_BYTES", "acquire", "discovered", "discovery_output", "extract_source"]
+
+MIN_PDF_BYTES = 1024
+
+
+def discovered(records: Iterable[ArxivRecord], estimated_size: int = 1_000_000) -> list[dict[str, Any]]:
+    """HEPilot discovery entries (plus hepwb's ``arxiv`` block) for arXiv records."""
+    stamp = utc_now()
+    out = []
+    for r in records:
+        out.append(
+            {
+                "document_id": content_uuid("arxiv", r.arxiv_id),
+                "source_type": "arxiv",
+                "source_url": r.pdf_url,
+                "title": r.title or r.arxiv_id,
+                "authors": r.authors,
+                "discovery_timestamp": stamp,
+                "estimated_size": int(estimated_size),
+                "content_type": "application/pdf",
+                "arxiv": {
+                    "id": r.arxiv_id,
+                    "version": r.version,
+                    "categories": r.categories,
+                    "published": r.published,
+                    "updated": r.updated,
+                    "doi": r.doi,
+                    "versions": r.versions,
+                    "withdrawn": r.withdrawn,
+                    "source_url": r.source_url,
+                },
+            }
+        )
+    return out
+
+
+def discovery_output(entries: Sequence[dict[str, Any]], client: PoliteClient | None = None) -> dict[str, Any]:
+    """The ``discovery_output.json`` document (schema fields only; hepwb extras stay in entries)."""
+    keep = ("document_id", "source_type", "source_url", "title", "authors", "discovery_timestamp",
+            "estimated_size", "content_type")  # fmt: skip
+    doc: dict[str, Any] = {"discovered_documents": [{k: e[k] for k in keep if k in e} for e in entries]}
+    if client is not None and client.rate_limit:
+        doc["rate_limit_status"] = client.rate_limit
+    return doc
+
+
+def _safe_name(arxiv_id: str) -> str:
+    return arxiv_id.replace("/", "_")
+
+
+def extract_source(data: bytes, dest: Path) -> list[str]:
+    """Extract an arXiv e-print (tar.gz, or a single gzipped .tex) into ``dest``; returns member names.
+
+    Absolute paths, ``..`` components, links and special files are refused (nothing is extracted);
+    extraction goes to a temporary folder renamed into place only when complete.
+    """
+    tmp = Path(tempfile.mkdtemp(prefix=".extract-", dir=dest.parent))
+    try:
+        try:
+            tar = tarfile.open(fileobj=io.BytesIO(data), mode="r:*")
+        except tarfile.ReadError:
+            try:
+                text = gzip.decompress(data)
+            except OSError as exc:
+                msg = f"source {dest.name}: neither a tarball nor gzipped TeX ({exc})"
+                raise ProcessingError(msg, code="BAD_ARCHIVE") from exc
+            (tmp / "main.tex").write_bytes(text)
+            names = ["main.tex"]
+        else:
+            with tar:
+                members = tar.getmembers()
+                for m in members:
+                    parts = Path(m.name).parts
+                    if m.name.startswith(("/", "\\")) or ".." in parts or not (m.isfile() or m.isdir()):
+                        msg = f"source {dest.name}: refused unsafe member {m.name!r} (absolute, '..', link or device)"
+                        raise ProcessingError(msg, code="UNSAFE_ARCHIVE")
+                tar.extractall(tmp, filter="data")
+                names = [m.name for m in members if m.isfile()]
+        if dest.exists():
+            shutil.rmtree(dest)
+        tmp.replace(dest)
+        return names
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _previous(path: Path) -> dict[str, dict[str, Any]]:
+    if not path.is_file():
+        return {}
+    return {e["document_id"]: e for e in read_json(path).get("acquired_documents", [])}
+
+
+def acquire(
+    entries: Sequence[dict[str, Any]],
+    out_dir: str | Path,
+    client: PoliteClient,
+    *,
+    sources: bool = False,
+    log: ProcessingLog | None = None,
+) -> dict[str, Any]:
+    """Download, verify and record every discovered document (see the module docstring)."""
+    out = Path(out_dir)
+    (out / "pdf").mkdir(parents=True, exist_ok=True)
+    manifest = out / "acquisition_output.json"
+    before = _previous(manifest)
+    log = log or ProcessingLog()
+    results = []
+    for e in entries:
+        doc_id = e["document_id"]
+        name = _safe_name(e.get("arxiv", {}).get("id") or doc_id)
+        dest = out / "pdf" / f"{name}.pdf"
+        old = before.get(doc_id)
+        if old and old.get("validation_status") == "passed" and dest.is_file():
+            from hepwb.ids import file_sha256
+
+            if file_sha256(dest) == old["file_hash_sha256"]:
+                results.append(old)
+                log.add("info", "acquisition", f"{name}: verified copy on disk, skipped", document_id=doc_id)
+                continue
+        results.append(_one(e, dest, client, log, sources))
+    doc = {"acquired_documents": results}
+    write_json(manifest, doc)
+    log.save(out / "processing_log.json")
+    return doc
+
+
+def _one(
+    e: dict[str, Any], dest: Path, client: PoliteClient, log: ProcessingLog, sources: bool
+) -> dict[str, Any]:
+    doc_id = e["document_id"]
+    record: dict[str, Any] = {
+        "document_id": doc_id,
+        "local_path": str(dest),
+        "file_hash_sha256": "0" * 64,
+        "file_hash_sha512": "0" * 128,
+        "file_size": 0,
+        "download_timestamp": utc_now(),
+        "download_status": "failed",
+        "retry_count": 0,
+        "validation_status": "failed",
+    }
+    try:
+        got = client.download(e["source_url"], dest)
+        record.update(
+            file_hash_sha256=got.sha256, file_hash_sha512=got.sha512, file_size=got.size,
+            retry_count=got.attempts - 1, download_status="success",
+        )  # fmt: skip
+        head = dest.read_bytes()[:5]
+        if head != b"%PDF-" or got.size < MIN_PDF_BYTES:
+            dest.unlink(missing_ok=True)
+            msg = f"{dest.name}: not a PDF ({head!r}, {got.size} bytes); removed"
+            raise ProcessingError(msg, code="NOT_A_PDF")
+        record["validation_status"] = "passed"
+        log.add(
+            "info",
+            "acquisition",
+            f"{dest.name}: {got.size} bytes, sha256 {got.sha256[:12]}",
+            document_id=doc_id,
+        )
+        src_url = e.get("arxiv", {}).get("source_url")
+        if sources and src_url:
+            tar = dest.with_suffix(".src")
+            try:
+                client.download(src_url, tar)
+                names = extract_source(tar.read_bytes(), dest.parent.parent / "src" / dest.stem)
+                record["source_files"] = len(names)
+            except ProcessingError as exc:
+                record["validation_status"] = "warning"
+                log.add("warning", "acquisition", str(exc), document_id=doc_id, error_code=exc.code,
+                        recovery_action="source skipped; the PDF is used")  # fmt: skip
+            finally:
+                tar.unlink(missing_ok=True)
+    except ProcessingError as exc:
+        log.add("error", "acquisition", str(exc), document_id=doc_id, error_code=exc.code,
+                recovery_action="document skipped; re-run to retry (verified files are kept)")  # fmt: skip
+        record["error"] = {"code": exc.code, "message": str(exc)}
+    return record

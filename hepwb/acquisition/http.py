@@ -1,0 +1,277 @@
+"""A polite, robust HTTP client for discovery APIs and downloads.
+
+* **Politeness**: a descriptive ``User-Agent`` and a minimum interval between requests to the same
+  host (arXiv asks for 3 s between API calls; :data:`MIN_INTERVAL_S`).
+* **Retries** (tenacity): connection errors, resets, truncated bodies, 429 and 5xx are retried with
+  exponential back-off with jitter; a ``Retry-After`` header (seconds or HTTP date) is honoured
+  (capped by ``max_wait_s``). Rate-limit headers (``X-RateLimit-*``) are remembered as
+  :attr:`PoliteClient.rate_limit` in HEPilot's ``rate_limit_status`` shape.
+* **Downloads**: streamed into ``<name>.part`` and renamed only after the size and the optional
+  expected SHA-256 check out (no partial file ever sits under its final name); an existing ``.part``
+  is resumed with an HTTP ``Range`` request, and files over 1 GiB are fetched in 16 MiB ranges.
+  SHA-256 and SHA-512 are computed while writing.
+
+Example:
+    >>> retry_after_seconds("7"), retry_after_seconds("soon")
+    (7.0, None)
+"""
+
+from __future__ import annotations
+
+import email.utils
+import hashlib
+import logging
+import random
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+from hepwb.exceptions import ProcessingError
+
+__all__ = ["BLOCK", "MIN_INTERVAL_S", "USER_AGENT", "Download", "PoliteClient", "retry_after_seconds"]
+
+USER_AGENT = "hepwb/0.1 (HEP RAG research workbench; https://github.com/hepwb)"
+MIN_INTERVAL_S = 3.0
+BLOCK = 16 * 1024 * 1024
+LARGE = 1024**3
+_log = logging.getLogger(__name__)
+
+
+class RetryableHTTPError(Exception):
+    """A response worth retrying (429, 5xx, truncated body)."""
+
+    def __init__(self, message: str, wait_s: float | None = None) -> None:
+        super().__init__(message)
+        self.wait_s = wait_s
+
+
+def retry_after_seconds(value: str | None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header (delta seconds or HTTP date)."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
+
+
+@dataclass(frozen=True)
+class Download:
+    """A verified file on disk."""
+
+    path: Path
+    size: int
+    sha256: str
+    sha512: str
+    attempts: int
+    resumed: bool = False
+
+
+class PoliteClient:
+    """``httpx`` with politeness, retries and verified downloads (see the module docstring).
+
+    Args:
+        min_interval_s: Minimum seconds between two requests to the same host.
+        attempts: Tries per request before giving up.
+        max_wait_s: Longest single wait (back-off or ``Retry-After``).
+        timeout_s: Connect/read timeout.
+        user_agent: ``User-Agent`` header.
+        headers: Extra headers (e.g. ``Authorization`` from a credential; never logged).
+    """
+
+    def __init__(
+        self,
+        min_interval_s: float = MIN_INTERVAL_S,
+        attempts: int = 5,
+        max_wait_s: float = 60.0,
+        timeout_s: float = 60.0,
+        user_agent: str = USER_AGENT,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        import httpx
+
+        self.min_interval_s = min_interval_s
+        self.attempts = attempts
+        self.max_wait_s = max_wait_s
+        self._client = httpx.Client(
+            headers={"User-Agent": user_agent, **(headers or {})}, timeout=timeout_s, follow_redirects=True
+        )
+        self._last: dict[str, float] = {}
+        self.rate_limit: dict[str, Any] | None = None
+        self.requests = 0
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        self._client.close()
+
+    def __enter__(self) -> PoliteClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- politeness ------------------------------------------------------------------------------
+    def _pace(self, url: str) -> None:
+        host = urlparse(url).netloc
+        wait = self._last.get(host, -1e9) + self.min_interval_s - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)
+        self._last[host] = time.monotonic()
+
+    def _note_rate_limit(self, headers: Any) -> None:
+        limit, remaining = headers.get("x-ratelimit-limit"), headers.get("x-ratelimit-remaining")
+        if limit is None or remaining is None:
+            return
+        reset = headers.get("x-ratelimit-reset")
+        try:
+            reset_at = datetime.fromtimestamp(float(reset), UTC) if reset else datetime.now(UTC)
+            self.rate_limit = {
+                "limit": int(limit),
+                "remaining": int(remaining),
+                "reset_timestamp": reset_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            }
+        except (TypeError, ValueError):
+            _log.warning("ignoring malformed rate-limit headers %s/%s/%s", limit, remaining, reset)
+
+    def _backoff(self, attempt: int, hint: float | None) -> float:
+        base = min(self.max_wait_s, 0.5 * 2 ** (attempt - 1))
+        wait = hint if hint is not None else base * (0.5 + random.random() / 2)
+        return min(self.max_wait_s, wait)
+
+    def _retrying(self, what: str, url: str, call: Any) -> Any:
+        """Run ``call()`` with retries on transport errors and retryable responses."""
+        import httpx
+
+        last: Exception | None = None
+        for attempt in range(1, self.attempts + 1):
+            self._pace(url)
+            self.requests += 1
+            try:
+                return call(attempt)
+            except (httpx.TransportError, RetryableHTTPError) as exc:
+                last = exc
+                hint = exc.wait_s if isinstance(exc, RetryableHTTPError) else None
+                if attempt < self.attempts:
+                    wait = self._backoff(attempt, hint)
+                    _log.warning("%s %s failed (%s); retry %d in %.1f s", what, url, exc, attempt, wait)
+                    time.sleep(wait)
+        msg = f"{what} {url} failed after {self.attempts} attempts: {last}"
+        raise ProcessingError(msg, code="HTTP_RETRIES_EXHAUSTED") from last
+
+    @staticmethod
+    def _check(resp: Any) -> None:
+        if resp.status_code == 429 or resp.status_code >= 500:
+            wait = retry_after_seconds(resp.headers.get("retry-after"))
+            msg = f"HTTP {resp.status_code}"
+            raise RetryableHTTPError(msg, wait)
+
+    # -- requests --------------------------------------------------------------------------------
+    def get(
+        self, url: str, params: dict[str, Any] | None = None, *, accept_status: tuple[int, ...] = (200,)
+    ) -> Any:
+        """GET ``url`` (retrying); returns the response with a status in ``accept_status``."""
+
+        def call(_attempt: int) -> Any:
+            resp = self._client.get(url, params=params)
+            self._note_rate_limit(resp.headers)
+            self._check(resp)
+            expected = resp.headers.get("content-length")
+            if (
+                expected is not None
+                and resp.headers.get("content-encoding") is None
+                and int(expected) != len(resp.content)
+            ):
+                msg = f"truncated body: {len(resp.content)} of {expected} bytes"
+                raise RetryableHTTPError(msg)
+            return resp
+
+        resp = self._retrying("GET", url, call)
+        if resp.status_code not in accept_status:
+            msg = f"GET {resp.url} answered HTTP {resp.status_code}: {resp.text[:200]!r}"
+            raise ProcessingError(msg, code=f"HTTP_{resp.status_code}")
+        return resp
+
+    def download(self, url: str, dest: str | Path, *, expected_sha256: str | None = None) -> Download:
+        """Download ``url`` to ``dest`` atomically, resuming a partial ``.part`` file (module docstring)."""
+        dest = Path(dest)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        part = dest.with_name(dest.name + ".part")
+        resumed = part.is_file() and part.stat().st_size > 0
+        attempts = 0
+
+        def call(attempt: int) -> int:
+            nonlocal attempts
+            attempts = attempt
+            return self._fetch_into(url, part)
+
+        total = self._retrying("download", url, call)
+        size = part.stat().st_size
+        if size != total:
+            part.unlink(missing_ok=True)
+            msg = f"download {url}: {size} bytes on disk, server announced {total}"
+            raise ProcessingError(msg, code="SIZE_MISMATCH")
+        sha256, sha512 = _hashes(part)
+        if expected_sha256 and sha256.lower() != expected_sha256.lower():
+            part.unlink(missing_ok=True)
+            msg = f"download {url}: SHA-256 {sha256} is not the expected {expected_sha256}; file discarded"
+            raise ProcessingError(msg, code="HASH_MISMATCH")
+        part.replace(dest)
+        return Download(dest, size, sha256, sha512, attempts, resumed)
+
+    def _fetch_into(self, url: str, part: Path) -> int:
+        """Append the missing bytes of ``url`` to ``part``; returns the full size."""
+        have = part.stat().st_size if part.is_file() else 0
+        headers = {"Range": f"bytes={have}-"} if have else {}
+        with self._client.stream("GET", url, headers=headers) as resp:
+            if resp.status_code == 416 and have:  # already complete
+                return have
+            self._check(resp)
+            if resp.status_code not in (200, 206):
+                msg = f"download {url} answered HTTP {resp.status_code}"
+                raise ProcessingError(msg, code=f"HTTP_{resp.status_code}")
+            if resp.status_code == 200:
+                have = 0  # the server ignored Range: start over
+            length = resp.headers.get("content-length")
+            total = have + int(length) if length is not None else None
+            if total is not None and total > LARGE and resp.status_code == 200:
+                resp.close()
+                return self._fetch_ranges(url, part, total)
+            with part.open("ab" if have else "wb") as fh:
+                for block in resp.iter_bytes(1 << 20):
+                    fh.write(block)
+            got = part.stat().st_size
+        if total is not None and got < total:
+            msg = f"connection ended after {got} of {total} bytes"
+            raise RetryableHTTPError(msg)
+        return got if total is None else total
+
+    def _fetch_ranges(self, url: str, part: Path, total: int) -> int:
+        """Fetch a large file in :data:`BLOCK`-sized Range requests (appending to ``part``)."""
+        with part.open("ab") as fh:
+            while (have := part.stat().st_size) < total:
+                end = min(have + BLOCK, total) - 1
+                resp = self._client.get(url, headers={"Range": f"bytes={have}-{end}"})
+                self._check(resp)
+                if resp.status_code != 206:
+                    msg = f"server does not honour Range requests for {url} (HTTP {resp.status_code})"
+                    raise ProcessingError(msg, code="NO_RANGE_SUPPORT")
+                fh.write(resp.content)
+                fh.flush()
+        return total
+
+
+def _hashes(path: Path) -> tuple[str, str]:
+    h256, h512 = hashlib.sha256(), hashlib.sha512()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h256.update(block)
+            h512.update(block)
+    return h256.hexdigest(), h512.hexdigest()
