@@ -82,28 +82,32 @@ def extract_source(data: bytes, dest: Path) -> list[str]:
     Absolute paths, ``..`` components, links and special files are refused (nothing is extracted);
     extraction goes to a temporary folder renamed into place only when complete.
     """
+    dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".extract-", dir=dest.parent))
     try:
-        try:
-            tar = tarfile.open(fileobj=io.BytesIO(data), mode="r:*")
-        except tarfile.ReadError:
+        if tarfile.is_tarfile(io.BytesIO(data)):
+            with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as tar:
+                members = tar.getmembers()
+                for m in members:
+                    if (
+                        m.name.startswith(("/", "\\"))
+                        or ".." in Path(m.name).parts
+                        or not (m.isfile() or m.isdir())
+                    ):
+                        msg = (
+                            f"source {dest.name}: refused member {m.name!r} (absolute, '..', link or device)"
+                        )
+                        raise ProcessingError(msg, code="UNSAFE_ARCHIVE")
+                tar.extractall(tmp, filter="data")
+                names = [m.name for m in members if m.isfile()]
+        else:
             try:
                 text = gzip.decompress(data)
-            except OSError as exc:
+            except (OSError, EOFError) as exc:
                 msg = f"source {dest.name}: neither a tarball nor gzipped TeX ({exc})"
                 raise ProcessingError(msg, code="BAD_ARCHIVE") from exc
             (tmp / "main.tex").write_bytes(text)
             names = ["main.tex"]
-        else:
-            with tar:
-                members = tar.getmembers()
-                for m in members:
-                    parts = Path(m.name).parts
-                    if m.name.startswith(("/", "\\")) or ".." in parts or not (m.isfile() or m.isdir()):
-                        msg = f"source {dest.name}: refused unsafe member {m.name!r} (absolute, '..', link or device)"
-                        raise ProcessingError(msg, code="UNSAFE_ARCHIVE")
-                tar.extractall(tmp, filter="data")
-                names = [m.name for m in members if m.isfile()]
         if dest.exists():
             shutil.rmtree(dest)
         tmp.replace(dest)
@@ -192,7 +196,7 @@ def _one(
             try:
                 client.download(src_url, tar)
                 names = extract_source(tar.read_bytes(), dest.parent.parent / "src" / dest.stem)
-                record["source_files"] = len(names)
+                log.add("info", "acquisition", f"{dest.stem}: {len(names)} source files", document_id=doc_id)
             except ProcessingError as exc:
                 record["validation_status"] = "warning"
                 log.add("warning", "acquisition", str(exc), document_id=doc_id, error_code=exc.code,
@@ -202,5 +206,4 @@ def _one(
     except ProcessingError as exc:
         log.add("error", "acquisition", str(exc), document_id=doc_id, error_code=exc.code,
                 recovery_action="document skipped; re-run to retry (verified files are kept)")  # fmt: skip
-        record["error"] = {"code": exc.code, "message": str(exc)}
     return record

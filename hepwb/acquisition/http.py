@@ -245,7 +245,7 @@ class PoliteClient:
                 resp.close()
                 return self._fetch_ranges(url, part, total)
             with part.open("ab" if have else "wb") as fh:
-                for block in resp.iter_bytes(1 << 20):
+                for block in resp.iter_bytes():  # as received, so a broken transfer keeps its bytes
                     fh.write(block)
             got = part.stat().st_size
         if total is not None and got < total:

@@ -32,6 +32,8 @@ def schema_for_file(name: str) -> str | None:
         return "chunk_metadata"
     if name == "processing_log.json":
         return "log_entry"  # an array of entries
+    if name in ("discovery_output.json", "acquisition_output.json"):
+        return name.removesuffix(".json")
     return None
 
 
@@ -44,7 +46,19 @@ def _validator(schema_dir: str, name: str) -> Any:
         msg = f"schema {path} not found; pass the folder holding the HEPilot *.schema.json files"
         raise SchemaValidationError(msg)
     schema = json.loads(path.read_text(encoding="utf-8"))
-    return Draft202012Validator(schema, format_checker=FormatChecker())
+    return Draft202012Validator(schema, format_checker=FormatChecker(), registry=_registry(schema_dir))
+
+
+@lru_cache(maxsize=4)
+def _registry(schema_dir: str) -> Any:
+    """Every schema of the folder under its ``$id``, so relative ``$ref`` s resolve locally (no network)."""
+    from referencing import Registry, Resource
+
+    resources = []
+    for f in sorted(Path(schema_dir).glob("*.schema.json")):
+        doc = json.loads(f.read_text(encoding="utf-8"))
+        resources.append((doc.get("$id", f.name), Resource.from_contents(doc)))
+    return Registry().with_resources(resources)
 
 
 def validate_record(record: Any, schema: str, schema_dir: str | Path) -> list[str]:

@@ -1,0 +1,211 @@
+"""Acquisition against a real HTTP server on 127.0.0.1 replaying the recorded responses, with faults.
+
+The fault matrix of issue #7: 429 and 503 with Retry-After, connection resets, truncated bodies,
+hash mismatches, malformed XML/JSON, XXE and billion laughs, unsafe tarballs, an interrupted run
+resumed. Each must retry or fail clearly, keep nothing corrupt, and leave other documents alone.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from hepwb.acquisition import ArxivAPI, ArxivOAI, PoliteClient
+from hepwb.acquisition.acquire import acquire, discovered, discovery_output
+from hepwb.acquisition.arxiv import ArxivRecord
+from hepwb.acquisition.inspire import InspireAPI
+from hepwb.exceptions import ProcessingError
+from hepwb.hepilot.schemas import validate_record
+from hepwb.ids import file_sha256
+from tests.helpers import SCHEMAS, SHARED
+from tests.replay_server import ReplayServer
+
+pytestmark = pytest.mark.shared
+
+
+@pytest.fixture
+def srv():
+    with ReplayServer(SHARED) as s:
+        yield s
+
+
+@pytest.fixture
+def client():
+    with PoliteClient(min_interval_s=0, attempts=3, max_wait_s=2) as c:
+        yield c
+
+
+def entries(srv, ids=("0812.2517", "1603.01366")):
+    out = discovered([ArxivRecord(i, title=f"paper {i}") for i in ids])
+    for e in out:
+        e["source_url"] = f"{srv.url}/pdf/{e['arxiv']['id']}"
+        e["arxiv"]["source_url"] = f"{srv.url}/e-print/{e['arxiv']['id']}"
+    return out
+
+
+def real_sha(srv, arxiv_id):
+    return srv.by_arxiv[arxiv_id]["sha256"]
+
+
+# ---------------------------------------------------------------- discovery
+
+
+def test_arxiv_api_records_paging_and_errors(srv, client):
+    api = ArxivAPI(client, f"{srv.url}/api/query")
+    (rec,), total = api.search(id_list=["1707.08567"])
+    assert (rec.arxiv_id, rec.version, total) == ("1707.08567", 1, 1) and rec.authors[
+        0
+    ] == "Kees A. Schouhamer Immink"
+    assert rec.primary_category == "cs.IT" and rec.pdf_url.endswith("/pdf/1707.08567v1")
+    assert len(list(api.iter_search("testing", limit=20, page=10))) == 20  # two recorded pages
+    old, _ = api.search(id_list=["astro-ph/0601001"])
+    assert old[0].arxiv_id == "astro-ph/0601001"
+    with pytest.raises(ProcessingError) as err:
+        api.search(id_list=["abc"])  # recorded HTTP 400 with an Error entry
+    assert err.value.code == "ARXIV_API_ERROR"
+
+
+def test_oai_sets_resumption_and_missing_ids(srv, client):
+    oai = ArxivOAI(client, f"{srv.url}/oai")
+    hep_ex = list(oai.list_records(set_spec="physics:hep-ex", from_date="2017-12-14"))
+    assert [r.arxiv_id for r in hep_ex] == ["1706.05371", "1706.09418", "1707.00874"]
+    assert hep_ex[1].title == "R-Parity Violation at the LHC" and hep_ex[0].license.startswith("http")
+    both = list(oai.list_records(set_spec="physics:hep"))  # two pages joined by a resumption token
+    assert len(both) == 6 and any("resumptionToken=page2" in r[1] for r in srv.requests)
+    assert oai.get_record("1305.9999") is None  # recorded idDoesNotExist
+    assert oai.get_record("1401.2122").arxiv_id == "1401.2122"
+
+
+def test_inspire_search_metadata_and_rate_limit(srv, client):
+    ins = InspireAPI(client, f"{srv.url}/api")
+    recs = list(ins.search("t dvcs and cn hermes", limit=10, page_size=3))
+    assert len(recs) == 6 and sum("page=2" in r[1] for r in srv.requests) == 1
+    jet = ins.record(1863053)
+    assert jet.arxiv_id == "2105.05785" and jet.texkeys == ["Pol:2021iqw"] and jet.license == "CC BY 4.0"
+    assert jet.n_references > 10
+    assert client.rate_limit == {"limit": 15, "remaining": 14, "reset_timestamp": "2030-03-17T17:46:40Z"}
+
+
+def test_discovery_output_validates(srv, client):
+    list(InspireAPI(client, f"{srv.url}/api").search("x", limit=1))
+    doc = discovery_output(entries(srv), client)
+    assert not validate_record(doc, "discovery_output", SCHEMAS)
+    assert doc["rate_limit_status"]["remaining"] == 14
+    again = discovered([ArxivRecord("0812.2517")])
+    assert again[0]["document_id"] == doc["discovered_documents"][0]["document_id"]  # stable ids
+
+
+# ---------------------------------------------------------------- fault matrix
+
+
+@pytest.mark.parametrize("fault", ["429", "503", "reset", "truncate"])
+def test_transient_faults_are_retried(srv, client, fault):
+    srv.fault("/api/query", fault)
+    t = time.monotonic()
+    (rec,), _ = ArxivAPI(client, f"{srv.url}/api/query").search(id_list=["1707.08567"])
+    assert rec.arxiv_id == "1707.08567"
+    assert sum(r[1].startswith("/api/query") for r in srv.requests) == 2
+    if fault in ("429", "503"):
+        assert time.monotonic() - t >= 0.9  # Retry-After: 1 honoured
+
+
+def test_oai_503_retry_after_then_records(srv, client):
+    srv.fault("/oai", "503")
+    assert len(list(ArxivOAI(client, f"{srv.url}/oai").list_records(set_spec="physics:hep-th"))) == 3
+
+
+def test_retries_exhausted_is_a_clear_error(srv, client):
+    srv.fault("/api/query", "503", "503", "503")
+    with pytest.raises(ProcessingError) as err:
+        ArxivAPI(client, f"{srv.url}/api/query").search(id_list=["1707.08567"])
+    assert err.value.code == "HTTP_RETRIES_EXHAUSTED" and "3 attempts" in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("fault", "code"), [("malformed", "MALFORMED_XML"), ("xxe", "UNSAFE_XML"), ("laughs", "UNSAFE_XML")]
+)
+def test_bad_xml_is_refused(srv, client, fault, code):
+    srv.fault("/oai", fault)
+    with pytest.raises(ProcessingError) as err:
+        list(ArxivOAI(client, f"{srv.url}/oai").list_records(set_spec="physics:hep-ex"))
+    assert err.value.code == code
+
+
+def test_malformed_json_is_refused(srv, client):
+    srv.fault("/api/literature", "malformed")
+    with pytest.raises(ProcessingError) as err:
+        list(InspireAPI(client, f"{srv.url}/api").search("x"))
+    assert err.value.code == "MALFORMED_JSON"
+
+
+def test_truncated_download_resumes_with_range(srv, client, tmp_path):
+    srv.fault("/pdf/", "truncate")
+    got = client.download(f"{srv.url}/pdf/0812.2517", tmp_path / "a.pdf")
+    assert got.sha256 == real_sha(srv, "0812.2517") and got.attempts == 2
+    pdf_requests = [r for r in srv.requests if r[1].startswith("/pdf/")]
+    assert "Range" in pdf_requests[1][2] and not (tmp_path / "a.pdf.part").exists()
+
+
+def test_hash_mismatch_keeps_nothing(srv, client, tmp_path):
+    srv.fault("/pdf/", "corrupt")
+    with pytest.raises(ProcessingError) as err:
+        client.download(
+            f"{srv.url}/pdf/0812.2517", tmp_path / "a.pdf", expected_sha256=real_sha(srv, "0812.2517")
+        )
+    assert err.value.code == "HASH_MISMATCH" and list(tmp_path.iterdir()) == []
+
+
+def test_acquire_verifies_logs_failures_and_resumes(srv, client, tmp_path):
+    ents = entries(srv)
+    srv.fault("/pdf/1603", "html")  # an HTML error page with status 200 for the second paper
+    first = acquire(ents, tmp_path, client)
+    ok, bad = first["acquired_documents"]
+    assert not validate_record(first, "acquisition_output", SCHEMAS)
+    assert ok["validation_status"] == "passed" and ok["file_hash_sha256"] == real_sha(srv, "0812.2517")
+    assert (
+        len(ok["file_hash_sha512"]) == 128
+        and ok["file_size"] == (tmp_path / "pdf" / "0812.2517.pdf").stat().st_size
+    )
+    assert bad["validation_status"] == "failed" and bad["download_status"] == "success"
+    assert sorted(p.name for p in (tmp_path / "pdf").iterdir()) == ["0812.2517.pdf"]  # nothing corrupt kept
+    log = json.loads((tmp_path / "processing_log.json").read_text())
+    assert any(e.get("error_code") == "NOT_A_PDF" and e["recovery_action"] and e["trace_id"] for e in log)
+
+    n = len(srv.requests)
+    second = acquire(ents, tmp_path, client)  # resume: the verified file is skipped, the failed one retried
+    assert [d["validation_status"] for d in second["acquired_documents"]] == ["passed", "passed"]
+    assert [r[1] for r in srv.requests[n:]] == ["/pdf/1603.01366"]
+    assert file_sha256(tmp_path / "pdf" / "1603.01366.pdf") == real_sha(srv, "1603.01366")
+
+
+def test_interrupted_download_is_resumed_next_run(srv, client, tmp_path):
+    ents = entries(srv, ("1603.01366",))
+    srv.fault("/pdf/", "truncate", "reset", "reset")  # the run gives up with half a file in .part
+    first = acquire(ents, tmp_path, client)
+    assert first["acquired_documents"][0]["download_status"] == "failed"
+    part = tmp_path / "pdf" / "1603.01366.pdf.part"
+    assert part.is_file() and not (tmp_path / "pdf" / "1603.01366.pdf").exists()
+    second = acquire(ents, tmp_path, client)
+    assert second["acquired_documents"][0]["validation_status"] == "passed" and not part.exists()
+    assert "Range" in srv.requests[-1][2]
+
+
+@pytest.mark.parametrize("fault", ["tar_dotdot", "tar_symlink"])
+def test_unsafe_source_tarballs_are_refused(srv, client, tmp_path, fault):
+    srv.fault("/e-print/", fault)
+    doc = acquire(entries(srv, ("1603.01366",)), tmp_path / "out", client, sources=True)
+    (rec,) = doc["acquired_documents"]
+    assert rec["validation_status"] == "warning" and rec["file_hash_sha256"] == real_sha(srv, "1603.01366")
+    assert not (tmp_path / "out" / "src" / "1603.01366").exists() and not (tmp_path / "evil.tex").exists()
+    assert not list((tmp_path / "out").rglob("evil.tex"))
+    log = json.loads((tmp_path / "out" / "processing_log.json").read_text())
+    assert any(e.get("error_code") == "UNSAFE_ARCHIVE" for e in log)
+
+
+def test_source_tarball_extracted(srv, client, tmp_path):
+    doc = acquire(entries(srv, ("1603.01366",)), tmp_path, client, sources=True)
+    assert doc["acquired_documents"][0]["validation_status"] == "passed"
+    assert (tmp_path / "src" / "1603.01366" / "Brennan_SiMs_draft.tex").is_file()
+    assert srv.requests[0][2]["User-Agent"].startswith("hepwb/")
