@@ -2,10 +2,12 @@
 
 :func:`discovered` turns arXiv/INSPIRE records into HEPilot discovery entries (``document_id`` =
 UUID from the arXiv id, stable across runs); :func:`acquire` downloads each PDF (and optionally the
-LaTeX source tarball, extracted safely), verifies it (SHA-256 and SHA-512, ``%PDF-`` magic, minimum
-size) and writes ``acquisition_output.json``. A re-run skips documents whose file is on disk with
-the recorded SHA-256; a failure is logged (``processing_log.json``: trace id, component, error
-code, recovery action), leaves no file under its final name and does not stop the other documents.
+LaTeX source tarball, extracted safely into ``tex/``), verifies it (SHA-256 and SHA-512, ``%PDF-``
+magic, minimum size) and writes ``acquisition_output.json``; :func:`write_sidecar` writes the
+``papers.json`` that carries the arXiv/INSPIRE metadata into processing. A re-run skips documents
+whose file is on disk with the recorded SHA-256; a failure is logged (``processing_log.json``: trace
+id, component, error code, recovery action), leaves no file under its final name and does not stop
+the other documents.
 """
 
 from __future__ import annotations
@@ -26,7 +28,15 @@ from hepwb.hepilot.log import ProcessingLog, utc_now
 from hepwb.ids import content_uuid
 from hepwb.io import read_json, write_json
 
-__all__ = ["MIN_PDF_BYTES", "acquire", "discovered", "discovery_output", "extract_source"]
+__all__ = [
+    "MIN_PDF_BYTES",
+    "acquire",
+    "discovered",
+    "discovered_inspire",
+    "discovery_output",
+    "extract_source",
+    "write_sidecar",
+]
 
 MIN_PDF_BYTES = 1024
 
@@ -60,6 +70,90 @@ def discovered(records: Iterable[ArxivRecord], estimated_size: int = 1_000_000) 
             }
         )
     return out
+
+
+def discovered_inspire(records: Iterable[Any]) -> list[dict[str, Any]]:
+    """Discovery entries for INSPIRE records that have an arXiv eprint (the PDF comes from arXiv)."""
+    out = []
+    for rec in records:
+        if not rec.arxiv_id:
+            continue
+        (entry,) = discovered([ArxivRecord(rec.arxiv_id, title=rec.title, authors=rec.authors,
+                                           categories=rec.arxiv_categories, published=rec.date)])  # fmt: skip
+        entry["inspire"] = {
+            "recid": rec.recid,
+            "collaborations": rec.collaborations,
+            "experiments": rec.experiments,
+            "texkeys": rec.texkeys,
+            "citation_count": rec.citation_count,
+            "dois": rec.dois,
+            "license": rec.license,
+            "references": [_csl(r, i) for i, r in enumerate(rec.references)],
+        }
+        out.append(entry)
+    return out
+
+
+def _csl(ref: dict[str, Any], i: int) -> dict[str, Any]:
+    """An INSPIRE reference as a CSL-JSON item."""
+    item: dict[str, Any] = {"id": f"ref{i + 1}", "type": "article-journal"}
+    title = (ref.get("title") or {}).get("title")
+    if title:
+        item["title"] = title
+    authors = [a.get("full_name", "") for a in ref.get("authors") or []]
+    if authors:
+        item["author"] = [
+            {"family": n.split(",")[0].strip(), "given": n.split(",", 1)[1].strip()}
+            if "," in n
+            else {"literal": n}
+            for n in authors
+        ]
+    pub = ref.get("publication_info") or {}
+    if pub.get("journal_title"):
+        item["container-title"] = pub["journal_title"]
+    if pub.get("year"):
+        item["issued"] = {"date-parts": [[int(pub["year"])]]}
+    if ref.get("dois"):
+        item["DOI"] = ref["dois"][0]
+    eprint = (ref.get("arxiv_eprint") or "").strip()
+    if eprint:
+        item["URL"] = f"https://arxiv.org/abs/{eprint}"
+    return item
+
+
+def write_sidecar(
+    entries: Sequence[dict[str, Any]], acquisition: dict[str, Any], out_dir: str | Path
+) -> Path:
+    """``papers.json`` beside ``pdf/`` so ``hepwb ingest --corpus <out>/pdf`` gets the metadata."""
+    out = Path(out_dir)
+    ok = {d["document_id"] for d in acquisition["acquired_documents"] if d["validation_status"] != "failed"}
+    papers = []
+    for e in entries:
+        if e["document_id"] not in ok:
+            continue
+        ax, ins = e.get("arxiv", {}), e.get("inspire", {})
+        name = _safe_name(ax.get("id") or e["document_id"])
+        paper = {
+            "pid": name,
+            "pdf": f"pdf/{name}.pdf",
+            "arxiv": ax.get("id"),
+            "title": e["title"],
+            "authors": e.get("authors") or [],
+            "category": "/".join(ax.get("categories") or []),
+            "published": ax.get("published", "")[:10],
+            "license": ins.get("license") or ax.get("license") or "",
+            "collaboration": (ins.get("collaborations") or [""])[0],
+            "experiments": ins.get("experiments") or [],
+            "inspire_recid": ins.get("recid"),
+            "inspire_references": ins.get("references") or [],
+            "document_id": e["document_id"],
+        }
+        if (out / "tex" / name).is_dir():
+            paper["tex"] = name
+        papers.append({k: v for k, v in paper.items() if v not in (None, "", [])})
+    path = out / "papers.json"
+    write_json(path, {"papers": papers})
+    return path
 
 
 def discovery_output(entries: Sequence[dict[str, Any]], client: PoliteClient | None = None) -> dict[str, Any]:
@@ -195,7 +289,7 @@ def _one(
             tar = dest.with_suffix(".src")
             try:
                 client.download(src_url, tar)
-                names = extract_source(tar.read_bytes(), dest.parent.parent / "src" / dest.stem)
+                names = extract_source(tar.read_bytes(), dest.parent.parent / "tex" / dest.stem)
                 log.add("info", "acquisition", f"{dest.stem}: {len(names)} source files", document_id=doc_id)
             except ProcessingError as exc:
                 record["validation_status"] = "warning"

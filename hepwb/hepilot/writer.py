@@ -83,10 +83,13 @@ def document_metadata(doc: Document) -> DocumentMetadata:
     if isinstance(authors, str):
         authors = [a.strip() for a in re.split(r"[,;]|\band\b", authors.split(":", 1)[-1]) if a.strip()]
     cats = meta.get("category")
-    collab = None
+    collab = meta.get("collaboration") or None
+    if collab and "collaboration" not in str(collab).lower():
+        collab = f"{collab} Collaboration"
     raw_authors = str(meta.get("authors") or "")
-    if m := re.match(r"^(?:The\s+)?([A-Z0-9][\w-]*)\s+Collaboration", raw_authors):
+    if not collab and (m := re.match(r"^(?:The\s+)?([A-Z0-9][\w-]*)\s+Collaboration", raw_authors)):
         collab = f"{m.group(1)} Collaboration"
+    published = str(meta.get("published") or "")[:10]
     return DocumentMetadata(
         document_id=doc.document_id,
         source_type=source_type_of(doc),
@@ -101,6 +104,8 @@ def document_metadata(doc: Document) -> DocumentMetadata:
         subject_categories=[c.strip() for c in str(cats).split("/") if c.strip()] if cats else None,
         language="en",
         collaboration=collab,
+        publication_date=published if re.fullmatch(r"\d{4}-\d{2}-\d{2}", published) else None,
+        experiment_tags=list(meta.get("experiments") or []) or None,
         license=str(meta["license"]) if meta.get("license") else None,
     )
 
@@ -173,7 +178,8 @@ def write_document(root: Path, doc: Document, chunks: list[Chunk]) -> CatalogEnt
     )
     write_json(out / "processing_metadata.json", proc.dump())
     # bibliography as CSL-JSON (an empty list when none was recognised)
-    write_json(out / "references.json", list(doc.meta.get("references") or []))
+    refs = doc.meta.get("inspire_references") or doc.meta.get("references") or []
+    write_json(out / "references.json", list(refs))
     # hepwb extension (no HEPilot schema): every block's kind, page(s) and offsets in full_document.md
     write_json(
         out / "blocks.json",
