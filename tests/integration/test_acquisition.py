@@ -232,7 +232,8 @@ def test_acquired_papers_flow_into_processing_with_their_metadata(srv, client, t
     (doc,) = ingest(tmp_path / "pdf", layout=Layout(tmp_path / "home"), progress=False)
     # the extracted LaTeX reached source selection (this version agrees with the PDF on 70 % < 90 %: PDF kept)
     warnings = " ".join(doc.meta.get("conversion_warnings", []))
-    assert str(doc.meta["processor"]).startswith("pandoc/") or str(tmp_path / "tex" / "1603.01366") in warnings
+    tex = str(tmp_path / "tex" / "1603.01366")
+    assert str(doc.meta["processor"]).startswith("pandoc/") or tex in warnings
     md = document_metadata(doc).model_dump(exclude_none=True, mode="json")
     assert not validate_record(md, "document_metadata", SCHEMAS)
     assert md["collaboration"] == "HERMES Collaboration" and md["experiment_tags"] == ["DESY-HERA-HERMES"]
