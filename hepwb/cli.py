@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -215,8 +215,16 @@ def run(
     chunkers: Chunkers = "hepilot",
     chunk_overlap: Overlap = 0.1,
     k: TopK = 10,
+    arxiv_ids: Annotated[str, typer.Option(help="Start from these arXiv ids (comma-separated).")] = "",
+    arxiv_query: Annotated[str, typer.Option(help="Start from an arXiv search (online).")] = "",
+    inspire_query: Annotated[str, typer.Option(help="Start from an INSPIRE search (online).")] = "",
+    max_results: Annotated[int, typer.Option(help="Papers to acquire for a query.")] = 10,
 ) -> None:
-    """The main job: ingest notebook, sweep notebooks, report notebook -> reports/report.html."""
+    """The main job: (acquire,) ingest notebook, sweep notebooks, report notebook -> reports/report.html.
+
+    With --arxiv-ids/--arxiv-query/--inspire-query the corpus is first acquired into
+    data/raw/<source>-<hash>/ (see `hepwb acquire`); otherwise --corpus (or the default) is used.
+    """
     from papermill.exceptions import PapermillException
 
     from hepwb.paths import Layout
@@ -227,6 +235,8 @@ def run(
 
     layout = Layout.default()
     try:
+        if arxiv_ids or arxiv_query or inspire_query:
+            corpus = str(_acquire_for_run(layout, arxiv_ids, arxiv_query, inspire_query, max_results))
         folder = str(resolve_corpus(corpus).resolve())
         questions = str(questions_path(questions).resolve())  # recorded with every run
         typer.echo(f"corpus: {folder}\nquestions: {questions}")
@@ -259,6 +269,17 @@ def run(
         for c in failed:
             typer.secho(f"FAILED {c.cell_id}: {c.error}", fg=typer.colors.RED, err=True)
         raise typer.Exit(1)
+
+
+def _acquire_for_run(layout: Any, ids: str, arxiv_query: str, inspire_query: str, max_results: int) -> Path:
+    from hepwb.acquisition.run import acquire_corpus
+    from hepwb.ids import short_hash
+
+    source = "inspire" if inspire_query else "arxiv"
+    params = {"source": source, "query": inspire_query or arxiv_query, "ids": ids, "max_results": max_results}
+    res = acquire_corpus(layout.data / "raw" / f"{source}-{short_hash(params, 8)}", **params)
+    typer.echo(f"acquired {res.n_ok}/{len(res.entries)} papers into {res.corpus}")
+    return res.corpus
 
 
 @app.command()
@@ -306,4 +327,5 @@ def sql(
     typer.echo(df.to_string(index=False))
 
 
+from hepwb import cli_acquire as _cli_acquire  # noqa: E402, F401  (registers acquire)
 from hepwb import cli_search as _cli_search  # noqa: E402, F401  (registers search, retrievers, testset)

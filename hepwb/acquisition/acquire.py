@@ -33,6 +33,7 @@ __all__ = [
     "acquire",
     "discovered",
     "discovered_inspire",
+    "discovered_local",
     "discovery_output",
     "extract_source",
     "write_sidecar",
@@ -67,6 +68,37 @@ def discovered(records: Iterable[ArxivRecord], estimated_size: int = 1_000_000) 
                     "withdrawn": r.withdrawn,
                     "source_url": r.source_url,
                 },
+            }
+        )
+    return out
+
+
+def discovered_local(folder: str | Path, max_results: int | None = None) -> list[dict[str, Any]]:
+    """Discovery entries for the PDFs of a local folder (metadata from its ``papers.json`` sidecar)."""
+    from hepwb.pipeline.corpus import corpus_files, load_sidecar
+
+    folder = Path(folder)
+    side = load_sidecar(folder)
+    stamp = utc_now()
+    out = []
+    for path in corpus_files(folder, max_results):
+        if path.suffix.lower() != ".pdf":
+            continue
+        meta = side.get(path.name) or {}
+        ax = str(meta.get("arxiv") or "")
+        authors = meta.get("authors") or []
+        out.append(
+            {
+                "document_id": content_uuid("arxiv", ax) if ax else content_uuid("file", path.name),
+                "source_type": "arxiv" if ax else "other",
+                "source_url": path.resolve().as_uri(),
+                "title": str(meta.get("title") or path.stem),
+                "authors": [authors] if isinstance(authors, str) else list(authors),
+                "discovery_timestamp": stamp,
+                "estimated_size": path.stat().st_size,
+                "content_type": "application/pdf",
+                "name": _safe_name(ax) if ax else path.stem.split("_", 1)[-1],
+                "arxiv": {"id": ax, "categories": [str(meta.get("category") or "")]} if ax else {},
             }
         )
     return out
@@ -132,7 +164,7 @@ def write_sidecar(
         if e["document_id"] not in ok:
             continue
         ax, ins = e.get("arxiv", {}), e.get("inspire", {})
-        name = _safe_name(ax.get("id") or e["document_id"])
+        name = e.get("name") or _safe_name(ax.get("id") or e["document_id"])
         paper = {
             "pid": name,
             "pdf": f"pdf/{name}.pdf",
@@ -211,6 +243,23 @@ def extract_source(data: bytes, dest: Path) -> list[str]:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
+def _copy_local(uri: str, dest: Path) -> Any:
+    """Copy a ``file:`` URI like a download: via ``.part``, hashed, renamed when complete."""
+    from urllib.parse import unquote, urlparse
+
+    from hepwb.acquisition.http import Download, _hashes
+
+    src = Path(unquote(urlparse(uri).path))
+    if not src.is_file():
+        msg = f"local file {src} not found"
+        raise ProcessingError(msg, code="LOCAL_MISSING")
+    part = dest.with_name(dest.name + ".part")
+    shutil.copyfile(src, part)
+    sha256, sha512 = _hashes(part)
+    part.replace(dest)
+    return Download(dest, dest.stat().st_size, sha256, sha512, 1)
+
+
 def _previous(path: Path) -> dict[str, dict[str, Any]]:
     if not path.is_file():
         return {}
@@ -234,7 +283,7 @@ def acquire(
     results = []
     for e in entries:
         doc_id = e["document_id"]
-        name = _safe_name(e.get("arxiv", {}).get("id") or doc_id)
+        name = e.get("name") or _safe_name(e.get("arxiv", {}).get("id") or doc_id)
         dest = out / "pdf" / f"{name}.pdf"
         old = before.get(doc_id)
         if old and old.get("validation_status") == "passed" and dest.is_file():
@@ -267,7 +316,11 @@ def _one(
         "validation_status": "failed",
     }
     try:
-        got = client.download(e["source_url"], dest)
+        got = (
+            _copy_local(e["source_url"], dest)
+            if e["source_url"].startswith("file:")
+            else client.download(e["source_url"], dest)
+        )
         record.update(
             file_hash_sha256=got.sha256, file_hash_sha512=got.sha512, file_size=got.size,
             retry_count=got.attempts - 1, download_status="success",

@@ -238,3 +238,84 @@ def test_acquired_papers_flow_into_processing_with_their_metadata(srv, client, t
     assert not validate_record(md, "document_metadata", SCHEMAS)
     assert md["collaboration"] == "HERMES Collaboration" and md["experiment_tags"] == ["DESY-HERA-HERMES"]
     assert md["original_url"].endswith("1603.01366") and len(doc.meta["inspire_references"]) > 20
+
+
+def test_cli_acquire_from_inspire_and_oai(srv, tmp_path):
+    """Discovery through the CLI; the recorded records' PDFs are not in the replayed corpus: clear 404s."""
+    from typer.testing import CliRunner
+
+    from hepwb.cli import app
+
+    base = ["--min-interval", "0", "--arxiv-url", f"{srv.url}/api/query", "--oai-url", f"{srv.url}/oai",
+            "--inspire-url", f"{srv.url}/api", "--pdf-base", srv.url]  # fmt: skip
+    res = CliRunner().invoke(
+        app, ["acquire", str(tmp_path / "ins"), "--source", "inspire", "--query", "t x", *base]
+    )
+    assert res.exit_code == 1 and "6 discovered, 0 acquired and verified, 6 failed" in res.output
+    assert "HTTP_404" in res.output
+    for name in ("discovery_output", "acquisition_output"):
+        assert not validate_record(json.loads((tmp_path / "ins" / f"{name}.json").read_text()), name, SCHEMAS)
+    cfg = json.loads((tmp_path / "ins" / "acquisition_config.json").read_text())
+    assert len(cfg["config_hash"]) == 64 and cfg["source"] == "inspire"
+    assert not list((tmp_path / "ins" / "pdf").iterdir())  # nothing half-written
+
+    args = [
+        "acquire",
+        str(tmp_path / "oai"),
+        "--source",
+        "oai",
+        "--oai-set",
+        "physics:hep-ex",
+        "--max-results",
+        "2",
+    ]
+    res = CliRunner().invoke(app, [*args, *base])
+    assert "2 discovered" in res.output
+    disc = json.loads((tmp_path / "oai" / "discovery_output.json").read_text())["discovered_documents"]
+    assert [d["source_url"].rsplit("/", 1)[1] for d in disc] == ["1706.05371", "1706.09418"]
+
+
+def test_credentials_are_used_but_never_written(srv, tmp_path):
+    from hepwb.acquisition.run import acquire_corpus
+
+    secret = "s3cr3t-token-value"
+    creds = tmp_path / "credentials.json"
+    creds.write_text(
+        json.dumps({"credentials": [{"id": "inspire", "type": "bearer_token", "token": secret}]})
+    )
+    res = acquire_corpus(
+        tmp_path / "out", source="inspire", query="x", max_results=2, sources=False, min_interval_s=0,
+        inspire_url=f"{srv.url}/api", pdf_base=srv.url, credential_id="inspire", credentials=creds,
+    )  # fmt: skip
+    assert res.n_ok == 0 or res.n_ok <= 2
+    assert srv.requests[0][2]["Authorization"] == f"Bearer {secret}"
+    for f in (tmp_path / "out").rglob("*.json"):
+        assert secret not in f.read_text(), f
+
+
+def test_bad_acquire_settings_say_what_to_set():
+    from hepwb.acquisition.run import AcquireConfig
+    from hepwb.exceptions import ConfigError
+
+    for cfg, hint in [(AcquireConfig(source="arxiv"), "--query"), (AcquireConfig(source="oai"), "--oai-set"),
+                      (AcquireConfig(source="cds", query="x"), "choose one of")]:  # fmt: skip
+        with pytest.raises(ConfigError, match=hint):
+            cfg.validate()
+
+
+def test_local_folder_is_a_source_like_the_others(tmp_path):
+    from hepwb.acquisition.run import acquire_corpus
+    from tests.helpers import PDF_DIR
+
+    res = acquire_corpus(tmp_path, source="local", folder=str(PDF_DIR), max_results=2, sources=False)
+    assert res.n_ok == 2 and sorted(p.name for p in res.corpus.iterdir()) == [
+        "hep-ex_0106068.pdf",
+        "hep-ex_0505061.pdf",
+    ]
+    acq = json.loads((tmp_path / "acquisition_output.json").read_text())
+    assert not validate_record(acq, "acquisition_output", SCHEMAS)
+    assert acq["acquired_documents"][0]["file_hash_sha256"] == file_sha256(PDF_DIR / "P01_hep-ex_0106068.pdf")
+    side = json.loads((tmp_path / "papers.json").read_text())["papers"]
+    assert side[0]["arxiv"] == "hep-ex/0106068" and side[0]["title"].startswith(
+        "Measurement of the Beam-Spin"
+    )
