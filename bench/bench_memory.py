@@ -1,0 +1,116 @@
+"""Peak memory (RSS) while acquiring and processing the 32-paper corpus to a HEPilot-compliant chunk set.
+
+Usage::
+
+    .venv/bin/python bench/bench_memory.py [--max-docs 32]
+
+Method: each stage runs in its own child process (``python -c``), which prints its own peak resident
+set size (``resource.getrusage(RUSAGE_SELF).ru_maxrss``, KiB on Linux) when done; helper processes
+such as pandoc are separate processes with their own, smaller footprint:
+
+* ``baseline`` - a child that only imports hepwb, numpy, torch and lancedb (the floor of any stage);
+* ``acquire`` - the 12 corpus papers with arXiv ids downloaded over HTTP from a 127.0.0.1 server
+  (the test suite's replay server: Range support, real PDFs, LaTeX tarballs), verified, with
+  sources, plus all 32 copied and verified as a ``local`` source;
+* ``process`` - conversion of every acquired PDF (PDF or LaTeX path as hepwb chooses) and a
+  HEPilot-compliant 512-token chunk set written and schema-validated, in a fresh hepwb home.
+
+Target (issue #7): every stage below 1 GiB. The ratio column divides by the baseline of the same
+command. Exits 0 with a message when ``../shared`` is absent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+BASELINE = "import hepwb, numpy, torch, lancedb, pymupdf"
+
+ACQUIRE = """
+import sys; sys.path.insert(0, {root!r})
+from pathlib import Path
+from hepwb.paths import shared_dir
+from hepwb.acquisition.acquire import acquire, discovered, write_sidecar
+from hepwb.acquisition.arxiv import ArxivRecord
+from hepwb.acquisition.http import PoliteClient
+from hepwb.acquisition.run import acquire_corpus
+from tests.replay_server import ReplayServer
+out = Path({out!r})
+with ReplayServer(shared_dir()) as srv, PoliteClient(min_interval_s=0) as client:
+    entries = discovered([ArxivRecord(i, title=p["title"]) for i, p in sorted(srv.by_arxiv.items())])
+    for e in entries:
+        e["source_url"] = srv.url + "/pdf/" + e["arxiv"]["id"]
+        e["arxiv"]["source_url"] = srv.url + "/e-print/" + e["arxiv"]["id"]
+    doc = acquire(entries, out / "http", client, sources=True)
+    write_sidecar(entries, doc, out / "http")
+res = acquire_corpus(out / "local", source="local", folder=str(shared_dir() / "corpus" / "papers" / "pdf"),
+                     max_results={n}, sources=False)
+ok = sum(d["validation_status"] != "failed" for d in doc["acquired_documents"])
+print("acquired", ok, "over HTTP and", res.n_ok, "local")
+"""
+
+PROCESS = """
+import os, sys
+os.environ["HEPWB_HOME"] = {home!r}
+from pathlib import Path
+from hepwb.paths import Layout, shared_dir
+from hepwb.pipeline import ingest, build_chunkset
+from hepwb.hepilot.schemas import validate_tree
+layout = Layout.default()
+docs = ingest(Path({out!r}) / "local" / "pdf", layout=layout, progress=False)
+cs = build_chunkset(docs, "hepilot", layout=layout, progress=False, chunk_size=512, chunk_overlap=0.1,
+                    require_compliant=True)
+bad = validate_tree(cs.root, shared_dir() / "hepilot")
+print("processed", len(docs), "documents,", len(cs.chunks), "chunks, schema failures:", len(bad))
+"""
+
+
+def peak_mib(code: str) -> tuple[float, str]:
+    """Run ``code`` in a child Python; return its own peak RSS in MiB and its last output line."""
+    code = (
+        textwrap.dedent(code)
+        + "\nimport resource\nprint('PEAK', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False, cwd=ROOT)
+    if proc.returncode:
+        print(proc.stderr[-2000:], file=sys.stderr)
+        msg = f"child failed with exit code {proc.returncode}"
+        raise SystemExit(msg)
+    lines = proc.stdout.strip().splitlines()
+    peak = int(lines[-1].split()[1]) / 1024  # Linux: KiB
+    return peak, (lines[-2] if len(lines) > 1 else "")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--max-docs", type=int, default=32)
+    args = ap.parse_args()
+    from hepwb.paths import shared_dir
+
+    if not (shared_dir() / "corpus" / "papers" / "pdf").is_dir():
+        print(f"shared corpus not found at {shared_dir()}; set HEPWB_SHARED. Nothing measured.")
+        return 0
+    with tempfile.TemporaryDirectory() as tmp:
+        out, home = Path(tmp) / "acq", Path(tmp) / "home"
+        rows = []
+        base, _ = peak_mib(BASELINE)
+        rows.append(("baseline (imports)", base, ""))
+        for name, code in (("acquire", ACQUIRE), ("process", PROCESS)):
+            mib, note = peak_mib(code.format(root=str(ROOT), out=str(out), home=str(home), n=args.max_docs))
+            rows.append((name, mib, note))
+    print(f"\n{'stage':20s} {'peak RSS MiB':>12s} {'x baseline':>10s}  note")
+    for name, mib, note in rows:
+        print(f"{name:20s} {mib:12.0f} {mib / base:10.2f}  {note}")
+    worst = max(m for _, m, _ in rows)
+    print(f"\ntarget: every stage < 1024 MiB -> {'met' if worst < 1024 else 'NOT met'} (max {worst:.0f} MiB)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
