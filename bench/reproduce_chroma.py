@@ -124,7 +124,7 @@ def run_config(docs, questions, chunker_name, size, overlap, tokenizer, k, layou
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--k", type=int, default=5)
-    ap.add_argument("--configs", choices=["all", "quick"], default="all")
+    ap.add_argument("--configs", choices=["all", "quick", "cluster"], default="all")
     ap.add_argument("--out", default=None, help="also write the rows as JSON here")
     args = ap.parse_args()
 
@@ -139,7 +139,11 @@ def main() -> int:
     configure_runtime(offline=True)
     layout = Layout.default()
     docs, questions = load(root)
-    configs = CONFIGS if args.configs == "all" else CONFIGS[:1]
+    configs = {
+        "all": CONFIGS,
+        "quick": CONFIGS[:1],
+        "cluster": [c for c in CONFIGS if c[0] == "cluster_semantic"],
+    }[args.configs]
     rows = []
     for cfg in configs:
         row = run_config(docs, questions, *cfg, args.k, layout)

@@ -1,13 +1,14 @@
 """Cluster-semantic chunking (Chroma's ``ClusterSemanticChunker``): the best grouping of small pieces.
 
-The document is cut into pieces of about ``piece_size`` tokens (the ``recursive`` chunker, so
-display math, tables and code stay whole); pieces are embedded, and consecutive pieces are grouped
-into chunks of at most ``chunk_size // piece_size`` pieces (and ``chunk_size`` tokens) so that the
+The document is cut into pieces of at most ``piece_size`` tokens (paragraphs, sentences and words
+packed greedily; display math, tables and code stay whole); pieces are embedded, and consecutive
+pieces are grouped into chunks of at most ``chunk_size // piece_size`` pieces (and ``chunk_size``
+tokens) so that the
 sum, over chunks, of the pairwise similarities of their pieces is maximal - found exactly by
 dynamic programming. Similarities are cosine similarities minus their document mean, so a group
 only pays when its pieces are more alike than average. Groups never cross the bibliography.
 
-Differences from Chroma's implementation: pieces come from hepwb's recursive chunker on exact
+Differences from Chroma's implementation: pieces are hepwb's sentence units packed on exact
 offsets (Chroma: a 50-token ``RecursiveTokenChunker`` whose chunks are found again by text search);
 the DP also enforces the token budget, not only the piece count; similarities are computed in a
 band of ``chunk_size // piece_size`` neighbours with the mean over all pairs from vector sums,
@@ -30,10 +31,9 @@ from typing import Any
 
 import numpy as np
 
-from hepwb.chunking._packing import SizedChunker, add_overlap
+from hepwb.chunking._packing import SizedChunker, add_overlap, block_units, pack
 from hepwb.chunking._spans import ChunkSpan, TokenIndex, finalize
 from hepwb.chunking.base import config_key, register_chunker
-from hepwb.chunking.recursive import RecursiveChunker
 from hepwb.chunking.tokenizers import DEFAULT_TOKENIZER, get_tokenizer
 from hepwb.exceptions import ConfigError
 from hepwb.types import Chunk, Document
@@ -96,7 +96,7 @@ class ClusterSemanticChunker(SizedChunker):
         chunk_size: Token budget per chunk.
         chunk_overlap: Overlap as a fraction of ``chunk_size`` (default 0, as in Chroma's study).
         tokenizer: Token counter name.
-        piece_size: Tokens per piece (Chroma: 50).
+        piece_size: Tokens per piece (default: Chroma's 50, or a quarter of ``chunk_size`` when smaller).
         embedding_model: Sentence-transformers model embedding the pieces.
     """
 
@@ -107,13 +107,15 @@ class ClusterSemanticChunker(SizedChunker):
         chunk_size: int = 200,
         chunk_overlap: float = 0.0,
         tokenizer: str = DEFAULT_TOKENIZER,
-        piece_size: int = 50,
+        piece_size: int | None = None,
         embedding_model: str = "all-MiniLM-L6-v2",
     ) -> None:
         super().__init__(chunk_size, chunk_overlap, tokenizer)
-        if not isinstance(piece_size, int) or not 1 <= piece_size <= chunk_size:
+        if piece_size is None:
+            piece_size = min(50, max(8, chunk_size // 4))
+        if not isinstance(piece_size, int) or not 8 <= piece_size <= chunk_size:
             msg = (
-                f"piece_size must be an integer in [1, chunk_size={chunk_size}], got {piece_size!r}; e.g. 50"
+                f"piece_size must be an integer in [8, chunk_size={chunk_size}], got {piece_size!r}; e.g. 50"
             )
             raise ConfigError(msg)
         self.piece_size = piece_size
@@ -128,18 +130,20 @@ class ClusterSemanticChunker(SizedChunker):
         from hepwb.index.embedder import get_embedder
 
         tokens = TokenIndex(doc.markdown, get_tokenizer(self.tokenizer))
-        pieces = RecursiveChunker(self.piece_size, 0.0, self.tokenizer).chunk(doc)
+        piece_budget = max(1, min(self.piece_size, self.budget))
+        pieces = pack(block_units(doc, tokens, piece_budget, sentences=True), tokens, piece_budget)
         if not pieces:
             return []
-        vecs = get_embedder(self.embedding_model).embed([p.text for p in pieces])
+        texts = [doc.markdown[p.start : p.end] for p in pieces]
+        vecs = get_embedder(self.embedding_model).embed(texts)
         barriers = sorted(b.start for b in doc.blocks if not b.retrievable)
         cut_after = {
             i
             for i in range(len(pieces) - 1)
             if bisect.bisect_left(barriers, pieces[i].end) < bisect.bisect_left(barriers, pieces[i + 1].start)
         }
-        sizes = [p.token_count for p in pieces]
-        starts = best_grouping(vecs, max(1, self.budget // self.piece_size), sizes, self.budget, cut_after)
+        sizes = [tokens.count(p.start, p.end) for p in pieces]
+        starts = best_grouping(vecs, max(1, self.budget // piece_budget), sizes, self.budget, cut_after)
         ends = [*starts[1:], len(pieces)]
         own = [
             ChunkSpan(
