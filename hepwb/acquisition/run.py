@@ -123,7 +123,7 @@ def load_credentials(
     raise ConfigError(msg)
 
 
-def _discover(cfg: AcquireConfig, client: Any) -> list[dict[str, Any]]:
+def _discover(cfg: AcquireConfig, client: Any, log: ProcessingLog) -> list[dict[str, Any]]:
     from itertools import islice
 
     from hepwb.acquisition.acquire import discovered, discovered_inspire
@@ -194,8 +194,7 @@ def acquire_corpus(
         schemas = shared_dir() / "hepilot"
         headers = load_credentials(credentials, cfg.credential_id, schemas if schemas.is_dir() else None)
     with PoliteClient(min_interval_s=cfg.min_interval_s, headers=headers) as client:
-        client.log = log  # type: ignore[attr-defined]
-        entries = _discover(cfg, client)
+        entries = _discover(cfg, client, log)
         for e in entries if cfg.source != "local" else []:  # PDFs and sources from the arXiv host
             ax = e.get("arxiv", {})
             version = f"v{ax['version']}" if ax.get("version") else ""
