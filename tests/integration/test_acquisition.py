@@ -319,3 +319,19 @@ def test_local_folder_is_a_source_like_the_others(tmp_path):
     assert side[0]["arxiv"] == "hep-ex/0106068" and side[0]["title"].startswith(
         "Measurement of the Beam-Spin"
     )
+
+
+def test_arxiv_source_combines_rest_and_oai(srv, tmp_path):
+    from hepwb.acquisition.run import acquire_corpus
+
+    res = acquire_corpus(
+        tmp_path, source="arxiv", ids="1707.08567", max_results=100, min_interval_s=0, sources=False,
+        arxiv_url=f"{srv.url}/api/query", oai_url=f"{srv.url}/oai", pdf_base=srv.url,
+    )  # fmt: skip
+    (entry,) = res.entries
+    assert entry["arxiv"]["id"] == "1707.08567" and entry["source_url"] == f"{srv.url}/pdf/1707.08567v1"
+    oai_calls = [r[1] for r in srv.requests if r[1].startswith("/oai")]
+    assert oai_calls and "metadataPrefix=arXivRaw" in oai_calls[0]
+    # no arXivRaw recording for this id and no PDF in the replayed corpus: both logged, nothing kept
+    codes = {e.error_code for e in res.log.entries}
+    assert {"HTTP_404"} <= codes and res.n_ok == 0 and not list(res.corpus.iterdir())
