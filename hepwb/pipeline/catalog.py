@@ -165,8 +165,14 @@ class Catalog:
         hits = pd.read_parquet(run_dir / "hits.parquet")
         with self._connect() as con:
             con.execute("BEGIN TRANSACTION")  # a failure leaves the previous rows of this run intact
+            # a run folder holds one run: rows of an earlier run written to the same folder are stale
+            stale = [
+                r[0]
+                for r in con.execute("SELECT run_id FROM runs WHERE run_dir = ?", [str(run_dir)]).fetchall()
+            ]
             for table in ("runs", "metrics", "metric_ci", "question_results", "hits"):
-                con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
+                for rid in {run_id, *stale}:
+                    con.execute(f"DELETE FROM {table} WHERE run_id = ?", [rid])
             sweep = (
                 read_json(run_dir / "sweep.json")["sweep_id"] if (run_dir / "sweep.json").is_file() else None
             )
