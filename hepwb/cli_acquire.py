@@ -35,13 +35,20 @@ def acquire(
         float, typer.Option(help="Seconds between requests to one host (arXiv asks 3).")
     ] = 3.0,
     arxiv_url: Annotated[
-        str, typer.Option(help="arXiv API base URL.")
+        str, typer.Option(help="arXiv API base URL.", envvar="HEPWB_ARXIV_API_URL")
     ] = "https://export.arxiv.org/api/query",
-    oai_url: Annotated[str, typer.Option(help="arXiv OAI-PMH base URL.")] = "https://oaipmh.arxiv.org/oai",
-    inspire_url: Annotated[str, typer.Option(help="INSPIRE API base URL.")] = "https://inspirehep.net/api",
+    oai_url: Annotated[
+        str, typer.Option(help="arXiv OAI-PMH base URL.", envvar="HEPWB_ARXIV_OAI_URL")
+    ] = "https://oaipmh.arxiv.org/oai",
+    inspire_url: Annotated[
+        str, typer.Option(help="INSPIRE API base URL.", envvar="HEPWB_INSPIRE_URL")
+    ] = "https://inspirehep.net/api",
     pdf_base: Annotated[
-        str, typer.Option(help="Where PDFs (/pdf/<id>) and sources (/e-print/<id>) live.")
-    ] = ("https://arxiv.org"),
+        str,
+        typer.Option(
+            help="Where PDFs (/pdf/<id>) and sources (/e-print/<id>) live.", envvar="HEPWB_ARXIV_PDF_BASE"
+        ),
+    ] = "https://arxiv.org",
     credentials: Annotated[Path | None, typer.Option(help="credentials.json (git-ignored).")] = None,
     credential_id: Annotated[str, typer.Option(help="Credential id in the credentials file.")] = "",
 ) -> None:

@@ -28,9 +28,20 @@ __all__ = ["AcquireConfig", "AcquireResult", "acquire_corpus", "load_credentials
 SOURCES = ("arxiv", "oai", "inspire", "local")
 
 
+def _env(name: str, default: str) -> str:
+    import os
+
+    return os.environ.get(name) or default
+
+
 @dataclass(frozen=True)
 class AcquireConfig:
-    """Where and how to acquire (plain values: notebook parameters, CLI options)."""
+    """Where and how to acquire (plain values: notebook parameters, CLI options).
+
+    Base URLs default to the public services; ``HEPWB_ARXIV_API_URL``, ``HEPWB_ARXIV_OAI_URL``,
+    ``HEPWB_INSPIRE_URL`` and ``HEPWB_ARXIV_PDF_BASE`` point them at mirrors; ``HEPWB_MIN_INTERVAL_S``
+    changes the pause between requests to one host (3 s, as arXiv asks).
+    """
 
     source: str = "arxiv"
     query: str = ""
@@ -40,11 +51,13 @@ class AcquireConfig:
     date_until: str = ""
     max_results: int = 10
     sources: bool = True
-    arxiv_url: str = "https://export.arxiv.org/api/query"
-    oai_url: str = "https://oaipmh.arxiv.org/oai"
-    inspire_url: str = "https://inspirehep.net/api"
-    pdf_base: str = "https://arxiv.org"
-    min_interval_s: float = 3.0
+    arxiv_url: str = field(
+        default_factory=lambda: _env("HEPWB_ARXIV_API_URL", "https://export.arxiv.org/api/query")
+    )
+    oai_url: str = field(default_factory=lambda: _env("HEPWB_ARXIV_OAI_URL", "https://oaipmh.arxiv.org/oai"))
+    inspire_url: str = field(default_factory=lambda: _env("HEPWB_INSPIRE_URL", "https://inspirehep.net/api"))
+    pdf_base: str = field(default_factory=lambda: _env("HEPWB_ARXIV_PDF_BASE", "https://arxiv.org"))
+    min_interval_s: float = field(default_factory=lambda: float(_env("HEPWB_MIN_INTERVAL_S", "3.0")))
     credential_id: str = ""
     folder: str = ""
 

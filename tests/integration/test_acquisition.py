@@ -335,3 +335,23 @@ def test_arxiv_source_combines_rest_and_oai(srv, tmp_path):
     # no arXivRaw recording for this id and no PDF in the replayed corpus: both logged, nothing kept
     codes = {e.error_code for e in res.log.entries}
     assert {"HTTP_404"} <= codes and res.n_ok == 0 and not list(res.corpus.iterdir())
+
+
+def test_main_job_starts_from_a_query(srv, tmp_path, monkeypatch):
+    """`hepwb run --inspire-query` acquires first (mirror URLs from the environment), then needs papers."""
+    from typer.testing import CliRunner
+
+    from hepwb.cli import app
+
+    monkeypatch.setenv("HEPWB_HOME", str(tmp_path))
+    monkeypatch.setenv("HEPWB_INSPIRE_URL", f"{srv.url}/api")
+    monkeypatch.setenv("HEPWB_ARXIV_PDF_BASE", srv.url)
+    monkeypatch.setenv("HEPWB_MIN_INTERVAL_S", "0")
+    res = CliRunner().invoke(
+        app, ["run", "--inspire-query", "t x", "--max-results", "2", "--chunk-sizes", "256"]
+    )
+    assert "acquired 0/2 papers into" in res.output  # the replayed corpus has none of these PDFs
+    assert res.exit_code == 2 and "no" in res.output.lower()  # then a clear stop: nothing to ingest
+    (raw,) = (tmp_path / "data" / "raw").iterdir()
+    assert raw.name.startswith("inspire-") and (raw / "discovery_output.json").is_file()
+    assert any("/api/literature" in r[1] for r in srv.requests)
