@@ -112,18 +112,10 @@ def relevant_chunks(
 
 
 def chunk_level(
-    results: Mapping[str, Sequence[Hit]],
-    located: Sequence[Located],
-    chunks: Sequence[Chunk],
-    keyindexes: Mapping[str, KeyIndex],
-    ks: Sequence[int],
-    min_coverage: float = 0.5,
+    results: Mapping[str, Sequence[Hit]], relevant: Mapping[str, set[str]], ks: Sequence[int]
 ) -> dict[str, dict[str, float]]:
-    """Chunk-level ranx metrics per question (see the module docstring)."""
-    qrels = {
-        q: dict.fromkeys(ids, 1)
-        for q, ids in relevant_chunks(located, chunks, keyindexes, min_coverage).items()
-    }
+    """Chunk-level ranx metrics per question; ``relevant`` from :func:`relevant_chunks`."""
+    qrels = {q: dict.fromkeys(ids, 1) for q, ids in relevant.items()}
     run = {q: _positions([h.chunk_id for h in hits]) for q, hits in results.items()}
     return _ranx(qrels, run, ks, "chunk")
 

@@ -19,6 +19,7 @@ The hit list's order is the ranking: position 1 is the first element of ``result
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -50,11 +51,13 @@ class Evaluation:
             first_relevant_rank`` and the metric columns (NaN for unlocatable questions).
         per_evidence: One row per located evidence: ``eid, qid, label, method, page_ok, rank``
             (position of the first relevant hit, missing when none) and the sub-query metrics.
+        relevant_chunks: ``{qid: ids of the chunks relevant to its evidence}`` (when ``chunks`` given).
     """
 
     summary: dict[str, float]
     per_question: pd.DataFrame
     per_evidence: pd.DataFrame
+    relevant_chunks: dict[str, set[str]] = dataclasses.field(default_factory=dict)
 
 
 def metric_columns(ks: Sequence[int]) -> list[str]:
@@ -223,8 +226,14 @@ def evaluate(
         }
     ).join(agg[["first_relevant_rank", *columns]], on="qid")
     per_question["first_relevant_rank"] = per_question["first_relevant_rank"].astype("Int64")
+    relevant: dict[str, set[str]] = {}
     if chunks is not None:
-        extra = _levels(questions, located, results, chunks, keyindexes, ks, min_coverage, by_qid)
+        from hepwb.evaluation.levels import relevant_chunks
+
+        relevant = relevant_chunks(
+            [loc for loc in located if loc.qid in by_qid], chunks, keyindexes, min_coverage
+        )
+        extra = _levels(questions, located, results, chunks, relevant, ks, by_qid)
         per_question = per_question.join(extra, on="qid")
         columns = [*columns, *extra.columns]
 
@@ -240,7 +249,7 @@ def evaluate(
         n_evidence_located=len(per_evidence),
         min_coverage=min_coverage,
     )
-    return Evaluation(summary=summary, per_question=per_question, per_evidence=per_evidence)
+    return Evaluation(summary, per_question, per_evidence, relevant)
 
 
 def _levels(
@@ -248,9 +257,8 @@ def _levels(
     located: Sequence[Located],
     results: Mapping[str, Sequence[Hit]],
     chunks: Sequence[Chunk],
-    keyindexes: Mapping[str, KeyIndex],
+    relevant: Mapping[str, set[str]],
     ks: tuple[int, ...],
-    min_coverage: float,
     by_qid: Mapping[str, list[Located]],
 ) -> pd.DataFrame:
     """Chunk-, document- and span-level metrics of the evaluable questions, one row per qid."""
@@ -261,7 +269,7 @@ def _levels(
     evaluable = {q: results[q] for q in by_qid}
     docs = {q: {loc.document_id for loc in locs} for q, locs in by_qid.items()}
     parts = [
-        chunk_level(evaluable, mine, chunks, keyindexes, ks, min_coverage),
+        chunk_level(evaluable, relevant, ks),
         document_level(evaluable, docs, ks),
         span_level(evaluable, mine, chunks, span_k),
     ]

@@ -222,7 +222,9 @@ def run_experiment(
         keyindexes=keyindexes,
         chunks=cs.chunks,
     )
-    per_question = ev.per_question.join(_ragas(cfg, questions, results, located, cs, keyindexes), on="qid")
+    per_question = ev.per_question.join(
+        _ragas(cfg, questions, results, located, cs, ev.relevant_chunks), on="qid"
+    )
     evaluated = per_question[per_question["n_located"] > 0]
     ragas_means = {c: float(evaluated[c].mean()) for c in per_question.columns if c.startswith("ragas_")}
     ci = summary_with_ci(evaluated) if len(evaluated) else None
@@ -300,15 +302,13 @@ def run_experiment(
 
 
 def _ragas(
-    cfg: ExperimentConfig, questions: Any, results: Any, located: Any, cs: Any, keyindexes: Any
+    cfg: ExperimentConfig, questions: Any, results: Any, located: Any, cs: Any, relevant: Any
 ) -> pd.DataFrame:
     """The ragas metrics of the top 5 hits per question, prefixed ``ragas_`` (LLM ones if ``ragas_llm``)."""
-    from hepwb.evaluation.levels import relevant_chunks
     from hepwb.evaluation.ragas_eval import llm_scores, offline_scores, ragas_samples
     from hepwb.llm import LLMEndpoint
 
-    rel = relevant_chunks(located, cs.chunks, keyindexes, cfg.min_coverage)
-    samples = ragas_samples(questions, results, located, rel, cs.documents, k=min(5, cfg.k))
+    samples = ragas_samples(questions, results, located, relevant, cs.documents, k=min(5, cfg.k))
     out = offline_scores(samples)
     if cfg.ragas_llm:
         out = out.join(
