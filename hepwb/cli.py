@@ -46,7 +46,9 @@ Retrievers = Annotated[
 TopK = Annotated[int, typer.Option(help="Chunks retrieved per question.")]
 Chunkers = Annotated[
     str,
-    typer.Option(help="Comma-separated chunking strategies (hepilot, token, recursive, sentence, section)."),
+    typer.Option(
+        help="Comma-separated chunking strategies (hepwb.chunking.CHUNKERS), e.g. hepilot,recursive."
+    ),
 ]
 Latex = Annotated[
     bool,

@@ -3,7 +3,8 @@
 ``hepilot`` (sections > paragraphs > sentences, the HEPilot algorithm), ``token`` (fixed windows),
 ``recursive`` (paragraph > line > sentence > word), ``sentence``, ``section``,
 ``sentence_window`` (one sentence per chunk, neighbours as context), ``hierarchical`` (small
-children, parent as context) and ``semantic`` (breakpoints at embedding-distance jumps). Every strategy gives
+children, parent as context), ``semantic`` (breakpoints at embedding-distance jumps) and
+``cluster_semantic`` (Chroma's DP grouping of small pieces by similarity). Every strategy gives
 chunks with exact offsets (``markdown[start:end] == text``) and never splits display math, tables
 or code.
 """

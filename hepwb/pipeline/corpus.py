@@ -144,6 +144,7 @@ def ingest(
     prefer_latex: bool = True,
     log: ProcessingLog | None = None,
     progress: bool = True,
+    require: bool = False,
 ) -> list[Document]:
     """Convert every file of ``corpus`` to a :class:`Document`, reusing the cache.
 
@@ -156,6 +157,7 @@ def ingest(
             (``"tex"`` in ``papers.json``); the PDF is the fallback.
         log: Processing log receiving one entry per event.
         progress: Show a progress bar.
+        require: Raise :class:`~hepwb.exceptions.CorpusNotFoundError` when no document results.
 
     Files that fail are logged (``log``) with an error code and skipped; the others continue.
     """
@@ -241,4 +243,7 @@ def ingest(
             pages=doc.meta.get("pages"),
         )
         docs.append(doc)
+    if require and not docs:
+        msg = f"no document of corpus {corpus or '(default)'} could be converted; see the processing log"
+        raise CorpusNotFoundError(msg)
     return docs

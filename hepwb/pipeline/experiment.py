@@ -168,10 +168,8 @@ def run_experiment(
         prefer_latex=cfg.prefer_latex,
         log=log,
         progress=progress,
+        require=True,
     )
-    if not docs:
-        msg = f"no document of corpus {cfg.corpus or '(default)'} could be converted; see the processing log"
-        raise CorpusNotFoundError(msg)
     timings["ingest_s"] = time.perf_counter() - t
 
     qpath = questions_path(cfg.questions)

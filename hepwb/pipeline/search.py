@@ -70,17 +70,20 @@ class Searcher:
     ) -> Searcher:
         """Convert, chunk and index ``corpus`` (cached) and return a searcher over it."""
         from hepwb.env import configure_runtime
-        from hepwb.exceptions import CorpusNotFoundError
         from hepwb.index import ChunkStore, get_embedder
         from hepwb.pipeline.chunksets import build_chunkset
         from hepwb.pipeline.corpus import ingest
 
         configure_runtime(offline=None)
         layout = layout or Layout.default()
-        docs = ingest(corpus, layout=layout, max_docs=max_docs, prefer_latex=prefer_latex, progress=progress)
-        if not docs:
-            msg = f"no document of corpus {corpus or '(default)'} could be converted; see the processing log"
-            raise CorpusNotFoundError(msg)
+        docs = ingest(
+            corpus,
+            layout=layout,
+            max_docs=max_docs,
+            prefer_latex=prefer_latex,
+            progress=progress,
+            require=True,
+        )
         cs = build_chunkset(
             docs,
             chunker,
