@@ -355,3 +355,13 @@ def test_main_job_starts_from_a_query(srv, tmp_path, monkeypatch):
     (raw,) = (tmp_path / "data" / "raw").iterdir()
     assert raw.name.startswith("inspire-") and (raw / "discovery_output.json").is_file()
     assert any("/api/literature" in r[1] for r in srv.requests)
+
+
+def test_large_files_come_in_range_blocks(srv, client, tmp_path, monkeypatch):
+    """Above the large-file threshold (1 GiB; lowered here) the download is a series of Range requests."""
+    monkeypatch.setattr("hepwb.acquisition.http.LARGE", 64 * 1024)
+    monkeypatch.setattr("hepwb.acquisition.http.BLOCK", 32 * 1024)
+    got = client.download(f"{srv.url}/pdf/0812.2517", tmp_path / "big.pdf")
+    assert got.sha256 == real_sha(srv, "0812.2517")
+    ranges = [r[2].get("Range") for r in srv.requests if r[1].startswith("/pdf/") and r[2].get("Range")]
+    assert len(ranges) == -(-got.size // (32 * 1024)) and ranges[0] == "bytes=0-32767"
