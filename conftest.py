@@ -16,7 +16,7 @@ SKIP_REASON = f"needs the shared test material at {SHARED} (set HEPWB_SHARED to 
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    # Notebooks (nbval) and tests write artefacts into a throw-away project home, never into the checkout.
+    """Offline, telemetry-free runs whose artefacts go to a throw-away home, never into the checkout."""
     if "HEPWB_HOME" not in os.environ:
         home = Path(tempfile.mkdtemp(prefix="hepwb-test-home-"))
         os.environ["HEPWB_HOME"] = str(home)
@@ -27,6 +27,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark notebooks; skip tests that need ../shared when it is absent."""
     for item in items:
         if item.path.suffix == ".ipynb":
             item.add_marker(pytest.mark.notebook)
