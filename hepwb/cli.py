@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -159,42 +159,6 @@ def evaluate(
 
 
 @app.command()
-def sweep(
-    corpus: Corpus = None,
-    questions: Questions = None,
-    max_docs: MaxDocs = None,
-    latex: Latex = True,
-    chunk_sizes: Sizes = "256,512,1024",
-    retrievers: Retrievers = "dense,bm25,hybrid,entity",
-    chunkers: Chunkers = "hepilot",
-    chunk_overlap: Overlap = 0.1,
-    k: TopK = 10,
-) -> None:
-    """Run the chunker × chunk size × retriever grid: one papermill run of 20-evaluate.ipynb per cell."""
-    from hepwb.pipeline.sweep import run_sweep
-
-    try:
-        cells = run_sweep(
-            _ints(chunk_sizes),
-            _words(retrievers),
-            chunkers=_words(chunkers),
-            corpus=corpus,
-            questions=questions,
-            max_docs=max_docs,
-            prefer_latex=latex,
-            chunk_overlap=chunk_overlap,
-            k=k,
-        )
-    except HepwbError as exc:
-        _fail(exc)
-    failed = [c for c in cells if not c.ok]
-    for c in cells:
-        typer.echo(f"{'ok    ' if c.ok else 'FAILED'} {c.cell_id} -> {c.run_dir}")
-    if failed:
-        raise typer.Exit(1)
-
-
-@app.command()
 def report() -> None:
     """Render reports/report.html from the DuckDB catalog (notebooks/30-report.ipynb)."""
     from hepwb.pipeline.report import render_report
@@ -204,84 +168,6 @@ def report() -> None:
     except HepwbError as exc:
         _fail(exc)
     typer.echo(f"report: {path}")
-
-
-@app.command()
-def run(
-    corpus: Corpus = None,
-    questions: Questions = None,
-    max_docs: MaxDocs = None,
-    latex: Latex = True,
-    chunk_sizes: Sizes = "256,512,1024",
-    retrievers: Retrievers = "dense,bm25,hybrid,entity",
-    chunkers: Chunkers = "hepilot",
-    chunk_overlap: Overlap = 0.1,
-    k: TopK = 10,
-    arxiv_ids: Annotated[str, typer.Option(help="Start from these arXiv ids (comma-separated).")] = "",
-    arxiv_query: Annotated[str, typer.Option(help="Start from an arXiv search (online).")] = "",
-    inspire_query: Annotated[str, typer.Option(help="Start from an INSPIRE search (online).")] = "",
-    max_results: Annotated[int, typer.Option(help="Papers to acquire for a query.")] = 10,
-) -> None:
-    """The main job: (acquire,) ingest notebook, sweep notebooks, report notebook -> reports/report.html.
-
-    With --arxiv-ids/--arxiv-query/--inspire-query the corpus is first acquired into
-    data/raw/<source>-<hash>/ (see `hepwb acquire`); otherwise --corpus (or the default) is used.
-    """
-    from papermill.exceptions import PapermillException
-
-    from hepwb.paths import Layout
-    from hepwb.pipeline.corpus import resolve_corpus
-    from hepwb.pipeline.experiment import questions_path
-    from hepwb.pipeline.report import render_report
-    from hepwb.pipeline.sweep import run_notebook, run_sweep, validate_grid
-
-    layout = Layout.default()
-    try:
-        if arxiv_ids or arxiv_query or inspire_query:
-            corpus = str(_acquire_for_run(layout, arxiv_ids, arxiv_query, inspire_query, max_results))
-        folder = str(resolve_corpus(corpus).resolve())
-        questions = str(questions_path(questions).resolve())  # recorded with every run
-        typer.echo(f"corpus: {folder}\nquestions: {questions}")
-        sizes, names = _ints(chunk_sizes), _words(retrievers)
-        grid = {
-            "chunkers": _words(chunkers),
-            "corpus": folder,
-            "questions": questions,
-            "max_docs": max_docs,
-            "prefer_latex": latex,
-            "chunk_overlap": chunk_overlap,
-            "k": k,
-        }
-        validate_grid(sizes, names, **grid)  # fail fast on bad options, before the long ingest
-        ingest_params = {
-            "corpus": folder,
-            "max_docs": max_docs,
-            "prefer_latex": latex,
-            "chunk_sizes": sizes,
-            "chunk_overlap": chunk_overlap,
-        }
-        run_notebook("10-ingest.ipynb", layout.reports / "10-ingest.ipynb", ingest_params, layout)
-        cells = run_sweep(sizes, names, layout=layout, **grid)
-        path = render_report(layout)
-    except (HepwbError, PapermillException) as exc:
-        _fail(exc)
-    failed = [c for c in cells if not c.ok]
-    typer.echo(f"{len(cells) - len(failed)}/{len(cells)} sweep cells ok; report: {path}")
-    if failed:
-        for c in failed:
-            typer.secho(f"FAILED {c.cell_id}: {c.error}", fg=typer.colors.RED, err=True)
-        raise typer.Exit(1)
-
-
-def _acquire_for_run(layout: Any, ids: str, arxiv_query: str, inspire_query: str, max_results: int) -> Path:
-    from hepwb.acquisition.run import acquire_corpus
-    from hepwb.ids import short_hash
-
-    source = "inspire" if inspire_query else "arxiv"
-    params = {"source": source, "query": inspire_query or arxiv_query, "ids": ids, "max_results": max_results}
-    res = acquire_corpus(layout.data / "raw" / f"{source}-{short_hash(params, 8)}", **params)
-    typer.echo(f"acquired {res.n_ok}/{len(res.entries)} papers into {res.corpus}")
-    return res.corpus
 
 
 @app.command()
@@ -331,3 +217,4 @@ def sql(
 
 from hepwb import cli_acquire as _cli_acquire  # noqa: E402, F401  (registers acquire)
 from hepwb import cli_search as _cli_search  # noqa: E402, F401  (registers search, retrievers, testset)
+from hepwb import cli_sweep as _cli_sweep  # noqa: E402, F401  (registers sweep, run)

@@ -17,6 +17,9 @@ _DEFAULTS = {
     "HF_HUB_DISABLE_TELEMETRY": "1",
     "DO_NOT_TRACK": "1",
     "TOKENIZERS_PARALLELISM": "false",
+    # LanceDB's native logger: only errors (it logs "No existing dataset ... will be created" as a
+    # warning for every new table); set LANCEDB_LOG=warn or debug to see more
+    "LANCEDB_LOG": "error",
 }
 
 
@@ -31,7 +34,7 @@ def configure_runtime(*, offline: bool | None = None) -> None:
         os.environ.setdefault(key, value)
     if offline:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    for noisy in ("httpx", "urllib3", "sentence_transformers", "numba"):
+    for noisy in ("httpx", "urllib3", "sentence_transformers", "numba", "distributed", "bokeh", "tornado"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
 
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["metric_vs_chunk_size", "metrics_with_ci"]
+__all__ = ["metric_heatmap", "metric_vs_chunk_size", "metrics_with_ci", "stage_times"]
 
 
 def metric_vs_chunk_size(wide: pd.DataFrame, metrics: tuple[str, ...] = ("recall@5", "mrr@10")) -> Any:
@@ -66,6 +66,90 @@ def metrics_with_ci(ci: pd.DataFrame, metrics: tuple[str, ...] | None = None) ->
     ax.barh(rows.index, rows["mean"], xerr=err, color="#7a9cc6", ecolor="#333", capsize=3)
     ax.set_xlim(0, 1)
     ax.set_xlabel("mean over questions (bars: 95 % bootstrap interval)")
+    ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+def metric_heatmap(
+    wide: pd.DataFrame,
+    x: str,
+    y: str,
+    metric: str = "hit_rate@5",
+    ci: pd.DataFrame | None = None,
+) -> Any:
+    """Heatmap of ``metric`` over two sweep dimensions, each cell annotated with its 95 % interval.
+
+    Where other dimensions vary too, a heatmap cell shows the best run among those sharing its
+    ``(x, y)`` (the title says so).
+
+    Args:
+        wide: :meth:`hepwb.pipeline.Catalog.metrics_wide` output.
+        x: Dimension along the columns (e.g. ``"chunk_size"``).
+        y: Dimension along the rows (e.g. ``"retriever"``).
+        metric: The metric shown.
+        ci: Optional ``run_id, ci_low, ci_high`` of ``metric`` (catalog ``metric_ci``).
+
+    Returns:
+        The matplotlib figure.
+    """
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    for col in (x, y, metric):
+        if col not in wide.columns:
+            msg = f"no column {col!r} in the runs table; choose from {sorted(map(str, wide.columns))}"
+            raise KeyError(msg)
+    df = wide.copy()
+    if ci is not None and not ci.empty:
+        df = df.merge(ci[["run_id", "ci_low", "ci_high"]], on="run_id", how="left")
+    best = df.sort_values(metric, ascending=False).groupby([y, x], dropna=False).head(1)
+    several = bool((df.groupby([y, x], dropna=False).size() > 1).any())
+    xs = sorted(best[x].unique(), key=_sort_key)
+    ys = sorted(best[y].unique(), key=_sort_key)
+    grid = np.full((len(ys), len(xs)), np.nan)
+    for _, r in best.iterrows():
+        grid[ys.index(r[y]), xs.index(r[x])] = r[metric]
+    fig, ax = plt.subplots(figsize=(1.6 * len(xs) + 2.5, 0.6 * len(ys) + 1.6))
+    im = ax.imshow(grid, cmap="viridis", vmin=0, vmax=1, aspect="auto")
+    for _, r in best.iterrows():
+        i, j = ys.index(r[y]), xs.index(r[x])
+        text = f"{r[metric]:.3f}"
+        if "ci_low" in r and r["ci_low"] == r["ci_low"]:
+            text += f"\n[{r['ci_low']:.2f}, {r['ci_high']:.2f}]"
+        ax.text(j, i, text, ha="center", va="center", fontsize=8,
+                color="black" if r[metric] > 0.6 else "white")  # fmt: skip
+    ax.set_xticks(range(len(xs)), [str(v) for v in xs])
+    ax.set_yticks(range(len(ys)), [str(v) for v in ys])
+    ax.set_xlabel(x)
+    ax.set_ylabel(y)
+    ax.set_title(f"{metric} (95 % interval)" + (" - best over the other dimensions" if several else ""))
+    fig.colorbar(im, ax=ax, fraction=0.046)
+    fig.tight_layout()
+    return fig
+
+
+def _sort_key(v: Any) -> tuple[int, Any]:
+    return (0, v) if isinstance(v, int | float) else (1, str(v))
+
+
+def stage_times(stages: pd.DataFrame) -> Any:
+    """Horizontal bars of the wall time spent per sweep stage (computed work only).
+
+    Args:
+        stages: :meth:`hepwb.pipeline.Catalog.stage_times` output (``stage, computed, wall_s``).
+
+    Returns:
+        The matplotlib figure.
+    """
+    import matplotlib.pyplot as plt
+
+    rows = stages.fillna({"wall_s": 0.0}).iloc[::-1]
+    fig, ax = plt.subplots(figsize=(6.5, 0.35 * len(rows) + 1.2))
+    ax.barh(rows["stage"], rows["wall_s"], color="#c6967a")
+    for i, (w, n) in enumerate(zip(rows["wall_s"], rows["computed"], strict=True)):
+        ax.text(w, i, f" {w:.0f} s ({n}×)", va="center", fontsize=8)
+    ax.set_xlabel("wall time summed over tasks (s); tasks on different workers overlap")
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
     return fig

@@ -11,6 +11,7 @@ SHARED = shared_dir(Path(__file__).resolve().parents[1])
 PDF_DIR = SHARED / "corpus" / "papers" / "pdf"
 QUESTIONS = SHARED / "eval" / "hepqa-dev.jsonl"
 SCHEMAS = SHARED / "hepilot"
+HAVE_SHARED_PDFS = PDF_DIR.is_dir() and (SHARED / "eval" / "hepqa-dev.jsonl").is_file()
 
 SAMPLE_MD = """# Deeply virtual Compton scattering
 
@@ -60,3 +61,82 @@ def assert_chunk_invariants(doc: Document, chunks: list[Chunk], chunk_size: int)
         wanted[b.start : b.end] = [b.retrievable] * (b.end - b.start)
     missing = [i for i, ch in enumerate(doc.markdown) if wanted[i] and not covered[i] and not ch.isspace()]
     assert not missing, f"text not in any chunk at offsets {missing[:5]}"
+
+
+TINY_DOCS = {
+    "A01_dvcs.md": """# Deeply virtual Compton scattering at HERMES
+
+## Introduction
+
+The HERMES experiment measured the beam-spin asymmetry in deeply virtual Compton scattering with the
+27.6 GeV positron beam of HERA. The asymmetry is sensitive to generalised parton distributions.
+
+## Results
+
+The amplitude of the sin(phi) modulation is negative in every kinematic bin. Its value integrated over
+the acceptance is -0.23 with a statistical uncertainty of 0.04. Radiative corrections are small.
+
+## Systematics
+
+The dominant systematic uncertainty comes from the beam polarisation measurement, which is known to
+three percent. Detector misalignment contributes less than one percent to the asymmetry.
+""",
+    "B02_jets.md": """# Jet energy scale in proton collisions
+
+## Calibration
+
+The jet energy scale is calibrated with photon plus jet events at a centre-of-mass energy of 13 TeV.
+The calibration uncertainty is below one percent for jets above 100 GeV of transverse momentum.
+
+## Pile-up
+
+Additional proton collisions in the same bunch crossing add energy to jets; an area-based subtraction
+removes it. The residual dependence on the number of primary vertices is negligible after subtraction.
+""",
+    "C03_neutrinos.md": """# Reactor neutrino oscillations
+
+## Detector
+
+The far detector holds twenty tons of gadolinium-doped liquid scintillator, shielded by mineral oil
+and an outer water veto that tags cosmic muons passing nearby.
+
+## Oscillation result
+
+The disappearance of electron antineutrinos gives a mixing angle sin^2(2 theta13) of 0.084 with a
+precision of four percent, the most precise measurement at the time of publication.
+""",
+}
+
+TINY_QUESTIONS = [
+    ("q1", "What did HERMES measure in deeply virtual Compton scattering?", "A01",
+     "measured the beam-spin asymmetry in deeply virtual Compton scattering"),
+    ("q2", "What is the integrated amplitude of the sin(phi) modulation?", "A01",
+     "Its value integrated over the acceptance is -0.23"),
+    ("q3", "What dominates the systematic uncertainty of the asymmetry?", "A01",
+     "The dominant systematic uncertainty comes from the beam polarisation measurement"),
+    ("q4", "How is the jet energy scale calibrated?", "B02",
+     "The jet energy scale is calibrated with photon plus jet events"),
+    ("q5", "How is pile-up energy removed from jets?", "B02", "an area-based subtraction removes it"),
+    ("q6", "What does the far detector contain?", "C03",
+     "twenty tons of gadolinium-doped liquid scintillator"),
+    ("q7", "What value of the mixing angle was found?", "C03", "sin^2(2 theta13) of 0.084"),
+    ("q8", "How are cosmic muons tagged?", "C03", "an outer water veto that tags cosmic muons"),
+]  # fmt: skip
+
+
+def tiny_corpus(folder: Path) -> tuple[Path, Path]:
+    """Write three short markdown papers and eight questions about them; return (corpus, questions)."""
+    import json
+
+    corpus = folder / "corpus"
+    corpus.mkdir(parents=True, exist_ok=True)
+    for name, text in TINY_DOCS.items():
+        (corpus / name).write_text(text, encoding="utf-8")
+    questions = folder / "questions.jsonl"
+    lines = [
+        json.dumps({"qid": q, "question": text, "answer": "-", "kind": "fact", "style": "lexical",
+                    "evidence": [{"doc": doc, "page": 1, "quote": quote}]})
+        for q, text, doc, quote in TINY_QUESTIONS
+    ]  # fmt: skip
+    questions.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return corpus, questions

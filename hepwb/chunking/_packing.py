@@ -57,9 +57,16 @@ class SizedChunker:
         self.chunk_overlap = float(chunk_overlap)
         self.tokenizer = tokenizer
         self.overlap_tokens = round(chunk_size * self.chunk_overlap)
-        # BPE counts are not additive over spans: keep a margin so the recounted chunk still fits
-        self.margin = 0 if getattr(get_tokenizer(tokenizer), "additive", True) else _BPE_MARGIN
-        self.budget = max(chunk_size - self.overlap_tokens - self.margin, 1)
+
+    @property
+    def margin(self) -> int:
+        """Tokens kept free: BPE counts are not additive over spans, so the recounted chunk must still fit."""
+        return 0 if getattr(get_tokenizer(self.tokenizer), "additive", True) else _BPE_MARGIN
+
+    @property
+    def budget(self) -> int:
+        """Tokens of new text per chunk (the overlap and the margin taken off)."""
+        return max(self.chunk_size - self.overlap_tokens - self.margin, 1)
 
     def params(self) -> dict[str, Any]:
         """Parameters defining this chunker."""

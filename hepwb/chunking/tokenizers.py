@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
@@ -24,7 +25,7 @@ from hepwb.exceptions import DependencyError
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-__all__ = ["DEFAULT_TOKENIZER", "Tokenizer", "get_tokenizer", "resolve_model_path"]
+__all__ = ["DEFAULT_TOKENIZER", "Tokenizer", "get_tokenizer", "model_problem", "resolve_model_path"]
 
 DEFAULT_TOKENIZER = "all-MiniLM-L6-v2"
 _OFFLINE_NAMES = {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}
@@ -62,6 +63,49 @@ def resolve_model_path(name: str) -> str:
             return name
         return str(get_model_path())
     return name
+
+
+def model_problem(name: str) -> str | None:
+    """Why the model ``name`` cannot be loaded here (``None``: it can), without loading it.
+
+    The default model and local folders always work; offline (``HF_HUB_OFFLINE=1``) another name works
+    only when it is in the Hugging Face cache; online its existence is checked on the hub.
+
+    Example:
+        >>> model_problem("all-MiniLM-L6-v2") is None
+        True
+        >>> "not a model" in model_problem("/no/such/folder")
+        True
+    """
+    import os
+
+    if resolve_model_path(name) != name:
+        return None
+    path = Path(name).expanduser()
+    if path.is_dir():
+        return (
+            None if (path / "config.json").is_file() else f"folder {name} holds no config.json: not a model"
+        )
+    if name.startswith(("/", "./", "../", "~")):
+        return f"{name} is not a model: no such folder"
+    repo = name if "/" in name else f"sentence-transformers/{name}"
+    from huggingface_hub import try_to_load_from_cache
+
+    if isinstance(try_to_load_from_cache(repo, "config.json"), str):
+        return None
+    fix = f"use the offline default {DEFAULT_TOKENIZER!r}, a local model folder, or a machine reaching a hub"
+    if os.environ.get("HF_HUB_OFFLINE", "0").lower() in ("1", "true", "yes", "on"):
+        return f"model {name!r} is not in the local Hugging Face cache and HF_HUB_OFFLINE is set: {fix}"
+    from huggingface_hub import model_info
+    from huggingface_hub.errors import RepositoryNotFoundError
+
+    try:
+        model_info(repo, timeout=10)
+    except RepositoryNotFoundError:
+        return f"no model {repo!r} on the Hugging Face hub: check the spelling or {fix}"
+    except Exception as exc:  # network errors of every kind
+        return f"cannot reach the Hugging Face hub to find {repo!r} ({type(exc).__name__}): {fix}"
+    return None
 
 
 class WordTokenizer:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_MODEL", "Embedder", "get_embedder", "model_slug"]
 
 DEFAULT_MODEL = DEFAULT_TOKENIZER
+_MAX_QUERIES = 20_000
 
 
 def model_slug(name: str) -> str:
@@ -46,6 +47,9 @@ class Embedder:
         self.model = model
         self.batch_size = batch_size
         self._st: Any = None
+        self.n_embedded = 0
+        """Texts sent through the model so far (cached query vectors not counted)."""
+        self._queries: dict[str, NDArray[np.float32]] = {}
 
     @property
     def st(self) -> Any:
@@ -81,17 +85,31 @@ class Embedder:
         return int(self.st.max_seq_length)
 
     def embed(self, texts: list[str], *, progress: bool = False) -> NDArray[np.float32]:
-        """Embed ``texts`` into an ``(n, dim)`` array of unit vectors."""
+        """Embed ``texts`` into an ``(n, dim)`` array of unit vectors.
+
+        A single text (a query) is remembered, so the same question asked by several retrievers or
+        sweep cells in one process is embedded once.
+        """
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        vecs = self.st.encode(
-            texts,
-            batch_size=self.batch_size,
-            show_progress_bar=progress,
-            convert_to_numpy=True,
-            normalize_embeddings=True,
+        if len(texts) == 1 and texts[0] in self._queries:
+            return self._queries[texts[0]][None, :].copy()
+        vecs = np.asarray(
+            self.st.encode(
+                texts,
+                batch_size=self.batch_size,
+                show_progress_bar=progress,
+                convert_to_numpy=True,
+                normalize_embeddings=True,
+            ),
+            dtype=np.float32,
         )
-        return np.asarray(vecs, dtype=np.float32)
+        self.n_embedded += len(texts)
+        if len(texts) == 1 and len(texts[0]) < 4096:
+            if len(self._queries) >= _MAX_QUERIES:
+                self._queries.clear()
+            self._queries[texts[0]] = vecs[0]
+        return vecs
 
 
 @lru_cache(maxsize=4)

@@ -7,7 +7,8 @@ text), the HEP search terms of :func:`~hepwb.index.analyzer.search_terms` and th
 tokenizer) and ``search_text`` (HEP terms). Tables of ``ann_min_rows`` chunks or more also get an
 ``IVF_HNSW_SQ`` vector index (cosine); smaller ones are searched exactly.
 
-The embedding cache is keyed by (model, SHA-256 of the text) so no text is embedded twice.
+The embedding cache (:mod:`hepwb.index.cache`) is keyed by (model, SHA-256 of the text) so no text is
+embedded twice. A table is complete when its marker ``_complete/<table>.json`` holds its index key.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import numpy as np
 
 from hepwb.ids import text_sha256
 from hepwb.index.embedder import Embedder, model_slug
+from hepwb.io import read_json, write_json
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -32,6 +34,8 @@ __all__ = [
     "build_indexes",
     "chunk_arrow",
     "connect",
+    "index_complete",
+    "index_key",
     "open_chunk_table",
     "table_name",
 ]
@@ -42,8 +46,6 @@ ANN_MIN_ROWS = 20_000
 ANN_EF = 300
 """HNSW search breadth: ANN recall@10 0.93-0.96 against exact search at 100k chunks, ~4 ms
 (``bench/bench_retrieval.py``; LanceDB's default reaches about 0.58 there). Ignored by exact search."""
-
-_COLUMNS_NEEDED = frozenset({"search_text", "entities", "context_text", "vector"})
 
 
 def connect(db_path: str | Path) -> Any:
@@ -80,56 +82,51 @@ class ChunkStore:
         return f"embcache__{model_slug(self.embedder.model)}"
 
     def embed_cached(self, texts: list[str], *, progress: bool = True) -> np.ndarray:
-        """Vectors for ``texts``, embedding only those not yet in the cache."""
-        import pyarrow as pa
-        from tqdm.auto import tqdm
+        """Vectors for ``texts``, embedding only the unique texts not yet in the cache."""
+        from hepwb.index.cache import EmbeddingCache
 
+        cache = EmbeddingCache(self.db_path, self.embedder.model)
         keys = [text_sha256(t) for t in texts]
-        known: dict[str, np.ndarray] = {}
-        if self.cache_name in _tables(self.db):
-            tbl = self.db.open_table(self.cache_name).to_arrow()
-            vecs = np.asarray(tbl.column("vector").to_pylist(), dtype=np.float32)
-            known = dict(zip(tbl.column("key").to_pylist(), vecs, strict=True))
-        todo = sorted({k: t for k, t in zip(keys, texts, strict=True) if k not in known}.items())
+        known = cache.lookup(keys)
+        todo = dict(sorted({k: t for k, t in zip(keys, texts, strict=True) if k not in known}.items()))
         if todo:
-            new_keys, new_texts = [k for k, _ in todo], [t for _, t in todo]
-            out = []
-            step = 256
-            for i in tqdm(
-                range(0, len(new_texts), step), desc="embedding", unit="batch", disable=not progress
-            ):
-                out.append(self.embedder.embed(new_texts[i : i + step]))
-            vecs = np.concatenate(out)
-            dim = vecs.shape[1]
-            data = pa.table(
-                {"key": new_keys, "vector": pa.FixedSizeListArray.from_arrays(pa.array(vecs.ravel()), dim)}
-            )
-            if self.cache_name in _tables(self.db):
-                self.db.open_table(self.cache_name).add(data)
-            else:
-                self.db.create_table(self.cache_name, data)
-            known.update(zip(new_keys, vecs, strict=True))
+            vecs = self.embedder.embed(list(todo.values()), progress=progress)
+            new = dict(zip(todo, vecs, strict=True))
+            cache.add(new)
+            known.update(new)
         return np.stack([known[k] for k in keys]) if keys else np.zeros((0, self.embedder.dim), np.float32)
 
     # -- chunk tables ------------------------------------------------------------------------------
     def table(self, chunkset_id: str, chunks: list[Chunk], docs: dict[str, Document]) -> Any:
         """Open the table for ``chunkset_id`` (building it, with its indexes, if needed)."""
         name = table_name(chunkset_id, self.embedder.model)
-        if name in _tables(self.db):
-            tbl = self.db.open_table(name)
-            fts = {tuple(ix.columns) for ix in tbl.list_indices() if getattr(ix, "index_type", "") == "FTS"}
-            # the name carries the chunk set's content fingerprint; an interrupted build or a table
-            # written by an older hepwb (fewer columns) is redone
-            if (
-                {("text",), ("search_text",)} <= fts
-                and set(tbl.schema.names) >= _COLUMNS_NEEDED
-                and tbl.count_rows() == len(chunks)
-            ):
-                return tbl
+        key = index_key(chunkset_id, self.embedder.model)
+        if index_complete(self.db_path, name, key):
+            return self.db.open_table(name)
         vecs = self.embed_cached([c.text for c in chunks])
         tbl = self.db.create_table(name, chunk_arrow(chunks, docs, vecs), mode="overwrite")
         build_indexes(tbl)
+        # the marker is written last: a table without it (an interrupted build) is built again
+        write_json(self.db_path / "_complete" / f"{name}.json", {"index_key": key, "rows": len(chunks)})
         return tbl
+
+
+def index_key(chunkset_id: str, model: str) -> str:
+    """Key of the table of ``chunkset_id`` embedded with ``model``: also changes with the index code."""
+    from hepwb.ids import code_fingerprint, short_hash
+
+    return short_hash({"chunkset": chunkset_id, "model": model, "code": code_fingerprint("index")})
+
+
+def index_complete(db_path: str | Path, name: str, key: str) -> bool:
+    """Whether table ``name`` was built completely with index key ``key``."""
+    marker = Path(db_path) / "_complete" / f"{name}.json"
+    if not marker.is_file() or not (Path(db_path) / f"{name}.lance").is_dir():
+        return False
+    try:
+        return bool(read_json(marker).get("index_key") == key)
+    except ValueError:
+        return False
 
 
 def open_chunk_table(db_path: str | Path, chunkset_id: str, model: str) -> Any:

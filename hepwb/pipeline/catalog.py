@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hepwb.io import read_json
+from hepwb.pipeline.catalog_sweeps import SweepCatalogMixin
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -71,10 +72,23 @@ ALTER TABLE runs ADD COLUMN IF NOT EXISTS questions_sha256 VARCHAR;
 CREATE TABLE IF NOT EXISTS hits (
     run_id VARCHAR, qid VARCHAR, "rank" INTEGER, chunk_id VARCHAR, label VARCHAR, score DOUBLE,
     relevant BOOLEAN);
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS cell_name VARCHAR;
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS cell_key VARCHAR;
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS config_hash VARCHAR;
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS status VARCHAR;
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS error VARCHAR;
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS stage_keys JSON;
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS timings JSON;
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS worker VARCHAR;
+CREATE TABLE IF NOT EXISTS sweep_cells (
+    sweep_id VARCHAR, cell_name VARCHAR, run_id VARCHAR, status VARCHAR, reused BOOLEAN, updated VARCHAR);
+CREATE TABLE IF NOT EXISTS stage_runs (
+    sweep_id VARCHAR, stage VARCHAR, key VARCHAR, wall_s DOUBLE, worker VARCHAR, computed BOOLEAN,
+    detail JSON, updated VARCHAR);
 """
 
 
-class Catalog:
+class Catalog(SweepCatalogMixin):
     """A DuckDB file holding everything hepwb measured (single writer; open, write, close)."""
 
     def __init__(self, path: str | Path) -> None:
@@ -154,76 +168,120 @@ class Catalog:
             con.unregister("frame")
 
     def record_run(self, run_dir: str | Path) -> str:
-        """Load one run folder's results; returns its run id."""
+        """Load one finished run folder (its :class:`RunRecord` and tables); returns its run id."""
         import pandas as pd
 
+        from hepwb.pipeline.keys import cell_name
+        from hepwb.pipeline.record import RunRecord
+
         run_dir = Path(run_dir)
-        m = read_json(run_dir / "metrics.json")
-        cfg = m["config"]
-        run_id = m["run_id"]
+        m = RunRecord.load(run_dir)
+        cfg = m.config
         per_q = pd.read_parquet(run_dir / "per_question.parquet")
         hits = pd.read_parquet(run_dir / "hits.parquet")
         with self._connect() as con:
             con.execute("BEGIN TRANSACTION")  # a failure leaves the previous rows of this run intact
-            # a run folder holds one run: rows of an earlier run written to the same folder are stale
-            stale = [
-                r[0]
-                for r in con.execute("SELECT run_id FROM runs WHERE run_dir = ?", [str(run_dir)]).fetchall()
-            ]
-            for table in ("runs", "metrics", "metric_ci", "question_results", "hits"):
-                for rid in {run_id, *stale}:
-                    con.execute(f"DELETE FROM {table} WHERE run_id = ?", [rid])
-            sweep = (
-                read_json(run_dir / "sweep.json")["sweep_id"] if (run_dir / "sweep.json").is_file() else None
-            )
+            self._delete_folder_runs(con, run_dir, m.run_id)
             con.execute(
                 "INSERT INTO runs (run_id, chunkset_id, retriever, k, chunk_size, chunk_overlap, "
                 "embedding_model, n_questions, created, run_dir, config, environment, sweep_id, "
-                "questions_sha256) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "questions_sha256, cell_name, cell_key, config_hash, status, stage_keys, timings, worker) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'ok', ?, ?, ?)",
                 [
-                    run_id,
-                    m["chunkset_id"],
-                    cfg["retriever"],
-                    cfg["k"],
-                    cfg["chunk_size"],
-                    cfg["chunk_overlap"],
-                    cfg["embedding_model"],
-                    m["summary"].get("n_questions"),
-                    m["created"],
+                    m.run_id,
+                    m.chunkset_id,
+                    cfg.get("retriever"),
+                    cfg.get("k"),
+                    cfg.get("chunk_size"),
+                    cfg.get("chunk_overlap"),
+                    cfg.get("embedding_model"),
+                    m.summary.get("n_questions"),
+                    m.created,
                     str(run_dir),
                     json.dumps(cfg),
-                    json.dumps(m.get("environment", {})),
-                    sweep,
-                    m.get("inputs", {}).get("questions_sha256"),
+                    json.dumps(m.environment),
+                    m.sweep_id,
+                    m.inputs.questions_sha256,
+                    cell_name(cfg),
+                    m.cell_key,
+                    m.config_hash,
+                    json.dumps(m.stage_keys),
+                    json.dumps(m.timings_s),
+                    m.worker,
                 ],
             )
-            self._record_queries(con, m.get("inputs", {}))
+            self._record_queries(con, m.inputs.questions_sha256, m.inputs.questions_file)
             con.executemany(
                 "INSERT INTO metrics VALUES (?, ?, ?)",
-                [[run_id, k, float(v)] for k, v in m["summary"].items() if isinstance(v, int | float)],
+                [[m.run_id, k, float(v)] for k, v in m.summary.items()],
             )
-            ci_rows = [[run_id, k, lo, hi] for k, (lo, hi) in m.get("summary_ci95", {}).items()]
+            ci_rows = [[m.run_id, k, lo, hi] for k, (lo, hi) in m.summary_ci95.items()]
             if ci_rows:
                 con.executemany("INSERT INTO metric_ci VALUES (?, ?, ?, ?)", ci_rows)
-            rows = [[run_id, r["qid"], r.to_json()] for _, r in per_q.iterrows()]
+            rows = [[m.run_id, r["qid"], r.to_json()] for _, r in per_q.iterrows()]
             if rows:
                 con.executemany("INSERT INTO question_results VALUES (?, ?, ?)", rows)
-            self._record_chunkset_files(con, Path(m.get("chunkset_root", "")), m["chunkset_id"])
+            self._record_chunkset_files(con, Path(m.chunkset_root), m.chunkset_id)
             h = hits[["qid", "rank", "chunk_id", "label", "score", "relevant"]].copy()
-            h.insert(0, "run_id", run_id)
+            h.insert(0, "run_id", m.run_id)
             con.register("h", h)
             con.execute("INSERT INTO hits SELECT * FROM h")
             con.unregister("h")
             con.execute("COMMIT")
-        return str(run_id)
+        return m.run_id
+
+    def record_failure(self, run_dir: str | Path) -> str:
+        """Record the failed cell whose ``error.json`` is in ``run_dir`` (replacing its folder's old rows)."""
+        from hepwb.pipeline.keys import cell_name
+        from hepwb.pipeline.record import CellFailure
+
+        run_dir = Path(run_dir)
+        f = CellFailure.load(run_dir)
+        cfg = f.config
+        with self._connect() as con:
+            con.execute("BEGIN TRANSACTION")
+            self._delete_folder_runs(con, run_dir, f.run_id)
+            con.execute(
+                "INSERT INTO runs (run_id, retriever, k, chunk_size, chunk_overlap, embedding_model, "
+                "created, run_dir, config, sweep_id, cell_name, cell_key, status, error, worker) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'failed', ?, ?)",
+                [
+                    f.run_id,
+                    cfg.get("retriever"),
+                    cfg.get("k"),
+                    cfg.get("chunk_size"),
+                    cfg.get("chunk_overlap"),
+                    cfg.get("embedding_model"),
+                    f.created,
+                    str(run_dir),
+                    json.dumps(cfg),
+                    f.sweep_id,
+                    cell_name(cfg),
+                    f.cell_key,
+                    f"{f.stage}: {f.error_type}: {f.error}"[:4000],
+                    f.worker,
+                ],
+            )
+            con.execute("COMMIT")
+        return f.run_id
 
     @staticmethod
-    def _record_queries(con: Any, inputs: dict[str, Any]) -> None:
+    def _delete_folder_runs(con: Any, run_dir: Path, run_id: str) -> None:
+        """A run folder holds one run: rows of an earlier run written to the same folder are stale."""
+        stale = [
+            r[0] for r in con.execute("SELECT run_id FROM runs WHERE run_dir = ?", [str(run_dir)]).fetchall()
+        ]
+        for table in ("runs", "metrics", "metric_ci", "question_results", "hits"):
+            for rid in {run_id, *stale}:
+                con.execute(f"DELETE FROM {table} WHERE run_id = ?", [rid])
+
+    @staticmethod
+    def _record_queries(con: Any, sha: str, questions_file: str) -> None:
         """Insert the run's question set into ``queries`` (once per question-file hash)."""
         from hepwb.evaluation import load_questions
 
-        sha, path = inputs.get("questions_sha256"), Path(str(inputs.get("questions_file", "")))
-        if not sha or not path.is_file():
+        path = Path(questions_file)
+        if not sha or not questions_file or not path.is_file():
             return
         if con.execute("SELECT count(*) FROM queries WHERE questions_sha256 = ?", [sha]).fetchall()[0][0]:
             return
@@ -267,75 +325,3 @@ class Catalog:
             "overlap_tokens, oversized, chunk_type FROM read_parquet(?)",
             [chunkset_id, str(root / "chunks.parquet")],
         )
-
-    def record_sweep(self, sweep_id: str, params: dict[str, Any]) -> None:
-        """Insert or refresh a sweep (its ``updated`` time decides which sweep is the latest)."""
-        from hepwb.hepilot.log import utc_now
-
-        with self._connect() as con:
-            con.execute("DELETE FROM sweeps WHERE sweep_id = ?", [sweep_id])
-            con.execute("INSERT INTO sweeps VALUES (?, ?, ?)", [sweep_id, utc_now(), json.dumps(params)])
-
-    def _run_filter(self, sweep: str | None) -> tuple[str, list[Any]]:
-        """SQL condition on ``r`` (runs) selecting one sweep: an id, ``"latest"`` or ``None``/``"all"``."""
-        if sweep in (None, "all"):
-            return "TRUE", []
-        if sweep == "latest":
-            latest = self.sql("SELECT sweep_id FROM sweeps ORDER BY updated DESC LIMIT 1")
-            if latest.empty:
-                return "TRUE", []
-            sweep = str(latest.iloc[0, 0])
-        return "r.sweep_id = ?", [sweep]
-
-    def metrics_wide(self, sweep: str | None = "all") -> pd.DataFrame:
-        """One row per run (of ``sweep``: an id, ``"latest"`` or ``"all"``): configuration plus metrics."""
-        cond, params = self._run_filter(sweep)
-        df = self.sql(
-            "SELECT r.run_id, json_extract_string(r.config, '$.chunker') AS chunker, r.retriever, "
-            "r.chunk_size, r.chunk_overlap, r.k, m.metric, m.value "
-            f"FROM runs r JOIN metrics m USING (run_id) WHERE {cond}",
-            params,
-        )
-        if df.empty:
-            return df
-        wide = df.pivot_table(
-            index=["run_id", "chunker", "retriever", "chunk_size", "chunk_overlap", "k"],
-            columns="metric",
-            values="value",
-        ).reset_index()
-        wide.columns.name = None
-        for col in [c for c in wide.columns if str(c).startswith("n_")]:
-            wide[col] = wide[col].round().astype("Int64")
-        return wide.sort_values(["chunker", "retriever", "chunk_size"]).reset_index(drop=True)
-
-    def per_question(self, run_id: str) -> pd.DataFrame:
-        """The per-question metrics of run ``run_id`` (for :func:`hepwb.evaluation.stats.compare_runs`)."""
-        import pandas as pd
-
-        df = self.sql("SELECT data FROM question_results WHERE run_id = ? ORDER BY qid", [run_id])
-        if df.empty:
-            msg = f"no per-question results for run {run_id!r}; record it with Catalog.record_run(run_dir)"
-            raise KeyError(msg)
-        return pd.DataFrame([json.loads(d) for d in df["data"]])
-
-    def sync_runs(self, runs_dir: str | Path) -> list[str]:
-        """Record every run folder under ``runs_dir`` that holds a ``metrics.json``; returns their ids."""
-        found = sorted(Path(runs_dir).glob("*/metrics.json")) if Path(runs_dir).is_dir() else []
-        return [self.record_run(p.parent) for p in found]
-
-    def breakdown(
-        self, metric: str = "recall@5", by: str = "kind", sweep: str | None = "all"
-    ) -> pd.DataFrame:
-        """Mean of a per-question ``metric`` grouped by a question field (``kind``, ``style``) per run."""
-        cond, params = self._run_filter(sweep)
-        df = self.sql(
-            "SELECT r.retriever, r.chunk_size, json_extract_string(q.data, '$.' || ?) AS grp, "
-            "TRY_CAST(json_extract(q.data, '$.\"' || ? || '\"') AS DOUBLE) AS v "
-            f"FROM question_results q JOIN runs r USING (run_id) WHERE {cond}",
-            [by, metric, *params],
-        )
-        if df.empty:
-            return df
-        out = df.groupby(["grp", "retriever", "chunk_size"])["v"].mean().unstack(["retriever", "chunk_size"])
-        out.index.name = by
-        return out.round(3)

@@ -9,21 +9,24 @@ smaller sizes; their manifest says ``"hepilot_compliant": false`` and no adapter
 
 from __future__ import annotations
 
+import os
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hepwb.chunking import config_key, get_chunker
+from hepwb.chunking import get_chunker
 from hepwb.exceptions import ConfigError
 from hepwb.hepilot.log import ProcessingLog, utc_now
 from hepwb.hepilot.models import AdapterConfig, ProcessingConfig
 from hepwb.hepilot.writer import write_catalog, write_document
-from hepwb.ids import code_fingerprint, config_hash, short_hash, text_sha256
+from hepwb.ids import config_hash, text_sha256
 from hepwb.io import read_json, write_json
 from hepwb.paths import Layout
+from hepwb.pipeline.keys import chunkset_id_of, chunkset_key
 from hepwb.types import Chunk, Document
 
-__all__ = ["ChunkSet", "build_chunkset", "truncation_report"]
+__all__ = ["ChunkSet", "build_chunkset", "document_key", "truncation_report"]
 
 HEPILOT_MIN, HEPILOT_MAX = 512, 4096
 
@@ -45,6 +48,11 @@ class ChunkSet:
         for c in self.chunks:
             out.setdefault(c.document_id, []).append(c)
         return out
+
+
+def document_key(doc: Document) -> str:
+    """What a chunk set depends on of ``doc``: its conversion key, or its text's hash when made in memory."""
+    return str(doc.meta.get("conversion_key") or f"{doc.document_id}-{text_sha256(doc.markdown)}")
 
 
 def _neighbours(chunks: list[Chunk]) -> tuple[list[str | None], list[str | None]]:
@@ -184,16 +192,10 @@ def build_chunkset(
     ch = get_chunker(chunker, **params)
     p = ch.params()
     # everything the chunks depend on: chunker configuration, chunking/writer/converter code, and the
-    # exact text of every document (a converter change keeps document ids but changes the markdown)
-    fingerprint = short_hash(
-        {
-            "config": config_key(ch),
-            "code": [code_fingerprint(pkg) for pkg in ("chunking", "hepilot", "processing")],
-            "docs": sorted((d.document_id, text_sha256(d.markdown)) for d in docs),
-        }
-    )
+    # converted documents (their conversion keys; the exact text for documents made in memory)
+    fingerprint = chunkset_key(ch.name, p, [document_key(d) for d in docs])
     size = p.get("chunk_size", "x")
-    chunkset_id = f"{ch.name}-cs{size}-ov{p.get('chunk_overlap', 0):g}-{fingerprint[:8]}"
+    chunkset_id = chunkset_id_of(ch.name, p, fingerprint)
     root = layout.chunksets / chunkset_id
     by_id = {d.document_id: d for d in docs}
     compliant = isinstance(size, int) and HEPILOT_MIN <= size <= HEPILOT_MAX
@@ -208,28 +210,42 @@ def build_chunkset(
     if cached and read_json(manifest).get("fingerprint") == fingerprint:
         chunks = _load_parquet(root / "chunks.parquet")
         return ChunkSet(chunkset_id, root, {"name": ch.name, **p}, chunks, by_id, compliant)
+    # built in a private folder and moved into place when complete: a killed build leaves no
+    # half-written chunk set behind, and two processes building the same set do not mix files
+    final, root = root, root.parent / f".{chunkset_id}.part-{os.getpid()}"
+    shutil.rmtree(root, ignore_errors=True)
     chunks: list[Chunk] = []
     entries = []
+    oversized: dict[str, int] = {}
     for doc in tqdm(docs, desc=f"chunking {chunkset_id}", unit="doc", disable=not progress):
         doc_chunks = ch.chunk(doc)
         n_over = sum(c.oversized for c in doc_chunks)
         if n_over:
             log.add(
-                "warning",
+                "info",
                 "ChunkingEngine",
                 f"{n_over} oversized atomic unit(s) in {doc.label} kept whole",
                 document_id=doc.document_id,
                 chunkset=chunkset_id,
             )
+            oversized[doc.label] = n_over
         entries.append(write_document(root, doc, doc_chunks))
         chunks.extend(doc_chunks)
     write_catalog(root, entries)
+    if oversized:
+        log.add(
+            "warning",
+            "ChunkingEngine",
+            f"chunk set {chunkset_id}: {sum(oversized.values())} table/equation/code block(s) longer than "
+            f"the chunk size kept whole as oversized chunks in {len(oversized)} document(s)",
+            chunkset=chunkset_id,
+        )
     if compliant:
         write_json(root / "adapter_config.json", _adapter_config(ch, docs))
     else:
         (root / "adapter_config.json").unlink(missing_ok=True)
     log.add(
-        "info",
+        "debug",
         "ChunkingEngine",
         f"chunk set {chunkset_id}: {len(chunks)} chunks from {len(docs)} documents",
         chunkset=chunkset_id,
@@ -241,7 +257,7 @@ def build_chunkset(
     )
     _save_parquet(root / "chunks.parquet", chunks, p.get("tokenizer"))
     write_json(
-        manifest,
+        root / "chunkset.json",
         {
             "chunkset_id": chunkset_id,
             "fingerprint": fingerprint,
@@ -257,4 +273,18 @@ def build_chunkset(
             "created": utc_now(),
         },
     )
-    return ChunkSet(chunkset_id, root, {"name": ch.name, **p}, chunks, by_id, compliant)
+    _publish(root, final, fingerprint)
+    return ChunkSet(chunkset_id, final, {"name": ch.name, **p}, chunks, by_id, compliant)
+
+
+def _publish(built: Path, final: Path, fingerprint: str) -> None:
+    """Move the finished folder ``built`` to ``final``, replacing a stale one (never a half-written one)."""
+    done = final / "chunkset.json"
+    if done.is_file() and read_json(done).get("fingerprint") == fingerprint:
+        shutil.rmtree(built, ignore_errors=True)  # another process finished the same chunk set first
+        return
+    if final.exists():
+        stale = final.parent / f".{final.name}.stale-{os.getpid()}"
+        final.replace(stale)
+        shutil.rmtree(stale, ignore_errors=True)
+    built.replace(final)

@@ -20,10 +20,10 @@ from typing import Any
 
 from hepwb.exceptions import ConfigError, CorpusNotFoundError, ProcessingError
 from hepwb.hepilot.log import ProcessingLog, utc_now
-from hepwb.ids import code_fingerprint, file_sha256
 from hepwb.io import atomic_write_text, read_json, write_json
 from hepwb.paths import Layout, shared_dir
-from hepwb.pipeline.sources import convert, label_of, source_key
+from hepwb.pipeline.keys import SourceFile
+from hepwb.pipeline.sources import convert, label_of
 from hepwb.types import Block, Document
 
 _log = logging.getLogger("hepwb.corpus")
@@ -110,8 +110,9 @@ def load_sidecar(corpus: Path) -> dict[str, dict[str, Any]]:
     return {}
 
 
-def _load_cached(folder: Path) -> Document:
+def _load_cached(folder: Path, conversion_key: str) -> Document:
     rec = read_json(folder / "document.json")
+    rec["meta"]["conversion_key"] = conversion_key
     markdown = (folder / "full_document.md").read_text(encoding="utf-8")
     return Document(
         document_id=rec["document_id"],
@@ -133,6 +134,74 @@ def _store(folder: Path, doc: Document) -> None:
             "meta": doc.meta,
         },
     )
+
+
+def failure_marker(layout: Layout, conversion_key: str) -> Path:
+    """Where a failed conversion is remembered (a changed file or converter code has another key)."""
+    return layout.interim / ".failed" / f"{conversion_key}.json"
+
+
+def convert_source(item: SourceFile, layout: Layout, log: ProcessingLog) -> Document | None:
+    """Convert one planned corpus file, or load it from the cache; ``None`` (logged) when it fails.
+
+    A failure is remembered by its conversion key, so a sweep does not convert a broken file again
+    until the file or the converter changes (delete ``data/interim/documents/.failed`` to retry).
+    """
+    path, meta = item.path, item.meta
+    cache = layout.interim / item.conversion_key
+    if (cache / "document.json").is_file():
+        return _load_cached(cache, item.conversion_key)
+    marker = failure_marker(layout, item.conversion_key)
+    if marker.is_file():
+        failed = read_json(marker)
+        log.add(
+            "error",
+            "ProcessingPipeline",
+            f"{failed['message']} (failed before; fix the file, or delete {marker} to retry)",
+            error_code=failed["error_code"],
+            recovery_action="skipped document; the others continue",
+            file_path=str(path),
+        )
+        return None
+    t0 = time.perf_counter()
+    stamp = utc_now()
+    try:
+        doc = convert(path, meta, prefer_latex=item.source != path.suffix.lower().lstrip("."))
+    except Exception as exc:  # a converter bug must not stop the corpus
+        code = exc.code if isinstance(exc, ProcessingError) else "PROC_UNEXPECTED"
+        message = (
+            str(exc) if isinstance(exc, ProcessingError) else f"unexpected failure converting {path}: {exc!r}"
+        )
+        action = "skipped document; the others continue" + (
+            "" if isinstance(exc, ProcessingError) else " (please report it)"
+        )
+        log.add(
+            "error",
+            "ProcessingPipeline",
+            message,
+            error_code=code,
+            recovery_action=action,
+            file_path=str(path),
+        )
+        write_json(marker, {"error_code": code, "message": message, "file": str(path), "when": stamp})
+        return None
+    meta_full = {
+        **doc.meta,
+        "conversion_key": item.conversion_key,
+        "processing_timestamp": stamp,
+        "processing_duration": round(time.perf_counter() - t0, 4),
+    }
+    doc = Document(doc.document_id, doc.label, doc.markdown, doc.blocks, meta_full)
+    _store(cache, doc)
+    log.add(
+        "info",
+        "ProcessingPipeline",
+        f"converted {path.name}",
+        document_id=doc.document_id,
+        file_path=str(path),
+        pages=doc.meta.get("pages"),
+    )
+    return doc
 
 
 def ingest(
@@ -163,86 +232,16 @@ def ingest(
     """
     from tqdm.auto import tqdm
 
+    from hepwb.pipeline.keys import plan_corpus
+
     layout = layout or Layout.default()
     log = log or ProcessingLog()
-    folder = resolve_corpus(corpus)
-    sidecar = load_sidecar(folder)
-    fp = code_fingerprint("processing")
-    docs: list[Document] = []
-    seen: dict[str, str] = {}
-    for path in tqdm(
-        corpus_files(folder, max_docs, only), desc="converting", unit="doc", disable=not progress
-    ):
-        meta = dict(sidecar.get(path.name) or sidecar.get(label_of(path)) or {})
-        label = str(meta.get("pid") or label_of(path))
-        if label in seen:  # e.g. my_a.pdf and my_b.pdf: fall back to the whole file name
-            log.add(
-                "warning",
-                "ProcessingPipeline",
-                f"label {label!r} of {path.name} is already used by "
-                f"{seen[label]}; using {path.stem!r} (set a unique 'pid' in papers.json to choose)",
-                file_path=str(path),
-            )
-            label = path.stem
-        seen[label] = path.name
-        meta["pid"] = label
-        try:
-            sha = file_sha256(path)
-        except OSError as exc:
-            log.add(
-                "error",
-                "ProcessingPipeline",
-                f"cannot read {path}: {exc}",
-                error_code="PROC_IO",
-                recovery_action="skipped document; check the file's permissions",
-                file_path=str(path),
-            )
-            continue
-        src = source_key(path, meta, prefer_latex)
-        cache = layout.interim / f"{label}-{sha[:16]}-{fp}-{src}"
-        if (cache / "document.json").is_file():
-            docs.append(_load_cached(cache))
-            continue
-        t0 = time.perf_counter()
-        stamp = utc_now()
-        try:
-            doc = convert(path, meta, prefer_latex=prefer_latex)
-        except ProcessingError as exc:
-            log.add(
-                "error",
-                "ProcessingPipeline",
-                str(exc),
-                error_code=exc.code,
-                recovery_action="skipped document; the others continue",
-                file_path=str(path),
-            )
-            continue
-        except Exception as exc:  # a converter bug must not stop the corpus
-            log.add(
-                "error",
-                "ProcessingPipeline",
-                f"unexpected failure converting {path}: {exc!r}",
-                error_code="PROC_UNEXPECTED",
-                recovery_action="skipped document; please report it",
-                file_path=str(path),
-            )
-            continue
-        meta_full = {
-            **doc.meta,
-            "processing_timestamp": stamp,
-            "processing_duration": round(time.perf_counter() - t0, 4),
-        }
-        doc = Document(doc.document_id, doc.label, doc.markdown, doc.blocks, meta_full)
-        _store(cache, doc)
-        log.add(
-            "info",
-            "ProcessingPipeline",
-            f"converted {path.name}",
-            document_id=doc.document_id,
-            file_path=str(path),
-            pages=doc.meta.get("pages"),
-        )
-        docs.append(doc)
+    files = plan_corpus(corpus, max_docs=max_docs, only=only, prefer_latex=prefer_latex, log=log)
+    docs = []
+    for item in tqdm(files, desc="converting", unit="doc", disable=not progress):
+        doc = convert_source(item, layout, log)
+        if doc is not None:
+            docs.append(doc)
     if require and not docs:
         msg = f"no document of corpus {corpus or '(default)'} could be converted; see the processing log"
         raise CorpusNotFoundError(msg)

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hepwb.paths import Layout
-from hepwb.pipeline.sweep import run_notebook
+from hepwb.pipeline.notebook import run_notebook
 
-__all__ = ["REPORT_NOTEBOOK", "render_report", "to_html"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["REPORT_NOTEBOOK", "heatmap_axes", "render_report", "to_html"]
 
 REPORT_NOTEBOOK = "30-report.ipynb"
 
@@ -35,3 +38,21 @@ def render_report(layout: Layout | None = None, **parameters: Any) -> Path:
     executed = layout.reports / REPORT_NOTEBOOK
     run_notebook(REPORT_NOTEBOOK, executed, {"catalog": str(layout.catalog), **parameters}, layout)
     return to_html(executed, layout.reports / "report.html")
+
+
+def heatmap_axes(wide: pd.DataFrame, x: str | None = None, y: str | None = None) -> tuple[str, str]:
+    """The two dimensions of the report's heatmap: ``x``/``y`` when given, else the first varying ones.
+
+    Example:
+        >>> import pandas as pd
+        >>> heatmap_axes(pd.DataFrame({"chunker": ["a", "a"], "chunk_size": [1, 2], "retriever": ["b", "c"]}))
+        ('chunk_size', 'retriever')
+    """
+    from hepwb.pipeline.catalog_sweeps import CONFIG_COLUMNS
+
+    cols = [c for c in CONFIG_COLUMNS if c in wide.columns]
+    varying = [c for c in cols if wide[c].astype(str).nunique() > 1]
+    fallback = [*varying, "chunk_size", "retriever"]
+    x = x or next(c for c in fallback if c != y)
+    y = y or next(c for c in fallback if c != x)
+    return x, y

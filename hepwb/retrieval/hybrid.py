@@ -61,17 +61,38 @@ class HybridRetriever:
                 {**r, "_relevance_score": 1.0 - r["_distance"], "_score": None}
                 for r in dense_rows(self.table, vec, k)
             ]
-        q = (
-            self.table.search(query_type="hybrid", vector_column_name="vector", fts_columns="search_text")
-            .vector(vec)
-            .text(terms)
+        from lancedb.query import LanceHybridQueryBuilder
+
+        # the two legs are run here, each asking for its own score column (LanceDB's hybrid builder
+        # projects them away and its scanner then warns on every query), and fused by LanceDB's own
+        # hybrid combination: min-max normalisation, then the reranker
+        n = max(k, self.fetch)
+        vec_rows = (
+            self.table.search(vec, vector_column_name="vector")
             .metric("cosine")
             .ef(ANN_EF)
-            .rerank(self.reranker())
-            .select(columns())
-            .limit(max(k, self.fetch))
+            .select([*columns(), "_distance"])
+            .with_row_id(True)
+            .limit(n)
+            .to_arrow()
         )
-        return q.to_list()[:k]  # type: ignore[no-any-return]
+        fts_rows = (
+            self.table.search(terms, query_type="fts", fts_columns="search_text")
+            .select([*columns(), "_score"])
+            .with_row_id(True)
+            .limit(n)
+            .to_arrow()
+        )
+        fused = LanceHybridQueryBuilder._combine_hybrid_results(
+            fts_results=fts_rows,
+            vector_results=vec_rows,
+            norm="score",
+            fts_query=terms,
+            reranker=self.reranker(),
+            limit=n,
+            with_row_ids=False,
+        )
+        return fused.to_pylist()[:k]  # type: ignore[no-any-return]
 
     def search(self, query: str, k: int = 10) -> list[Hit]:
         """Top ``k`` chunks by fused score; ``why`` shows both branch scores ("-": not in that branch)."""

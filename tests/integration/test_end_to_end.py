@@ -11,7 +11,7 @@ from hepwb.paths import Layout
 from hepwb.pipeline import Catalog, ExperimentConfig, run_experiment
 from hepwb.pipeline.catalog import lance_views
 from hepwb.pipeline.report import render_report
-from hepwb.pipeline.sweep import run_sweep
+from hepwb.sweep import SweepSpec, run_sweep
 from tests.helpers import PDF_DIR, QUESTIONS, SCHEMAS
 
 pytestmark = pytest.mark.shared
@@ -46,13 +46,19 @@ def test_experiment_on_three_papers(layout, retriever):
 
 
 def test_sweep_and_report(layout):
-    cells = run_sweep(
-        [256], ["bm25"], layout=layout, corpus=str(PDF_DIR), questions=str(QUESTIONS), max_docs=3
+    spec = SweepSpec.from_dict(
+        {
+            "corpus": str(PDF_DIR),
+            "questions": str(QUESTIONS),
+            "max_docs": 3,
+            "chunk_size": 256,
+            "retriever": "bm25",
+        }
     )
-    assert all(c.ok for c in cells), [c.error for c in cells]
-    assert (cells[0].run_dir / "20-evaluate.ipynb").is_file()
+    res = run_sweep(spec, layout=layout, executor="serial", progress=False)
+    assert not res.failed, [c.error for c in res.failed]
     cat = Catalog(layout.catalog)
-    wide = cat.metrics_wide()
+    wide = cat.metrics_wide(res.sweep_id)
     assert len(wide) == 1 and wide.loc[0, "retriever"] == "bm25"
     # per-question results join the question texts (queries) and the indexed chunks (LanceDB via Arrow)
     joined = cat.sql(
@@ -63,5 +69,5 @@ def test_sweep_and_report(layout):
         lancedb=layout.lancedb,
     )
     assert len(joined) == len(cat.sql("SELECT * FROM hits")) > 0 and joined["hermes"].any()
-    html = render_report(layout).read_text(encoding="utf-8")
-    assert "recall@5" in html and "<img" in html
+    html = render_report(layout, sweep=res.sweep_id).read_text(encoding="utf-8")
+    assert "recall@5" in html and "<img" in html and "Where the time went" in html

@@ -1,0 +1,233 @@
+"""``hepwb sweep`` and ``hepwb run`` (the main job), registered on :data:`hepwb.cli.app`."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from hepwb.cli import Corpus, Latex, MaxDocs, Questions, _fail, _ints, _words, app
+from hepwb.exceptions import HepwbError
+
+SpecFile = Annotated[
+    Path | None,
+    typer.Argument(help="Sweep YAML file (default: sweeps/default.yaml, the main job's grid)."),
+]
+Executor = Annotated[
+    str,
+    typer.Option(
+        help="Where cells run: local (Dask LocalCluster sized to this machine), serial (this "
+        "process, for debugging) or dask (with --scheduler/--cluster)."
+    ),
+]
+Scheduler = Annotated[
+    str | None,
+    typer.Option(help="Address of a running Dask scheduler (tcp://host:8786) to run the cells on."),
+]
+Workers = Annotated[
+    int | None, typer.Option(help="LocalCluster workers (default: one per core) or batch jobs of --cluster.")
+]
+Cluster = Annotated[
+    str | None, typer.Option(help="Start workers as batch jobs: slurm or htcondor (dask-jobqueue).")
+]
+GridSizes = Annotated[str | None, typer.Option(help="Override the grid's chunk sizes, e.g. 256,512,1024.")]
+GridRetrievers = Annotated[str | None, typer.Option(help="Override the grid's retrievers, e.g. bm25,dense.")]
+GridChunkers = Annotated[
+    str | None, typer.Option(help="Override the grid's chunkers, e.g. hepilot,recursive.")
+]
+GridOverlaps = Annotated[str | None, typer.Option(help="Override the grid's overlaps, e.g. 0,0.1,0.2.")]
+GridK = Annotated[int | None, typer.Option(help="Override k (chunks retrieved per question).")]
+
+
+def _spec(file: Path | None, **overrides: Any) -> Any:
+    from hepwb.sweep import load_spec
+
+    spec = load_spec(file)
+    grid = {k: v for k, v in overrides.pop("grid").items() if v is not None}
+    return spec.with_overrides(**overrides).with_grid(**grid)
+
+
+def _grid(
+    chunk_sizes: str | None, retrievers: str | None, chunkers: str | None, overlaps: str | None, k: int | None
+) -> dict[str, Any]:
+    return {
+        "chunk_size": _ints(chunk_sizes) if chunk_sizes else None,
+        "retriever": _words(retrievers) if retrievers else None,
+        "chunker": _words(chunkers) if chunkers else None,
+        "chunk_overlap": [float(x) for x in _words(overlaps)] if overlaps else None,
+        "k": k,
+    }
+
+
+def _quiet_dask() -> None:
+    for name in ("distributed", "bokeh", "tornado"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+
+def _cluster(kind: str | None, queue: str | None, account: str | None, job_extra: list[str] | None) -> Any:
+    if not kind:
+        return None
+    from hepwb.paths import Layout
+    from hepwb.sweep.jobqueue import make_cluster
+
+    return make_cluster(kind, home=Layout.default().root, queue=queue, account=account, job_extra=job_extra)
+
+
+@app.command()
+def sweep(
+    file: SpecFile = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="List the cells and what is cached; run nothing.")
+    ] = False,
+    executor: Executor = "local",
+    scheduler: Scheduler = None,
+    workers: Workers = None,
+    cluster: Cluster = None,
+    queue: Annotated[str | None, typer.Option(help="Slurm partition for --cluster slurm.")] = None,
+    account: Annotated[str | None, typer.Option(help="Slurm account for --cluster slurm.")] = None,
+    job_extra: Annotated[list[str] | None, typer.Option(help="Extra batch directive (repeatable).")] = None,
+    job_script: Annotated[
+        bool, typer.Option("--job-script", help="Print the batch job script and stop.")
+    ] = False,
+    notebooks: Annotated[
+        bool,
+        typer.Option("--notebooks", help="Run every cell as the executed 20-evaluate notebook (papermill)."),
+    ] = False,
+    force: Annotated[bool, typer.Option("--force", help="Recompute cells that are already done.")] = False,
+    search: Annotated[str, typer.Option(help="grid (every cell) or halving (successive halving).")] = "",
+    corpus: Corpus = None,
+    questions: Questions = None,
+    max_docs: MaxDocs = None,
+    chunk_sizes: GridSizes = None,
+    retrievers: GridRetrievers = None,
+    chunkers: GridChunkers = None,
+    overlaps: GridOverlaps = None,
+    k: GridK = None,
+) -> None:
+    """Run a sweep: every cell of a YAML grid, each stage computed once, cells on Dask (or --executor serial).
+
+    Finished cells with the same configuration and inputs are skipped, so a killed sweep resumes and an
+    unchanged one reruns in about a second. Results go to reports/runs/<cell>/ and the DuckDB catalog.
+    """
+    from hepwb.sweep import plan_sweep, run_sweep
+    from hepwb.sweep.halving import run_halving
+
+    try:
+        spec = _spec(
+            file,
+            corpus=corpus,
+            questions=questions,
+            max_docs=max_docs,
+            grid=_grid(chunk_sizes, retrievers, chunkers, overlaps, k),
+        )
+        if job_script:
+            c = _cluster(cluster or "slurm", queue, account, job_extra)
+            typer.echo(c.job_script())
+            c.close()
+            return
+        if dry_run:
+            plan = plan_sweep(spec, notebooks=notebooks)
+            typer.echo(plan.frame().to_string(index=False))
+            typer.echo(f"\n{plan.sweep_id}: {len(plan.cells)} cells\n{plan.summary()}")
+            return
+        _quiet_dask()
+        opts = {
+            "executor": executor,
+            "scheduler": scheduler,
+            "n_workers": workers,
+            "cluster": _cluster(cluster, queue, account, job_extra),
+        }
+        if (search or spec.search) == "halving":
+            typer.echo(str(run_halving(spec, **opts)))
+            return
+        result = run_sweep(spec, notebooks=notebooks, force=force, **opts)
+    except HepwbError as exc:
+        _fail(exc)
+    typer.echo(result.frame(spec.metric).drop(columns=["error"]).to_string(index=False))
+    reused = len(result.cells) - len(result.computed) - len(result.failed)
+    typer.echo(
+        f"{result.sweep_id}: {len(result.computed)} computed, {reused} reused, {len(result.failed)} failed "
+        f"in {result.wall_s:.1f} s"
+    )
+    for c in result.failed:
+        typer.secho(
+            f"FAILED {c.key}: {c.stage}: {c.error} (see {c.detail.get('run_dir', '')})",
+            fg=typer.colors.RED,
+            err=True,
+        )
+    if result.failed:
+        raise typer.Exit(1)
+
+
+@app.command()
+def run(
+    file: SpecFile = None,
+    corpus: Corpus = None,
+    questions: Questions = None,
+    max_docs: MaxDocs = None,
+    latex: Latex = True,
+    chunk_sizes: GridSizes = None,
+    retrievers: GridRetrievers = None,
+    chunkers: GridChunkers = None,
+    overlaps: GridOverlaps = None,
+    k: GridK = None,
+    executor: Executor = "local",
+    scheduler: Scheduler = None,
+    workers: Workers = None,
+    arxiv_ids: Annotated[str, typer.Option(help="Start from these arXiv ids (comma-separated).")] = "",
+    arxiv_query: Annotated[str, typer.Option(help="Start from an arXiv search (online).")] = "",
+    inspire_query: Annotated[str, typer.Option(help="Start from an INSPIRE search (online).")] = "",
+    max_results: Annotated[int, typer.Option(help="Papers to acquire for a query.")] = 10,
+) -> None:
+    """The main job: (acquire,) the sweep of sweeps/default.yaml (or FILE), then reports/report.html.
+
+    With --arxiv-ids/--arxiv-query/--inspire-query the corpus is first acquired into
+    data/raw/<source>-<hash>/ (see `hepwb acquire`); otherwise --corpus (or the default) is used.
+    """
+    from papermill.exceptions import PapermillException
+
+    from hepwb.paths import Layout
+    from hepwb.pipeline.report import render_report
+    from hepwb.sweep import run_sweep
+
+    layout = Layout.default()
+    try:
+        if arxiv_ids or arxiv_query or inspire_query:
+            corpus = str(_acquire_for_run(layout, arxiv_ids, arxiv_query, inspire_query, max_results))
+        spec = _spec(
+            file,
+            corpus=corpus,
+            questions=questions,
+            max_docs=max_docs,
+            prefer_latex=latex,
+            grid=_grid(chunk_sizes, retrievers, chunkers, overlaps, k),
+        )
+        cells = spec.cells()  # fail fast on bad options, before any work
+        typer.echo(f"corpus: {cells[0].corpus}\nquestions: {cells[0].questions}\n{len(cells)} cells")
+        _quiet_dask()
+        result = run_sweep(spec, layout=layout, executor=executor, scheduler=scheduler, n_workers=workers)
+        path = render_report(layout, sweep=result.sweep_id, metric=spec.metric)
+    except (HepwbError, PapermillException) as exc:
+        _fail(exc)
+    n = len(result.cells)
+    typer.echo(
+        f"{n - len(result.failed)}/{n} sweep cells ok ({len(result.computed)} computed) in "
+        f"{result.wall_s:.0f} s; report: {path}"
+    )
+    if result.failed:
+        for c in result.failed:
+            typer.secho(f"FAILED {c.key}: {c.stage}: {c.error}", fg=typer.colors.RED, err=True)
+        raise typer.Exit(1)
+
+
+def _acquire_for_run(layout: Any, ids: str, arxiv_query: str, inspire_query: str, max_results: int) -> Path:
+    from hepwb.acquisition.run import acquire_corpus
+    from hepwb.ids import short_hash
+
+    source = "inspire" if inspire_query else "arxiv"
+    params = {"source": source, "query": inspire_query or arxiv_query, "ids": ids, "max_results": max_results}
+    res = acquire_corpus(layout.data / "raw" / f"{source}-{short_hash(params, 8)}", **params)
+    typer.echo(f"acquired {res.n_ok}/{len(res.entries)} papers into {res.corpus}")
+    return res.corpus

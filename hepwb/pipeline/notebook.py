@@ -1,0 +1,98 @@
+"""papermill: the project notebooks as parameterized records of a run.
+
+Every run folder holds ``parameters.yaml`` and ``rerun.sh``, the exact papermill command that
+re-executes that run alone as ``20-evaluate.ipynb`` (same parameters, same artefact root, so the
+notebook reuses every cached stage and writes the same results into the same folder).
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+from hepwb.exceptions import ConfigError
+from hepwb.io import atomic_write_text
+from hepwb.paths import Layout
+
+__all__ = [
+    "EVALUATE_NOTEBOOK",
+    "notebook_path",
+    "papermill_command",
+    "run_notebook",
+    "write_rerun_files",
+]
+
+EVALUATE_NOTEBOOK = "20-evaluate.ipynb"
+
+
+def notebook_path(name: str, layout: Layout | None = None) -> Path:
+    """Path of a project notebook (artefact root first, then the source tree), with a clear error."""
+    cands = [
+        (layout or Layout.default()).root / "notebooks" / name,
+        Path(__file__).resolve().parents[2] / "notebooks" / name,
+    ]
+    for path in cands:
+        if path.is_file():
+            return path
+    msg = f"notebook {cands[0]} not found; run hepwb from the project folder or set HEPWB_HOME to it"
+    raise ConfigError(msg)
+
+
+def run_notebook(name: str, output: Path, parameters: dict[str, Any], layout: Layout | None = None) -> Path:
+    """Execute notebook ``name`` with papermill into ``output`` (cwd: the notebooks folder).
+
+    The notebook receives ``home`` (the artefact root of ``layout``) on top of ``parameters``.
+    """
+    import papermill as pm
+
+    layout = layout or Layout.default()
+    parameters = {"home": str(layout.root), **parameters}
+    src = notebook_path(name, layout)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    pm.execute_notebook(
+        str(src),
+        str(output),
+        parameters=parameters,
+        cwd=str(src.parent),
+        progress_bar=False,
+        kernel_name="python3",
+    )
+    return output
+
+
+def notebook_parameters(config: dict[str, Any], run_dir: Path, layout: Layout) -> dict[str, Any]:
+    """The ``20-evaluate`` parameters that reproduce ``config`` into ``run_dir``."""
+    return {**config, "run_dir": str(run_dir.resolve()), "home": str(layout.root.resolve())}
+
+
+def papermill_command(run_dir: Path, layout: Layout) -> str:
+    """The shell command that re-executes the run in ``run_dir`` as a notebook."""
+    src = notebook_path(EVALUATE_NOTEBOOK, layout).resolve()
+    out = (run_dir / EVALUATE_NOTEBOOK).resolve()
+    params = (run_dir / "parameters.yaml").resolve()
+    return (
+        f'"${{PYTHON:-{sys.executable}}}" -m papermill {shlex.quote(str(src))} {shlex.quote(str(out))} '
+        f"-f {shlex.quote(str(params))} --cwd {shlex.quote(str(src.parent))} -k python3"
+    )
+
+
+def write_rerun_files(run_dir: Path, config: dict[str, Any], layout: Layout) -> None:
+    """Write ``parameters.yaml`` and ``rerun.sh`` (executable) into ``run_dir``."""
+    import yaml
+
+    params = notebook_parameters(config, run_dir, layout)
+    atomic_write_text(
+        run_dir / "parameters.yaml",
+        "# parameters of notebooks/20-evaluate.ipynb for this run (see rerun.sh)\n"
+        + yaml.safe_dump(params, sort_keys=True),
+    )
+    script = run_dir / "rerun.sh"
+    atomic_write_text(
+        script,
+        "#!/usr/bin/env bash\n"
+        "# Re-executes this run alone as a notebook (papermill); results are written back into this folder.\n"
+        "set -euo pipefail\n" + papermill_command(run_dir, layout) + "\n",
+    )
+    script.chmod(0o755)

@@ -1,0 +1,142 @@
+"""Typed records of one evaluation run, saved in its run folder and read back everywhere.
+
+``metrics.json`` holds a :class:`RunRecord` (configuration and its hash, the cell and stage keys,
+code fingerprints, input hashes, timings, worker, metric summary and 95 % intervals); it is written
+last, after ``per_question.parquet`` and ``hits.parquet``, so a run folder with a valid record is a
+finished run. A cell that failed leaves a :class:`CellFailure` in ``error.json`` instead.
+
+Example:
+    >>> import tempfile
+    >>> rec = RunRecord(run_id="r", chunkset_id="c", config={"k": 5}, summary={"recall@5": 0.5})
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> rec.save(folder)
+    >>> RunRecord.load(folder).metric("recall@5")
+    0.5
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from hepwb.exceptions import ConfigError
+from hepwb.ids import config_hash
+from hepwb.io import atomic_write_text
+
+__all__ = ["CellFailure", "RunInputs", "RunRecord"]
+
+
+class RunInputs(BaseModel):
+    """What a run read: the corpus files (label → SHA-256) and the question set."""
+
+    model_config = ConfigDict(extra="forbid")
+    corpus_documents: dict[str, str | None] = Field(default_factory=dict)
+    questions_file: str = ""
+    questions_sha256: str = ""
+    unlocated_evidence: list[str] = Field(default_factory=list)
+    question_subset: list[str] | None = None
+
+
+class RunRecord(BaseModel):
+    """The outcome of one finished run (one sweep cell)."""
+
+    model_config = ConfigDict(extra="forbid")
+    FILE: ClassVar[str] = "metrics.json"
+
+    run_id: str
+    chunkset_id: str
+    chunkset_root: str = ""
+    hepilot_compliant: bool = False
+    created: str = ""
+    config: dict[str, Any]
+    config_hash: str = ""
+    cell_key: str = ""
+    stage_keys: dict[str, str] = Field(default_factory=dict)
+    code_fingerprint: dict[str, str] = Field(default_factory=dict)
+    summary: dict[str, float] = Field(default_factory=dict)
+    summary_ci95: dict[str, tuple[float, float]] = Field(default_factory=dict)
+    timings_s: dict[str, float] = Field(default_factory=dict)
+    inputs: RunInputs = Field(default_factory=RunInputs)
+    environment: dict[str, Any] = Field(default_factory=dict)
+    processing_errors: list[dict[str, Any]] = Field(default_factory=list)
+    worker: str = ""
+    sweep_id: str | None = None
+
+    def model_post_init(self, context: Any, /) -> None:
+        """Fill ``config_hash`` from ``config`` (HEPilot's rule) when not given."""
+        if not self.config_hash:
+            self.config_hash = config_hash(self.config)
+
+    def metric(self, name: str) -> float:
+        """The summary value ``name``; the error lists the metrics there are."""
+        try:
+            return self.summary[name]
+        except KeyError:
+            msg = f"run {self.run_id} has no metric {name!r}; it has {sorted(self.summary)}"
+            raise ConfigError(msg) from None
+
+    def save(self, run_dir: str | Path) -> None:
+        """Write ``metrics.json`` atomically (call it after the run's other files)."""
+        atomic_write_text(Path(run_dir) / self.FILE, self.model_dump_json(indent=2) + "\n")
+
+    @classmethod
+    def load(cls, run_dir: str | Path) -> RunRecord:
+        """Read a run folder's record; a missing, truncated or foreign file gets an error naming it."""
+        path = Path(run_dir) / cls.FILE
+        try:
+            return cls.model_validate_json(path.read_bytes())
+        except FileNotFoundError:
+            msg = f"{path} does not exist: the run did not finish; run the cell again"
+            raise ConfigError(msg) from None
+        except ValidationError as exc:
+            msg = (
+                f"{path} is not a hepwb run record ({exc.error_count()} problem(s), first: "
+                f"{exc.errors()[0]['msg']}); delete the run folder and run the cell again"
+            )
+            raise ConfigError(msg) from None
+
+    @classmethod
+    def finished(cls, run_dir: str | Path, cell_key: str | None = None) -> RunRecord | None:
+        """The record of a finished run in ``run_dir`` (with ``cell_key`` if given), else ``None``."""
+        folder = Path(run_dir)
+        if not (folder / cls.FILE).is_file():
+            return None
+        try:
+            rec = cls.load(folder)
+        except ConfigError:
+            return None
+        if cell_key is not None and rec.cell_key != cell_key:
+            return None
+        needed = ("per_question.parquet", "hits.parquet")
+        return rec if all((folder / n).is_file() for n in needed) else None
+
+
+class CellFailure(BaseModel):
+    """Why a sweep cell failed (``error.json`` in its run folder, and a catalog row)."""
+
+    model_config = ConfigDict(extra="forbid")
+    FILE: ClassVar[str] = "error.json"
+
+    run_id: str
+    cell_key: str
+    stage: str
+    error: str
+    error_type: str
+    traceback: str
+    config: dict[str, Any]
+    worker: str = ""
+    created: str = ""
+    sweep_id: str | None = None
+
+    def save(self, run_dir: str | Path) -> None:
+        """Write ``error.json`` and ``traceback.txt`` into the run folder."""
+        folder = Path(run_dir)
+        atomic_write_text(folder / self.FILE, self.model_dump_json(indent=2) + "\n")
+        atomic_write_text(folder / "traceback.txt", self.traceback)
+
+    @classmethod
+    def load(cls, run_dir: str | Path) -> CellFailure:
+        """Read a run folder's ``error.json``."""
+        return cls.model_validate_json((Path(run_dir) / cls.FILE).read_bytes())

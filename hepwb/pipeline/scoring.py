@@ -1,0 +1,131 @@
+"""Score one run's retrieval results: rank, chunk, paper, span and ragas metrics with 95 % intervals."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from hepwb.evaluation import Question
+    from hepwb.index.embedder import Embedder
+    from hepwb.pipeline.chunksets import ChunkSet
+    from hepwb.pipeline.experiment import ExperimentConfig
+    from hepwb.pipeline.stages import EvalInputs
+    from hepwb.types import Hit
+
+__all__ = ["Scores", "hits_frame", "score"]
+
+
+@dataclass(frozen=True)
+class Scores:
+    """Metrics of one run."""
+
+    summary: dict[str, float]
+    ci95: dict[str, tuple[float, float]]
+    per_question: pd.DataFrame = field(repr=False)
+    relevant: dict[tuple[str, int], bool] = field(repr=False)
+    """``{(qid, rank): whether that hit is relevant to one of the question's quotes}``."""
+
+
+def score(
+    cfg: ExperimentConfig,
+    inputs: EvalInputs,
+    cs: ChunkSet,
+    questions: list[Question],
+    results: dict[str, list[Hit]],
+    embedder: Embedder,
+    *,
+    with_ci: bool = True,
+) -> Scores:
+    """Evaluate ``results`` against the located evidence of ``questions``."""
+    from hepwb.evaluation import evaluate
+    from hepwb.evaluation.metrics import is_relevant
+    from hepwb.evaluation.stats import summary_with_ci
+
+    qids = {q.qid for q in questions}
+    located = [loc for loc in inputs.located if loc.qid in qids]
+    ks = tuple(sorted({k for k in (1, 3, 5, 10) if k <= cfg.k} | {cfg.k}))
+    ev = evaluate(
+        questions,
+        located,
+        results,
+        ks=ks,
+        min_coverage=cfg.min_coverage,
+        keyindexes=inputs.keyindexes,
+        chunks=cs.chunks,
+    )
+    per_question = ev.per_question.join(
+        _ragas(cfg, questions, results, located, cs, ev.relevant_chunks), on="qid"
+    )
+    evaluated = per_question[per_question["n_located"] > 0]
+    ragas_means = {c: float(evaluated[c].mean()) for c in per_question.columns if c.startswith("ragas_")}
+    ci95: dict[str, tuple[float, float]] = {}
+    if with_ci and len(evaluated):
+        ci = summary_with_ci(evaluated)
+        ci95 = {r.metric: (round(r.ci_low, 4), round(r.ci_high, 4)) for r in ci.itertuples()}
+
+    by_q: dict[str, list[Any]] = {}
+    for loc in located:
+        by_q.setdefault(loc.qid, []).append(loc)
+    relevant = {
+        (qid, h.rank): any(
+            is_relevant(loc, h, inputs.keyindexes[loc.document_id], cfg.min_coverage)
+            for loc in by_q.get(qid, [])
+        )
+        for qid, hits in results.items()
+        for h in hits
+    }
+    limit = embedder.max_seq_length
+    total = sum(c.token_count for c in cs.chunks)
+    n = max(len(cs.chunks), 1)
+    summary = {
+        **{k: float(v) for k, v in ev.summary.items()},
+        **ragas_means,
+        "n_chunks": float(len(cs.chunks)),
+        # what a dense embedder reading only the first `limit` word pieces of each chunk never sees
+        "share_chunks_truncated": sum(c.token_count > limit for c in cs.chunks) / n,
+        "share_tokens_dropped": sum(max(0, c.token_count - limit) for c in cs.chunks) / max(total, 1),
+        "mean_chunk_tokens": total / n,
+    }
+    return Scores(summary, ci95, per_question, relevant)
+
+
+def hits_frame(results: dict[str, list[Hit]], relevant: dict[tuple[str, int], bool]) -> pd.DataFrame:
+    """One row per retrieved chunk: qid, rank, chunk, label, score, offsets, pages, relevant."""
+    import pandas as pd
+
+    rows = [
+        {
+            "qid": qid,
+            "rank": h.rank,
+            "chunk_id": h.chunk_id,
+            "label": h.label,
+            "score": h.score,
+            "start": h.start,
+            "end": h.end,
+            "pages": list(h.pages),
+            "relevant": relevant.get((qid, h.rank), False),
+        }
+        for qid, hits in results.items()
+        for h in hits
+    ]
+    columns = ["qid", "rank", "chunk_id", "label", "score", "start", "end", "pages", "relevant"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _ragas(
+    cfg: ExperimentConfig, questions: Any, results: Any, located: Any, cs: Any, relevant: Any
+) -> pd.DataFrame:
+    """The ragas metrics of the top 5 hits per question, prefixed ``ragas_`` (LLM ones if ``ragas_llm``)."""
+    from hepwb.evaluation.ragas_eval import llm_scores, offline_scores, ragas_samples
+    from hepwb.llm import LLMEndpoint
+
+    samples = ragas_samples(questions, results, located, relevant, cs.documents, k=min(5, cfg.k))
+    out = offline_scores(samples)
+    if cfg.ragas_llm:
+        out = out.join(
+            llm_scores(samples, LLMEndpoint.from_env(), cfg.embedding_model).drop(columns="response")
+        )
+    return out.add_prefix("ragas_")

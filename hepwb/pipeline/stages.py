@@ -1,0 +1,171 @@
+"""The typed stages of one evaluation run, shared by notebooks (:func:`run_experiment`) and sweeps.
+
+``load_inputs`` (convert the corpus, read the question set, locate the evidence) → ``chunk_stage``
+→ ``index_stage`` (embeddings + LanceDB table) → :func:`run_cell` (retrieve, score, save). Every
+stage before ``run_cell`` is cached on disk by its key (:mod:`hepwb.pipeline.keys`); a sweep worker
+also keeps their results in memory between cells.
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hepwb.exceptions import ConfigError, CorpusNotFoundError
+from hepwb.hepilot.log import ProcessingLog
+from hepwb.ids import file_sha256
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from hepwb.evaluation import KeyIndex, Located, Question
+    from hepwb.evaluation.questions import Evidence
+    from hepwb.index.embedder import Embedder
+    from hepwb.paths import Layout
+    from hepwb.pipeline.chunksets import ChunkSet
+    from hepwb.pipeline.experiment import ExperimentConfig
+    from hepwb.types import Document, Hit
+
+__all__ = [
+    "EvalInputs",
+    "Timer",
+    "chunk_stage",
+    "index_stage",
+    "load_inputs",
+    "questions_path",
+    "retrieve_stage",
+]
+
+
+class Timer(dict[str, float]):
+    """Wall times of named stages in seconds (``with timer("chunk_s"): ...``)."""
+
+    @contextmanager
+    def __call__(self, name: str) -> Iterator[None]:
+        """Add the wall time of the ``with`` block to ``self[name]``."""
+        t = time.perf_counter()
+        try:
+            yield
+        finally:
+            self[name] = self.get(name, 0.0) + time.perf_counter() - t
+
+
+def questions_path(questions: str | None) -> Path:
+    """The question-set file (``questions`` or the default), or an error naming the option to set."""
+    from hepwb.pipeline.corpus import default_questions
+
+    path = Path(questions) if questions else default_questions()
+    if path is None or not path.is_file():
+        msg = (
+            f"no question set found ({path}): pass --questions FILE (CLI), questions='FILE' "
+            "(notebook parameter) or set HEPWB_QUESTIONS to a hepqa-style JSONL file"
+        )
+        raise CorpusNotFoundError(msg)
+    return path
+
+
+@dataclass
+class EvalInputs:
+    """The documents of one corpus and the questions asked of them, with their evidence located."""
+
+    documents: list[Document]
+    questions: list[Question]
+    questions_path: Path
+    questions_sha256: str
+    located: list[Located] = field(repr=False)
+    unlocated: list[Evidence] = field(repr=False)
+    keyindexes: dict[str, KeyIndex] = field(repr=False)
+    log: ProcessingLog = field(repr=False)
+
+    @property
+    def by_id(self) -> dict[str, Document]:
+        """Documents by id."""
+        return {d.document_id: d for d in self.documents}
+
+    @property
+    def corpus_documents(self) -> dict[str, str | None]:
+        """``{label: SHA-256 of the source file}`` (recorded with every run)."""
+        return {d.label: d.meta.get("file_hash") for d in self.documents}
+
+
+def load_inputs(cfg: ExperimentConfig, layout: Layout, *, progress: bool = True) -> EvalInputs:
+    """Convert (or load) the corpus, read the question set and locate every evidence quote."""
+    from hepwb.evaluation import build_keyindexes, load_questions, locate_all
+    from hepwb.pipeline.corpus import ingest
+
+    log = ProcessingLog()
+    docs = ingest(
+        cfg.corpus,
+        layout=layout,
+        max_docs=cfg.max_docs,
+        prefer_latex=cfg.prefer_latex,
+        log=log,
+        progress=progress,
+        require=True,
+    )
+    qpath = questions_path(cfg.questions)
+    labels = {d.label for d in docs}
+    questions = [q for q in load_questions(qpath) if all(e.doc in labels for e in q.evidence)]
+    if not questions:
+        msg = (
+            f"none of the questions in {qpath} refer only to documents of this corpus ({sorted(labels)[:5]}…)"
+        )
+        raise ConfigError(msg)
+    located, unlocated = locate_all(questions, docs)
+    return EvalInputs(
+        docs, questions, qpath, file_sha256(qpath), located, unlocated, build_keyindexes(docs), log
+    )
+
+
+def chunk_stage(
+    cfg: ExperimentConfig,
+    documents: list[Document],
+    layout: Layout,
+    log: ProcessingLog,
+    *,
+    progress: bool = True,
+) -> ChunkSet:
+    """The chunk set of ``cfg``'s chunker configuration (built once, then read from disk)."""
+    from hepwb.pipeline.chunksets import build_chunkset
+
+    return build_chunkset(
+        documents,
+        cfg.chunker,
+        layout=layout,
+        log=log,
+        progress=progress,
+        chunk_size=cfg.chunk_size,
+        chunk_overlap=cfg.chunk_overlap,
+        tokenizer=cfg.tokenizer,
+        **cfg.chunker_options,
+    )
+
+
+def index_stage(cs: ChunkSet, embedder: Embedder, layout: Layout) -> Any:
+    """The LanceDB table of ``cs`` embedded with ``embedder`` (built once, with its indexes)."""
+    from hepwb.index import ChunkStore
+
+    return ChunkStore(layout.lancedb, embedder).table(cs.chunkset_id, cs.chunks, cs.documents)
+
+
+def retrieve_stage(
+    cfg: ExperimentConfig,
+    table: Any,
+    embedder: Embedder,
+    questions: list[Question],
+    *,
+    progress: bool = True,
+) -> dict[str, list[Hit]]:
+    """The top ``cfg.k`` hits of ``cfg``'s retriever for every question."""
+    from tqdm.auto import tqdm
+
+    from hepwb.retrieval import get_retriever
+
+    retriever = get_retriever(cfg.retriever, table, embedder=embedder, **cfg.retriever_options)
+    return {
+        q.qid: retriever.search(q.question, cfg.k)
+        for q in tqdm(questions, desc=f"retrieving ({cfg.retriever})", unit="q", disable=not progress)
+    }

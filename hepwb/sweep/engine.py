@@ -1,0 +1,323 @@
+"""Run a sweep: plan it, compute each shared stage once, run the cells on an executor, record everything.
+
+    spec = SweepSpec.from_yaml("sweeps/default.yaml")
+    result = run_sweep(spec)                   # LocalCluster sized to this machine
+    result = run_sweep(spec, executor="serial")  # in this process, for debugging
+    result.frame()
+
+A cell whose configuration and input hashes match a finished run is not recomputed (an unchanged sweep
+reruns in about a second, without starting any worker); a failing cell is recorded (error and
+traceback in its run folder and the catalog) and the others go on; a sweep killed part-way resumes.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hepwb.exceptions import ConfigError
+from hepwb.ids import short_hash
+from hepwb.paths import Layout
+from hepwb.sweep.spec import SweepSpec
+from hepwb.sweep.tasks import Outcome, cell_task, record_cell_failure
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from hepwb.pipeline.catalog import Catalog
+    from hepwb.sweep.executors import Executor
+    from hepwb.sweep.plan import CellPlan, SweepPlan
+
+__all__ = ["SweepResult", "default_spec_path", "load_spec", "plan_sweep", "run_sweep", "sweep_id_of"]
+
+_log = logging.getLogger("hepwb.sweep")
+
+
+def default_spec_path(layout: Layout | None = None) -> Path:
+    """``sweeps/default.yaml`` of the project (the main job's grid)."""
+    cands = [
+        (layout or Layout.default()).root / "sweeps" / "default.yaml",
+        Path(__file__).resolve().parents[2] / "sweeps" / "default.yaml",
+    ]
+    for c in cands:
+        if c.is_file():
+            return c
+    msg = f"no sweeps/default.yaml under {cands[0].parent.parent}; run hepwb from the project folder"
+    raise ConfigError(msg)
+
+
+def load_spec(
+    spec: SweepSpec | str | Path | dict[str, Any] | None, layout: Layout | None = None
+) -> SweepSpec:
+    """A :class:`SweepSpec` from a spec, a YAML path, a parameters mapping or ``None`` (the default grid)."""
+    if isinstance(spec, SweepSpec):
+        return spec
+    if isinstance(spec, dict):
+        return SweepSpec.from_dict(spec)
+    return SweepSpec.from_yaml(spec if spec is not None else default_spec_path(layout))
+
+
+def sweep_id_of(spec: SweepSpec, cells: list[Any]) -> str:
+    """Deterministic id of a sweep: its name and the hash of its cells' configurations."""
+    return f"sweep-{spec.name}-{short_hash([c.to_dict() for c in cells], 10)}"
+
+
+def plan_sweep(
+    spec: SweepSpec | str | Path | dict[str, Any] | None,
+    layout: Layout | None = None,
+    *,
+    notebooks: bool = False,
+) -> SweepPlan:
+    """Validate ``spec`` and plan it (``hepwb sweep FILE --dry-run``): nothing is computed."""
+    from hepwb.sweep.plan import plan_cells
+
+    layout = layout or Layout.default()
+    spec = load_spec(spec, layout)
+    cells = spec.cells()
+    return plan_cells(cells, layout, sweep_id=sweep_id_of(spec, cells), notebooks=notebooks)
+
+
+@dataclass
+class SweepResult:
+    """What a sweep did: one outcome per cell (reused cells included) and per stage computed."""
+
+    sweep_id: str
+    plan: SweepPlan = field(repr=False)
+    cells: list[Outcome] = field(repr=False)
+    stages: list[Outcome] = field(repr=False)
+    wall_s: float
+    executor: str
+    embedded: int = 0
+    unique_texts: int = 0
+
+    @property
+    def failed(self) -> list[Outcome]:
+        """Cells that failed."""
+        return [c for c in self.cells if not c.ok]
+
+    @property
+    def computed(self) -> list[Outcome]:
+        """Cells computed by this sweep (not reused)."""
+        return [c for c in self.cells if c.ok and not c.detail.get("reused")]
+
+    def peak_rss_mib(self) -> dict[str, float]:
+        """Peak resident memory (MiB) of every worker that ran a task."""
+        out: dict[str, float] = {}
+        for o in [*self.cells, *self.stages]:
+            if o.worker:
+                out[o.worker] = max(out.get(o.worker, 0.0), o.peak_rss_mib)
+        return out
+
+    def frame(self, metric: str = "hit_rate@5") -> pd.DataFrame:
+        """One row per cell: name, status, whether reused, ``metric``, wall time, worker, error."""
+        import pandas as pd
+
+        names = {c.key: c.name for c in self.plan.cells}
+        return pd.DataFrame(
+            [
+                {
+                    "cell": names.get(o.key, o.key),
+                    "status": "ok" if o.ok else f"failed ({o.stage})",
+                    "reused": bool(o.detail.get("reused")),
+                    metric: (o.detail.get("summary") or {}).get(metric),
+                    "wall_s": round(o.wall_s, 2),
+                    "worker": o.worker,
+                    "error": o.error[:200],
+                }
+                for o in self.cells
+            ]
+        )
+
+
+def run_sweep(
+    spec: SweepSpec | str | Path | dict[str, Any] | None = None,
+    *,
+    layout: Layout | None = None,
+    executor: str = "local",
+    scheduler: str | None = None,
+    n_workers: int | None = None,
+    cluster: Any = None,
+    notebooks: bool = False,
+    force: bool = False,
+    progress: bool = True,
+) -> SweepResult:
+    """Run every cell of ``spec`` (see the module docstring); returns what happened.
+
+    Args:
+        spec: A :class:`SweepSpec`, a YAML file, a parameters mapping, or ``None`` for sweeps/default.yaml.
+        layout: Artefact folders (default: this project's).
+        executor: ``local`` (Dask LocalCluster), ``dask`` (with ``scheduler`` or ``cluster``) or ``serial``.
+        scheduler: Address of a running Dask scheduler (implies ``executor="dask"``).
+        n_workers: LocalCluster workers (default: one per core) or batch jobs of ``cluster``.
+        cluster: A dask-jobqueue cluster (:func:`hepwb.sweep.jobqueue.make_cluster`).
+        notebooks: Run every cell as the ``20-evaluate`` notebook (papermill), kept in its run folder.
+        force: Recompute cells even when a finished run with the same key exists.
+        progress: Show progress bars.
+    """
+    from hepwb.env import configure_runtime
+    from hepwb.pipeline.catalog import Catalog
+    from hepwb.sweep.executors import get_executor
+    from hepwb.sweep.plan import plan_cells
+    from hepwb.sweep.prepare import convert_pending, prepare_stages
+
+    t0 = time.perf_counter()
+    configure_runtime(offline=None)
+    layout = layout or Layout.default()
+    spec = load_spec(spec, layout)
+    cells = spec.cells()
+    sid = sweep_id_of(spec, cells)
+    plan = plan_cells(cells, layout, sweep_id=sid, notebooks=notebooks)
+    catalog = Catalog(layout.catalog)
+    catalog.record_sweep(sid, spec.model_dump(mode="json"))
+    todo = [c for c in plan.cells if force or not c.done]
+    _log.info("%s: %d cells, %d to run\n%s", sid, len(plan.cells), len(todo), plan.summary())
+    if not todo:
+        outcomes = [_reused(c, catalog) for c in plan.cells]
+        catalog.record_sweep_cells(
+            sid, [(c.name, c.record.run_id, "ok", True) for c in plan.cells if c.record]
+        )
+        return SweepResult(sid, plan, outcomes, [], time.perf_counter() - t0, "none")
+    name = "dask" if (scheduler or cluster is not None) and executor == "local" else executor
+    with get_executor(
+        name, scheduler=scheduler, n_workers=n_workers, cluster=cluster, home=layout.root
+    ) as ex:
+        _log.info("%s", ex.describe())
+        stages = convert_pending(plan, todo, ex, progress=progress)
+        if stages:  # failed conversions are left out from now on: plan again
+            plan = plan_cells(cells, layout, sweep_id=sid, notebooks=notebooks)
+            todo = [c for c in plan.cells if force or not c.done]
+        prep = prepare_stages(plan, todo, ex, progress=progress)
+        prep.stages[:0] = stages
+        outcomes = _run_cells(plan, todo, ex, prep, catalog, notebooks=notebooks, progress=progress)
+        prep.collect_indexes(ex)
+    by_key = {o.key: o for o in outcomes}
+    all_outcomes = [by_key.get(c.key) or _reused(c, catalog) for c in plan.cells]
+    catalog.record_sweep_cells(
+        sid, [_membership(c, o) for c, o in zip(plan.cells, all_outcomes, strict=True)]
+    )
+    for s in prep.stages:
+        catalog.record_stage(sid, s.stage, s.key, s.wall_s, s.worker, not s.detail.get("reused"), ok=s.ok)
+    result = SweepResult(
+        sid,
+        plan,
+        all_outcomes,
+        prep.stages,
+        time.perf_counter() - t0,
+        ex.name,
+        prep.embedded,
+        prep.unique_texts,
+    )
+    _log.info(
+        "%s: %d cells computed, %d reused, %d failed in %.1f s",
+        sid,
+        len(result.computed),
+        len(plan.cells) - len(outcomes),
+        len(result.failed),
+        result.wall_s,
+    )
+    return result
+
+
+def _reused(cell: CellPlan, catalog: Catalog) -> Outcome:
+    """The outcome of a cell already done: its record (recorded in the catalog if it is not yet)."""
+    rec = cell.record
+    assert rec is not None  # only done cells are reused
+    if not catalog.has_run(rec.run_id):
+        catalog.record_run(cell.run_dir)
+    return Outcome(
+        "cell",
+        cell.key,
+        True,
+        0.0,
+        rec.worker,
+        0.0,
+        detail={"reused": True, "run_id": rec.run_id, "summary": rec.summary},
+    )
+
+
+def _membership(cell: CellPlan, o: Outcome) -> tuple[str, str, str, bool]:
+    run_id = o.detail.get("run_id") or f"failed-{cell.name}"
+    return cell.name, run_id, "ok" if o.ok else "failed", bool(o.detail.get("reused"))
+
+
+def _run_cells(
+    plan: SweepPlan,
+    todo: list[CellPlan],
+    ex: Executor,
+    prep: Any,
+    catalog: Catalog,
+    *,
+    notebooks: bool,
+    progress: bool,
+    question_subset: list[str] | None = None,
+    with_ci: bool = True,
+) -> list[Outcome]:
+    """Submit the cells (each after its table), record each in the catalog as it finishes."""
+    from tqdm.auto import tqdm
+
+    home = str(plan.layout.root)
+    futures: dict[Any, CellPlan] = {}
+    outcomes: list[Outcome] = []
+    for c in todo:
+        broken = prep.failed.get(c.chunkset_id) or prep.failed.get(c.index)
+        if broken is not None:
+            o = Outcome(
+                broken.stage,
+                c.key,
+                False,
+                0.0,
+                broken.worker,
+                0.0,
+                error=broken.error,
+                error_type=broken.error_type,
+                traceback=broken.traceback,
+            )
+            record_cell_failure(o, c.config.to_dict(), c.run_dir, plan.sweep_id)
+            catalog.record_failure(c.run_dir)
+            outcomes.append(o)
+            continue
+        after = [prep.index_futures[c.index]] if c.index in prep.index_futures else []
+        fut = ex.submit(
+            cell_task,
+            home,
+            c.config.to_dict(),
+            c.inputs_key,
+            c.key,
+            *after,
+            key=f"cell-{c.name}",
+            sweep_id=plan.sweep_id,
+            question_subset=question_subset,
+            with_ci=with_ci,
+            notebook=notebooks,
+        )
+        futures[fut] = c
+    with tqdm(total=len(todo), initial=len(outcomes), desc="cells", unit="cell", disable=not progress) as bar:
+        for fut in ex.as_completed(list(futures)):
+            c = futures[fut]
+            try:
+                o = ex.result(fut)
+            except Exception as exc:  # a lost worker (killed, out of memory): the cell fails, the rest go on
+                o = Outcome(
+                    "cell",
+                    c.key,
+                    False,
+                    0.0,
+                    "",
+                    0.0,
+                    error=str(exc),
+                    error_type=type(exc).__name__,
+                    traceback=f"{type(exc).__name__}: {exc}",
+                )
+                record_cell_failure(o, c.config.to_dict(), c.run_dir, plan.sweep_id)
+            outcomes.append(o)
+            if question_subset is None:
+                if o.ok:
+                    catalog.record_run(c.run_dir)
+                else:
+                    catalog.record_failure(c.run_dir)
+                    _log.error("cell %s failed: %s (see %s/traceback.txt)", c.name, o.error, c.run_dir)
+            bar.update(1)
+    return outcomes

@@ -1,0 +1,64 @@
+"""The executor protocol and registry: where a sweep's tasks run.
+
+An executor takes plain functions with picklable arguments (``submit``) and hands back futures; a
+future passed as an argument to ``submit`` is a dependency (its result is passed in its place).
+``serial`` runs everything in this process, one task at a time (for debugging); ``dask`` runs on a
+:class:`distributed.LocalCluster` sized to the machine, on any running Dask cluster
+(``scheduler="tcp://host:8786"``) or on an HTCondor/Slurm cluster from dask-jobqueue.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, Protocol, runtime_checkable
+
+from hepwb.registry import Registry
+
+__all__ = ["EXECUTORS", "Executor", "get_executor", "register_executor"]
+
+
+@runtime_checkable
+class Executor(Protocol):
+    """What every executor provides (a context manager closing what it started)."""
+
+    name: str
+
+    def submit(self, fn: Callable[..., Any], *args: Any, key: str | None = None, **kwargs: Any) -> Any:
+        """Schedule ``fn(*args, **kwargs)``; future arguments are waited for and replaced by their result."""
+        ...
+
+    def as_completed(self, futures: Iterable[Any]) -> Iterator[Any]:
+        """The futures in the order they finish."""
+        ...
+
+    def result(self, future: Any) -> Any:
+        """The result of ``future`` (raising the task's error, or the worker's loss)."""
+        ...
+
+    def describe(self) -> str:
+        """One line saying where tasks run (workers, threads, dashboard)."""
+        ...
+
+    def n_workers(self) -> int:
+        """How many tasks can run at once."""
+        ...
+
+    def __enter__(self) -> Executor: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
+
+EXECUTORS: Registry[type] = Registry("executor")
+
+
+def register_executor(name: str) -> Any:
+    """Class decorator registering an executor under ``name``."""
+    return EXECUTORS.register(name)
+
+
+def get_executor(name: str = "local", **options: Any) -> Executor:
+    """Build executor ``name`` (``serial``, ``local``/``dask``) with ``options``."""
+    from hepwb.sweep.executors import dask as _dask  # noqa: F401  (registers "local", "dask")
+    from hepwb.sweep.executors import serial as _serial  # noqa: F401  (registers "serial")
+
+    return EXECUTORS.get(name)(**options)  # type: ignore[no-any-return]

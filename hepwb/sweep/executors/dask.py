@@ -1,0 +1,166 @@
+"""The Dask executor: a LocalCluster sized to this machine, any running cluster, or a batch-system one.
+
+* ``local`` (the default): :class:`distributed.LocalCluster` with one single-threaded worker process
+  per core (memory permitting, 2 GiB each at least); Dask's nanny sets ``OMP_NUM_THREADS=1`` in the
+  workers, so each uses one core. Worker processes live for the whole sweep and keep the embedding
+  model, documents, chunk sets and open tables loaded between cells.
+* ``dask`` with ``scheduler="tcp://host:8786"``: attach to a running cluster (``dask scheduler`` +
+  ``dask worker``); the workers must see the same project folder (a shared file system) and run the
+  same hepwb environment - checked on connection.
+* ``dask`` with ``cluster=`` a dask-jobqueue cluster (:func:`hepwb.sweep.jobqueue.make_cluster`):
+  HTCondor or Slurm jobs as workers.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import uuid
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from hepwb.exceptions import ConfigError, DependencyError
+from hepwb.sweep.executors.base import register_executor
+
+__all__ = ["DaskExecutor", "local_cluster_size"]
+
+_log = logging.getLogger("hepwb.sweep")
+_GIB = 1 << 30
+MIN_WORKER_MEMORY = 2 * _GIB
+
+
+def local_cluster_size(n_workers: int | None = None) -> tuple[int, int]:
+    """``(workers, memory limit per worker in bytes)`` for a LocalCluster on this machine."""
+    import psutil
+
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        cores = os.cpu_count() or 1
+    total = psutil.virtual_memory().total
+    n = n_workers or max(1, min(cores, total // MIN_WORKER_MEMORY))
+    return n, int(total * 0.8 / n)
+
+
+def _worker_check(home: str) -> dict[str, Any]:
+    """Run on every worker: the hepwb version it imports and whether it sees the project folder."""
+    import hepwb
+
+    return {"hepwb": hepwb.__version__, "sees_home": Path(home).is_dir()}
+
+
+@register_executor("local")
+@register_executor("dask")
+class DaskExecutor:
+    """Tasks on Dask workers (see the module docstring).
+
+    Args:
+        scheduler: Address of a running scheduler; ``None`` starts a LocalCluster (or uses ``cluster``).
+        n_workers: LocalCluster workers (default: one per core, memory permitting); jobs of ``cluster``.
+        cluster: A started dask-jobqueue (or any Dask) cluster object.
+        home: The artefact root every worker must see.
+    """
+
+    name = "dask"
+
+    def __init__(
+        self,
+        scheduler: str | None = None,
+        n_workers: int | None = None,
+        cluster: Any = None,
+        home: str | Path | None = None,
+        **_: Any,
+    ) -> None:
+        try:
+            from distributed import Client, LocalCluster
+        except ImportError as exc:  # pragma: no cover - a dependency
+            msg = (
+                "the Dask executor needs dask and distributed: pip install 'dask[distributed]', or use serial"
+            )
+            raise DependencyError(msg) from exc
+        self._own: Any = None
+        if scheduler:
+            try:
+                self.client = Client(scheduler, timeout="10s")
+            except OSError as exc:
+                msg = (
+                    f"cannot connect to the Dask scheduler at {scheduler} ({exc}); start one with "
+                    "`dask scheduler` and workers with `dask worker ADDRESS`, or drop --scheduler"
+                )
+                raise ConfigError(msg) from None
+        elif cluster is not None:
+            self._own = cluster
+            if n_workers:
+                cluster.scale(jobs=n_workers)
+            self.client = Client(cluster)
+        else:
+            n, mem = local_cluster_size(n_workers)
+            self._own = LocalCluster(
+                n_workers=n,
+                threads_per_worker=1,
+                processes=True,
+                memory_limit=mem,
+                dashboard_address=":0" if _have_bokeh() else None,
+                silence_logs=logging.ERROR,
+            )
+            self.client = Client(self._own)
+        if home is not None:
+            self._check_workers(str(home))
+
+    def _check_workers(self, home: str) -> None:
+        import hepwb
+
+        if not self.client.scheduler_info().get("workers"):
+            return  # a jobqueue cluster whose jobs have not started yet: checked by the tasks themselves
+        for addr, info in self.client.run(_worker_check, home).items():
+            if not info["sees_home"]:
+                msg = (
+                    f"Dask worker {addr} cannot see the project folder {home}: run the workers on machines "
+                    "sharing that file system (or set HEPWB_HOME to a shared folder)"
+                )
+                raise ConfigError(msg)
+            if info["hepwb"] != hepwb.__version__:
+                msg = f"Dask worker {addr} runs hepwb {info['hepwb']}, this process {hepwb.__version__}"
+                raise ConfigError(msg)
+
+    def submit(self, fn: Callable[..., Any], *args: Any, key: str | None = None, **kwargs: Any) -> Any:
+        """Submit ``fn`` under a readable unique key (futures in the arguments are dependencies)."""
+        name = f"{key or fn.__name__}-{uuid.uuid4().hex[:8]}"
+        return self.client.submit(fn, *args, key=name, pure=False, **kwargs)
+
+    def as_completed(self, futures: Iterable[Any]) -> Iterator[Any]:
+        """The futures as they finish."""
+        from distributed import as_completed
+
+        return iter(as_completed(list(futures)))
+
+    def result(self, future: Any) -> Any:
+        """The task's result (a lost worker raises ``KilledWorker``)."""
+        return future.result()
+
+    def n_workers(self) -> int:
+        """Workers connected now (at least 1)."""
+        return max(1, len(self.client.scheduler_info().get("workers", {})))
+
+    def describe(self) -> str:
+        """Workers, threads and the dashboard link."""
+        info = self.client.scheduler_info()
+        workers = info.get("workers", {})
+        threads = sum(w.get("nthreads", 0) for w in workers.values())
+        link = self.client.dashboard_link if _have_bokeh() else "no dashboard (pip install bokeh)"
+        return f"Dask {info.get('address', '')}: {len(workers)} workers, {threads} threads; dashboard {link}"
+
+    def __enter__(self) -> DaskExecutor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.client.close()
+        if self._own is not None:
+            self._own.close()
+
+
+def _have_bokeh() -> bool:
+    from importlib.util import find_spec
+
+    return find_spec("bokeh") is not None

@@ -1,0 +1,311 @@
+"""Sweep specifications: a YAML file (or the same structure as notebook parameters) → validated cells.
+
+A specification has fixed settings (applied to every cell), ``grid`` (a Cartesian product; a list of
+grids is their union), ``include`` (explicit combinations) and ``exclude`` (cells matching every key
+of an entry are dropped)::
+
+    name: overlap-study
+    max_docs: 8
+    grid:
+      chunker: [hepilot, {name: recursive}]
+      chunk_size: [256, 512]
+      chunk_overlap: [0.0, 0.2]
+      retriever: [bm25, {name: hybrid_linear, weight: 0.5}]
+    include:
+      - {chunker: {name: hierarchical, parent_size: 1024}, chunk_size: 128, retriever: parent}
+    exclude:
+      - {chunker: recursive, retriever: hybrid_linear}
+
+Dimensions (:data:`DIMENSIONS`): corpus, questions, chunker (a name or ``{name: ..., option: value}``),
+chunk_size, chunk_overlap, tokenizer, embedding_model, retriever (a name or a mapping with options), k;
+the settings max_docs, prefer_latex, min_coverage and ragas_llm may vary too. Everything is validated
+before any work starts: every problem is reported at once, each naming the key, the value and the fix.
+
+Example:
+    >>> spec = SweepSpec.from_dict({"grid": {"chunk_size": [256, 512], "retriever": ["bm25", "dense"]}})
+    >>> [(c.chunk_size, c.retriever) for c in spec.cells(check_inputs=False)]
+    [(256, 'bm25'), (256, 'dense'), (512, 'bm25'), (512, 'dense')]
+"""
+
+from __future__ import annotations
+
+import difflib
+import itertools
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from hepwb.chunking.tokenizers import DEFAULT_TOKENIZER
+from hepwb.exceptions import ConfigError
+from hepwb.pipeline.experiment import ExperimentConfig
+
+__all__ = ["DIMENSIONS", "HalvingSettings", "SweepSpec", "SweepSpecError"]
+
+DIMENSIONS = (
+    "corpus",
+    "questions",
+    "chunker",
+    "chunk_size",
+    "chunk_overlap",
+    "tokenizer",
+    "embedding_model",
+    "retriever",
+    "k",
+    "max_docs",
+    "prefer_latex",
+    "min_coverage",
+    "ragas_llm",
+)
+"""Keys that may vary over cells (in ``grid``, ``include`` and ``exclude``)."""
+
+_NAMED = ("chunker", "retriever")  # values: a name or {name: ..., **options}
+MAX_CHUNK_SIZE = 32_768
+MAX_K = 1_000
+
+
+class SweepSpecError(ConfigError):
+    """A sweep specification is invalid; the message lists every problem with its fix."""
+
+
+class HalvingSettings(BaseModel):
+    """Successive halving (``search: halving``): rungs of growing question subsets, keeping the best."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    eta: int = Field(3, ge=2, description="keep the best 1/eta of the cells at every rung")
+    min_questions: int = Field(12, ge=2, description="questions of the first rung")
+    seed: int = 0
+
+
+class SweepSpec(BaseModel):
+    """A validated sweep specification (see the module docstring)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = "sweep"
+    description: str = ""
+    metric: str = "hit_rate@5"
+    search: Literal["grid", "halving"] = "grid"
+    halving: HalvingSettings = HalvingSettings()
+    corpus: str | None = None
+    questions: str | None = None
+    max_docs: int | None = None
+    prefer_latex: bool = True
+    min_coverage: float = 0.5
+    ragas_llm: bool = False
+    chunker: Any = "hepilot"
+    chunk_size: Any = 512
+    chunk_overlap: Any = 0.1
+    tokenizer: Any = DEFAULT_TOKENIZER
+    embedding_model: Any = DEFAULT_TOKENIZER
+    retriever: Any = "bm25"
+    k: Any = 10
+    grid: dict[str, Any] | list[dict[str, Any]] = Field(default_factory=dict)
+    include: list[dict[str, Any]] = Field(default_factory=list)
+    exclude: list[dict[str, Any]] = Field(default_factory=list)
+    source: str = Field("parameters", exclude=True)
+
+    # -- loading ---------------------------------------------------------------------------------
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], source: str = "parameters") -> SweepSpec:
+        """Build from a mapping (notebook parameters or parsed YAML), naming unknown keys and bad types."""
+        if not isinstance(data, dict):
+            msg = f"{source}: a sweep specification is a mapping of keys (name, grid, ...), got {data!r:.80}"
+            raise SweepSpecError(msg)
+        known = [n for n in cls.model_fields if n != "source"]
+        problems = [
+            f"{source}: unknown key {key!r}{_suggest(key, known)}; valid keys: {', '.join(known)}"
+            for key in data
+            if key not in known
+        ]
+        if problems:
+            raise SweepSpecError("\n".join(problems))
+        try:
+            return cls(**data, source=source)
+        except ValidationError as exc:
+            lines = [
+                f"{source}: {'.'.join(str(p) for p in e['loc'])} = {e.get('input')!r:.80}: {e['msg']}"
+                for e in exc.errors()
+            ]
+            raise SweepSpecError("\n".join(lines)) from None
+
+    @classmethod
+    def from_yaml(cls, path: str | Path) -> SweepSpec:
+        """Read a YAML sweep file (see ``sweeps/default.yaml``)."""
+        import yaml
+
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            msg = f"sweep file {path} does not exist; start from sweeps/default.yaml"
+            raise SweepSpecError(msg) from None
+        except UnicodeDecodeError:
+            msg = f"sweep file {path} is not UTF-8 text; re-save it as UTF-8"
+            raise SweepSpecError(msg) from None
+        try:
+            data = yaml.safe_load(text) or {}
+        except yaml.YAMLError as exc:
+            msg = f"sweep file {path} is not valid YAML: {exc}"
+            raise SweepSpecError(msg) from None
+        return cls.from_dict(data, source=str(path))
+
+    def with_overrides(self, **overrides: Any) -> SweepSpec:
+        """A copy with fixed settings replaced (``None`` values are ignored), e.g. from CLI options."""
+        data = self.model_dump(exclude_defaults=False)
+        data.update({k: v for k, v in overrides.items() if v is not None})
+        return SweepSpec.from_dict({k: v for k, v in data.items() if k != "source"}, self.source)
+
+    def with_grid(self, **dims: Any) -> SweepSpec:
+        """A copy whose grid(s) take these dimension values (e.g. from ``--chunk-sizes``)."""
+        if not dims:
+            return self
+        grids = self.grid if isinstance(self.grid, list) else [self.grid]
+        data = self.model_dump(exclude_defaults=False)
+        new = [{**g, **dims} for g in grids]
+        data["grid"] = new if isinstance(self.grid, list) else new[0]
+        return SweepSpec.from_dict({k: v for k, v in data.items() if k != "source"}, self.source)
+
+    # -- expansion ---------------------------------------------------------------------------------
+    def _fixed(self) -> dict[str, Any]:
+        return {d: getattr(self, d) for d in DIMENSIONS}
+
+    def _combinations(self) -> list[tuple[dict[str, Any], dict[str, str]]]:
+        """Raw cell dicts with, per key, where its value came from (for messages)."""
+        grids = self.grid if isinstance(self.grid, list) else [self.grid]
+        out: list[tuple[dict[str, Any], dict[str, str]]] = []
+        for gi, grid in enumerate(grids):
+            where = f"grid[{gi}]" if isinstance(self.grid, list) else "grid"
+            dims = [(key, vals if isinstance(vals, list) else [vals]) for key, vals in grid.items()]
+            for combo in itertools.product(*[range(len(v)) for _, v in dims]):
+                cell = self._fixed()
+                origin = {k: k for k in cell}
+                for (key, vals), i in zip(dims, combo, strict=True):
+                    cell[key] = vals[i]
+                    origin[key] = f"{where}.{key}[{i}]" if len(vals) > 1 else f"{where}.{key}"
+                out.append((cell, origin))
+        for ii, extra in enumerate(self.include):
+            cell = {**self._fixed(), **extra}
+            origin = {k: (f"include[{ii}].{k}" if k in extra else k) for k in cell}
+            out.append((cell, origin))
+        return out
+
+    def cells(self, *, check_inputs: bool = True) -> list[ExperimentConfig]:
+        """Every cell of the sweep, validated, deduplicated, in file order.
+
+        Args:
+            check_inputs: Also check that corpus folders and question files exist (and resolve
+                their default locations into absolute paths).
+        """
+        problems: list[str] = []
+        for section in ("grid", "include", "exclude"):
+            for entry in _entries(getattr(self, section)):
+                problems += [
+                    f"{self.source}: {section} has unknown dimension {key!r}{_suggest(key, DIMENSIONS)}"
+                    for key in entry
+                    if key not in DIMENSIONS
+                ]
+        if problems:
+            raise SweepSpecError("\n".join(dict.fromkeys(problems)))
+        seen: dict[str, ExperimentConfig] = {}
+        for raw, origin in self._combinations():
+            if any(_matches(raw, ex) for ex in self.exclude):
+                continue
+            cfg, errs = _to_config(raw, origin, self.source, check_inputs)
+            problems += errs
+            if cfg is not None:
+                seen.setdefault(_identity(cfg), cfg)
+        if problems:
+            raise SweepSpecError("\n".join(dict.fromkeys(problems)))
+        if not seen:
+            msg = f"{self.source}: the sweep has no cells (every combination is excluded); relax `exclude`"
+            raise SweepSpecError(msg)
+        return list(seen.values())
+
+    def varying(self, cells: list[ExperimentConfig] | None = None) -> list[str]:
+        """Dimensions that take more than one value over the cells (the axes of the report)."""
+        cells = cells if cells is not None else self.cells(check_inputs=False)
+        out = []
+        for d in DIMENSIONS:
+            vals = {_label(c, d) for c in cells}
+            if len(vals) > 1:
+                out.append(d)
+        return out
+
+
+def _entries(value: Any) -> list[dict[str, Any]]:
+    if isinstance(value, dict):
+        return [value]
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def _suggest(key: str, names: Any) -> str:
+    close = difflib.get_close_matches(key, list(names), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _named(value: Any) -> tuple[Any, dict[str, Any]]:
+    """``"bm25"`` → ("bm25", {}); ``{"name": "hybrid_linear", "weight": 0.5}`` → (name, options)."""
+    if isinstance(value, dict):
+        opts = dict(value)
+        return opts.pop("name", None), opts
+    return value, {}
+
+
+def _matches(cell: dict[str, Any], pattern: dict[str, Any]) -> bool:
+    for key, want in pattern.items():
+        have = cell.get(key)
+        if key in _NAMED:
+            (hn, ho), (wn, wo) = _named(have), _named(want)
+            if hn != wn or any(ho.get(k) != v for k, v in wo.items()):
+                return False
+        elif have != want:
+            return False
+    return True
+
+
+def _identity(cfg: ExperimentConfig) -> str:
+    from hepwb.ids import canonical_json
+
+    return canonical_json(cfg.to_dict())
+
+
+def _label(cfg: ExperimentConfig, dim: str) -> str:
+    if dim in _NAMED:
+        opts = getattr(cfg, f"{dim}_options")
+        name = getattr(cfg, dim)
+        return name + ("(" + ", ".join(f"{k}={v}" for k, v in sorted(opts.items())) + ")" if opts else "")
+    return str(getattr(cfg, dim))
+
+
+def _to_config(
+    raw: dict[str, Any], origin: dict[str, str], source: str, check_inputs: bool
+) -> tuple[ExperimentConfig | None, list[str]]:
+    """Validate one raw cell; returns the config or the problems (each with key, value and fix)."""
+    from hepwb.sweep.checks import check_value
+
+    errs: list[str] = []
+    values = dict(raw)
+    bad: set[str] = set()
+    for dim in [d for d in DIMENSIONS if d not in _NAMED] + list(_NAMED):
+        # with a bad size or overlap only the chunker's name is checked (not those problems again)
+        only_name = dim == "chunker" and bool(bad & {"chunk_size", "chunk_overlap", "tokenizer"})
+        problem = check_value(dim, values, check_inputs=check_inputs, name_only=only_name)
+        if problem:
+            bad.add(dim)
+            errs.append(f"{source}: {origin.get(dim, dim)} = {raw.get(dim)!r}: {problem}")
+    if errs:
+        return None, errs
+    chunker, chunker_options = _named(values["chunker"])
+    retriever, retriever_options = _named(values["retriever"])
+    params = {k: v for k, v in values.items() if k not in _NAMED}
+    return (
+        ExperimentConfig.from_params(
+            **params,
+            chunker=chunker,
+            chunker_options=chunker_options,
+            retriever=retriever,
+            retriever_options=retriever_options,
+        ),
+        [],
+    )

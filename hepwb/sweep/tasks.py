@@ -1,0 +1,212 @@
+"""The functions a sweep runs on its workers, one per stage; each returns an :class:`Outcome`.
+
+Tasks take plain, picklable arguments (the artefact root and configuration dicts), so they run the same
+in this process, on a LocalCluster or on a batch-system worker sharing the project folder. Errors are
+caught and returned (with their traceback), so one failing stage or cell never stops the others.
+Workers keep documents, chunk sets, open tables and the embedding model between tasks
+(:mod:`hepwb.sweep.worker`).
+"""
+
+from __future__ import annotations
+
+import resource
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "Outcome",
+    "cell_task",
+    "chunkset_task",
+    "convert_task",
+    "embed_task",
+    "index_task",
+    "record_cell_failure",
+]
+
+
+@dataclass
+class Outcome:
+    """What one task did: its stage, key, success, wall time, worker and the worker's peak memory."""
+
+    stage: str
+    key: str
+    ok: bool
+    wall_s: float
+    worker: str
+    peak_rss_mib: float
+    error: str = ""
+    error_type: str = ""
+    traceback: str = ""
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+def _peak_rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def _run(stage: str, key: str, body: Any) -> Outcome:
+    from hepwb.pipeline.cell import worker_name
+
+    t = time.perf_counter()
+    try:
+        detail = body() or {}
+    except Exception as exc:
+        return Outcome(
+            stage,
+            key,
+            False,
+            time.perf_counter() - t,
+            worker_name(),
+            _peak_rss_mib(),
+            error=str(exc),
+            error_type=type(exc).__name__,
+            traceback=traceback.format_exc(),
+        )
+    return Outcome(stage, key, True, time.perf_counter() - t, worker_name(), _peak_rss_mib(), detail=detail)
+
+
+def convert_task(
+    home: str, corpus: str, max_docs: int | None, prefer_latex: bool, conversion_key: str
+) -> Outcome:
+    """Convert one corpus file (the file whose conversion key is ``conversion_key``)."""
+
+    def body() -> dict[str, Any]:
+        from hepwb.hepilot.log import ProcessingLog
+        from hepwb.paths import Layout
+        from hepwb.pipeline.corpus import convert_source
+        from hepwb.pipeline.keys import plan_corpus
+
+        items = [
+            f
+            for f in plan_corpus(corpus, max_docs=max_docs, prefer_latex=prefer_latex)
+            if f.conversion_key == conversion_key
+        ]
+        if not items:
+            msg = f"no file of {corpus} has conversion key {conversion_key} (the corpus changed meanwhile)"
+            raise FileNotFoundError(msg)
+        log = ProcessingLog()
+        doc = convert_source(items[0], Layout(Path(home)), log)
+        if doc is None:
+            raise RuntimeError("; ".join(e.message for e in log.errors) or "conversion failed")
+        return {"label": doc.label}
+
+    return _run("convert", conversion_key, body)
+
+
+def chunkset_task(home: str, config: dict[str, Any], inputs_key: str, chunkset_id: str) -> Outcome:
+    """Build (or find) the chunk set of ``config``'s chunker configuration."""
+
+    def body() -> dict[str, Any]:
+        from hepwb.sweep import worker
+
+        cs = worker.chunkset(home, config, inputs_key)
+        if cs.chunkset_id != chunkset_id:
+            msg = f"built chunk set {cs.chunkset_id}, planned {chunkset_id}: the corpus changed meanwhile"
+            raise RuntimeError(msg)
+        return {"n_chunks": len(cs.chunks), "root": str(cs.root)}
+
+    return _run("chunkset", chunkset_id, body)
+
+
+def embed_task(model: str, texts: list[str]) -> tuple[Any, Outcome]:
+    """Embed ``texts`` with ``model``: ``(vectors, outcome)`` (the caller writes the cache)."""
+    box: dict[str, Any] = {}
+
+    def body() -> dict[str, Any]:
+        from hepwb.sweep import worker
+
+        box["vectors"] = worker.embedder(model).embed(texts)
+        return {"n_texts": len(texts)}
+
+    out = _run("embed", f"{model}:{len(texts)}", body)
+    return box.get("vectors"), out
+
+
+def index_task(home: str, config: dict[str, Any], inputs_key: str, table: str, *after: Any) -> Outcome:
+    """Build (or open) the LanceDB table of ``config``'s chunk set and embedding model."""
+
+    def body() -> dict[str, Any]:
+        from hepwb.sweep import worker
+
+        emb = worker.embedder(config["embedding_model"])
+        before = emb.n_embedded
+        tbl = worker.table(home, config, inputs_key)
+        # every vector should come from the cache the driver filled: count any embedded here
+        return {"rows": int(tbl.count_rows()), "embedded_here": emb.n_embedded - before}
+
+    return _run("index", table, body)
+
+
+def cell_task(
+    home: str,
+    config: dict[str, Any],
+    inputs_key: str,
+    key: str,
+    *after: Any,
+    sweep_id: str | None = None,
+    question_subset: list[str] | None = None,
+    with_ci: bool = True,
+    notebook: bool = False,
+) -> Outcome:
+    """Retrieve and score one cell (in this worker, or as a papermill notebook) and save its run folder.
+
+    A failure leaves ``error.json`` and ``traceback.txt`` in the run folder (and removes that folder's
+    earlier results, which would otherwise pass for this configuration's).
+    """
+    from hepwb.pipeline.keys import cell_name
+
+    run_dir = (
+        Path(config["run_dir"])
+        if config.get("run_dir")
+        else Path(home) / "reports" / "runs" / cell_name(config)
+    )
+
+    def body() -> dict[str, Any]:
+        from hepwb.sweep import worker
+
+        for dep in after:
+            if isinstance(dep, Outcome) and not dep.ok:
+                msg = f"{dep.stage} {dep.key} failed: {dep.error}"
+                raise RuntimeError(msg)
+        if notebook:
+            rec = worker.cell_notebook(home, config, run_dir)
+        else:
+            rec = worker.cell(home, config, inputs_key, sweep_id, question_subset, with_ci)
+        return {
+            "run_id": rec.run_id,
+            "run_dir": str(run_dir),
+            "summary": rec.summary,
+            "timings": rec.timings_s,
+        }
+
+    out = _run("cell", key, body)
+    if not out.ok:
+        record_cell_failure(out, config, run_dir, sweep_id)
+    return out
+
+
+def record_cell_failure(out: Outcome, config: dict[str, Any], run_dir: Path, sweep_id: str | None) -> None:
+    """Write the failure ``out`` (of the cell or of a stage it needed) into the cell's run folder."""
+    from hepwb.hepilot.log import utc_now
+    from hepwb.pipeline.keys import cell_name
+    from hepwb.pipeline.record import CellFailure
+
+    run_dir.mkdir(parents=True, exist_ok=True)
+    for stale in ("metrics.json", "per_question.parquet", "hits.parquet"):
+        (run_dir / stale).unlink(missing_ok=True)
+    CellFailure(
+        run_id=f"failed-{cell_name(config)}",
+        cell_key=out.key,
+        stage=out.stage,
+        error=out.error,
+        error_type=out.error_type,
+        traceback=out.traceback,
+        config=config,
+        worker=out.worker,
+        created=utc_now(),
+        sweep_id=sweep_id,
+    ).save(run_dir)
+    out.detail["run_dir"] = str(run_dir)

@@ -1,0 +1,162 @@
+"""What a sweep worker process keeps loaded between tasks: documents, chunk sets, tables, models.
+
+Every cache is keyed by content (the inputs key of the corpus and question set, chunk set ids, index
+keys), so a long-lived worker attached to several sweeps never serves a stale object. Sizes are
+bounded, so a worker's memory stays flat over a long grid.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hepwb.index.embedder import Embedder
+    from hepwb.pipeline.chunksets import ChunkSet
+    from hepwb.pipeline.experiment import ExperimentConfig
+    from hepwb.pipeline.record import RunRecord
+    from hepwb.pipeline.stages import EvalInputs
+
+__all__ = ["cell", "cell_notebook", "chunkset", "embedder", "inputs", "table"]
+
+
+class _LRU(OrderedDict[Any, Any]):
+    def __init__(self, size: int) -> None:
+        super().__init__()
+        self.size = size
+
+    def get_or(self, key: Any, make: Any) -> Any:
+        if key in self:
+            self.move_to_end(key)
+            return self[key]
+        value = make()
+        self[key] = value
+        while len(self) > self.size:
+            self.popitem(last=False)
+        return value
+
+
+_INPUTS = _LRU(2)
+_CHUNKSETS = _LRU(6)
+_TABLES = _LRU(16)
+_configured = False
+
+
+def _setup() -> None:
+    """Once per process: telemetry off, offline defaults, quiet libraries."""
+    global _configured
+    if not _configured:
+        from hepwb.env import configure_runtime
+
+        configure_runtime(offline=None)
+        _configured = True
+
+
+def _cfg(config: dict[str, Any]) -> ExperimentConfig:
+    from hepwb.pipeline.experiment import ExperimentConfig
+
+    return ExperimentConfig.from_params(**config)
+
+
+def _layout(home: str) -> Any:
+    from hepwb.paths import Layout
+
+    return Layout(Path(home))
+
+
+def embedder(model: str) -> Embedder:
+    """The process's embedder for ``model`` (loaded once)."""
+    _setup()
+    from hepwb.index import get_embedder
+
+    return get_embedder(model)
+
+
+def inputs(home: str, config: dict[str, Any], inputs_key: str) -> EvalInputs:
+    """Documents, questions and located evidence of ``config``'s corpus and question set."""
+    _setup()
+    from hepwb.pipeline.stages import load_inputs
+
+    cfg = _cfg(config)
+    key = (home, inputs_key, cfg.corpus, cfg.max_docs, cfg.prefer_latex, cfg.questions)
+    return _INPUTS.get_or(key, lambda: load_inputs(cfg, _layout(home), progress=False))  # type: ignore[no-any-return]
+
+
+def chunkset(home: str, config: dict[str, Any], inputs_key: str) -> ChunkSet:
+    """The chunk set of ``config`` (built on first use, then read from disk or memory)."""
+    from hepwb.pipeline.stages import chunk_stage
+
+    cfg = _cfg(config)
+    ins = inputs(home, config, inputs_key)
+    key = (
+        home,
+        inputs_key,
+        cfg.chunker,
+        cfg.chunk_size,
+        cfg.chunk_overlap,
+        cfg.tokenizer,
+        tuple(sorted(cfg.chunker_options.items())),
+    )
+    return _CHUNKSETS.get_or(  # type: ignore[no-any-return]
+        key, lambda: chunk_stage(cfg, ins.documents, _layout(home), ins.log, progress=False)
+    )
+
+
+def table(home: str, config: dict[str, Any], inputs_key: str) -> Any:
+    """The open LanceDB table of ``config``'s chunk set and embedding model (built on first use)."""
+    from hepwb.index.store import index_key
+    from hepwb.pipeline.stages import index_stage
+
+    cfg = _cfg(config)
+    cs = chunkset(home, config, inputs_key)
+    key = (home, index_key(cs.chunkset_id, cfg.embedding_model))
+    return _TABLES.get_or(key, lambda: index_stage(cs, embedder(cfg.embedding_model), _layout(home)))
+
+
+def cell(
+    home: str,
+    config: dict[str, Any],
+    inputs_key: str,
+    sweep_id: str | None,
+    question_subset: list[str] | None,
+    with_ci: bool,
+) -> RunRecord:
+    """Retrieve and score one cell here, reusing everything loaded; returns its record."""
+    from hepwb.pipeline.cell import run_cell
+    from hepwb.pipeline.stages import Timer
+
+    cfg = _cfg(config)
+    timings = Timer()
+    with timings("load_s"):
+        ins = inputs(home, config, inputs_key)
+        cs = chunkset(home, config, inputs_key)
+        tbl = table(home, config, inputs_key)
+        emb = embedder(cfg.embedding_model)
+    res = run_cell(
+        cfg,
+        ins,
+        cs,
+        tbl,
+        emb,
+        layout=_layout(home),
+        timings=timings,
+        question_subset=question_subset,
+        with_ci=with_ci,
+        sweep_id=sweep_id,
+        progress=False,
+    )
+    return res.record
+
+
+def cell_notebook(home: str, config: dict[str, Any], run_dir: Path) -> RunRecord:
+    """Run one cell as the ``20-evaluate`` notebook (papermill) into ``run_dir``; returns its record."""
+    _setup()
+    from hepwb.pipeline.notebook import EVALUATE_NOTEBOOK, notebook_parameters, run_notebook
+    from hepwb.pipeline.record import RunRecord
+
+    layout = _layout(home)
+    params = notebook_parameters(config, run_dir, layout)
+    (run_dir / RunRecord.FILE).unlink(missing_ok=True)
+    run_notebook(EVALUATE_NOTEBOOK, run_dir / EVALUATE_NOTEBOOK, params, layout)
+    return RunRecord.load(run_dir)

@@ -1,0 +1,173 @@
+"""The sweep engine (serial executor) on three short markdown papers: stages once, reruns, failures."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from hepwb.exceptions import ConfigError
+from hepwb.index.cache import EmbeddingCache
+from hepwb.paths import Layout
+from hepwb.pipeline import Catalog
+from hepwb.pipeline.record import CellFailure, RunRecord
+from hepwb.sweep import SweepSpec, plan_sweep, run_sweep
+from hepwb.sweep.halving import run_halving
+from tests.helpers import tiny_corpus
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    root = tmp_path_factory.mktemp("sweep")
+    corpus, questions = tiny_corpus(root)
+    return root, {"corpus": str(corpus), "questions": str(questions), "tokenizer": "words"}
+
+
+def spec(base, **grid):
+    return SweepSpec.from_dict(
+        {"name": "t", **base, "grid": grid or {"chunk_size": [32, 64], "retriever": ["bm25", "dense"]}}
+    )
+
+
+def test_stages_once_then_rerun_from_cache(tiny):
+    root, base = tiny
+    layout = Layout(root / "home-a")
+    s = spec(base)
+    plan = plan_sweep(s, layout)
+    assert plan.counts() == {"convert": (0, 3), "chunkset": (0, 2), "index": (0, 2), "cell": (0, 4)}
+    res = run_sweep(s, layout=layout, executor="serial", progress=False)
+    assert not res.failed and len(res.computed) == 4
+    # each chunk set and table built once for the two retrievers sharing it; each unique text embedded once
+    built = [o for o in res.stages if not o.detail.get("reused")]
+    assert sorted(o.stage for o in built if o.stage != "embed") == [
+        "chunkset",
+        "chunkset",
+        "convert",
+        "convert",
+        "convert",
+        "index",
+        "index",
+    ]
+    texts = {t for cs in plan.chunksets for t in _texts(layout, cs)}
+    assert res.embedded == res.unique_texts == len(texts) > 0
+    assert len(EmbeddingCache(layout.lancedb, "all-MiniLM-L6-v2")) == len(texts)
+    assert all(o.detail.get("embedded_here") == 0 for o in res.stages if o.stage == "index")
+    # a run folder: typed record, tables, parameters and the papermill command for this cell alone
+    cell = res.plan.cells[0]
+    rec = RunRecord.load(cell.run_dir)
+    assert rec.cell_key == cell.key and rec.stage_keys["chunkset"] == cell.chunkset_id and rec.worker
+    assert {"retrieve_s", "evaluate_s", "load_s"} <= set(rec.timings_s)
+    assert 0 <= rec.metric("hit_rate@5") <= 1 and rec.summary_ci95["hit_rate@5"][0] <= rec.metric(
+        "hit_rate@5"
+    )
+    rerun = (cell.run_dir / "rerun.sh").read_text()
+    assert "-m papermill" in rerun and "20-evaluate.ipynb" in rerun and "parameters.yaml" in rerun
+    # the catalog: one row per cell with its keys, timings and worker; the sweep's stages
+    cat = Catalog(layout.catalog)
+    runs = cat.sql("SELECT cell_name, cell_key, config_hash, status, stage_keys, timings, worker FROM runs")
+    assert len(runs) == 4 and set(runs["status"]) == {"ok"} and runs["worker"].str.len().min() > 0
+    assert set(json.loads(runs["stage_keys"][0])) == {"chunkset", "index", "cell"}
+    assert len(cat.metrics_wide(res.sweep_id)) == 4
+    assert set(cat.stage_times(res.sweep_id)["stage"]) >= {"chunkset", "embed", "index", "cell:retrieve"}
+    # unchanged: nothing recomputed, no executor started, the results are the same
+    again = run_sweep(s, layout=layout, executor="serial", progress=False)
+    assert again.executor == "none" and not again.computed and len(again.cells) == 4
+    assert [o.detail["summary"] for o in again.cells] == [o.detail["summary"] for o in res.cells]
+    assert plan_sweep(s, layout).counts()["cell"] == (4, 4)
+    # a new cell reuses the chunk set and table it shares with finished cells
+    more = run_sweep(
+        spec(base, chunk_size=[32], retriever=["bm25", "entity"]),
+        layout=layout,
+        executor="serial",
+        progress=False,
+    )
+    assert len(more.computed) == 1 and more.embedded == 0
+    assert {o.stage for o in more.stages if not o.detail.get("reused")} == set()
+
+
+def _texts(layout, chunkset_id):
+    import pyarrow.parquet as pq
+
+    return pq.read_table(layout.chunksets / chunkset_id / "chunks.parquet").column("text").to_pylist()
+
+
+def test_a_failing_cell_is_recorded_and_the_others_go_on(tiny, monkeypatch):
+    root, base = tiny
+    monkeypatch.delenv("HEPWB_CROSS_ENCODER", raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    layout = Layout(root / "home-b")
+    res = run_sweep(
+        spec(base, chunk_size=[32], retriever=["bm25", "rerank"]),
+        layout=layout,
+        executor="serial",
+        progress=False,
+    )
+    (bad,) = res.failed
+    assert len(res.computed) == 1 and "cross-encoder" in bad.error.lower()
+    folder = next(c.run_dir for c in res.plan.cells if c.key == bad.key)
+    failure = CellFailure.load(folder)
+    assert failure.stage == "cell" and "Traceback" in (folder / "traceback.txt").read_text()
+    assert not (folder / "metrics.json").exists()
+    cat = Catalog(layout.catalog)
+    failed = cat.failures(res.sweep_id)
+    assert len(failed) == 1 and "cross-encoder" in failed["error"][0].lower()
+    assert len(cat.metrics_wide(res.sweep_id)) == 1
+    # a failed cell is retried by the next run (it may have been a passing problem); the finished one is not
+    again = run_sweep(
+        spec(base, chunk_size=[32], retriever=["bm25", "rerank"]),
+        layout=layout,
+        executor="serial",
+        progress=False,
+    )
+    assert len(again.failed) == 1 and not again.computed
+
+
+def test_stage_failures_fail_their_cells_only(tiny):
+    root, base = tiny
+    layout = Layout(root / "home-c")
+    bad = {"name": "semantic", "breakpoint_percentile": 90, "embedding_model": "/no/such/model"}
+    res = run_sweep(
+        SweepSpec.from_dict(
+            {
+                "name": "t",
+                **base,
+                "grid": {"chunk_size": [32], "retriever": ["bm25"], "chunker": ["hepilot", bad]},
+            }
+        ),
+        layout=layout,
+        executor="serial",
+        progress=False,
+    )
+    assert len(res.computed) == 1 and len(res.failed) == 1
+    assert res.failed[0].stage == "chunkset" and "/no/such/model" in res.failed[0].error
+
+
+def test_question_subsets_and_halving(tiny):
+    root, base = tiny
+    layout = Layout(root / "home-a")  # shares the stages built by the first test when run together
+    s = SweepSpec.from_dict(
+        {
+            "name": "h",
+            **base,
+            "halving": {"min_questions": 2, "eta": 2},
+            "grid": {"chunk_size": [32, 64], "retriever": ["bm25", "dense"]},
+        }
+    )
+    res = run_halving(s, layout=layout, executor="serial", progress=False)
+    frame = res.frame()
+    assert list(frame.groupby("rung")["cell"].count()) == [4, 2, 1]
+    assert list(frame.groupby("rung")["questions"].first()) == [2, 4, 8]
+    assert res.cell_questions == 4 * 2 + 2 * 4 + 1 * 8 and res.full_grid_cell_questions == 4 * 8
+    assert res.compute_share < 1 and res.ci95 is not None and res.winner in set(frame["cell"])
+    rec = RunRecord.load(layout.runs / res.winner)  # the final rung is an ordinary, complete run
+    assert rec.inputs.question_subset is None and rec.summary["n_questions"] == 8
+    assert (layout.reports / "sweeps" / res.sweep_id / "halving.json").is_file()
+
+
+def test_run_records_say_clearly_what_is_wrong(tmp_path):
+    with pytest.raises(ConfigError, match="did not finish; run the cell again"):
+        RunRecord.load(tmp_path)
+    (tmp_path / "metrics.json").write_text('{"run_id": "r", "chunkset_', encoding="utf-8")
+    with pytest.raises(ConfigError, match="is not a hepwb run record"):
+        RunRecord.load(tmp_path)
+    assert RunRecord.finished(tmp_path) is None
