@@ -19,6 +19,7 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from hepwb.index.analyzer import normalize
@@ -198,13 +199,11 @@ def explain_match(text: str, words: Iterable[str]) -> tuple[list[tuple[int, int]
         ([(10, 21), (25, 29)], ['asymmetry', 'dvcs'])
     """
     norm, src = normalize(text)
-    words = [w for w in words if w]
-    alts = sorted({_stem(w) for w in words}, key=len, reverse=True)
+    stems = {w: _stem(w) for w in words if w}
+    alts = tuple(sorted(set(stems.values()), key=len, reverse=True))
     if not alts or not norm:
         return [], []
-    rx = re.compile(
-        r"(?<![a-z0-9])(?:" + "|".join(re.escape(a).replace(r"\ ", " +") for a in alts) + r")[a-z]*"
-    )
+    rx = _pattern(alts)
     spans: list[tuple[int, int]] = []
     seen: set[str] = set()
     for m in rx.finditer(norm):
@@ -215,8 +214,16 @@ def explain_match(text: str, words: Iterable[str]) -> tuple[list[tuple[int, int]
         else:
             spans.append((s, e))
         seen.add(" ".join(m.group().split()))
-    matched = [w for w in words if any(x.startswith(_stem(w)) for x in seen)]
+    matched = [w for w, st in stems.items() if any(x.startswith(st) for x in seen)]
     return spans, matched
+
+
+@lru_cache(maxsize=256)
+def _pattern(alts: tuple[str, ...]) -> re.Pattern[str]:
+    """The highlighting regex of a query's word stems (compiled once per query, not once per hit)."""
+    return re.compile(
+        r"(?<![a-z0-9])(?:" + "|".join(re.escape(a).replace(r"\ ", " +") for a in alts) + r")[a-z]*"
+    )
 
 
 def snippet(hit: Hit, width: int = 300, mark: tuple[str, str] = ("**", "**")) -> str:
