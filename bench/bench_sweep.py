@@ -15,10 +15,11 @@ Each scenario gets its own artefact root under ``--work`` holding only the conve
   on a LocalCluster sized to the machine. Both run twice: a first run, and a second with every stage
   cached (today's loop re-executes every notebook; the engine reuses finished cells, and ``--force``
   recomputes the cells only).
-* ``grid48``: chunker {hepilot, recursive} × size {256, 512, 1024} × overlap {0, 0.2} × retriever
-  {dense, bm25, hybrid, entity}: first run, rerun, cells per minute, embedding calls against unique
-  chunk texts, peak RSS per worker; then successive halving over the same grid (stages cached), its
-  winner against the full grid's (paired permutation test on the main metric) and its share of compute.
+* ``grid48``: ``sweeps/chunkers-sizes-overlaps.yaml``, chunker {hepilot, recursive} × size {256, 512,
+  1024} × overlap {0, 0.2} × retriever {dense, bm25, hybrid, entity}: first run, rerun, cells per minute,
+  embedding calls against unique chunk texts, peak RSS per worker; then successive halving over the same
+  grid (stages cached), its winner against the full grid's (paired permutation test on the main metric)
+  and its share of compute.
 
 Results: a markdown table on stdout and ``reports/bench_sweep.json``.
 """
@@ -37,16 +38,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 HEPWB = Path(sys.executable).parent / "hepwb"
-GRID48 = {
-    "name": "grid48",
-    "metric": "hit_rate@5",
-    "grid": {
-        "chunker": ["hepilot", "recursive"],
-        "chunk_size": [256, 512, 1024],
-        "chunk_overlap": [0.0, 0.2],
-        "retriever": ["dense", "bm25", "hybrid", "entity"],
-    },
-}
+GRID48 = ROOT / "sweeps" / "chunkers-sizes-overlaps.yaml"
 
 
 def seed_conversions(work: Path) -> Path:
@@ -81,7 +73,8 @@ def papermill_loop(home: Path, cells: list[Any]) -> float:
         params = {k: v for k, v in cfg.to_dict().items() if k != "run_dir"}
         run_dir = layout.runs / cell_name(params)
         t1 = time.perf_counter()
-        run_notebook(EVALUATE_NOTEBOOK, run_dir / EVALUATE_NOTEBOOK, {**params, "run_dir": str(run_dir)}, layout)
+        params["run_dir"] = str(run_dir)
+        run_notebook(EVALUATE_NOTEBOOK, run_dir / EVALUATE_NOTEBOOK, params, layout)
         catalog.record_run(run_dir)
         print(f"  papermill cell {i}/{len(cells)}: {time.perf_counter() - t1:.1f} s", flush=True)
     return time.perf_counter() - t
@@ -91,7 +84,8 @@ def cli_sweep(home: Path, spec: Path, *extra: str) -> tuple[float, str]:
     """``hepwb sweep SPEC`` in a fresh process (what a user runs); (seconds, stdout)."""
     env = {**os.environ, "HEPWB_HOME": str(home)}
     t = time.perf_counter()
-    out = subprocess.run([HEPWB, "sweep", str(spec), *extra], env=env, capture_output=True, text=True, check=False)
+    cmd = [str(HEPWB), "sweep", str(spec), *extra]
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - t
     if out.returncode:
         raise RuntimeError(out.stderr[-3000:])
@@ -149,16 +143,13 @@ def _stage_wall(res: Any) -> dict[str, float]:
 
 
 def bench_grid48(work: Path, seed: Path) -> dict[str, Any]:
-    import yaml
-
     from hepwb.evaluation.stats import paired_test
     from hepwb.paths import Layout
     from hepwb.pipeline import Catalog
     from hepwb.pipeline.record import RunRecord
     from hepwb.sweep.halving import run_halving
 
-    spec_path = work / "grid48.yaml"
-    spec_path.write_text(yaml.safe_dump(GRID48))
+    spec_path = GRID48
     home = fresh_home(work, "grid48", seed)
     print("48-cell grid: first run", flush=True)
     first, res = engine(home, spec_path, progress=True)
@@ -167,7 +158,9 @@ def bench_grid48(work: Path, seed: Path) -> dict[str, Any]:
     from hepwb.index.cache import EmbeddingCache
 
     cached = len(EmbeddingCache(Layout(home).lancedb, "all-MiniLM-L6-v2"))
-    metric = GRID48["metric"]
+    from hepwb.sweep import SweepSpec
+
+    metric = SweepSpec.from_yaml(spec_path).metric
     ranked = sorted(res.cells, key=lambda o: o.detail["summary"][metric], reverse=True)
     names = {c.key: c.name for c in res.plan.cells}
     best = names[ranked[0].key]
@@ -203,41 +196,52 @@ def bench_grid48(work: Path, seed: Path) -> dict[str, Any]:
     }
 
 
+def _rss(peaks: dict[str, float]) -> str:
+    return ", ".join(f"{v:.0f}" for v in peaks.values()) + " MiB"
+
+
 def report(results: dict[str, Any]) -> str:
-    lines = []
+    """The results as the markdown table of the README."""
+    rows = [
+        "| measure (this machine, 2 cores) | today's papermill loop | engine (LocalCluster) |",
+        "|---|---|---|",
+    ]
     d = results.get("default")
     if d:
-        lines += [
-            f"Default grid ({d['cells']} cells, 32 papers, conversions cached), wall time on this machine:",
-            "",
-            "| | today's papermill loop | engine (LocalCluster) | ratio |",
-            "|---|---|---|---|",
-            f"| first run | {d['loop_first_s']:.0f} s | {d['engine_first_s']:.0f} s | {d['speedup_first']:.1f}× |",
-            f"| every stage cached, cells recomputed | {d['loop_second_s']:.0f} s | {d['engine_force_s']:.0f} s "
-            f"(`--force`) | {d['speedup_stages_cached']:.1f}× |",
-            f"| unchanged rerun | {d['loop_second_s']:.0f} s | {d['engine_rerun_s']:.1f} s | "
-            f"{d['rerun_share']:.1%} of the engine's first run |",
-            "",
-            f"Embedding calls {d['embedded']} for {d['unique_texts']} unique chunk texts; peak RSS per worker "
-            + ", ".join(f"{v:.0f} MiB" for v in d["peak_rss_mib"].values())
-            + f"; engine stage time (summed over workers): {d['stage_wall_s']}",
-            "",
+        rows += [
+            f"| default grid ({d['cells']} cells), first run, conversions cached | "
+            f"{d['loop_first_s']:.0f} s | "
+            f"{d['engine_first_s']:.0f} s ({d['speedup_first']:.1f}× faster) |",
+            f"| default grid, every stage cached, cells recomputed | {d['loop_second_s']:.0f} s | "
+            f"{d['engine_force_s']:.0f} s with `--force` ({d['speedup_stages_cached']:.1f}× faster) |",
+            f"| default grid, unchanged rerun | {d['loop_second_s']:.0f} s | {d['engine_rerun_s']:.1f} s "
+            f"({d['rerun_share']:.1%} of the first run) |",
+            f"| default grid, embedding calls / unique chunk texts | | "
+            f"{d['embedded']} / {d['unique_texts']} |",
+            f"| default grid, peak RSS per worker | | {_rss(d['peak_rss_mib'])} |",
+            f"| default grid, engine time per stage (summed over workers) | | {_stages(d['stage_wall_s'])} |",
         ]
     g = results.get("grid48")
     if g:
-        lines += [
-            f"48-cell grid: first run {g['first_s']:.0f} s ({g['cells_per_min']:.1f} cells/min), unchanged rerun "
-            f"{g['rerun_s']:.1f} s; embedding calls {g['embedded']} for {g['unique_texts']} unique texts "
-            f"(cache rows {g['cache_rows']}); peak RSS per worker "
-            + ", ".join(f"{v:.0f} MiB" for v in g["peak_rss_mib"].values())
-            + f"; stage time {g['stage_wall_s']}",
-            f"Full grid winner {g['grid_winner']} ({g['grid_winner_value']:.3f}); successive halving winner "
-            f"{g['halving_winner']} ({g['halving_value']:.3f}, 95 % CI {g['halving_ci95']}), difference "
-            f"{g['halving_vs_grid_diff']:+.3f} (p = {g['halving_vs_grid_p']:.2f}), "
-            f"{g['halving_compute_share']:.0%} of the cell-question evaluations, "
-            f"{g['halving_wall_s']:.0f} s vs {g['grid_cell_wall_s']:.0f} s of cell time in the full grid",
+        rows += [
+            f"| 48-cell grid, first run | | {g['first_s']:.0f} s ({g['cells_per_min']:.1f} cells/min) |",
+            f"| 48-cell grid, unchanged rerun | | {g['rerun_s']:.1f} s |",
+            f"| 48-cell grid, embedding calls / unique chunk texts | | {g['embedded']} / {g['unique_texts']} "
+            f"({g['cache_rows']} cache rows) |",
+            f"| 48-cell grid, peak RSS per worker | | {_rss(g['peak_rss_mib'])} |",
+            f"| 48-cell grid, engine time per stage | | {_stages(g['stage_wall_s'])} |",
+            f"| full grid's best cell | | {g['grid_winner']}: {g['grid_winner_value']:.3f} |",
+            f"| successive halving's winner | | {g['halving_winner']}: {g['halving_value']:.3f} "
+            f"[{g['halving_ci95'][0]:.3f}, {g['halving_ci95'][1]:.3f}]; vs the full grid's best "
+            f"{g['halving_vs_grid_diff']:+.3f} (p = {g['halving_vs_grid_p']:.2f}) |",
+            f"| successive halving's compute | | {g['halving_compute_share']:.0%} of the cell-question "
+            f"evaluations; {g['halving_wall_s']:.0f} s against {g['grid_cell_wall_s']:.0f} s of cell time |",
         ]
-    return "\n".join(lines)
+    return "\n".join(rows)
+
+
+def _stages(times: dict[str, float]) -> str:
+    return ", ".join(f"{k} {v:.0f} s" for k, v in times.items())
 
 
 def main() -> None:
@@ -251,12 +255,13 @@ def main() -> None:
     configure_runtime(offline=True)
     args.work.mkdir(parents=True, exist_ok=True)
     seed = seed_conversions(args.work)
-    results: dict[str, Any] = {"machine": {"cpus": os.cpu_count()}}
+    out = ROOT / "reports" / "bench_sweep.json"
+    results: dict[str, Any] = json.loads(out.read_text()) if out.is_file() else {}  # keep the other part's
+    results["machine"] = {"cpus": os.cpu_count()}
     if args.part in ("all", "default"):
         results["default"] = bench_default(args.work, seed)
     if args.part in ("all", "grid48"):
         results["grid48"] = bench_grid48(args.work, seed)
-    out = ROOT / "reports" / "bench_sweep.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=2, default=str))
     print(report(results))

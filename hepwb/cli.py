@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 from typing import Annotated
@@ -151,7 +150,7 @@ def evaluate(
         res = run_experiment(cfg)
     except HepwbError as exc:
         _fail(exc)
-    ci = json.loads((res.run_dir / "metrics.json").read_text(encoding="utf-8")).get("summary_ci95", {})
+    ci = res.record.summary_ci95
     for name, value in res.summary.items():
         low_high = f"  [{ci[name][0]:.3f}, {ci[name][1]:.3f}]" if name in ci else ""
         typer.echo(f"{name:28s} {value:10.4f}{low_high}")

@@ -227,7 +227,9 @@ def _acquire_for_run(layout: Any, ids: str, arxiv_query: str, inspire_query: str
     from hepwb.ids import short_hash
 
     source = "inspire" if inspire_query else "arxiv"
-    params = {"source": source, "query": inspire_query or arxiv_query, "ids": ids, "max_results": max_results}
-    res = acquire_corpus(layout.data / "raw" / f"{source}-{short_hash(params, 8)}", **params)
+    query = inspire_query or arxiv_query
+    params = {"source": source, "query": query, "ids": ids, "max_results": max_results}
+    folder = layout.data / "raw" / f"{source}-{short_hash(params, 8)}"
+    res = acquire_corpus(folder, source=source, query=query, ids=ids, max_results=max_results)
     typer.echo(f"acquired {res.n_ok}/{len(res.entries)} papers into {res.corpus}")
     return res.corpus

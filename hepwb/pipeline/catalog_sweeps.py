@@ -81,20 +81,25 @@ class SweepCatalogMixin:
                 )
             con.execute("COMMIT")
 
-    def record_stage(
-        self, sweep_id: str, stage: str, key: str, wall_s: float, worker: str, computed: bool, **detail: Any
+    def record_stages(
+        self, sweep_id: str, rows: list[tuple[str, str, float, str, bool, dict[str, Any]]]
     ) -> None:
-        """Record one stage a sweep computed (or found done): its key, wall time and worker."""
+        """Record the stages a sweep ran or reused (``stage, key, wall_s, worker, computed, detail`` rows)."""
         from hepwb.hepilot.log import utc_now
 
+        now = utc_now()
         with self._connect() as con:
-            con.execute(
-                "DELETE FROM stage_runs WHERE sweep_id = ? AND stage = ? AND key = ?", [sweep_id, stage, key]
-            )
-            con.execute(
-                "INSERT INTO stage_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [sweep_id, stage, key, wall_s, worker, computed, json.dumps(detail, default=str), utc_now()],
-            )
+            con.execute("BEGIN TRANSACTION")
+            for stage, key, wall_s, worker, computed, detail in rows:
+                con.execute(
+                    "DELETE FROM stage_runs WHERE sweep_id = ? AND stage = ? AND key = ?",
+                    [sweep_id, stage, key],
+                )
+                con.execute(
+                    "INSERT INTO stage_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    [sweep_id, stage, key, wall_s, worker, computed, json.dumps(detail, default=str), now],
+                )
+            con.execute("COMMIT")
 
     def has_run(self, run_id: str) -> bool:
         """Whether run ``run_id`` is recorded (finished)."""

@@ -79,7 +79,7 @@ class RunResult:
 
 def environment() -> dict[str, Any]:
     """Python, platform and package versions, recorded with every run."""
-    vers = {}
+    vers: dict[str, str | None] = {}
     for pkg in _PACKAGES:
         try:
             vers[pkg] = version(pkg)

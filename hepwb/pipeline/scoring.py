@@ -64,7 +64,10 @@ def score(
     ci95: dict[str, tuple[float, float]] = {}
     if with_ci and len(evaluated):
         ci = summary_with_ci(evaluated)
-        ci95 = {r.metric: (round(r.ci_low, 4), round(r.ci_high, 4)) for r in ci.itertuples()}
+        ci95 = {
+            str(m): (round(float(lo), 4), round(float(hi), 4))
+            for m, lo, hi in zip(ci["metric"], ci["ci_low"], ci["ci_high"], strict=True)
+        }
 
     by_q: dict[str, list[Any]] = {}
     for loc in located:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import inspect
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from hepwb.exceptions import HepwbError
 
@@ -24,7 +24,7 @@ __all__ = ["check_value"]
 _MIN_CHUNK = 16
 
 
-def _is_int(v: Any) -> bool:
+def _is_int(v: Any) -> TypeGuard[int]:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
@@ -123,7 +123,7 @@ def check_value(
     if dim == "chunk_size":
         from hepwb.sweep.spec import MAX_CHUNK_SIZE
 
-        if not _is_int(v) or not _MIN_CHUNK <= v <= MAX_CHUNK_SIZE:
+        if not (_is_int(v) and _MIN_CHUNK <= v <= MAX_CHUNK_SIZE):
             return f"a chunk size is a whole number of tokens from {_MIN_CHUNK} to {MAX_CHUNK_SIZE}, e.g. 512"
         return None
     if dim == "chunk_overlap":
@@ -137,7 +137,7 @@ def check_value(
     if dim == "k":
         from hepwb.sweep.spec import MAX_K
 
-        if not _is_int(v) or not 1 <= v <= MAX_K:
+        if not (_is_int(v) and 1 <= v <= MAX_K):
             return (
                 f"k is the number of chunks retrieved per question, a whole number from 1 to {MAX_K}, e.g. 10"
             )

@@ -198,8 +198,10 @@ def run_sweep(
     catalog.record_sweep_cells(
         sid, [_membership(c, o) for c, o in zip(plan.cells, all_outcomes, strict=True)]
     )
-    for s in prep.stages:
-        catalog.record_stage(sid, s.stage, s.key, s.wall_s, s.worker, not s.detail.get("reused"), ok=s.ok)
+    catalog.record_stages(
+        sid,
+        [(s.stage, s.key, s.wall_s, s.worker, not s.detail.get("reused"), {"ok": s.ok}) for s in prep.stages],
+    )
     result = SweepResult(
         sid,
         plan,

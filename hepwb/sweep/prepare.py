@@ -130,7 +130,7 @@ def _embed_model(
 ) -> None:
     import pyarrow.parquet as pq
 
-    from hepwb.ids import text_sha256
+    from hepwb.ids import short_hash, text_sha256
     from hepwb.index.cache import EmbeddingCache
 
     texts: dict[str, str] = {}
@@ -146,7 +146,10 @@ def _embed_model(
     # longest first: the slowest batches start early and the short ones fill in at the end
     missing.sort(key=lambda k: -len(texts[k]))
     batches = [missing[i : i + EMBED_BATCH] for i in range(0, len(missing), EMBED_BATCH)]
-    futures = {ex.submit(embed_task, model, [texts[k] for k in b], key="embed"): b for b in batches}
+    futures = {
+        ex.submit(embed_task, model, [texts[k] for k in b], f"{model}:{short_hash(b, 12)}", key="embed"): b
+        for b in batches
+    }
     pending: dict[str, Any] = {}
     with _bar(progress, len(missing), f"embedding ({model})", "text") as bar:
         for fut in ex.as_completed(list(futures)):

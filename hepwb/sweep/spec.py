@@ -72,8 +72,8 @@ class HalvingSettings(BaseModel):
     """Successive halving (``search: halving``): rungs of growing question subsets, keeping the best."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    eta: int = Field(3, ge=2, description="keep the best 1/eta of the cells at every rung")
-    min_questions: int = Field(12, ge=2, description="questions of the first rung")
+    eta: int = Field(default=3, ge=2, description="keep the best 1/eta of the cells at every rung")
+    min_questions: int = Field(default=12, ge=2, description="questions of the first rung")
     seed: int = 0
 
 
@@ -271,10 +271,10 @@ def _identity(cfg: ExperimentConfig) -> str:
 
 
 def _label(cfg: ExperimentConfig, dim: str) -> str:
+    from hepwb.pipeline.catalog_sweeps import option_label
+
     if dim in _NAMED:
-        opts = getattr(cfg, f"{dim}_options")
-        name = getattr(cfg, dim)
-        return name + ("(" + ", ".join(f"{k}={v}" for k, v in sorted(opts.items())) + ")" if opts else "")
+        return option_label(str(getattr(cfg, dim)), getattr(cfg, f"{dim}_options"))
     return str(getattr(cfg, dim))
 
 

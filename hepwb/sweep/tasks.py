@@ -111,8 +111,11 @@ def chunkset_task(home: str, config: dict[str, Any], inputs_key: str, chunkset_i
     return _run("chunkset", chunkset_id, body)
 
 
-def embed_task(model: str, texts: list[str]) -> tuple[Any, Outcome]:
-    """Embed ``texts`` with ``model``: ``(vectors, outcome)`` (the caller writes the cache)."""
+def embed_task(model: str, texts: list[str], batch: str) -> tuple[Any, Outcome]:
+    """Embed ``texts`` with ``model``: ``(vectors, outcome)`` (the caller writes the cache).
+
+    ``batch`` names the batch (the hash of its text keys) in the outcome.
+    """
     box: dict[str, Any] = {}
 
     def body() -> dict[str, Any]:
@@ -121,7 +124,7 @@ def embed_task(model: str, texts: list[str]) -> tuple[Any, Outcome]:
         box["vectors"] = worker.embedder(model).embed(texts)
         return {"n_texts": len(texts)}
 
-    out = _run("embed", f"{model}:{len(texts)}", body)
+    out = _run("embed", batch, body)
     return box.get("vectors"), out
 
 

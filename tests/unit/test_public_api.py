@@ -7,6 +7,8 @@ import hepwb.hepilot
 import hepwb.index
 import hepwb.pipeline
 import hepwb.retrieval
+import hepwb.sweep
+import hepwb.sweep.executors
 
 
 def test_top_level_api_is_locked():
@@ -34,6 +36,8 @@ def test_subpackages_declare_their_api():
         hepwb.index,
         hepwb.pipeline,
         hepwb.retrieval,
+        hepwb.sweep,
+        hepwb.sweep.executors,
     ):
         assert dir(mod) == sorted(mod.__all__)
         for name in mod.__all__:

@@ -152,3 +152,9 @@ def test_default_grid_is_todays_main_job():
         ("hepilot", 256, r) for r in ("dense", "bm25", "hybrid", "entity")
     ]
     assert len(cells) == 12 and {c.chunk_overlap for c in cells} == {0.1} and spec.metric == "hit_rate@5"
+
+
+@pytest.mark.parametrize("path", sorted((default_spec_path().parent).glob("*.yaml")), ids=lambda p: p.name)
+def test_every_shipped_sweep_file_is_valid(path):
+    cells = SweepSpec.from_yaml(path).cells(check_inputs=HAVE_SHARED_PDFS)
+    assert cells and len({cell_name(c.to_dict()) for c in cells}) == len(cells)

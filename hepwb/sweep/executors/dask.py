@@ -43,11 +43,16 @@ def local_cluster_size(n_workers: int | None = None) -> tuple[int, int]:
     return n, int(total * 0.8 / n)
 
 
-def _worker_check(home: str) -> dict[str, Any]:
-    """Run on every worker: the hepwb version it imports and whether it sees the project folder."""
-    import hepwb
+_CODE = ("processing", "chunking", "hepilot", "index", "retrieval", "evaluation", "pipeline")
 
-    return {"hepwb": hepwb.__version__, "sees_home": Path(home).is_dir()}
+
+def _worker_check(home: str) -> dict[str, Any]:
+    """Run on every worker: the hepwb code it runs and whether it sees the project folder."""
+    import hepwb
+    from hepwb.ids import code_fingerprint
+
+    code = [code_fingerprint(pkg) for pkg in _CODE]
+    return {"hepwb": hepwb.__version__, "code": code, "sees_home": Path(home).is_dir()}
 
 
 @register_executor("local")
@@ -95,22 +100,27 @@ class DaskExecutor:
                 cluster.scale(jobs=n_workers)
             self.client = Client(cluster)
         else:
+            import dask
+
             n, mem = local_cluster_size(n_workers)
-            self._own = LocalCluster(
-                n_workers=n,
-                threads_per_worker=1,
-                processes=True,
-                memory_limit=mem,
-                dashboard_address=":0" if _have_bokeh() else None,
-                silence_logs=logging.ERROR,
-            )
+            with dask.config.set(_lean_worker_config()):
+                self._own = LocalCluster(
+                    n_workers=n,
+                    threads_per_worker=1,
+                    processes=True,
+                    memory_limit=mem,
+                    dashboard_address=":0" if _have_bokeh() else None,
+                    silence_logs=logging.ERROR,
+                )
             self.client = Client(self._own)
         if home is not None:
             self._check_workers(str(home))
 
     def _check_workers(self, home: str) -> None:
         import hepwb
+        from hepwb.ids import code_fingerprint
 
+        code = [code_fingerprint(pkg) for pkg in _CODE]
         if not self.client.scheduler_info().get("workers"):
             return  # a jobqueue cluster whose jobs have not started yet: checked by the tasks themselves
         for addr, info in self.client.run(_worker_check, home).items():
@@ -120,8 +130,12 @@ class DaskExecutor:
                     "sharing that file system (or set HEPWB_HOME to a shared folder)"
                 )
                 raise ConfigError(msg)
-            if info["hepwb"] != hepwb.__version__:
-                msg = f"Dask worker {addr} runs hepwb {info['hepwb']}, this process {hepwb.__version__}"
+            if info["hepwb"] != hepwb.__version__ or info["code"] != code:
+                msg = (
+                    f"Dask worker {addr} runs other hepwb code ({info['hepwb']}, {info['code']}) than this "
+                    f"process ({hepwb.__version__}, {code}): its results would carry other keys; restart the "
+                    "workers from the same checkout"
+                )
                 raise ConfigError(msg)
 
     def submit(self, fn: Callable[..., Any], *args: Any, key: str | None = None, **kwargs: Any) -> Any:
@@ -158,6 +172,26 @@ class DaskExecutor:
         self.client.close()
         if self._own is not None:
             self._own.close()
+
+
+def _lean_worker_config() -> dict[str, Any]:
+    """Dask settings for LocalCluster workers doing CPU-bound model work on every core.
+
+    Measured on 2 cores (embedding 64 texts per task): a worker embedded 9.5 texts/s with Dask's defaults
+    and 11.1 texts/s with these, as fast as a plain process running the task in a thread. glibc's
+    ``MALLOC_TRIM_THRESHOLD_=65536`` (set by the nanny) makes torch return and re-map memory between
+    operations; the statistical profiler and the 20 ms event-loop tick wake the worker 150 times a second.
+    The dashboard still shows tasks, memory and progress (not the profile).
+    """
+    import dask
+
+    environ = dict(dask.config.get("distributed.nanny.pre-spawn-environ", {}))
+    environ.pop("MALLOC_TRIM_THRESHOLD_", None)
+    return {
+        "distributed.nanny.pre-spawn-environ": environ,
+        "distributed.worker.profile.enabled": False,
+        "distributed.admin.tick.interval": "1s",
+    }
 
 
 def _have_bokeh() -> bool:
