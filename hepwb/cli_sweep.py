@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -59,11 +58,6 @@ def _grid(
         "chunk_overlap": [float(x) for x in _words(overlaps)] if overlaps else None,
         "k": k,
     }
-
-
-def _quiet_dask() -> None:
-    for name in ("distributed", "bokeh", "tornado"):
-        logging.getLogger(name).setLevel(logging.WARNING)
 
 
 def _cluster(kind: str | None, queue: str | None, account: str | None, job_extra: list[str] | None) -> Any:
@@ -132,7 +126,6 @@ def sweep(
             typer.echo(plan.frame().to_string(index=False))
             typer.echo(f"\n{plan.sweep_id}: {len(plan.cells)} cells\n{plan.summary()}")
             return
-        _quiet_dask()
         opts = {
             "executor": executor,
             "scheduler": scheduler,
@@ -206,7 +199,6 @@ def run(
         )
         cells = spec.cells()  # fail fast on bad options, before any work
         typer.echo(f"corpus: {cells[0].corpus}\nquestions: {cells[0].questions}\n{len(cells)} cells")
-        _quiet_dask()
         result = run_sweep(spec, layout=layout, executor=executor, scheduler=scheduler, n_workers=workers)
         path = render_report(layout, sweep=result.sweep_id, metric=spec.metric)
     except (HepwbError, PapermillException) as exc:

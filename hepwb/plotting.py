@@ -130,7 +130,9 @@ def metric_heatmap(
 
 
 def _sort_key(v: Any) -> tuple[int, Any]:
-    return (0, v) if isinstance(v, int | float) else (1, str(v))
+    import numbers
+
+    return (0, float(v)) if isinstance(v, numbers.Real) else (1, str(v))
 
 
 def stage_times(stages: pd.DataFrame) -> Any:

@@ -218,9 +218,10 @@ class SweepCatalogMixin:
             "FROM stage_runs WHERE sweep_id = ? GROUP BY stage",
             [sweep],
         )
+        # every cell of the sweep, also those a later run found done: its timings are from when it ran
         cells = self.sql(
             "SELECT r.timings FROM runs r JOIN sweep_cells s USING (run_id) "
-            "WHERE s.sweep_id = ? AND NOT s.reused AND r.status = 'ok'",
+            "WHERE s.sweep_id = ? AND r.status = 'ok'",
             [sweep],
         )
         import pandas as pd

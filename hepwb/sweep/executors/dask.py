@@ -84,6 +84,7 @@ class DaskExecutor:
                 "the Dask executor needs dask and distributed: pip install 'dask[distributed]', or use serial"
             )
             raise DependencyError(msg) from exc
+        _quiet()
         self._own: Any = None
         if scheduler:
             try:
@@ -172,6 +173,13 @@ class DaskExecutor:
         self.client.close()
         if self._own is not None:
             self._own.close()
+
+
+def _quiet() -> None:
+    """Dask logs every connection and worker start at INFO: keep its warnings unless hepwb runs verbose."""
+    if logging.getLogger().getEffectiveLevel() > logging.DEBUG:
+        for name in ("distributed", "bokeh", "tornado"):
+            logging.getLogger(name).setLevel(logging.WARNING)
 
 
 def _lean_worker_config() -> dict[str, Any]:
