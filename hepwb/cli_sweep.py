@@ -133,7 +133,8 @@ def sweep(
             "cluster": _cluster(cluster, queue, account, job_extra),
         }
         if (search or spec.search) == "halving":
-            typer.echo(str(run_halving(spec, **opts)))
+            halving = run_halving(spec, **opts)
+            typer.echo(halving.frame().to_string(index=False))  # the winner's line is logged above
             return
         result = run_sweep(spec, notebooks=notebooks, force=force, **opts)
     except HepwbError as exc:
