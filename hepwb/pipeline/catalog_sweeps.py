@@ -11,23 +11,14 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hepwb.pipeline.experiment import DIMENSIONS
+
 if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["CONFIG_COLUMNS", "SweepCatalogMixin", "option_label"]
 
-CONFIG_COLUMNS = (
-    "corpus",
-    "questions",
-    "chunker",
-    "chunk_size",
-    "chunk_overlap",
-    "tokenizer",
-    "embedding_model",
-    "retriever",
-    "k",
-    "max_docs",
-)
+CONFIG_COLUMNS = DIMENSIONS
 """Configuration columns of :meth:`SweepCatalogMixin.metrics_wide` (the sweep dimensions)."""
 
 

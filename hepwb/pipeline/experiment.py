@@ -29,9 +29,26 @@ from hepwb.pipeline.stages import questions_path
 if TYPE_CHECKING:
     from hepwb.pipeline.stages import EvalInputs
 
-__all__ = ["ExperimentConfig", "RunResult", "environment", "questions_path", "run_experiment"]
+__all__ = ["DIMENSIONS", "ExperimentConfig", "RunResult", "environment", "questions_path", "run_experiment"]
 
 _MAX_K = 1_000
+
+DIMENSIONS = (
+    "corpus",
+    "questions",
+    "chunker",
+    "chunk_size",
+    "chunk_overlap",
+    "tokenizer",
+    "embedding_model",
+    "retriever",
+    "k",
+    "max_docs",
+    "prefer_latex",
+    "min_coverage",
+    "ragas_llm",
+)
+"""Configuration keys a sweep may vary over cells (its grid dimensions, and the report's columns)."""
 
 
 @dataclass(frozen=True)

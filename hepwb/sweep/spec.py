@@ -38,26 +38,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from hepwb.chunking.tokenizers import DEFAULT_TOKENIZER
 from hepwb.exceptions import ConfigError
-from hepwb.pipeline.experiment import ExperimentConfig
+from hepwb.pipeline.experiment import DIMENSIONS, ExperimentConfig
 
 __all__ = ["DIMENSIONS", "HalvingSettings", "SweepSpec", "SweepSpecError"]
-
-DIMENSIONS = (
-    "corpus",
-    "questions",
-    "chunker",
-    "chunk_size",
-    "chunk_overlap",
-    "tokenizer",
-    "embedding_model",
-    "retriever",
-    "k",
-    "max_docs",
-    "prefer_latex",
-    "min_coverage",
-    "ragas_llm",
-)
-"""Keys that may vary over cells (in ``grid``, ``include`` and ``exclude``)."""
 
 _NAMED = ("chunker", "retriever")  # values: a name or {name: ..., **options}
 MAX_CHUNK_SIZE = 32_768
