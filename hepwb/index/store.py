@@ -4,7 +4,8 @@ One table per (chunk set, embedding model), holding per chunk its text, vector a
 (document, label, title, arXiv id, pages, section path, offsets, the reader's context span and
 text), the HEP search terms of :func:`~hepwb.index.analyzer.search_terms` and the HEP entities of
 :class:`~hepwb.index.entities.EntityExtractor`. Two full-text indexes: ``text`` (LanceDB's simple
-tokenizer) and ``search_text`` (HEP terms). Tables of ``ann_min_rows`` chunks or more also get an
+tokenizer), ``search_text`` (HEP terms) and ``search_context`` (HEP terms of the paper title, section path and
+text). Tables of ``ann_min_rows`` chunks or more also get an
 ``IVF_HNSW_SQ`` vector index (cosine); smaller ones are searched exactly.
 
 The embedding cache (:mod:`hepwb.index.cache`) is keyed by (model, SHA-256 of the text) so no text is
@@ -56,6 +57,11 @@ def connect(db_path: str | Path) -> Any:
     return lancedb.connect(str(db_path))
 
 
+def chunkset_of(name: str) -> str:
+    """The chunk set id of a chunk table name (``<chunkset_id>__<model slug>``)."""
+    return name.split("__", 1)[0]
+
+
 def table_name(chunkset_id: str, model: str) -> str:
     """Name of the table holding ``chunkset_id`` embedded with ``model``."""
     return f"{chunkset_id}__{model_slug(model)}"
@@ -103,12 +109,27 @@ class ChunkStore:
         key = index_key(chunkset_id, self.embedder.model)
         if index_complete(self.db_path, name, key):
             return self.db.open_table(name)
+        from hepwb.index.lexicon import acronyms_of, save_lexicon
+
         vecs = self.embed_cached([c.text for c in chunks])
         tbl = self.db.create_table(name, chunk_arrow(chunks, docs, vecs), mode="overwrite")
         build_indexes(tbl)
+        save_lexicon(self.db_path, chunkset_id, acronyms_of(d.markdown for d in docs.values()))
         # the marker is written last: a table without it (an interrupted build) is built again
         write_json(self.db_path / "_complete" / f"{name}.json", {"index_key": key, "rows": len(chunks)})
         return tbl
+
+    def windows(self, chunkset_id: str, chunks: list[Chunk]) -> None:
+        """Build the window tables of ``chunkset_id`` (:mod:`hepwb.index.windows`) unless complete."""
+        from hepwb.index.windows import build_window_tables, windows_complete, windows_key
+
+        name = table_name(chunkset_id, self.embedder.model)
+        if not windows_complete(self.db_path, name, windows_key(chunkset_id, self.embedder.model)):
+            build_window_tables(self.db, name, chunks, self, self.embedder)
+            for suffix in ("__windows", "__wmean"):
+                tbl = self.db.open_table(name + suffix)
+                if tbl.count_rows() >= ANN_MIN_ROWS:
+                    _vector_index(tbl)
 
 
 def index_key(chunkset_id: str, model: str) -> str:
@@ -147,18 +168,24 @@ def open_chunk_table(db_path: str | Path, chunkset_id: str, model: str) -> Any:
 
 def build_indexes(tbl: Any, *, ann_min_rows: int = ANN_MIN_ROWS) -> None:
     """Create the two full-text indexes and, for large tables, the HNSW vector index."""
-    from lancedb.index import FTS, IvfHnswSq
+    from lancedb.index import FTS
 
     tbl.create_index("text", config=FTS(with_position=False), replace=True)
     hep = FTS(with_position=False, base_tokenizer="whitespace", max_token_length=64)
     tbl.create_index("search_text", config=hep, replace=True)
+    tbl.create_index("search_context", config=hep, replace=True)
+    if tbl.count_rows() >= ann_min_rows:
+        _vector_index(tbl)
+
+
+def _vector_index(tbl: Any) -> None:
+    """The cosine HNSW index (searched with breadth :data:`ANN_EF`)."""
+    from lancedb.index import IvfHnswSq
+
     n = tbl.count_rows()
-    if n >= ann_min_rows:
-        tbl.create_index(
-            "vector",
-            config=IvfHnswSq(distance_type="cosine", num_partitions=max(1, n // 50_000)),
-            replace=True,
-        )
+    tbl.create_index(
+        "vector", config=IvfHnswSq(distance_type="cosine", num_partitions=max(1, n // 50_000)), replace=True
+    )
 
 
 def chunk_arrow(chunks: list[Chunk], docs: dict[str, Document], vecs: np.ndarray) -> pa.Table:
@@ -193,6 +220,11 @@ def chunk_arrow(chunks: list[Chunk], docs: dict[str, Document], vecs: np.ndarray
             "context_text": [context_text(c) for c in chunks],
             "text": [c.text for c in chunks],
             "search_text": [search_terms(c.text) for c in chunks],
+            # the paper's title and the chunk's section path with its text: lexical context
+            "search_context": [
+                search_terms(f"{docs[c.document_id].title} {' '.join(c.section_path)} {c.text}")
+                for c in chunks
+            ],
             "entities": pa.array([extractor.entities(c.text) for c in chunks], pa.list_(pa.string())),
             "vector": pa.FixedSizeListArray.from_arrays(pa.array(vecs.ravel(), pa.float32()), dim),
         }

@@ -137,7 +137,9 @@ def run_cell(
         wanted = set(question_subset)
         questions = [q for q in questions if q.qid in wanted]
     with timings("retrieve_s"):
-        results = retrieve_stage(cfg, table, embedder, questions, progress=progress)
+        results = retrieve_stage(
+            cfg, table, embedder, questions, progress=progress, questions_sha256=inputs.questions_sha256
+        )
     with timings("evaluate_s"):
         scores = score(cfg, inputs, cs, questions, results, embedder, with_ci=with_ci)
     config = cfg.to_dict()

@@ -131,7 +131,7 @@ def run_experiment(
     """
     from hepwb.index import get_embedder
     from hepwb.pipeline.cell import run_cell
-    from hepwb.pipeline.stages import Timer, chunk_stage, index_stage, load_inputs
+    from hepwb.pipeline.stages import Timer, chunk_stage, index_stage, load_inputs, needs_windows
 
     configure_runtime(offline=None)
     layout = layout or Layout.default()
@@ -142,5 +142,5 @@ def run_experiment(
         cs = chunk_stage(cfg, inputs.documents, layout, inputs.log, progress=progress)
     embedder = get_embedder(cfg.embedding_model)
     with timings("index_s"):
-        table = index_stage(cs, embedder, layout)
+        table = index_stage(cs, embedder, layout, windows=needs_windows(cfg))
     return run_cell(cfg, inputs, cs, table, embedder, layout=layout, timings=timings, progress=progress)

@@ -80,7 +80,10 @@ def score(
         for qid, hits in results.items()
         for h in hits
     }
-    limit = embedder.max_seq_length
+    from hepwb.pipeline.stages import needs_windows
+
+    # read through windows, a chunk loses nothing to the model's input limit
+    limit = 10**9 if needs_windows(cfg) else embedder.max_seq_length
     total = sum(c.token_count for c in cs.chunks)
     n = max(len(cs.chunks), 1)
     summary = {

@@ -35,6 +35,7 @@ __all__ = [
     "chunk_stage",
     "index_stage",
     "load_inputs",
+    "needs_windows",
     "questions_path",
     "retrieve_stage",
 ]
@@ -144,11 +145,24 @@ def chunk_stage(
     )
 
 
-def index_stage(cs: ChunkSet, embedder: Embedder, layout: Layout) -> Any:
-    """The LanceDB table of ``cs`` embedded with ``embedder`` (built once, with its indexes)."""
+def needs_windows(cfg: ExperimentConfig) -> bool:
+    """Whether ``cfg``'s retriever reads chunks through their windows (``read``/``dense_read`` set)."""
+    opts = cfg.retriever_options
+    return str(opts.get("read", "first")) != "first" or str(opts.get("dense_read", "first")) != "first"
+
+
+def index_stage(cs: ChunkSet, embedder: Embedder, layout: Layout, *, windows: bool = False) -> Any:
+    """The LanceDB table of ``cs`` embedded with ``embedder`` (built once, with its indexes).
+
+    ``windows``: also the window tables (:mod:`hepwb.index.windows`) of chunks longer than the model reads.
+    """
     from hepwb.index import ChunkStore
 
-    return ChunkStore(layout.lancedb, embedder).table(cs.chunkset_id, cs.chunks, cs.documents)
+    store = ChunkStore(layout.lancedb, embedder)
+    table = store.table(cs.chunkset_id, cs.chunks, cs.documents)
+    if windows:
+        store.windows(cs.chunkset_id, cs.chunks)
+    return table
 
 
 def retrieve_stage(
@@ -158,6 +172,7 @@ def retrieve_stage(
     questions: list[Question],
     *,
     progress: bool = True,
+    questions_sha256: str = "",
 ) -> dict[str, list[Hit]]:
     """The top ``cfg.k`` hits of ``cfg``'s retriever for every question."""
     from tqdm.auto import tqdm
@@ -165,7 +180,10 @@ def retrieve_stage(
     from hepwb.retrieval import get_retriever
 
     retriever = get_retriever(cfg.retriever, table, embedder=embedder, **cfg.retriever_options)
-    return {
-        q.qid: retriever.search(q.question, cfg.k)
-        for q in tqdm(questions, desc=f"retrieving ({cfg.retriever})", unit="q", disable=not progress)
-    }
+    # a retriever fitted on this very question set answers each question out of fold (``fusion``)
+    oof = getattr(retriever, "out_of_fold", None)
+    out = {}
+    for q in tqdm(questions, desc=f"retrieving ({cfg.retriever})", unit="q", disable=not progress):
+        own = oof(q, questions_sha256) if oof is not None else None
+        out[q.qid] = (own or retriever).search(q.question, cfg.k)
+    return out

@@ -1,6 +1,7 @@
 """Retrieval methods, registered by name (see :func:`get_retriever`).
 
-``dense``, ``bm25`` (HEP terms), ``bm25_plain``, ``hybrid`` (RRF), ``hybrid_linear``, ``entity``,
+``dense``, ``bm25`` (HEP terms), ``bm25_plain``, ``hybrid`` (RRF), ``hybrid_linear``, ``fusion``
+(cross-validated weights), ``entity``,
 ``rerank`` (cross-encoder), ``multi_query`` and ``hyde`` (OpenAI-compatible LLM endpoint) and
 ``parent`` (children searched, parents returned). :func:`availability` says which can run here.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 from hepwb.retrieval import bm25 as _bm25  # noqa: F401  (registers "bm25", "bm25_plain")
 from hepwb.retrieval import dense as _dense  # noqa: F401  (registers "dense")
 from hepwb.retrieval import entity as _entity  # noqa: F401  (registers "entity")
+from hepwb.retrieval import fusion as _fusion  # noqa: F401  (registers "fusion")
 from hepwb.retrieval import generative as _generative  # noqa: F401  (registers "multi_query", "hyde")
 from hepwb.retrieval import hybrid as _hybrid  # noqa: F401  (registers "hybrid", "hybrid_linear")
 from hepwb.retrieval import parent as _parent  # noqa: F401  (registers "parent")

@@ -2,30 +2,43 @@
 
 ``bm25`` searches the HEP search terms of each chunk (:func:`hepwb.index.analyzer.search_terms`:
 ``J/\\psi`` → ``jpsi``, ``√s = 13 TeV`` → ``sqrts 13tev``, ``B_s^0`` → ``bs0 bs b0``), with the
-question turned into terms the same way; ``bm25_plain`` searches the raw text with LanceDB's
-simple tokenizer, as a baseline. Both: lowercase, English stemming, stop words removed, OR match.
+question turned into terms the same way; with ``fields="context"`` the chunk's text together with its
+paper's title and section path. ``bm25_plain`` searches the raw text with LanceDB's simple tokenizer, as
+a baseline. Both: lowercase, English stemming, stop words removed, OR match.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from hepwb.exceptions import ConfigError
 from hepwb.index.analyzer import search_terms
 from hepwb.index.embedder import Embedder
 from hepwb.retrieval.base import columns, register_retriever, rows_to_hits
 from hepwb.types import Hit
 
-__all__ = ["BM25Retriever", "PlainBM25Retriever", "fts_rows"]
+__all__ = ["FIELDS", "BM25Retriever", "PlainBM25Retriever", "check_fields", "fts_rows"]
+
+
+FIELDS = {"text": "search_text", "context": "search_context"}
+"""Lexical fields: the chunk's text, or its text with the paper title and section path (HEP terms)."""
+
+
+def check_fields(fields: str = "text") -> None:
+    """Raise :class:`ConfigError` unless ``fields`` names a lexical field set."""
+    if fields not in FIELDS:
+        msg = f"fields={fields!r}: choose 'text' (the chunk) or 'context' (with its paper title and section)"
+        raise ConfigError(msg)
 
 
 def fts_rows(
-    table: Any, query: str, k: int, *, hep: bool = True, where: str | None = None
+    table: Any, query: str, k: int, *, hep: bool = True, where: str | None = None, fields: str = "text"
 ) -> list[dict[str, Any]]:
     """Raw BM25 result rows (with ``_score``) for ``query``; ``where`` is a SQL prefilter."""
     text = search_terms(query) if hep else query
     if not text.strip():
         return []
-    q = table.search(text, query_type="fts", fts_columns="search_text" if hep else "text")
+    q = table.search(text, query_type="fts", fts_columns=FIELDS[fields] if hep else "text")
     if where:
         q = q.where(where, prefilter=True)
     return q.select([*columns(), "_score"]).limit(k).to_list()  # type: ignore[no-any-return]
@@ -33,18 +46,88 @@ def fts_rows(
 
 @register_retriever("bm25")
 class BM25Retriever:
-    """BM25 ranking of the chunks' HEP search terms."""
+    """BM25 ranking of the chunks' HEP search terms.
+
+    Args:
+        table: LanceDB chunk table.
+        embedder: Unused (lexical method).
+        fields: ``text`` (the chunk) or ``context`` (with its paper's title and section path).
+        acronyms: Also search the other form of every acronym the corpus defines that the question names
+            (:mod:`hepwb.index.lexicon`).
+        prf: Pseudo-relevance feedback (RM3, :mod:`hepwb.retrieval.feedback`): ``prf_terms`` terms of
+            the top ``prf_docs`` hits added with weight ``prf_weight``.
+    """
 
     name = "bm25"
     hep = True
 
-    def __init__(self, table: Any, embedder: Embedder | None = None) -> None:
+    def __init__(
+        self,
+        table: Any,
+        embedder: Embedder | None = None,
+        fields: str = "text",
+        acronyms: bool = False,
+        prf: bool = False,
+        prf_docs: int = 5,
+        prf_terms: int = 10,
+        prf_weight: float = 0.5,
+    ) -> None:
+        self.check_options(fields, acronyms, prf, prf_docs, prf_terms, prf_weight)
         self.table = table
+        self.fields = fields
+        self.prf = (prf_docs, prf_terms, prf_weight) if prf else None
+        self.lexicon: dict[str, str] = {}
+        if acronyms:
+            from pathlib import Path
+
+            from hepwb.index.lexicon import load_lexicon
+            from hepwb.index.store import chunkset_of
+
+            self.lexicon = load_lexicon(Path(table.uri).parent, chunkset_of(table.name))
+
+    @staticmethod
+    def check_options(
+        fields: str = "text",
+        acronyms: bool = False,
+        prf: bool = False,
+        prf_docs: int = 5,
+        prf_terms: int = 10,
+        prf_weight: float = 0.5,
+    ) -> None:
+        """Check the options (also before a sweep starts)."""
+        check_fields(fields)
+        for name, value, lo in (("prf_docs", prf_docs, 1), ("prf_terms", prf_terms, 1)):
+            if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= 100:
+                msg = f"{name}={value!r}: a whole number from 1 to 100"
+                raise ConfigError(msg)
+        if isinstance(prf_weight, bool) or not isinstance(prf_weight, int | float) or not 0 < prf_weight <= 1:
+            msg = f"prf_weight={prf_weight!r}: the added terms' weight against the question's, 0 < x <= 1"
+            raise ConfigError(msg)
 
     def search(self, query: str, k: int = 10) -> list[Hit]:
         """Top ``k`` chunks by BM25 score (an OR match of the query terms)."""
-        rows = fts_rows(self.table, query, k, hep=self.hep)
+        if self.lexicon:
+            from hepwb.index.lexicon import expand_acronyms
+
+            query = expand_acronyms(query, self.lexicon)
+        if self.prf is None or not search_terms(query).strip():
+            rows = fts_rows(self.table, query, k, hep=self.hep, fields=self.fields)
+        else:
+            rows = self._feedback_rows(query, k)
         return rows_to_hits(rows, self.name, "_score", query=query)
+
+    def _feedback_rows(self, query: str, k: int) -> list[dict[str, Any]]:
+        from hepwb.retrieval.feedback import feedback_query, feedback_terms
+
+        assert self.prf is not None
+        docs, n_terms, weight = self.prf
+        column = FIELDS[self.fields]
+        terms = search_terms(query)
+        first = self.table.search(terms, query_type="fts", fts_columns=column)
+        first_rows = first.select([column, "_score"]).limit(docs).to_list()
+        expansion = feedback_terms(first_rows, column, set(terms.split()), n_terms)
+        q = self.table.search(feedback_query(terms, column, expansion, weight), query_type="fts")
+        return q.select([*columns(), "_score"]).limit(k).to_list()  # type: ignore[no-any-return]
 
 
 @register_retriever("bm25_plain")
@@ -53,3 +136,6 @@ class PlainBM25Retriever(BM25Retriever):
 
     name = "bm25_plain"
     hep = False
+
+    def __init__(self, table: Any, embedder: Embedder | None = None) -> None:
+        super().__init__(table, embedder)

@@ -1,8 +1,14 @@
-"""Hybrid retrieval: dense vectors and HEP BM25 fused by LanceDB's rerankers.
+"""Hybrid retrieval: dense vectors and HEP BM25 fused by LanceDB rerankers.
 
-``hybrid`` fuses the two rankings by reciprocal-rank fusion (``RRFReranker``, k = 60);
-``hybrid_linear`` blends min-max-normalised scores, ``0.7 × cosine + 0.3 × BM25``
-(``LinearCombinationReranker``). Each branch contributes its top ``fetch`` candidates.
+* ``hybrid``: reciprocal-rank fusion, k = 60 (LanceDB's ``RRFReranker``); with ``weight`` (the dense
+  branch's share, 0-1) a weighted RRF, ``w / (60 + rank_dense) + (1 - w) / (60 + rank_bm25)``
+  (:class:`~hepwb.retrieval.rerankers.WeightedRRFReranker`, a LanceDB reranker);
+* ``hybrid_linear``: a convex combination of min-max-normalised scores, ``w × cosine + (1 - w) × BM25``
+  (LanceDB's ``LinearCombinationReranker``, w = 0.7 by default).
+
+Options of both: ``dense_read``/``top_m`` (how the dense branch reads long chunks, see
+:mod:`hepwb.retrieval.dense`), ``fields`` (the lexical branch's fields, see :mod:`hepwb.retrieval.bm25`)
+and ``fetch`` (candidates per branch). Weights chosen by cross-validation: :mod:`hepwb.retrieval.fusion`.
 """
 
 from __future__ import annotations
@@ -13,83 +19,135 @@ from typing import Any
 from hepwb.exceptions import ConfigError
 from hepwb.index.analyzer import search_terms
 from hepwb.index.embedder import Embedder
-from hepwb.index.store import ANN_EF
 from hepwb.retrieval.base import columns, register_retriever, rows_to_hits
+from hepwb.retrieval.bm25 import FIELDS, check_fields
+from hepwb.retrieval.dense import check_read, dense_arrow
 from hepwb.types import Hit
 
-__all__ = ["HybridRetriever", "LinearHybridRetriever"]
+__all__ = ["HybridRetriever", "LinearHybridRetriever", "check_weight"]
 
 
 def _fmt(value: Any, fmt: str) -> str:
     return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else format(value, fmt)
 
 
+def check_weight(weight: float | None) -> None:
+    """Raise :class:`ConfigError` unless ``weight`` is ``None`` or a share in [0, 1]."""
+    if weight is not None and (
+        isinstance(weight, bool) or not isinstance(weight, int | float) or not 0 <= weight <= 1
+    ):
+        msg = f"weight={weight!r}: the dense branch's share, a number from 0 (BM25 only) to 1 (dense only)"
+        raise ConfigError(msg)
+
+
 @register_retriever("hybrid")
 class HybridRetriever:
-    """Dense + BM25 (HEP terms), fused by reciprocal rank.
+    """Dense + BM25 (HEP terms), fused by reciprocal rank (weighted with ``weight``).
 
     Args:
         table: LanceDB chunk table.
         embedder: Query embedder.
         fetch: Candidates taken from each branch before fusing (at least ``k``).
+        weight: The dense branch's share in [0, 1]; ``None``: LanceDB's equal-weight RRF.
+        dense_read: How the dense branch reads long chunks (``first``, ``max``, ``mean``).
+        top_m: With ``dense_read="max"``: average the ``top_m`` best windows.
+        fields: The lexical branch's fields (``text`` or ``context``).
     """
 
     name = "hybrid"
 
-    def __init__(self, table: Any, embedder: Embedder | None = None, fetch: int = 50) -> None:
+    def __init__(
+        self,
+        table: Any,
+        embedder: Embedder | None = None,
+        fetch: int = 50,
+        weight: float | None = None,
+        dense_read: str = "first",
+        top_m: int = 1,
+        fields: str = "text",
+    ) -> None:
         if embedder is None:
             msg = f"{self.name} needs an embedder: get_retriever({self.name!r}, table, embedder=...)"
             raise ConfigError(msg)
+        self.check_options(fetch=fetch, weight=weight, dense_read=dense_read, top_m=top_m, fields=fields)
         self.table = table
         self.embedder = embedder
         self.fetch = fetch
+        self.weight = weight
+        self.dense_read = dense_read
+        self.top_m = top_m
+        self.fields = fields
+
+    @staticmethod
+    def check_options(
+        fetch: int = 50,
+        weight: float | None = None,
+        dense_read: str = "first",
+        top_m: int = 1,
+        fields: str = "text",
+    ) -> None:
+        """Check the options (also before a sweep starts)."""
+        if isinstance(fetch, bool) or not isinstance(fetch, int) or not 1 <= fetch <= 10_000:
+            msg = f"fetch={fetch!r}: candidates per branch, a whole number from 1 to 10000 (e.g. 50)"
+            raise ConfigError(msg)
+        check_weight(weight)
+        check_read(dense_read, top_m)
+        check_fields(fields)
 
     def reranker(self) -> Any:
         """The LanceDB reranker that fuses the branches."""
         from lancedb.rerankers import RRFReranker
 
-        return RRFReranker(K=60, return_score="all")
+        from hepwb.retrieval.rerankers import WeightedRRFReranker
 
-    def rows(self, query: str, k: int) -> list[dict[str, Any]]:
-        """Fused result rows with ``_relevance_score``, ``_distance`` and ``_score``."""
+        if self.weight is None:
+            return RRFReranker(K=60, return_score="all")
+        return WeightedRRFReranker(K=60, vector_weight=self.weight, return_score="all")
+
+    def legs(self, query: str, k: int = 0) -> tuple[Any, Any]:
+        """The two branches as Arrow tables, each with its own score column and ``_rowid``.
+
+        The dense branch has ``_distance``, the lexical one ``_score`` (``None`` when the query has no
+        lexical term). They are run here, not through LanceDB's hybrid query builder, which projects the
+        score columns away (its scanner then warns on every query).
+        """
         vec = self.embedder.embed([query])[0]
         terms = search_terms(query)
-        if not terms.strip():  # nothing lexical to match: the dense branch alone
-            from hepwb.retrieval.dense import dense_rows
-
-            return [
-                {**r, "_relevance_score": 1.0 - r["_distance"], "_score": None}
-                for r in dense_rows(self.table, vec, k)
-            ]
-        from lancedb.query import LanceHybridQueryBuilder
-
-        # the two legs are run here, each asking for its own score column (LanceDB's hybrid builder
-        # projects them away and its scanner then warns on every query), and fused by LanceDB's own
-        # hybrid combination: min-max normalisation, then the reranker
         n = max(k, self.fetch)
-        vec_rows = (
-            self.table.search(vec, vector_column_name="vector")
-            .metric("cosine")
-            .ef(ANN_EF)
-            .select([*columns(), "_distance"])
-            .with_row_id(True)
-            .limit(n)
-            .to_arrow()
-        )
+        vec_rows = dense_arrow(self.table, vec, n, read=self.dense_read, top_m=self.top_m)
+        if "_windows" in vec_rows.column_names:
+            vec_rows = vec_rows.drop(["_windows"])
+        if not terms.strip():
+            return vec_rows, None
         fts_rows = (
-            self.table.search(terms, query_type="fts", fts_columns="search_text")
+            self.table.search(terms, query_type="fts", fts_columns=FIELDS[self.fields])
             .select([*columns(), "_score"])
             .with_row_id(True)
             .limit(n)
             .to_arrow()
         )
+        return vec_rows, fts_rows
+
+    def rows(self, query: str, k: int) -> list[dict[str, Any]]:
+        """Fused result rows with ``_relevance_score``, ``_distance`` and ``_score``.
+
+        The branches are fused by LanceDB's own hybrid combination: min-max normalisation, then the
+        reranker.
+        """
+        from lancedb.query import LanceHybridQueryBuilder
+
+        vec_rows, fts_rows = self.legs(query, k)
+        if fts_rows is None:  # nothing lexical to match: the dense branch alone
+            return [
+                {**r, "_relevance_score": 1.0 - r["_distance"], "_score": None} for r in vec_rows.to_pylist()
+            ][:k]
         fused = LanceHybridQueryBuilder._combine_hybrid_results(
             fts_results=fts_rows,
             vector_results=vec_rows,
             norm="score",
-            fts_query=terms,
+            fts_query="",
             reranker=self.reranker(),
-            limit=n,
+            limit=max(k, self.fetch),
             with_row_ids=False,
         )
         return fused.to_pylist()[:k]  # type: ignore[no-any-return]
@@ -115,16 +173,23 @@ class LinearHybridRetriever(HybridRetriever):
     name = "hybrid_linear"
 
     def __init__(
-        self, table: Any, embedder: Embedder | None = None, fetch: int = 50, weight: float = 0.7
+        self,
+        table: Any,
+        embedder: Embedder | None = None,
+        fetch: int = 50,
+        weight: float = 0.7,
+        dense_read: str = "first",
+        top_m: int = 1,
+        fields: str = "text",
     ) -> None:
-        super().__init__(table, embedder, fetch)
-        if not 0.0 <= weight <= 1.0:
-            msg = f"weight must lie in [0, 1] (share of the dense score), got {weight}"
+        if weight is None:
+            msg = "hybrid_linear needs a weight: the dense branch's share in [0, 1], e.g. 0.7"
             raise ConfigError(msg)
-        self.weight = weight
+        super().__init__(table, embedder, fetch, weight, dense_read, top_m, fields)
 
     def reranker(self) -> Any:
         """LanceDB's linear-combination reranker."""
         from lancedb.rerankers import LinearCombinationReranker
 
-        return LinearCombinationReranker(weight=self.weight, return_score="all")
+        weight = 0.7 if self.weight is None else self.weight
+        return LinearCombinationReranker(weight=weight, return_score="all")

@@ -52,13 +52,20 @@ class ChunkSetPlan:
 
 @dataclass
 class IndexPlan:
-    """A LanceDB table (embeddings + indexes) of one chunk set × embedding model."""
+    """A LanceDB table (embeddings + indexes) of one chunk set × embedding model (and its window tables)."""
 
     name: str
     key: str
     chunkset_id: str
     model: str
-    done: bool
+    table_done: bool
+    windows: bool = False
+    windows_done: bool = False
+
+    @property
+    def done(self) -> bool:
+        """Whether the table (and, when a cell needs them, its window tables) is complete."""
+        return self.table_done and (self.windows_done or not self.windows)
 
 
 @dataclass
@@ -180,8 +187,9 @@ def plan_cells(
     """
     from hepwb.chunking import get_chunker
     from hepwb.index.store import index_complete, index_key, table_name
+    from hepwb.index.windows import windows_complete, windows_key
     from hepwb.io import read_json
-    from hepwb.pipeline.stages import questions_path
+    from hepwb.pipeline.stages import needs_windows, questions_path
 
     corpora: dict[tuple[str, int | None, bool], CorpusPlan] = {}
     chunksets: dict[str, ChunkSetPlan] = {}
@@ -215,6 +223,10 @@ def plan_cells(
             indexes[tname] = IndexPlan(
                 tname, ikey, cs_id, cfg.embedding_model, index_complete(layout.lancedb, tname, ikey)
             )
+        if needs_windows(cfg) and not indexes[tname].windows:
+            ix = indexes[tname]
+            ix.windows = True
+            ix.windows_done = windows_complete(layout.lancedb, tname, windows_key(cs_id, cfg.embedding_model))
         config = cfg.to_dict()
         name = cell_name(config)
         run_dir = Path(cfg.run_dir) if cfg.run_dir else layout.runs / name

@@ -105,9 +105,9 @@ def prepare_stages(
     todo_idx = [plan.indexes[n] for n in sorted(idx_needed) if not plan.indexes[n].done]
     todo_idx = [ix for ix in todo_idx if ix.chunkset_id not in prep.failed]
     for model in sorted({ix.model for ix in todo_idx}):
-        _embed_model(
-            plan, [ix.chunkset_id for ix in todo_idx if ix.model == model], model, ex, prep, progress
-        )
+        mine = [ix for ix in todo_idx if ix.model == model]
+        windowed = [ix.chunkset_id for ix in mine if ix.windows]
+        _embed_model(plan, [ix.chunkset_id for ix in mine], windowed, model, ex, prep, progress)
     # 3. tables (cells wait for theirs)
     by_name = {c.index: c for c in cells}
     for name in sorted(idx_needed):
@@ -120,26 +120,45 @@ def prepare_stages(
             continue
         cell = by_name[name]
         prep.index_futures[name] = ex.submit(
-            index_task, home, cell.config.to_dict(), cell.inputs_key, name, key=f"index-{ix.chunkset_id}"
+            index_task,
+            home,
+            cell.config.to_dict(),
+            cell.inputs_key,
+            name,
+            ix.windows,
+            key=f"index-{ix.chunkset_id}",
         )
     return prep
 
 
 def _embed_model(
-    plan: SweepPlan, chunkset_ids: list[str], model: str, ex: Executor, prep: Prepared, progress: bool
+    plan: SweepPlan,
+    chunkset_ids: list[str],
+    windowed: list[str],
+    model: str,
+    ex: Executor,
+    prep: Prepared,
+    progress: bool,
 ) -> None:
+    """Embed every unique text the tables of ``chunkset_ids`` need (their windows too for ``windowed``)."""
     import pyarrow.parquet as pq
 
     from hepwb.ids import short_hash, text_sha256
     from hepwb.index.cache import EmbeddingCache
+    from hepwb.index.windows import window_size, windows_of
 
     texts: dict[str, str] = {}
+    size = window_size(model) if windowed else 0
     for cs_id in chunkset_ids:
-        for t in pq.read_table(plan.layout.chunksets / cs_id / "chunks.parquet", columns=["text"]).column(
+        column = pq.read_table(plan.layout.chunksets / cs_id / "chunks.parquet", columns=["text"]).column(
             "text"
-        ):
+        )
+        for t in column:
             s = t.as_py()
             texts.setdefault(text_sha256(s), s)
+            if cs_id in windowed:
+                for a, b in windows_of(s, model, size=size):
+                    texts.setdefault(text_sha256(s[a:b]), s[a:b])
     cache = EmbeddingCache(plan.layout.lancedb, model)
     missing = cache.missing(list(texts))
     prep.unique_texts += len(texts)

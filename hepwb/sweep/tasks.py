@@ -128,15 +128,17 @@ def embed_task(model: str, texts: list[str], batch: str) -> tuple[Any, Outcome]:
     return box.get("vectors"), out
 
 
-def index_task(home: str, config: dict[str, Any], inputs_key: str, table: str, *after: Any) -> Outcome:
-    """Build (or open) the LanceDB table of ``config``'s chunk set and embedding model."""
+def index_task(
+    home: str, config: dict[str, Any], inputs_key: str, table: str, windows: bool, *after: Any
+) -> Outcome:
+    """Build (or open) the LanceDB table of ``config``'s chunk set and embedding model (and its windows)."""
 
     def body() -> dict[str, Any]:
         from hepwb.sweep import worker
 
         emb = worker.embedder(config["embedding_model"])
         before = emb.n_embedded
-        tbl = worker.table(home, config, inputs_key)
+        tbl = worker.table(home, config, inputs_key, windows=windows)
         # every vector should come from the cache the driver filled: count any embedded here
         return {"rows": int(tbl.count_rows()), "embedded_here": emb.n_embedded - before}
 

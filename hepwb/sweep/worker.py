@@ -103,15 +103,21 @@ def chunkset(home: str, config: dict[str, Any], inputs_key: str) -> ChunkSet:
     )
 
 
-def table(home: str, config: dict[str, Any], inputs_key: str) -> Any:
-    """The open LanceDB table of ``config``'s chunk set and embedding model (built on first use)."""
+def table(home: str, config: dict[str, Any], inputs_key: str, *, windows: bool = False) -> Any:
+    """The open LanceDB table of ``config``'s chunk set and embedding model (built on first use).
+
+    ``windows``: its window tables too (they are also built when ``config``'s retriever reads windows).
+    """
     from hepwb.index.store import index_key
-    from hepwb.pipeline.stages import index_stage
+    from hepwb.pipeline.stages import index_stage, needs_windows
 
     cfg = _cfg(config)
     cs = chunkset(home, config, inputs_key)
-    key = (home, index_key(cs.chunkset_id, cfg.embedding_model))
-    return _TABLES.get_or(key, lambda: index_stage(cs, embedder(cfg.embedding_model), _layout(home)))
+    windows = windows or needs_windows(cfg)
+    key = (home, index_key(cs.chunkset_id, cfg.embedding_model), windows)
+    return _TABLES.get_or(
+        key, lambda: index_stage(cs, embedder(cfg.embedding_model), _layout(home), windows=windows)
+    )
 
 
 def cell(

@@ -1,0 +1,96 @@
+"""``hepwb adapt`` and ``hepwb fit-fusion`` (registered on :data:`hepwb.cli.app`)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from hepwb.cli import Corpus, Latex, MaxDocs, Overlap, Questions, _fail, app
+from hepwb.exceptions import HepwbError
+
+
+@app.command()
+def adapt(
+    name: Annotated[
+        str, typer.Option(help="Name of the adapted model (saved under data/models/NAME).")
+    ] = "hep-minilm",
+    base: Annotated[str, typer.Option(help="Model to adapt (a sentence-transformers name or folder).")] = (
+        "all-MiniLM-L6-v2"
+    ),
+    corpus: Corpus = None,
+    max_docs: MaxDocs = None,
+    latex: Latex = True,
+    max_pairs: Annotated[int, typer.Option(help="At most this many training pairs.")] = 3000,
+    epochs: Annotated[float, typer.Option(help="Passes over the pairs.")] = 1.0,
+    batch_size: Annotated[int, typer.Option(help="Pairs per step (in-batch negatives).")] = 32,
+    hard_negatives: Annotated[bool, typer.Option(help="Add a mined hard negative to each pair.")] = True,
+    seed: Annotated[int, typer.Option(help="Seed of pairs, split and training.")] = 0,
+) -> None:
+    """Adapt the embedding model to a corpus, offline, on CPU (pairs built from the papers, never questions).
+
+    Use it afterwards by name: `hepwb evaluate --embedding-model NAME`, or `embedding_model: NAME` in a sweep.
+    """
+    from hepwb.adapt.finetune import AdaptSettings
+    from hepwb.adapt.run import adapt_corpus
+
+    settings = AdaptSettings(epochs=epochs, batch_size=batch_size, hard_negatives=hard_negatives, seed=seed)
+    try:
+        card = adapt_corpus(name, corpus=corpus, base_model=base, max_docs=max_docs, prefer_latex=latex,
+                            max_pairs=max_pairs, settings=settings)  # fmt: skip
+    except HepwbError as exc:
+        _fail(exc)
+    typer.echo(f"{card.path}: {card.n_train} pairs {card.pairs}, {card.steps} steps in {card.seconds:.0f} s")
+    for metric, after in card.heldout_after.items():
+        typer.echo(f"held-out {metric:6s} {card.heldout_before[metric]:.3f} -> {after:.3f}")
+
+
+@app.command("fit-fusion")
+def fit_fusion(
+    name: Annotated[str, typer.Option(help="Name of the fit (saved under data/models/fusion/NAME.json).")],
+    corpus: Corpus = None,
+    questions: Questions = None,
+    max_docs: MaxDocs = None,
+    chunker: Annotated[str, typer.Option(help="Chunking strategy of the chunk set.")] = "hepilot",
+    chunk_size: Annotated[int, typer.Option(help="Chunk size in tokens.")] = 1024,
+    chunk_overlap: Overlap = 0.1,
+    embedding_model: Annotated[str, typer.Option(help="Embedding model (name, folder or adapted name).")] = (
+        "all-MiniLM-L6-v2"
+    ),
+    dense_read: Annotated[
+        str, typer.Option(help="How the dense branch reads long chunks: first, max, mean.")
+    ] = ("max"),
+    fields: Annotated[
+        str, typer.Option(help="Lexical fields: text, or context (with title and section).")
+    ] = ("context"),
+    folds: Annotated[int, typer.Option(help="Cross-validation folds (grouped by paper).")] = 4,
+) -> None:
+    """Choose the hybrid fusion (weighted RRF or convex combination, the dense share) by cross-validation.
+
+    Folds are grouped by paper; prints each fold's choice and the out-of-fold metrics with 95 % intervals.
+    The `fusion` retriever (`fitted=NAME`) then uses the fit, out of fold on this same question set.
+    """
+    from hepwb.adapt.run import fit_fusion_for
+
+    try:
+        fit = fit_fusion_for(
+            name,
+            corpus=corpus,
+            questions=questions,
+            max_docs=max_docs,
+            chunker=chunker,
+            chunk_size=chunk_size,
+            chunk_overlap=chunk_overlap,
+            embedding_model=embedding_model,
+            dense_read=dense_read,
+            fields=fields,
+            n_folds=folds,
+        )
+    except HepwbError as exc:
+        _fail(exc)
+    for f, p in sorted(fit.fold_params.items()):
+        typer.echo(f"fold {f}: {p['method']} weight {p['weight']:.2f} (scored on {', '.join(p['papers'])})")
+    typer.echo(f"fitted on all {fit.n_questions} questions: {fit.method} weight {fit.weight:.2f}")
+    for metric in ("hit_rate@5", "recall@5", "mrr@10", "ndcg@10"):
+        lo, hi = fit.out_of_fold_ci95.get(metric, (float("nan"), float("nan")))
+        typer.echo(f"out of fold {metric:10s} {fit.out_of_fold[metric]:.3f}  [{lo:.3f}, {hi:.3f}]")

@@ -1,0 +1,80 @@
+"""Acronyms the corpus defines ("deeply virtual Compton scattering (DVCS)"), for query expansion.
+
+Built from the documents of a chunk set when its LanceDB table is built, saved beside it as
+``_lexicon/<chunkset_id>.json`` (``{"dvcs": "deeply virtual compton scattering", …}``), and read by
+the ``bm25`` retriever with ``acronyms=True``: a question naming either form also searches the other.
+
+Example:
+    >>> long_form("we measured deeply virtual Compton scattering", "DVCS")
+    'deeply virtual Compton scattering'
+    >>> long_form("managed across the Worldwide LHC Computing Grid", "WLCG")
+    'Worldwide LHC Computing Grid'
+    >>> long_form("a quantity called", "XYZ") is None
+    True
+    >>> expand_acronyms("What did HERMES find for DVCS?", {"dvcs": "deeply virtual compton scattering"})
+    'What did HERMES find for DVCS? deeply virtual compton scattering'
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+__all__ = ["ACRONYM", "acronyms_of", "expand_acronyms", "load_lexicon", "long_form", "save_lexicon"]
+
+ACRONYM = re.compile(r"((?:[A-Za-z][\w\-]*\s+){1,8}?[A-Za-z][\w\-]*)\s+\(([A-Z][A-Za-z0-9]{1,9})\)")
+"""Words followed by a parenthesised acronym."""
+_MINOR = {"of", "the", "and", "for", "in", "on", "to", "a", "an", "with", "at", "by"}
+
+
+def long_form(words: str, short: str) -> str | None:
+    """The words before ``(short)`` that spell the acronym ``short`` (minor words skipped), if any."""
+    letters = [c for c in short if c.isupper()] or list(short.upper())
+    toks = re.split(r"(\s+|-)", words)
+    content = [i for i, t in enumerate(toks) if t.strip(" -") and t.lower() not in _MINOR]
+    if len(content) < len(letters):
+        return None
+    first = content[-len(letters)]
+    if all(toks[i][0].upper() == c for i, c in zip(content[-len(letters) :], letters, strict=True)):
+        return "".join(toks[first:]).strip()
+    return None
+
+
+def acronyms_of(texts: Iterable[str]) -> dict[str, str]:
+    """``{acronym (lowercase): its long form (lowercase)}`` defined in ``texts`` (the most frequent form)."""
+    seen: dict[str, Counter[str]] = {}
+    for text in texts:
+        for m in ACRONYM.finditer(text):
+            long = long_form(m.group(1), m.group(2))
+            if long:
+                seen.setdefault(m.group(2).lower(), Counter())[" ".join(long.lower().split())] += 1
+    return {short: forms.most_common(1)[0][0] for short, forms in sorted(seen.items())}
+
+
+def expand_acronyms(query: str, lexicon: Mapping[str, str]) -> str:
+    """``query`` with the other form of every acronym or long form it names appended."""
+    low = query.lower()
+    extra = []
+    for short, long in lexicon.items():
+        if re.search(rf"\b{re.escape(short)}\b", low) and long not in low:
+            extra.append(long)
+        elif long in low and not re.search(rf"\b{re.escape(short)}\b", low):
+            extra.append(short)
+    return f"{query} {' '.join(extra)}" if extra else query
+
+
+def save_lexicon(db_path: str | Path, chunkset_id: str, lexicon: Mapping[str, str]) -> None:
+    """Write the lexicon of a chunk set beside its tables."""
+    from hepwb.io import write_json
+
+    write_json(Path(db_path) / "_lexicon" / f"{chunkset_id}.json", dict(lexicon))
+
+
+def load_lexicon(db_path: str | Path, chunkset_id: str) -> dict[str, str]:
+    """The lexicon of a chunk set (empty when none was built)."""
+    from hepwb.io import read_json
+
+    path = Path(db_path) / "_lexicon" / f"{chunkset_id}.json"
+    return dict(read_json(path)) if path.is_file() else {}

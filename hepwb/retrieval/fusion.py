@@ -1,0 +1,95 @@
+"""``fusion``: the hybrid retriever with weights fitted by cross-validation (``hepwb fit-fusion``).
+
+``fitted`` names a fit saved under ``data/models/fusion/<name>.json`` (or is a path to one): its method
+(``rrf`` weighted, or ``linear``), dense share, lexical fields and dense reading. Evaluated on the very
+question set it was fitted on, the retriever answers each question with the weights of the fold that
+left that question's paper out (:meth:`FusionRetriever.out_of_fold`), so no question is scored with
+weights fitted on itself.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from hepwb.exceptions import ConfigError
+from hepwb.index.embedder import Embedder
+from hepwb.retrieval.base import register_retriever
+from hepwb.retrieval.hybrid import HybridRetriever, LinearHybridRetriever
+from hepwb.types import Hit
+
+__all__ = ["FusionRetriever", "fit_path", "load_fit"]
+
+
+def fit_path(fitted: str) -> Path:
+    """A fitted fusion's file: ``fitted`` when it is a file, else ``data/models/fusion/<fitted>.json``."""
+    from hepwb.paths import Layout
+
+    path = Path(fitted)
+    if path.suffix == ".json" and path.is_file():
+        return path
+    return Layout.default().data / "models" / "fusion" / f"{fitted}.json"
+
+
+def load_fit(fitted: str) -> dict[str, Any]:
+    """A fitted fusion as saved by ``hepwb fit-fusion`` (a clear error naming the fix when missing)."""
+    path = fit_path(fitted)
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+    except FileNotFoundError:
+        msg = f"no fitted fusion {fitted!r} ({path}): fit one with `hepwb fit-fusion --name {fitted}`"
+        raise ConfigError(msg) from None
+
+
+@register_retriever("fusion")
+class FusionRetriever:
+    """Hybrid retrieval with the fusion chosen by cross-validation (see the module docstring).
+
+    Args:
+        table: LanceDB chunk table.
+        embedder: Query embedder.
+        fitted: Name (under ``data/models/fusion/``) or path of a fit.
+    """
+
+    name = "fusion"
+
+    def __init__(self, table: Any, embedder: Embedder | None = None, fitted: str = "") -> None:
+        if not fitted:
+            msg = "fusion needs fitted=<name of a fit>: run `hepwb fit-fusion --name NAME` first"
+            raise ConfigError(msg)
+        self.fit = load_fit(fitted)
+        self.table = table
+        self.embedder = embedder
+        self._inner = self._make(self.fit["method"], self.fit["weight"])
+        self._folds: dict[int, Any] = {}
+
+    @staticmethod
+    def check_options(fitted: str = "") -> None:
+        """The fit must exist (checked before a sweep starts)."""
+        load_fit(fitted)
+
+    def _make(self, method: str, weight: float) -> HybridRetriever:
+        cls = HybridRetriever if method == "rrf" else LinearHybridRetriever
+        f = self.fit
+        r = cls(self.table, self.embedder, fetch=f["fetch"], weight=weight, dense_read=f["dense_read"],
+                top_m=f["top_m"], fields=f["fields"])  # fmt: skip
+        r.name = self.name
+        return r
+
+    def out_of_fold(self, question: Any, questions_sha256: str) -> HybridRetriever | None:
+        """The retriever for ``question`` when it belongs to the fit's own question set (else ``None``)."""
+        if questions_sha256 != self.fit["questions_sha256"]:
+            return None
+        paper = str(question.evidence[0].doc) if question.evidence else "-"
+        fold = self.fit["folds"].get(paper)
+        if fold is None:  # a paper the fit never saw: no weights were fitted on its questions
+            return None
+        if fold not in self._folds:
+            p = self.fit["fold_params"][str(fold)]
+            self._folds[fold] = self._make(p["method"], p["weight"])
+        return self._folds[fold]  # type: ignore[no-any-return]
+
+    def search(self, query: str, k: int = 10) -> list[Hit]:
+        """Top ``k`` chunks by the fitted fusion."""
+        return self._inner.search(query, k)
