@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from hepwb.paths import Layout
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from hepwb.adapt.finetune import AdaptSettings, ModelCard
     from hepwb.adapt.fusion import FusionFit
 
-__all__ = ["adapt_corpus", "fit_fusion_for"]
+__all__ = ["adapt_corpus", "compare_embedders", "fit_fusion_for"]
 
 
 def adapt_corpus(
@@ -82,3 +85,39 @@ def fit_fusion_for(
     )  # fmt: skip
     write_json(layout.data / "models" / "fusion" / f"{name}.json", dataclasses.asdict(fit))
     return fit
+
+
+def compare_embedders(
+    models: Sequence[str],
+    *,
+    reads: Sequence[str] = ("first", "max"),
+    layout: Layout | None = None,
+    progress: bool = False,
+    **config: Any,
+) -> pd.DataFrame:
+    """Dense retrieval with each of ``models`` × ``reads`` on one chunk set and question set.
+
+    One row per pair: found@5 (``hit_rate@5``) with its 95 % interval, recall@5, MRR@10 and the share
+    of chunks the model reads only in part (0 for windowed reads). ``config`` holds the other
+    ``ExperimentConfig`` fields (corpus, questions, max_docs, chunk_size …).
+    """
+    import pandas as pd
+
+    from hepwb.pipeline import ExperimentConfig, run_experiment
+    from hepwb.pipeline.stages import load_inputs
+
+    layout = layout or Layout.default()
+    rows, inputs = [], None
+    for model in models:
+        for read in reads:
+            cfg = ExperimentConfig.from_params(
+                **config, retriever="dense", retriever_options={"read": read}, embedding_model=model
+            )
+            inputs = inputs or load_inputs(cfg, layout, progress=progress)
+            res = run_experiment(cfg, layout=layout, progress=progress, inputs=inputs)
+            lo, hi = res.record.summary_ci95.get("hit_rate@5", (float("nan"), float("nan")))
+            s = res.summary
+            rows.append({"model": model, "read": read, "found@5": s["hit_rate@5"], "ci_low": lo,
+                         "ci_high": hi, "recall@5": s["recall@5"], "mrr@10": s["mrr@10"],
+                         "truncated": s["share_chunks_truncated"]})  # fmt: skip
+    return pd.DataFrame(rows)

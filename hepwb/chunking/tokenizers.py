@@ -73,6 +73,42 @@ def resolve_model_path(name: str) -> str:
     return name
 
 
+def model_identity(name: str) -> str:
+    """What names the vectors of model ``name``: the name, plus a hash of the weights for a local folder.
+
+    A model folder can be replaced under the same name (``hepwb adapt`` run again, another fine-tune):
+    embedding caches, LanceDB tables and cell keys follow this identity, so stale vectors of the old
+    weights are never reused. The default model and hub names are their own identity.
+
+    Example:
+        >>> model_identity("all-MiniLM-L6-v2")
+        'all-MiniLM-L6-v2'
+    """
+    if name.lower() in _OFFLINE_NAMES:
+        return name
+    folder = Path(resolve_model_path(name))
+    weights = (
+        sorted(p for p in folder.glob("*") if p.suffix in {".safetensors", ".bin"}) if folder.is_dir() else []
+    )
+    if not weights:
+        return name
+    stats = tuple((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in weights)
+    return f"{name}@{_weights_hash(stats)}"
+
+
+@lru_cache(maxsize=32)
+def _weights_hash(stats: tuple[tuple[str, int, int], ...]) -> str:
+    """SHA-256 (12 hex digits) of the weight files named in ``stats`` (cached per size and mtime)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for path, _, _ in stats:
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+    return h.hexdigest()[:12]
+
+
 def model_problem(name: str) -> str | None:
     """Why the model ``name`` cannot be loaded here (``None``: it can), without loading it.
 

@@ -34,11 +34,12 @@ class EmbeddingCache:
     """Vectors of one model by text hash, in the LanceDB database at ``db_path``."""
 
     def __init__(self, db_path: str | Path, model: str) -> None:
+        from hepwb.chunking.tokenizers import model_identity
         from hepwb.index.embedder import model_slug
         from hepwb.index.store import connect
 
         self.db = connect(db_path)
-        self.name = f"embcache__{model_slug(model)}"
+        self.name = f"embcache__{model_slug(model_identity(model))}"
 
     def _table(self) -> Any | None:
         from hepwb.index.store import _tables

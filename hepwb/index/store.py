@@ -64,7 +64,9 @@ def chunkset_of(name: str) -> str:
 
 def table_name(chunkset_id: str, model: str) -> str:
     """Name of the table holding ``chunkset_id`` embedded with ``model``."""
-    return f"{chunkset_id}__{model_slug(model)}"
+    from hepwb.chunking.tokenizers import model_identity
+
+    return f"{chunkset_id}__{model_slug(model_identity(model))}"
 
 
 def _tables(db: Any) -> set[str]:
@@ -85,7 +87,9 @@ class ChunkStore:
     @property
     def cache_name(self) -> str:
         """Name of the embedding-cache table for this model."""
-        return f"embcache__{model_slug(self.embedder.model)}"
+        from hepwb.chunking.tokenizers import model_identity
+
+        return f"embcache__{model_slug(model_identity(self.embedder.model))}"
 
     def embed_cached(self, texts: list[str], *, progress: bool = True) -> np.ndarray:
         """Vectors for ``texts``, embedding only the unique texts not yet in the cache."""
@@ -134,8 +138,10 @@ class ChunkStore:
 
 def index_key(chunkset_id: str, model: str) -> str:
     """Key of the table of ``chunkset_id`` embedded with ``model``: also changes with the index code."""
+    from hepwb.chunking.tokenizers import model_identity
     from hepwb.ids import code_fingerprint, short_hash
 
+    model = model_identity(model)
     return short_hash({"chunkset": chunkset_id, "model": model, "code": code_fingerprint("index")})
 
 

