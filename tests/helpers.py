@@ -140,3 +140,18 @@ def tiny_corpus(folder: Path) -> tuple[Path, Path]:
     ]  # fmt: skip
     questions.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return corpus, questions
+
+
+def notebook_warnings(path: Path) -> list[str]:
+    """Every output of an executed notebook that reads as a warning (stderr text or a warning line)."""
+    import json
+    import re
+
+    found = []
+    for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+        for out in cell.get("outputs", []):
+            text = "".join(out.get("text", "")) if out.get("output_type") == "stream" else ""
+            text += "".join(out.get("data", {}).get("text/plain", ""))
+            if re.search(r"warning", text, re.IGNORECASE) or (out.get("name") == "stderr" and text.strip()):
+                found.append(text[:300])
+    return found

@@ -97,11 +97,11 @@ class EmbeddingCache:
             except (OSError, ValueError):  # created meanwhile by another process
                 tbl = self.db.open_table(self.name)
                 tbl.add(data)
-            tbl.create_scalar_index("key", replace=True)
+            _key_index(tbl)
             return
         tbl.add(data)
         if self._unindexed(tbl) >= _REINDEX:
-            tbl.create_scalar_index("key", replace=True)
+            _key_index(tbl)
 
     @staticmethod
     def _unindexed(tbl: Any) -> int:
@@ -114,3 +114,10 @@ class EmbeddingCache:
     def __len__(self) -> int:
         tbl = self._table()
         return 0 if tbl is None else int(tbl.count_rows())
+
+
+def _key_index(tbl: Any) -> None:
+    """(Re)build the BTREE index on the text-hash column."""
+    from lancedb.index import BTree
+
+    tbl.create_index("key", config=BTree(), replace=True)

@@ -69,6 +69,16 @@ def table_name(chunkset_id: str, model: str) -> str:
     return f"{chunkset_id}__{model_slug(model_identity(model))}"
 
 
+def replace_table(db: Any, name: str, data: Any) -> Any:
+    """Create table ``name`` from ``data``, replacing an older one.
+
+    LanceDB's ``mode="overwrite"`` logs a warning from Rust when there is nothing to overwrite; a new
+    table is created plainly and only an existing one overwritten.
+    """
+    mode = "overwrite" if name in _tables(db) else "create"
+    return db.create_table(name, data, mode=mode)
+
+
 def _tables(db: Any) -> set[str]:
     res = db.list_tables() if hasattr(db, "list_tables") else db.table_names()
     names = getattr(res, "tables", res)
@@ -116,7 +126,7 @@ class ChunkStore:
         from hepwb.index.lexicon import acronyms_of, save_lexicon
 
         vecs = self.embed_cached([c.text for c in chunks])
-        tbl = self.db.create_table(name, chunk_arrow(chunks, docs, vecs), mode="overwrite")
+        tbl = replace_table(self.db, name, chunk_arrow(chunks, docs, vecs))
         build_indexes(tbl)
         save_lexicon(self.db_path, chunkset_id, acronyms_of(d.markdown for d in docs.values()))
         # the marker is written last: a table without it (an interrupted build) is built again

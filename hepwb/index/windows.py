@@ -108,7 +108,7 @@ def build_window_tables(db: Any, name: str, chunks: list[Chunk], store: Any, emb
     """Embed every window of ``chunks`` (through the cache); write ``name__windows`` and ``name__wmean``."""
     import pyarrow as pa
 
-    from hepwb.index.store import chunkset_of
+    from hepwb.index.store import chunkset_of, replace_table
     from hepwb.io import write_json
 
     wins = window_texts(chunks, embedder.model)
@@ -117,7 +117,8 @@ def build_window_tables(db: Any, name: str, chunks: list[Chunk], store: Any, emb
     dim = vecs.shape[1]
     ids = [c.chunk_id for c, ws in zip(chunks, wins, strict=True) for _ in ws]
     index = [i for ws in wins for i in range(len(ws))]
-    db.create_table(
+    replace_table(
+        db,
         f"{name}__windows",
         pa.table(
             {
@@ -128,7 +129,6 @@ def build_window_tables(db: Any, name: str, chunks: list[Chunk], store: Any, emb
                 "vector": pa.FixedSizeListArray.from_arrays(pa.array(vecs.ravel(), pa.float32()), dim),
             }
         ),
-        mode="overwrite",
     )
     means, pos = [], 0
     for ws in wins:
@@ -136,7 +136,8 @@ def build_window_tables(db: Any, name: str, chunks: list[Chunk], store: Any, emb
         means.append(m / max(float(np.linalg.norm(m)), 1e-12))
         pos += len(ws)
     mat = np.asarray(means, dtype=np.float32)
-    db.create_table(
+    replace_table(
+        db,
         f"{name}__wmean",
         pa.table(
             {
@@ -145,7 +146,6 @@ def build_window_tables(db: Any, name: str, chunks: list[Chunk], store: Any, emb
                 "vector": pa.FixedSizeListArray.from_arrays(pa.array(mat.ravel(), pa.float32()), dim),
             }
         ),
-        mode="overwrite",
     )
     key = windows_key(chunkset_of(name), embedder.model)
     write_json(

@@ -46,9 +46,13 @@ def run_notebook(name: str, output: Path, parameters: dict[str, Any], layout: La
     The notebook receives ``home`` (the artefact root of ``layout``) on top of ``parameters``.
     """
     import papermill as pm
+    from traitlets.config import Config
 
     layout = layout or Layout.default()
     parameters = {"home": str(layout.root), **parameters}
+    # CurveZMQ between papermill and the kernel (ipykernel's kernelspec declares support): without it every
+    # kernel logs "Kernel is running over TCP without encryption"
+    kernel_config = Config({"KernelManager": {"transport_encryption": "auto"}})
     src = notebook_path(name, layout)
     output.parent.mkdir(parents=True, exist_ok=True)
     pm.execute_notebook(
@@ -58,6 +62,7 @@ def run_notebook(name: str, output: Path, parameters: dict[str, Any], layout: La
         cwd=str(src.parent),
         progress_bar=False,
         kernel_name="python3",
+        config=kernel_config,
     )
     return output
 

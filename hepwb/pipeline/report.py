@@ -22,7 +22,12 @@ def to_html(notebook: str | Path, html: str | Path, *, hide_code: bool = True) -
     from nbconvert import HTMLExporter
 
     nb = nbformat.read(str(notebook), as_version=4)
-    exporter = HTMLExporter(exclude_input=hide_code, exclude_input_prompt=True, exclude_output_prompt=True)
+    exporter = HTMLExporter(
+        template_file=str(Path(__file__).with_name("templates") / "report.html.j2"),
+        exclude_input=hide_code,
+        exclude_input_prompt=True,
+        exclude_output_prompt=True,
+    )
     body, _ = exporter.from_notebook_node(nb)
     out = Path(html)
     out.parent.mkdir(parents=True, exist_ok=True)

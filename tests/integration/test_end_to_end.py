@@ -12,7 +12,7 @@ from hepwb.pipeline import Catalog, ExperimentConfig, run_experiment
 from hepwb.pipeline.catalog import lance_views
 from hepwb.pipeline.report import render_report
 from hepwb.sweep import SweepSpec, run_sweep
-from tests.helpers import PDF_DIR, QUESTIONS, SCHEMAS
+from tests.helpers import PDF_DIR, QUESTIONS, SCHEMAS, notebook_warnings
 
 pytestmark = pytest.mark.shared
 
@@ -71,3 +71,5 @@ def test_sweep_and_report(layout):
     assert len(joined) == len(cat.sql("SELECT * FROM hits")) > 0 and joined["hermes"].any()
     html = render_report(layout, sweep=res.sweep_id).read_text(encoding="utf-8")
     assert "recall@5" in html and "<img" in html and "Where the time went" in html
+    assert 'alt="Heatmap of the main metric' in html
+    assert not notebook_warnings(layout.reports / "30-report.ipynb")

@@ -18,7 +18,7 @@ from hepwb.pipeline import Catalog
 from hepwb.pipeline.record import RunRecord
 from hepwb.sweep import SweepSpec, run_sweep
 from hepwb.sweep.jobqueue import make_cluster
-from tests.helpers import tiny_corpus
+from tests.helpers import notebook_warnings, tiny_corpus
 
 BIN = Path(sys.executable).parent
 
@@ -178,6 +178,7 @@ def test_notebooks_are_the_record(tiny):
     (cell,) = res.plan.cells
     executed = cell.run_dir / "20-evaluate.ipynb"
     assert executed.is_file() and "papermill" in json.loads(executed.read_text())["metadata"]
+    assert not notebook_warnings(executed)
     first = RunRecord.load(cell.run_dir)
     params = yaml.safe_load((cell.run_dir / "parameters.yaml").read_text())
     assert params["chunk_size"] == 32 and params["home"] == str(layout.root.resolve())

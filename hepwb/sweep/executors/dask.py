@@ -104,13 +104,14 @@ class DaskExecutor:
             import dask
 
             n, mem = local_cluster_size(n_workers)
-            with dask.config.set(_lean_worker_config()):
+            port = _free_port() if _have_bokeh() else None
+            with dask.config.set({**_lean_worker_config(), **(_dashboard(port) if port else {})}):
                 self._own = LocalCluster(
                     n_workers=n,
                     threads_per_worker=1,
                     processes=True,
                     memory_limit=mem,
-                    dashboard_address=":0" if _have_bokeh() else None,
+                    dashboard_address=f"127.0.0.1:{port}" if port else None,
                     silence_logs=logging.ERROR,
                 )
             self.client = Client(self._own)
@@ -200,6 +201,28 @@ def _lean_worker_config() -> dict[str, Any]:
         "distributed.worker.profile.enabled": False,
         "distributed.admin.tick.interval": "1s",
     }
+
+
+def _dashboard(port: int) -> dict[str, Any]:
+    """The dashboard on 127.0.0.1:``port``, accepting that origin only.
+
+    Dask's default origin ``*`` (and any wildcard) makes bokeh log a warning on every cluster start.
+    """
+    return {
+        "distributed.scheduler.dashboard.bokeh-application.allow_websocket_origin": [
+            f"127.0.0.1:{port}",
+            f"localhost:{port}",
+        ]
+    }
+
+
+def _free_port() -> int:
+    """A TCP port free on 127.0.0.1 now."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 def _have_bokeh() -> bool:
