@@ -224,10 +224,13 @@ class Located:
     page_ok: bool
 
 
-def _page_info(index: KeyIndex, offset: int, wanted: int) -> tuple[int | None, bool]:
+def _page_info(index: KeyIndex, offset: int, wanted: int | None) -> tuple[int | None, bool]:
+    """The page at ``offset`` and whether it is the ``wanted`` one (any page is, when none is wanted)."""
     block = index.block_at(offset)
     if block is None:
-        return None, False
+        return None, wanted is None
+    if wanted is None:
+        return block.page, True
     return block.page, block.page <= wanted <= max(block.page, block.page_end)
 
 
@@ -238,7 +241,7 @@ def _occurrences(text: str, sub: str) -> Iterator[int]:
         j, count = text.find(sub, j + 1), count + 1
 
 
-def _strict(qk: str, index: KeyIndex, page: int) -> tuple[int, int] | None:
+def _strict(qk: str, index: KeyIndex, page: int | None) -> tuple[int, int] | None:
     first: int | None = None
     for j in _occurrences(index.key, qk):
         if _page_info(index, int(index.starts[j]), page)[1]:
@@ -247,7 +250,7 @@ def _strict(qk: str, index: KeyIndex, page: int) -> tuple[int, int] | None:
     return None if first is None else (first, first + len(qk))
 
 
-def _tolerant(qk: str, index: KeyIndex, page: int) -> tuple[int, int] | None:
+def _tolerant(qk: str, index: KeyIndex, page: int | None) -> tuple[int, int] | None:
     """check_quotes' tolerant rule, anchored at each occurrence of an early piece, within a window."""
     pieces = [qk[i : i + PIECE] for i in range(0, len(qk), PIECE)]
     n = len(pieces)

@@ -24,7 +24,8 @@ from hepwb.exceptions import ConfigError
 
 __all__ = ["Evidence", "Question", "load_questions"]
 
-_CSV_COLUMNS = ("qid", "question", "answer", "doc", "page", "quote")
+_CSV_COLUMNS = ("qid", "question", "answer", "doc", "quote")
+"""Required CSV columns (``page``, ``kind`` and ``style`` are optional)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,13 +35,14 @@ class Evidence:
     Attributes:
         eid: Stable id ``"{qid}#e{i}"`` (``i`` is the 0-based position in the question's list).
         doc: Label of the document holding the quote (matched against ``Document.label``).
-        page: 1-based page of the source PDF where the quote stands.
+        page: 1-based page of the source PDF where the quote stands; ``None`` when the source has no
+            pages (a markdown corpus): the quote is then looked for anywhere in the document.
         quote: The quoted text, as extracted from the PDF.
     """
 
     eid: str
     doc: str
-    page: int
+    page: int | None
     quote: str
 
     @property
@@ -126,12 +128,17 @@ def _text(data: Mapping[str, Any], field: str, where: str, *, required: bool = T
     return value
 
 
-def _page(value: Any, where: str) -> int:
+def _page(value: Any, where: str) -> int | None:
+    """The evidence page: a 1-based number, or ``None`` when not given (sources without pages)."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
     if isinstance(value, str) and value.strip().isdigit():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        shown = "missing" if value in (None, "") else repr(value)
-        msg = f"{where}: field 'page' is {shown}; give the 1-based page number of the quote"
+        msg = (
+            f"{where}: field 'page' is {value!r}; give the 1-based page number of the quote, "
+            "or leave it out when the document has no pages (markdown)"
+        )
         raise ConfigError(msg)
     return value
 

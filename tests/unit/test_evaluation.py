@@ -374,8 +374,8 @@ def test_load_questions_jsonl_and_csv(tmp_path: Path) -> None:
         ('{"question": "q", "evidence": []}', "line 2: required field 'qid'"),
         ('{"qid": "A", "question": "q", "evidence": []}', "line 2: field 'evidence'"),
         (
-            '{"qid": "A", "question": "q", "evidence": [{"doc": "P01", "quote": "x"}]}',
-            "line 2.*'page' is missing",
+            '{"qid": "A", "question": "q", "evidence": [{"doc": "P01", "page": 0, "quote": "x"}]}',
+            "line 2.*'page' is 0.*leave it out when the document has no pages",
         ),
         ('{"qid": "A", "question": "q",', "line 2: invalid JSON"),
         (
@@ -398,7 +398,7 @@ def test_load_questions_missing_file_and_csv_columns(tmp_path: Path) -> None:
         load_questions(tmp_path / "nope.jsonl")
     bad = tmp_path / "qa.csv"
     bad.write_text("qid,question,doc,quote\n", encoding="utf-8")
-    with pytest.raises(ConfigError, match=r"lacks column\(s\) \['answer', 'page'\]"):
+    with pytest.raises(ConfigError, match=r"lacks column\(s\) \['answer'\]"):
         load_questions(bad)
 
 
@@ -432,3 +432,38 @@ def test_hepqa_dev_quotes_locatable_in_pdf_text() -> None:
     assert unlocated == []
     assert len(located) == sum(len(q.evidence) for q in questions)
     assert all(loc.method == "strict" and loc.page_ok for loc in located)
+
+
+def test_markdown_corpus_with_questions_without_pages(tmp_path: Path) -> None:
+    """Markdown has no pages: evidence without `page` is located anywhere and evaluated end to end."""
+    import dataclasses
+    import json
+
+    from hepwb.paths import Layout
+    from hepwb.pipeline import ExperimentConfig, run_experiment
+    from tests.helpers import tiny_corpus
+
+    corpus, questions = tiny_corpus(tmp_path)
+    records = [json.loads(line) for line in questions.read_text(encoding="utf-8").splitlines()]
+    for r in records:
+        for ev in r["evidence"]:
+            del ev["page"]
+    pageless = tmp_path / "pageless.jsonl"
+    pageless.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
+    assert all(e.page is None for q in load_questions(pageless) for e in q.evidence)
+    cfg = ExperimentConfig.from_params(
+        corpus=str(corpus),
+        questions=str(pageless),
+        chunk_size=48,
+        retriever="bm25",
+        run_dir=str(tmp_path / "run"),
+    )
+    res = run_experiment(cfg, layout=Layout(tmp_path), progress=False)
+    paged = run_experiment(
+        dataclasses.replace(cfg, questions=str(questions), run_dir=str(tmp_path / "paged")),
+        layout=Layout(tmp_path),
+        progress=False,
+    )
+    assert res.summary["n_evidence"] == len(records)
+    assert res.summary["n_evidence_located"] == paged.summary["n_evidence_located"] >= len(records) - 1
+    assert res.summary["recall@10"] == paged.summary["recall@10"] > 0.5
