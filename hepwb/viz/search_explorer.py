@@ -26,7 +26,8 @@ def side_by_side_html(results: Mapping[str, Sequence[Hit] | str], width: int = 3
             else hits_html(hits, width)
         )
         cols.append(
-            f"<div style='flex:1;min-width:260px;border-left:3px solid #ccd;padding:0 .6em'>"
+            f"<div class='hw-column' data-retriever='{html.escape(name)}' "
+            "style='flex:1;min-width:260px;border-left:3px solid #ccd;padding:0 .6em'>"
             f"<h4 style='margin:.2em 0'>{html.escape(name)}</h4>{body}</div>"
         )
     return "<div style='display:flex;gap:.5em;align-items:flex-start'>" + "".join(cols) + "</div>"

@@ -1,0 +1,78 @@
+"""The explorer notebooks as a user sees them: JupyterLab in headless Chromium, widgets driven by hand."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.browser.conftest import open_and_run, parameterized, screenshot
+from tests.helpers import tiny_corpus
+
+pytestmark = pytest.mark.browser
+
+
+def _chunk_count(explorer) -> int:
+    text = explorer.locator(".hw-summary").inner_text()
+    return int(re.search(r"(\d+) chunks", text).group(1))
+
+
+def test_chunk_explorer_rechunks_when_the_slider_moves(browser, lab):
+    corpus, _ = tiny_corpus(lab["root"])
+    nb = parameterized(
+        "50-chunk-explorer.ipynb", lab["root"], corpus=str(corpus), paper="A01", chunk_size=256,
+        home=str(lab["root"]),
+    )  # fmt: skip
+    page = open_and_run(browser, lab, nb)
+    explorer = page.locator(".widget-vbox", has=page.locator(".hw-summary")).last
+    explorer.wait_for(timeout=60_000)
+    before = _chunk_count(explorer)
+    spans_before = explorer.locator(".hw-label").count()
+    assert spans_before == before >= 1
+    # move the chunk-size slider to its smallest value with the keyboard, as a user can
+    slider = explorer.locator(".widget-slider", has_text="chunk size")
+    readout = slider.locator(".widget-readout")
+    assert readout.inner_text().strip() == "256"
+    handle = slider.get_by_role("slider")
+    handle.focus()
+    page.keyboard.press("Home")
+    page.wait_for_function(
+        "([el, n]) => { const p = el.querySelector('.hw-summary');"
+        " const m = p && p.innerText.match(/(\\d+) chunks/); return m && Number(m[1]) !== n; }",
+        arg=[explorer.element_handle(), before],
+        timeout=60_000,
+    )
+    after = _chunk_count(explorer)
+    assert readout.inner_text().strip() == "64"
+    assert after > before
+    assert explorer.locator(".hw-label").count() == after != spans_before
+    assert explorer.locator(".hw-chunk, [data-chunks]").count() >= after
+    screenshot(page, "chunk-explorer.png", explorer)
+    page.close()
+
+
+def test_retriever_comparison_fills_both_columns(browser, lab):
+    corpus, _ = tiny_corpus(lab["root"])
+    nb = parameterized(
+        "60-compare-retrievers.ipynb", lab["root"], question="What does the far detector contain?",
+        retrievers=["bm25", "dense"], chunker="hepilot", chunk_size=64, corpus=str(corpus), max_docs=None,
+        k=3, home=str(lab["root"]),
+    )  # fmt: skip
+    page = open_and_run(browser, lab, nb)
+    explorer = page.locator(".widget-vbox", has=page.locator(".widget-text input")).last
+    explorer.wait_for(timeout=60_000)
+    explorer.locator(".widget-text input").fill("How is the jet energy scale calibrated?")
+    explorer.get_by_role("button", name="search").click()
+    columns = explorer.locator(".hw-column")
+    page.wait_for_function(
+        "(el) => el.innerText.includes('B02')",
+        arg=explorer.element_handle(),
+        timeout=60_000,
+    )
+    assert columns.count() == 2
+    assert [columns.nth(i).get_attribute("data-retriever") for i in range(2)] == ["bm25", "dense"]
+    for i in range(2):
+        assert columns.nth(i).locator("li").count() >= 1, columns.nth(i).inner_text()
+    assert "B02" in columns.nth(0).locator("li").first.inner_text()
+    screenshot(page, "compare-retrievers.png", explorer)
+    page.close()
