@@ -11,7 +11,7 @@ export ORT_DISABLE_TELEMETRY ?= 1
 export HF_HUB_DISABLE_TELEMETRY ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: help env lab report test test-all lint format clean-artefacts
+.PHONY: help env lab tutorials report test test-all lint format clean-artefacts
 
 help:  ## List the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -29,6 +29,10 @@ env: $(STAMP)  ## Create or update the virtual environment (.venv)
 lab: $(STAMP)  ## JupyterLab on 127.0.0.1 in notebooks/ with the project kernel (prints the URL to open)
 	$(VENV)/bin/jupyter lab --no-browser --ip=127.0.0.1 --port=$${PORT:-8888} \
 		--ServerApp.root_dir="$(CURDIR)/notebooks" $(if $(filter 0,$(shell id -u)),--allow-root)
+
+tutorials: $(STAMP)  ## Re-execute notebooks/tutorials/ in place: refreshes the outputs the tests compare
+	$(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace --KernelManager.transport_encryption=auto \
+		notebooks/tutorials/*.ipynb
 
 report: $(STAMP)  ## Main job: ingest + sweep notebooks + HTML report (reports/report.html)
 	$(VENV)/bin/hepwb run $(ARGS)

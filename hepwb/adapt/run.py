@@ -78,7 +78,7 @@ def fit_fusion_for(
     inputs = load_inputs(cfg, layout, progress=progress)
     cs = chunk_stage(cfg, inputs.documents, layout, inputs.log, progress=progress)
     embedder = get_embedder(cfg.embedding_model)
-    table = index_stage(cs, embedder, layout, windows=dense_read != "first")
+    table = index_stage(cs, embedder, layout, windows=dense_read != "first", progress=progress)
     fit = fit_fusion(
         name, table, embedder, inputs, cs, fields=fields, dense_read=dense_read, top_m=top_m, fetch=fetch,
         n_folds=n_folds, k=cfg.k,

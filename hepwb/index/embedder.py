@@ -8,6 +8,8 @@ is reachable. Vectors are L2-normalised float32, so cosine similarity is a dot p
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -64,7 +66,8 @@ class Embedder:
             torch.manual_seed(0)
             path = resolve_model_path(self.model)
             try:
-                self._st = SentenceTransformer(path, device="cpu")
+                with _quiet_loading():
+                    self._st = SentenceTransformer(path, device="cpu")
             except OSError as exc:
                 msg = (
                     f"cannot load embedding model {self.model!r}: {exc}. Offline, use the default "
@@ -116,3 +119,20 @@ class Embedder:
 def get_embedder(model: str = DEFAULT_MODEL) -> Embedder:
     """A process-wide cached :class:`Embedder` per model name."""
     return Embedder(model)
+
+
+@contextmanager
+def _quiet_loading() -> Iterator[None]:
+    """Silence transformers' "Loading weights" progress bar while a model loads (a fraction of a second)."""
+    try:
+        from transformers.utils import logging as hf_logging
+    except ImportError:  # pragma: no cover
+        yield
+        return
+    was = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was:
+            hf_logging.enable_progress_bar()

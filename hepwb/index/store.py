@@ -88,9 +88,10 @@ def _tables(db: Any) -> set[str]:
 class ChunkStore:
     """Embeds chunk sets into LanceDB tables, reusing cached vectors."""
 
-    def __init__(self, db_path: str | Path, embedder: Embedder) -> None:
+    def __init__(self, db_path: str | Path, embedder: Embedder, *, progress: bool = True) -> None:
         self.db_path = Path(db_path)
         self.embedder = embedder
+        self.progress = progress
         self.db = connect(db_path)
 
     # -- embedding cache -------------------------------------------------------------------------
@@ -101,7 +102,7 @@ class ChunkStore:
 
         return f"embcache__{model_slug(model_identity(self.embedder.model))}"
 
-    def embed_cached(self, texts: list[str], *, progress: bool = True) -> np.ndarray:
+    def embed_cached(self, texts: list[str], *, progress: bool | None = None) -> np.ndarray:
         """Vectors for ``texts``, embedding only the unique texts not yet in the cache."""
         from hepwb.index.cache import EmbeddingCache
 
@@ -110,7 +111,9 @@ class ChunkStore:
         known = cache.lookup(keys)
         todo = dict(sorted({k: t for k, t in zip(keys, texts, strict=True) if k not in known}.items()))
         if todo:
-            vecs = self.embedder.embed(list(todo.values()), progress=progress)
+            vecs = self.embedder.embed(
+                list(todo.values()), progress=self.progress if progress is None else progress
+            )
             new = dict(zip(todo, vecs, strict=True))
             cache.add(new)
             known.update(new)

@@ -112,6 +112,20 @@ class Catalog(SweepCatalogMixin):
                     con.register(view, dataset)
             return con.execute(query, params or []).df()
 
+    def pl(self, query: str, params: list[Any] | None = None, *, lancedb: str | Path | None = None) -> Any:
+        """Run ``query`` and return a polars DataFrame (through Arrow, no copy through pandas).
+
+        Polars is the quicker tool for your own group-bys and joins over the catalog's per-question rows
+        and hits; :meth:`sql` returns pandas for the libraries that need it (plots, styled tables).
+        """
+        import polars as pl
+
+        with self._connect() as con:
+            if lancedb is not None:
+                for view, dataset in lance_views(lancedb).items():
+                    con.register(view, dataset)
+            return pl.from_arrow(con.sql(query, params=params or None).to_arrow_table())
+
     def record_chunkset(self, cs: ChunkSet) -> None:
         """Insert or replace a chunk set, its documents and its chunks."""
         import pandas as pd

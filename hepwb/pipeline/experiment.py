@@ -142,5 +142,5 @@ def run_experiment(
         cs = chunk_stage(cfg, inputs.documents, layout, inputs.log, progress=progress)
     embedder = get_embedder(cfg.embedding_model)
     with timings("index_s"):
-        table = index_stage(cs, embedder, layout, windows=needs_windows(cfg))
+        table = index_stage(cs, embedder, layout, windows=needs_windows(cfg), progress=progress)
     return run_cell(cfg, inputs, cs, table, embedder, layout=layout, timings=timings, progress=progress)

@@ -94,7 +94,9 @@ class Searcher:
             tokenizer=tokenizer,
         )
         embedder = get_embedder(embedding_model)
-        table = ChunkStore(layout.lancedb, embedder).table(cs.chunkset_id, cs.chunks, cs.documents)
+        table = ChunkStore(layout.lancedb, embedder, progress=progress).table(
+            cs.chunkset_id, cs.chunks, cs.documents
+        )
         return cls(table, embedder, cs)
 
     def retriever(self, name: str, **params: Any) -> Retriever:

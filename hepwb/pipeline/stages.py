@@ -151,14 +151,16 @@ def needs_windows(cfg: ExperimentConfig) -> bool:
     return str(opts.get("read", "first")) != "first" or str(opts.get("dense_read", "first")) != "first"
 
 
-def index_stage(cs: ChunkSet, embedder: Embedder, layout: Layout, *, windows: bool = False) -> Any:
+def index_stage(
+    cs: ChunkSet, embedder: Embedder, layout: Layout, *, windows: bool = False, progress: bool = True
+) -> Any:
     """The LanceDB table of ``cs`` embedded with ``embedder`` (built once, with its indexes).
 
     ``windows``: also the window tables (:mod:`hepwb.index.windows`) of chunks longer than the model reads.
     """
     from hepwb.index import ChunkStore
 
-    store = ChunkStore(layout.lancedb, embedder)
+    store = ChunkStore(layout.lancedb, embedder, progress=progress)
     table = store.table(cs.chunkset_id, cs.chunks, cs.documents)
     if windows:
         store.windows(cs.chunkset_id, cs.chunks)

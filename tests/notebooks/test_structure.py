@@ -44,3 +44,32 @@ def test_evaluation_parameters_are_experiment_fields():
     names = {t.id for n in ast.parse(cell.source).body for t in n.targets}
     fields = set(inspect.signature(ExperimentConfig).parameters)
     assert names == fields | {"home"}, names ^ (fields | {"home"})  # every field settable by a sweep
+
+
+TUTORIALS = sorted((Path(__file__).resolve().parents[2] / "notebooks" / "tutorials").glob("*.ipynb"))
+
+
+def test_tutorials_are_a_numbered_series():
+    names = [p.name for p in TUTORIALS]
+    assert len(names) >= 6 and [n[:3] for n in names] == [f"{i:02d}-" for i in range(1, len(names) + 1)]
+
+
+@pytest.mark.parametrize("path", TUTORIALS, ids=lambda p: p.name)
+def test_tutorial_keeps_the_outputs_it_is_checked_against(path):
+    """Tutorials keep reference outputs (nbval compares cells tagged nbval-check-output); `make tutorials`."""
+    nb = nbformat.read(path, as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    params = [c for c in code if "parameters" in c.metadata.get("tags", [])]
+    assert len(params) == 1, "exactly one cell tagged 'parameters'"
+    for node in ast.parse(params[0].source).body:
+        assert isinstance(node, ast.Assign)
+        ast.literal_eval(node.value)
+    checked = [c for c in code if "nbval-check-output" in c.metadata.get("tags", [])]
+    assert checked, "a tutorial compares at least one cell's output"
+    for cell in checked:
+        assert cell.get("outputs"), f"checked cell without a reference output: {cell.source[:60]!r}"
+        assert all(o.get("name") != "stderr" for o in cell.outputs), "a checked cell writes to stderr"
+    for cell in code:
+        for node in ast.walk(ast.parse(cell.source)):
+            assert not isinstance(node, ast.FunctionDef | ast.ClassDef | ast.AsyncFunctionDef | ast.Lambda)
+    assert nb.cells[0].cell_type == "markdown" and "What you learn" in nb.cells[0].source
