@@ -77,6 +77,17 @@ class SentenceWindowChunker(SizedChunker):
                 spans.append(ChunkSpan(a, z, a, oversized=oversized))
                 contexts.append(ctx)
 
+            def emit_headings(heads: list[Unit]) -> None:
+                """Headings without a sentence, packed into chunks within the budget."""
+                run: list[Unit] = []
+                for h in [*heads, None]:
+                    if run and (h is None or tokens.count(run[0].start, h.end) > self.budget):
+                        big = tokens.count(run[0].start, run[-1].end) > self.budget
+                        emit(run[0].start, run[-1].end, big, (run[0].start, run[-1].end))
+                        run = []
+                    if h is not None:
+                        run.append(h)
+
             for u in group:
                 if u.kind == "heading":
                     pending.append(u)
@@ -86,13 +97,13 @@ class SentenceWindowChunker(SizedChunker):
                 if (
                     pending and tokens.count(start, u.end) > self.budget
                 ):  # heading(s) alone, then the sentence
-                    emit(start, pending[-1].end, False, (start, pending[-1].end))
+                    emit_headings(pending)
                     start = u.start
                 emit(start, u.end, u.oversized, (min(lo.start, start), max(hi.end, u.end)))
                 pending = []
                 idx += 1
             if pending:  # headings at the end of a group
-                emit(pending[0].start, pending[-1].end, False, (pending[0].start, pending[-1].end))
+                emit_headings(pending)
         chunks = finalize(doc, spans, tokens, config_key(self))
         return [
             dataclasses.replace(c, context_start=a, context_end=z)
