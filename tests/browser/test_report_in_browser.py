@@ -41,5 +41,6 @@ def test_report_reads_well_in_a_browser(browser, tmp_path):
     assert body.index("What to use") < body.index("Headline metrics")
     heatmap = page.locator("img[alt^='Heatmap of the main metric']")
     assert heatmap.count() == 1 and heatmap.evaluate("img => img.naturalWidth") > 100
+    assert page.locator("img").count() >= 2 and page.locator("img:not([alt])").count() == 0
     screenshot(page, "report.png")
     page.close()
