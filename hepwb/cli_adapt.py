@@ -58,8 +58,9 @@ def fit_fusion(
         "all-MiniLM-L6-v2"
     ),
     dense_read: Annotated[
-        str, typer.Option(help="How the dense branch reads long chunks: first, max, mean.")
-    ] = ("max"),
+        str,
+        typer.Option(help="How the dense branch may read long chunks (chosen by the CV): first, max, mean."),
+    ] = "first,max",
     fields: Annotated[
         str, typer.Option(help="Lexical fields: text, or context (with title and section).")
     ] = ("context"),
@@ -82,15 +83,21 @@ def fit_fusion(
             chunk_size=chunk_size,
             chunk_overlap=chunk_overlap,
             embedding_model=embedding_model,
-            dense_read=dense_read,
+            dense_read=tuple(r.strip() for r in dense_read.split(",") if r.strip()),
             fields=fields,
             n_folds=folds,
         )
     except HepwbError as exc:
         _fail(exc)
     for f, p in sorted(fit.fold_params.items()):
-        typer.echo(f"fold {f}: {p['method']} weight {p['weight']:.2f} (scored on {', '.join(p['papers'])})")
-    typer.echo(f"fitted on all {fit.n_questions} questions: {fit.method} weight {fit.weight:.2f}")
+        typer.echo(
+            f"fold {f}: dense {p['dense_read']}, {p['method']} weight {p['weight']:.2f} "
+            f"(scored on {', '.join(p['papers'])})"
+        )
+    typer.echo(
+        f"fitted on all {fit.n_questions} questions: dense {fit.dense_read}, "
+        f"{fit.method} weight {fit.weight:.2f}"
+    )
     for metric in ("hit_rate@5", "recall@5", "mrr@10", "ndcg@10"):
         lo, hi = fit.out_of_fold_ci95.get(metric, (float("nan"), float("nan")))
         typer.echo(f"out of fold {metric:10s} {fit.out_of_fold[metric]:.3f}  [{lo:.3f}, {hi:.3f}]")

@@ -1,9 +1,10 @@
 """Fusion weights chosen by cross-validation, folds grouped by paper (``hepwb fit-fusion``).
 
-For every question the two branches of :class:`~hepwb.retrieval.hybrid.HybridRetriever` (dense, with the
-chosen ``dense_read``, and BM25 over the chosen ``fields``) are computed once; every candidate fusion -
-weighted RRF and the convex combination of min-max-normalised scores, the dense share on a grid - is
-applied with LanceDB's own hybrid combination, exactly as the retriever will. Questions are split into
+For every question the two branches of :class:`~hepwb.retrieval.hybrid.HybridRetriever` (dense, once per
+candidate ``dense_read``, and BM25 over the chosen ``fields``) are computed once; every candidate fusion -
+how the dense branch reads long chunks (``first`` window or best window), weighted RRF or the convex
+combination of min-max-normalised scores, the dense share on a grid - is applied with LanceDB's own hybrid
+combination, exactly as the retriever will. Questions are split into
 folds by paper (a question's paper is that of its first evidence quote; scikit-learn's ``GroupKFold``), so
 no paper is in both the fitting and the scoring fold: each fold's weights are chosen on the other folds
 (best mean found@5 + MRR@10) and scored on it. The out-of-fold results are evaluated like any run
@@ -68,7 +69,7 @@ class FusionFit:
             "method": p["method"],
             "weight": p["weight"],
             "fields": self.fields,
-            "dense_read": self.dense_read,
+            "dense_read": p.get("dense_read", self.dense_read),
             "top_m": self.top_m,
             "fetch": self.fetch,
         }
@@ -116,7 +117,7 @@ def fit_fusion(
     cs: ChunkSet,
     *,
     fields: str = "context",
-    dense_read: str = "max",
+    dense_read: str | Sequence[str] = ("first", "max"),
     top_m: int = 1,
     fetch: int = 50,
     n_folds: int = 4,
@@ -136,19 +137,21 @@ def fit_fusion(
             f"{len(set(groups))} papers hold the evidence: n_folds={n_folds} folds grouped by paper need more"
         )
         raise ConfigError(msg)
-    opts = {"fields": fields, "dense_read": dense_read, "top_m": top_m, "fetch": fetch}
-    legs = _legs(table, embedder, questions, opts)
+    reads = (dense_read,) if isinstance(dense_read, str) else tuple(dense_read)
+    opts = {"fields": fields, "top_m": top_m, "fetch": fetch}
+    legs = {r: _legs(table, embedder, questions, {**opts, "dense_read": r}) for r in reads}
     relevant = relevant_chunks(inputs.located, cs.chunks, inputs.keyindexes)
-    cands = [(m, w) for m in METHODS for w in WEIGHTS]
+    # ties go to the first read given (the cheaper "first" by default), then RRF, then the smaller dense share
+    cands = [(r, m, w) for r in reads for m in METHODS for w in WEIGHTS]
     # found@5 and RR@10 of every question under every candidate fusion (computed once)
     table_ = np.zeros((len(cands), len(questions), 2))
-    rankings: dict[tuple[str, float], list[list[str]]] = {}
-    for ci, (m, w) in enumerate(cands):
-        rankings[(m, w)] = [_ranking(lg, m, w, k) for lg in legs]
+    rankings: dict[tuple[str, str, float], list[list[str]]] = {}
+    for ci, (r, m, w) in enumerate(cands):
+        rankings[(r, m, w)] = [_ranking(lg, m, w, k) for lg in legs[r]]
         for qi, q in enumerate(questions):
-            table_[ci, qi] = _scores(rankings[(m, w)][qi], relevant.get(q.qid, set()))
+            table_[ci, qi] = _scores(rankings[(r, m, w)][qi], relevant.get(q.qid, set()))
 
-    def best(idx: np.ndarray) -> tuple[str, float]:
+    def best(idx: np.ndarray) -> tuple[str, str, float]:
         # the two targets together (found@5 + MRR@10): smoother than found@5 alone on ~100 questions
         total = table_[:, idx, :].mean(axis=1).sum(axis=1)
         return cands[int(np.argmax(total))]
@@ -158,12 +161,13 @@ def fit_fusion(
     fold_params: dict[str, dict[str, Any]] = {}
     oof: dict[str, list[str]] = {}
     for f, (train, test) in enumerate(folds):
-        m, w = best(train)
-        fold_params[str(f)] = {"method": m, "weight": w, "papers": sorted({groups[i] for i in test})}
+        r, m, w = best(train)
+        fold_params[str(f)] = {"method": m, "weight": w, "dense_read": r,
+                               "papers": sorted({groups[i] for i in test})}  # fmt: skip
         for i in test:
             fold_of_paper[groups[i]] = f
-            oof[questions[i].qid] = rankings[(m, w)][i]
-    method, weight = best(np.arange(len(questions)))
+            oof[questions[i].qid] = rankings[(r, m, w)][i]
+    read, method, weight = best(np.arange(len(questions)))
     by_id = {c.chunk_id: c for c in cs.chunks}
     results = {qid: _hits(ids, by_id, cs) for qid, ids in oof.items()}
     cfg = ExperimentConfig.from_params(embedding_model=embedder.model, k=k)
@@ -173,7 +177,7 @@ def fit_fusion(
         method=method,
         weight=weight,
         fields=fields,
-        dense_read=dense_read,
+        dense_read=read,
         top_m=top_m,
         fetch=fetch,
         embedding_model=embedder.model,
@@ -186,7 +190,7 @@ def fit_fusion(
         fold_params=fold_params,
         out_of_fold={k_: v for k_, v in scores.summary.items() if "@" in k_ or k_.startswith("n_")},
         out_of_fold_ci95=scores.ci95,
-        grid={"methods": list(METHODS), "weights": list(WEIGHTS), "k": k},
+        grid={"dense_reads": list(reads), "methods": list(METHODS), "weights": list(WEIGHTS), "k": k},
     )
 
 

@@ -54,7 +54,7 @@ def fit_fusion_for(
     *,
     layout: Layout | None = None,
     fields: str = "context",
-    dense_read: str = "max",
+    dense_read: str | Sequence[str] = ("first", "max"),
     top_m: int = 1,
     fetch: int = 50,
     n_folds: int = 4,
@@ -78,7 +78,8 @@ def fit_fusion_for(
     inputs = load_inputs(cfg, layout, progress=progress)
     cs = chunk_stage(cfg, inputs.documents, layout, inputs.log, progress=progress)
     embedder = get_embedder(cfg.embedding_model)
-    table = index_stage(cs, embedder, layout, windows=dense_read != "first", progress=progress)
+    reads = (dense_read,) if isinstance(dense_read, str) else tuple(dense_read)
+    table = index_stage(cs, embedder, layout, windows=any(r != "first" for r in reads), progress=progress)
     fit = fit_fusion(
         name, table, embedder, inputs, cs, fields=fields, dense_read=dense_read, top_m=top_m, fetch=fetch,
         n_folds=n_folds, k=cfg.k,

@@ -1,10 +1,10 @@
 """``fusion``: the hybrid retriever with weights fitted by cross-validation (``hepwb fit-fusion``).
 
 ``fitted`` names a fit saved under ``data/models/fusion/<name>.json`` (or is a path to one): its method
-(``rrf`` weighted, or ``linear``), dense share, lexical fields and dense reading. Evaluated on the very
-question set it was fitted on, the retriever answers each question with the weights of the fold that
-left that question's paper out (:meth:`FusionRetriever.out_of_fold`), so no question is scored with
-weights fitted on itself.
+(``rrf`` weighted, or ``linear``), dense share, lexical fields and dense reading (each fold its own).
+Evaluated on the very question set it was fitted on, the retriever answers each question with the
+weights of the fold that left that question's paper out (:meth:`FusionRetriever.out_of_fold`), so no
+question is scored with weights fitted on itself.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ class FusionRetriever:
         self.fit = load_fit(fitted)
         self.table = table
         self.embedder = embedder
-        self._inner = self._make(self.fit["method"], self.fit["weight"])
+        self._inner = self._make(self.fit["method"], self.fit["weight"], self.fit["dense_read"])
         self._folds: dict[int, Any] = {}
 
     @staticmethod
@@ -69,10 +69,10 @@ class FusionRetriever:
         """The fit must exist (checked before a sweep starts)."""
         load_fit(fitted)
 
-    def _make(self, method: str, weight: float) -> HybridRetriever:
+    def _make(self, method: str, weight: float, dense_read: str) -> HybridRetriever:
         cls = HybridRetriever if method == "rrf" else LinearHybridRetriever
         f = self.fit
-        r = cls(self.table, self.embedder, fetch=f["fetch"], weight=weight, dense_read=f["dense_read"],
+        r = cls(self.table, self.embedder, fetch=f["fetch"], weight=weight, dense_read=dense_read,
                 top_m=f["top_m"], fields=f["fields"])  # fmt: skip
         r.name = self.name
         return r
@@ -87,7 +87,9 @@ class FusionRetriever:
             return None
         if fold not in self._folds:
             p = self.fit["fold_params"][str(fold)]
-            self._folds[fold] = self._make(p["method"], p["weight"])
+            self._folds[fold] = self._make(
+                p["method"], p["weight"], p.get("dense_read", self.fit["dense_read"])
+            )
         return self._folds[fold]  # type: ignore[no-any-return]
 
     def search(self, query: str, k: int = 10) -> list[Hit]:
