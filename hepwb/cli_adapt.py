@@ -25,6 +25,13 @@ def adapt(
     epochs: Annotated[float, typer.Option(help="Passes over the pairs.")] = 1.0,
     batch_size: Annotated[int, typer.Option(help="Pairs per step (in-batch negatives).")] = 32,
     hard_negatives: Annotated[bool, typer.Option(help="Add a mined hard negative to each pair.")] = True,
+    llm_questions: Annotated[
+        int | None,
+        typer.Option(
+            help="LLM pseudo-questions per paper (GPL style; needs HEPWB_LLM_URL and HEPWB_LLM_MODEL). "
+            "Default: 8 when an endpoint is configured, else none; 0: none."
+        ),
+    ] = None,
     seed: Annotated[int, typer.Option(help="Seed of pairs, split and training.")] = 0,
 ) -> None:
     """Adapt the embedding model to a corpus, offline, on CPU (pairs built from the papers, never questions).
@@ -37,7 +44,7 @@ def adapt(
     settings = AdaptSettings(epochs=epochs, batch_size=batch_size, hard_negatives=hard_negatives, seed=seed)
     try:
         card = adapt_corpus(name, corpus=corpus, base_model=base, max_docs=max_docs, prefer_latex=latex,
-                            max_pairs=max_pairs, settings=settings)  # fmt: skip
+                            max_pairs=max_pairs, llm_questions=llm_questions, settings=settings)  # fmt: skip
     except HepwbError as exc:
         _fail(exc)
     typer.echo(f"{card.path}: {card.n_train} pairs {card.pairs}, {card.steps} steps in {card.seconds:.0f} s")

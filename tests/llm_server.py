@@ -47,6 +47,9 @@ def json_reply(messages: list[dict[str, str]]) -> str:
 
 
 def reply_for(prompt: str) -> str:
+    if "Write one question that this passage answers" in prompt:  # GPL-style pseudo-question
+        passage = prompt.split("Passage:", 1)[1].split("\n\n", 1)[0]
+        return f"Q: What does the study report about {' '.join(passage.split()[1:7])}?"
     question = prompt.rsplit("Question:", 1)[-1].strip()
     words = re.findall(r"[A-Za-z0-9/^_+-]+", question)
     spelled = " ".join(EXPANSIONS.get(w, w) for w in words)

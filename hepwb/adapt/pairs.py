@@ -7,7 +7,9 @@ Kinds, each a way papers already pair a short text with the passage it summarise
 * ``abstract`` - a sentence of the abstract → the body paragraph most similar to it (TF-IDF, same paper);
 * ``acronym`` - a defined long form ("deeply virtual Compton scattering (DVCS)") → a paragraph using only
   the acronym, so the model learns that the two name the same thing;
-* ``sentence`` - one sentence of a paragraph → the rest of that paragraph (the inverse cloze task).
+* ``sentence`` - one sentence of a paragraph → the rest of that paragraph (the inverse cloze task);
+* ``generated`` - with an LLM endpoint, a question the LLM writes for a paragraph → that paragraph
+  (GPL-style pseudo-questions, :mod:`hepwb.adapt.generated`).
 
 Only prose paragraphs count (author lists, affiliations and tables are skipped). The pairs are shuffled
 with a fixed seed and capped per kind, so the same corpus always gives the same pairs (their SHA-256 is
@@ -38,7 +40,7 @@ from hepwb.index.lexicon import ACRONYM, long_form
 if TYPE_CHECKING:
     from hepwb.types import Document
 
-__all__ = ["KINDS", "Pair", "corpus_pairs", "pairs_sha256"]
+__all__ = ["KINDS", "Pair", "corpus_pairs", "cut", "pairs_sha256", "paragraphs"]
 
 KINDS = ("heading", "caption", "abstract", "acronym", "sentence")
 _WORD = re.compile(r"[a-z][a-z\-]+")
@@ -65,11 +67,13 @@ def _prose(text: str) -> bool:
     return plain / len(words) > 0.55
 
 
-def _cut(text: str, n: int = _PASSAGE_WORDS) -> str:
+def cut(text: str, n: int = _PASSAGE_WORDS) -> str:
+    """The first ``n`` words of ``text`` (a passage of the length the model trains on)."""
     return " ".join(text.split()[:n])
 
 
-def _paragraphs(doc: Document) -> list[tuple[int, str]]:
+def paragraphs(doc: Document) -> list[tuple[int, str]]:
+    """``(offset, text)`` of every prose paragraph of ``doc``."""
     return [(b.start, doc.markdown[b.start : b.end]) for b in doc.blocks if b.kind == "text"
             and _prose(doc.markdown[b.start : b.end])]  # fmt: skip
 
@@ -88,7 +92,7 @@ def _heading_pairs(doc: Document, paras: list[tuple[int, str]]) -> list[Pair]:
         head = doc.markdown[b.start : b.end].lstrip("#").strip()
         after = [t for s, t in paras if s > b.end]
         if after and len(head.split()) >= 2:
-            out.append(Pair("heading", f"{doc.title}: {head}", _cut(after[0]), doc.label))
+            out.append(Pair("heading", f"{doc.title}: {head}", cut(after[0]), doc.label))
     return out
 
 
@@ -105,7 +109,7 @@ def _caption_pairs(doc: Document, paras: list[tuple[int, str]]) -> list[Pair]:
         mention = re.compile(rf"\b{word}\s*{m.group(2)}\b", re.IGNORECASE)
         refs = [t for _, t in paras if mention.search(t)]
         if refs:
-            out.append(Pair("caption", _cut(cap, 60), _cut(refs[0]), doc.label))
+            out.append(Pair("caption", cut(cap, 60), cut(refs[0]), doc.label))
     return out
 
 
@@ -121,7 +125,7 @@ def _abstract_pairs(doc: Document, paras: list[tuple[int, str]]) -> list[Pair]:
     vec = TfidfVectorizer(stop_words="english").fit(body + sents)
     sims = (vec.transform(sents) @ vec.transform(body).T).toarray()
     return [
-        Pair("abstract", s, _cut(body[int(row.argmax())]), doc.label)
+        Pair("abstract", s, cut(body[int(row.argmax())]), doc.label)
         for s, row in zip(sents, sims, strict=True)
         if row.max() > 0.1
     ]
@@ -139,7 +143,7 @@ def _acronym_pairs(doc: Document, paras: list[tuple[int, str]]) -> list[Pair]:
             users = [t for _, t in paras if uses.search(t) and long.lower() not in t.lower()]
             if users:
                 seen.add(short)
-                out.append(Pair("acronym", long, _cut(users[0]), doc.label))
+                out.append(Pair("acronym", long, cut(users[0]), doc.label))
     return out
 
 
@@ -153,7 +157,7 @@ def _sentence_pairs(doc: Document, paras: list[tuple[int, str]], rng: random.Ran
         i = rng.randrange(len(sents))
         if len(sents[i].split()) >= 8:
             rest = " ".join(s for j, s in enumerate(sents) if j != i)
-            out.append(Pair("sentence", sents[i], _cut(rest), doc.label))
+            out.append(Pair("sentence", sents[i], cut(rest), doc.label))
     return out
 
 
@@ -171,7 +175,7 @@ def corpus_pairs(
     rng = random.Random(seed)
     by_kind: dict[str, list[Pair]] = {k: [] for k in KINDS}
     for doc in documents:
-        paras = _paragraphs(doc)
+        paras = paragraphs(doc)
         for p in (*_heading_pairs(doc, paras), *_caption_pairs(doc, paras), *_abstract_pairs(doc, paras),
                   *_acronym_pairs(doc, paras), *_sentence_pairs(doc, paras, rng)):  # fmt: skip
             by_kind[p.kind].append(p)

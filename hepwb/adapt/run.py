@@ -25,11 +25,16 @@ def adapt_corpus(
     max_docs: int | None = None,
     prefer_latex: bool = True,
     max_pairs: int = 3000,
+    llm_questions: int | None = None,
     settings: AdaptSettings | None = None,
     layout: Layout | None = None,
     progress: bool = True,
 ) -> ModelCard:
-    """Build pairs from ``corpus`` and fine-tune ``base_model`` into ``data/models/<name>/``."""
+    """Build pairs from ``corpus`` and fine-tune ``base_model`` into ``data/models/<name>/``.
+
+    ``llm_questions``: LLM pseudo-questions per paper (:mod:`hepwb.adapt.generated`); ``None``: 8 when an
+    endpoint is configured (``HEPWB_LLM_URL``, ``HEPWB_LLM_MODEL``), else none; 0: none.
+    """
     from hepwb.adapt.finetune import adapt_embedder
     from hepwb.adapt.pairs import corpus_pairs
     from hepwb.env import configure_runtime
@@ -44,9 +49,30 @@ def adapt_corpus(
     docs = ingest(
         corpus, layout=layout, max_docs=max_docs, prefer_latex=prefer_latex, progress=progress, require=True
     )
-    pairs = corpus_pairs(docs, max_pairs=max_pairs, seed=(settings.seed if settings else 0))
+    seed = settings.seed if settings else 0
+    pairs = corpus_pairs(docs, max_pairs=max_pairs, seed=seed)
+    llm = _endpoint(llm_questions)
+    if llm is not None:
+        from hepwb.adapt.generated import generated_pairs
+
+        pairs += generated_pairs(docs, llm, per_doc=llm_questions or 8, seed=seed)
     out = layout.data / "models" / name
     return adapt_embedder(pairs, base_model, out, name=name, settings=settings, progress=progress)
+
+
+def _endpoint(llm_questions: int | None) -> Any:
+    """The LLM endpoint for pseudo-questions, or ``None`` (not asked for, or none configured)."""
+    from hepwb.exceptions import RetrieverUnavailableError
+    from hepwb.llm import LLMEndpoint
+
+    if llm_questions == 0:
+        return None
+    try:
+        return LLMEndpoint.from_env()
+    except RetrieverUnavailableError:
+        if llm_questions:  # asked for explicitly: say what is missing
+            raise
+        return None
 
 
 def fit_fusion_for(

@@ -119,3 +119,28 @@ def test_fitted_fusion_is_scored_out_of_fold(tmp_path):
         assert res.summary[metric] == pytest.approx(fit.out_of_fold[metric]), metric
     with pytest.raises(ConfigError, match="hepwb fit-fusion"):
         get_retriever("fusion", None, fitted="no-such-fit")
+
+
+def test_llm_pseudo_questions_join_the_pairs(tmp_path, monkeypatch):
+    """GPL style: with an endpoint, an LLM question per sampled paragraph becomes a `generated` pair."""
+    from hepwb.adapt.generated import generated_pairs
+    from hepwb.adapt.run import adapt_corpus
+    from hepwb.llm import LLMEndpoint
+    from tests.llm_server import LLMServer
+
+    docs = _prose_docs()
+    with LLMServer() as srv:
+        pairs = generated_pairs(docs, LLMEndpoint(srv.url, "m"), per_doc=2, seed=0)
+        assert len(pairs) == len(srv.requests) == 2 * len(docs)
+        assert all(p.kind == "generated" and p.query.endswith("?") and p.passage for p in pairs)
+        assert "Write one question" in srv.requests[0]["messages"][-1]["content"]
+        corpus = tmp_path / "corpus"
+        corpus.mkdir()
+        for d in docs:
+            (corpus / f"{d.label}_paper.md").write_text(d.markdown, encoding="utf-8")
+        monkeypatch.setenv("HEPWB_LLM_URL", srv.url)
+        monkeypatch.setenv("HEPWB_LLM_MODEL", "m")
+        settings = AdaptSettings(batch_size=8, max_seq_length=48, holdout=0.2)
+        card = adapt_corpus("gpl", corpus=str(corpus), llm_questions=1, settings=settings,
+                            layout=Layout(tmp_path), progress=False)  # fmt: skip
+    assert card.pairs.get("generated") and card.n_train + card.n_heldout > len(pairs) // 2
