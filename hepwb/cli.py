@@ -241,5 +241,6 @@ def sql(
 
 from hepwb import cli_acquire as _cli_acquire  # noqa: E402, F401  (registers acquire)
 from hepwb import cli_adapt as _cli_adapt  # noqa: E402, F401  (registers adapt, fit-fusion)
+from hepwb import cli_ner as _cli_ner  # noqa: E402, F401  (registers ner-serve)
 from hepwb import cli_search as _cli_search  # noqa: E402, F401  (registers search, retrievers, testset)
 from hepwb import cli_sweep as _cli_sweep  # noqa: E402, F401  (registers sweep, run)

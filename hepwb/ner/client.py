@@ -1,0 +1,104 @@
+"""Client of the NER service, with retries and the design's failure behaviour.
+
+By default a service that is down, times out, answers 5xx or sends malformed JSON stops the caller with
+:class:`NERUnavailableError` naming the fix; with ``fail_soft=True`` the texts get empty entity lists and the
+reason is logged once per call (the design's ``--ner-fail-soft``).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from hepwb.exceptions import HepwbError
+
+__all__ = ["NERClient", "NERUnavailableError"]
+
+log = logging.getLogger("hepwb.ner")
+
+
+class NERUnavailableError(HepwbError, ConnectionError):
+    """The NER service could not give entities (down, timed out, an error or a malformed reply)."""
+
+
+class _Retryable(Exception):
+    """A 5xx reply worth one more try."""
+
+
+@dataclass
+class NERClient:
+    """Calls ``POST {url}/ner``.
+
+    Args:
+        url: Base URL of the service (``hepwb ner-serve`` prints it).
+        timeout: Seconds per request.
+        attempts: Tries for connection errors and 5xx replies (exponential back-off).
+        fail_soft: Empty entities (logged) instead of an error when the service fails.
+    """
+
+    url: str
+    timeout: float = 10.0
+    attempts: int = 3
+    fail_soft: bool = False
+    model: str = ""
+
+    def entities(self, texts: list[str]) -> list[list[str]]:
+        """The distinct entities of every text, sorted (empty lists when failing soft)."""
+        try:
+            reply = self._post({"texts": texts})
+            found = reply["entities"]
+            if not isinstance(found, list) or len(found) != len(texts):
+                n = len(found) if isinstance(found, list) else "no"
+                msg = f"reply has {n} entity lists for {len(texts)} texts"
+                raise ValueError(msg)
+            out = [sorted({str(e["entity"]) for e in row}) for row in found]
+            self.model = str(reply.get("model", ""))
+        except NERUnavailableError as exc:
+            return self._fail(texts, str(exc))
+        except (ValueError, KeyError, TypeError) as exc:
+            return self._fail(texts, f"malformed reply from {self.url}/ner: {exc}")
+        return out
+
+    def _fail(self, texts: list[str], why: str) -> list[list[str]]:
+        if not self.fail_soft:
+            msg = (
+                f"NER service failed: {why}. Start it with `hepwb ner-serve`, "
+                "or index without entities with --ner-fail-soft"
+            )
+            raise NERUnavailableError(msg)
+        log.warning("NER failed soft for %d text(s): %s; they are indexed with no entities", len(texts), why)
+        return [[] for _ in texts]
+
+    def _post(self, body: dict[str, Any]) -> Any:
+        import httpx
+        from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_exponential
+
+        @retry(
+            retry=retry_if_exception_type((httpx.TransportError, _Retryable)),
+            stop=stop_after_attempt(self.attempts),
+            wait=wait_exponential(multiplier=0.2, max=2),
+            reraise=True,
+        )
+        def post() -> httpx.Response:
+            r = httpx.post(self.url.rstrip("/") + "/ner", json=body, timeout=self.timeout)
+            if r.status_code >= 500:
+                msg = f"HTTP {r.status_code}"
+                raise _Retryable(msg)
+            return r
+
+        try:
+            r = post()
+        except httpx.TimeoutException:
+            msg = f"{self.url}/ner timed out after {self.timeout:g} s"
+            raise NERUnavailableError(msg) from None
+        except httpx.TransportError as exc:
+            msg = f"cannot reach {self.url}/ner ({exc})"
+            raise NERUnavailableError(msg) from None
+        except _Retryable as exc:
+            msg = f"{self.url}/ner answered {exc} {self.attempts} times"
+            raise NERUnavailableError(msg) from None
+        if r.status_code != 200:
+            msg = f"{self.url}/ner answered HTTP {r.status_code}: {r.text[:200]}"
+            raise NERUnavailableError(msg)
+        return r.json()

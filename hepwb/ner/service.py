@@ -1,0 +1,141 @@
+"""The NER HTTP service: ``POST /ner`` → entities, ``GET /health``; stdlib server on 127.0.0.1.
+
+Request ``{"texts": ["…", …]}`` (or ``{"text": "…"}``); reply ``{"model": NAME, "entities": [[{"entity",
+"start", "end", "text"}, …], …]}``, one list per text, offsets into that text. ``model`` names the active
+model: ``hepwb-hep-dictionary@<sha256 of the dictionary, 12 hex>``, recorded with every chunk set indexed
+through the service.
+
+Example:
+    >>> import httpx
+    >>> with NERService() as ner:
+    ...     reply = httpx.post(ner.url + "/ner", json={"text": "LHCb at sqrt(s) = 13 TeV"}).json()
+    >>> sorted(e["entity"] for e in reply["entities"][0])
+    ['energy:13tev', 'experiment:lhcb']
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hepwb.index.entities import EntityExtractor
+
+__all__ = ["NERService", "model_name"]
+
+_MAX_BODY = 16 * 1024 * 1024
+
+
+def model_name() -> str:
+    """The name of the default model: the HEP dictionary and rules, with the dictionary's hash."""
+    from importlib.resources import files
+
+    from hepwb.ids import text_sha256
+
+    data = files("hepwb.index").joinpath("hep_entities.yaml").read_text(encoding="utf-8")
+    return f"hepwb-hep-dictionary@{text_sha256(data)[:12]}"
+
+
+class NERService:
+    """The NER service on ``host``:``port`` (0: a free port), in a background thread.
+
+    Args:
+        extractor: The model (default: hepwb's HEP dictionary and rules).
+        host: Interface to listen on (127.0.0.1: this machine only).
+        port: TCP port (0 picks a free one; see :attr:`url`).
+    """
+
+    def __init__(
+        self, extractor: EntityExtractor | None = None, host: str = "127.0.0.1", port: int = 0
+    ) -> None:
+        from hepwb.index.entities import EntityExtractor
+
+        self.extractor = extractor or EntityExtractor.default()
+        self.model = model_name() if extractor is None else type(extractor).__name__
+        self._server = ThreadingHTTPServer((host, port), self._handler())
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        """Base URL of the running service."""
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def reply(self, payload: Any) -> dict[str, Any]:
+        """The reply to one request body (raises ``ValueError`` for a malformed one)."""
+        if not isinstance(payload, dict):
+            msg = 'the body must be a JSON object: {"texts": ["...", ...]} or {"text": "..."}'
+            raise ValueError(msg)
+        texts = payload.get("texts", [payload["text"]] if "text" in payload else None)
+        if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+            msg = '"texts" must be a list of strings (or give one "text")'
+            raise ValueError(msg)
+        found = [
+            [
+                {"entity": m.entity, "start": m.start, "end": m.end, "text": m.surface}
+                for m in self.extractor.find(t)
+            ]
+            for t in texts
+        ]
+        return {"model": self.model, "entities": found}
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        service = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:  # quiet: no line per request
+                return
+
+            def _send(self, code: int, body: dict[str, Any]) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:
+                if self.path.rstrip("/") == "/health":
+                    self._send(200, {"status": "ok", "model": service.model})
+                else:
+                    self._send(404, {"error": "unknown path; use POST /ner or GET /health"})
+
+            def do_POST(self) -> None:
+                if self.path.rstrip("/") != "/ner":
+                    self._send(404, {"error": "unknown path; use POST /ner"})
+                    return
+                length = int(self.headers.get("Content-Length") or 0)
+                if length > _MAX_BODY:
+                    self._send(413, {"error": f"body over {_MAX_BODY} bytes; send fewer texts per request"})
+                    return
+                try:
+                    self._send(200, service.reply(json.loads(self.rfile.read(length) or b"null")))
+                except (ValueError, KeyError) as exc:
+                    self._send(400, {"error": str(exc)})
+                except Exception as exc:  # a bug must answer 500, not drop the connection
+                    self._send(500, {"error": f"{type(exc).__name__}: {exc}"})
+
+        return Handler
+
+    def start(self) -> NERService:
+        """Serve in a daemon thread."""
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def serve_forever(self) -> None:
+        """Serve in this thread until interrupted (``hepwb ner-serve``)."""
+        self._server.serve_forever()
+
+    def stop(self) -> None:
+        """Stop serving and close the socket."""
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> NERService:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
