@@ -73,7 +73,7 @@ def fit_fusion(
     ] = ("context"),
     folds: Annotated[int, typer.Option(help="Cross-validation folds (grouped by paper).")] = 4,
 ) -> None:
-    """Choose the hybrid fusion (weighted RRF or convex combination, the dense share) by cross-validation.
+    """Choose the hybrid fusion (dense reading, weighted RRF or convex combination, dense share) by CV.
 
     Folds are grouped by paper; prints each fold's choice and the out-of-fold metrics with 95 % intervals.
     The `fusion` retriever (`fitted=NAME`) then uses the fit, out of fold on this same question set.

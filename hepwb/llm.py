@@ -16,10 +16,6 @@ from hepwb.exceptions import RetrieverUnavailableError
 __all__ = ["LLMEndpoint"]
 
 
-class _Retryable(Exception):
-    """A response worth retrying (429, 5xx)."""
-
-
 @dataclass(frozen=True)
 class LLMEndpoint:
     """An OpenAI-compatible ``/chat/completions`` endpoint.
@@ -56,7 +52,8 @@ class LLMEndpoint:
     def chat(self, prompt: str, *, system: str = "", max_tokens: int = 512) -> str:
         """The assistant's reply to ``prompt`` (temperature 0)."""
         import httpx
-        from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_exponential
+
+        from hepwb.jsonpost import RetriesExhausted, post_json
 
         messages = [{"role": "system", "content": system}] if system else []
         messages.append({"role": "user", "content": prompt})
@@ -69,22 +66,11 @@ class LLMEndpoint:
         }
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
 
-        @retry(
-            retry=retry_if_exception_type((httpx.TransportError, _Retryable)),
-            stop=stop_after_attempt(self.attempts),
-            wait=wait_exponential(multiplier=0.2, max=5),
-            reraise=True,
-        )
-        def post() -> httpx.Response:
-            resp = httpx.post(self.completions_url, json=body, headers=headers, timeout=self.timeout)
-            if resp.status_code == 429 or resp.status_code >= 500:
-                msg = f"{resp.status_code} {resp.text[:200]}"
-                raise _Retryable(msg)
-            return resp
-
         try:
-            resp = post()
-        except (httpx.TransportError, _Retryable) as exc:
+            resp = post_json(
+                self.completions_url, body, timeout=self.timeout, attempts=self.attempts, headers=headers
+            )
+        except (httpx.TransportError, RetriesExhausted) as exc:
             msg = f"LLM endpoint {self.completions_url} failed after {self.attempts} attempts: {exc}"
             raise RetrieverUnavailableError(msg) from exc
         if resp.status_code != 200:

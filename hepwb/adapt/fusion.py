@@ -76,13 +76,21 @@ class FusionFit:
 
 
 def _legs(
-    table: Any, embedder: Embedder, questions: Sequence[Any], opts: dict[str, Any]
-) -> list[tuple[Any, Any]]:
+    table: Any, embedder: Embedder, questions: Sequence[Any], reads: Sequence[str], opts: dict[str, Any]
+) -> dict[str, list[tuple[Any, Any]]]:
+    """Per dense reading, both branches of every question (the lexical one is run once for all readings)."""
     from hepwb.retrieval.hybrid import HybridRetriever
 
-    r = HybridRetriever(table, embedder, fetch=opts["fetch"], dense_read=opts["dense_read"],
-                        top_m=opts["top_m"], fields=opts["fields"])  # fmt: skip
-    return [r.legs(q.question) for q in questions]
+    def retriever(read: str) -> HybridRetriever:
+        return HybridRetriever(table, embedder, fetch=opts["fetch"], dense_read=read, top_m=opts["top_m"],
+                               fields=opts["fields"])  # fmt: skip
+
+    lexical = [retriever(reads[0]).lexical_leg(q.question) for q in questions]
+    out = {}
+    for read in reads:
+        r = retriever(read)
+        out[read] = [(r.dense_leg(q.question), fts) for q, fts in zip(questions, lexical, strict=True)]
+    return out
 
 
 def _ranking(legs: tuple[Any, Any], method: str, weight: float, n: int) -> list[str]:
@@ -139,7 +147,7 @@ def fit_fusion(
         raise ConfigError(msg)
     reads = (dense_read,) if isinstance(dense_read, str) else tuple(dense_read)
     opts = {"fields": fields, "top_m": top_m, "fetch": fetch}
-    legs = {r: _legs(table, embedder, questions, {**opts, "dense_read": r}) for r in reads}
+    legs = _legs(table, embedder, questions, reads, opts)
     relevant = relevant_chunks(inputs.located, cs.chunks, inputs.keyindexes)
     # ties go to the first read given (the cheaper "first" by default), then RRF, then the smaller dense share
     cands = [(r, m, w) for r in reads for m in METHODS for w in WEIGHTS]

@@ -22,10 +22,6 @@ class NERUnavailableError(HepwbError, ConnectionError):
     """The NER service could not give entities (down, timed out, an error or a malformed reply)."""
 
 
-class _Retryable(Exception):
-    """A 5xx reply worth one more try."""
-
-
 @dataclass
 class NERClient:
     """Calls ``POST {url}/ner``.
@@ -72,31 +68,20 @@ class NERClient:
 
     def _post(self, body: dict[str, Any]) -> Any:
         import httpx
-        from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_exponential
 
-        @retry(
-            retry=retry_if_exception_type((httpx.TransportError, _Retryable)),
-            stop=stop_after_attempt(self.attempts),
-            wait=wait_exponential(multiplier=0.2, max=2),
-            reraise=True,
-        )
-        def post() -> httpx.Response:
-            r = httpx.post(self.url.rstrip("/") + "/ner", json=body, timeout=self.timeout)
-            if r.status_code >= 500:
-                msg = f"HTTP {r.status_code}"
-                raise _Retryable(msg)
-            return r
+        from hepwb.jsonpost import RetriesExhausted, post_json
 
         try:
-            r = post()
+            r = post_json(self.url.rstrip("/") + "/ner", body, timeout=self.timeout, attempts=self.attempts,
+                          max_wait=2.0)  # fmt: skip
         except httpx.TimeoutException:
             msg = f"{self.url}/ner timed out after {self.timeout:g} s"
             raise NERUnavailableError(msg) from None
         except httpx.TransportError as exc:
             msg = f"cannot reach {self.url}/ner ({exc})"
             raise NERUnavailableError(msg) from None
-        except _Retryable as exc:
-            msg = f"{self.url}/ner answered {exc} {self.attempts} times"
+        except RetriesExhausted as exc:
+            msg = f"{self.url}/ner answered HTTP {exc.status} {self.attempts} times"
             raise NERUnavailableError(msg) from None
         if r.status_code != 200:
             msg = f"{self.url}/ner answered HTTP {r.status_code}: {r.text[:200]}"

@@ -54,14 +54,14 @@ class NERService:
 
         self.extractor = extractor or EntityExtractor.default()
         self.model = model_name() if extractor is None else type(extractor).__name__
+        self.host = host
         self._server = ThreadingHTTPServer((host, port), self._handler())
         self._thread: threading.Thread | None = None
 
     @property
     def url(self) -> str:
         """Base URL of the running service."""
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://{self.host}:{self._server.server_port}"
 
     def reply(self, payload: Any) -> dict[str, Any]:
         """The reply to one request body (raises ``ValueError`` for a malformed one)."""

@@ -138,7 +138,7 @@ def what_to_use(
     for size, group in wide.groupby("chunk_size", sort=True):
         ranked = group.sort_values(metric, ascending=False)
         top = ranked.iloc[0]
-        row = {"chunk size": int(size), "best": _label(top), human(metric): float(top[metric])}
+        row = {"chunk size": int(str(size)), "best": _label(top), human(metric): float(top[metric])}
         if len(ranked) < 2:
             rows.append({**row, "runner-up": "", "difference": float("nan"), "p": float("nan"),
                          "verdict": "the only configuration at this size"})  # fmt: skip
@@ -146,7 +146,7 @@ def what_to_use(
         second = ranked.iloc[1]
         a = per_question(str(top["run_id"])).set_index("qid")[metric]
         b = per_question(str(second["run_id"])).set_index("qid")[metric].reindex(a.index)
-        res = paired_test(a.to_numpy(), b.to_numpy())
+        res = paired_test(a.tolist(), b.tolist())
         verdict = (
             f"significantly better than the runner-up (p = {res.p_value:.3f})"
             if res.significant

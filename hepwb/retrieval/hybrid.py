@@ -111,22 +111,26 @@ class HybridRetriever:
         lexical term). They are run here, not through LanceDB's hybrid query builder, which projects the
         score columns away (its scanner then warns on every query).
         """
+        return self.dense_leg(query, k), self.lexical_leg(query, k)
+
+    def dense_leg(self, query: str, k: int = 0) -> Any:
+        """The dense branch (``_distance``, ``_rowid``) of :meth:`legs`."""
         vec = self.embedder.embed([query])[0]
+        rows = dense_arrow(self.table, vec, max(k, self.fetch), read=self.dense_read, top_m=self.top_m)
+        return rows.drop(["_windows"]) if "_windows" in rows.column_names else rows
+
+    def lexical_leg(self, query: str, k: int = 0) -> Any:
+        """The lexical branch (``_score``, ``_rowid``) of :meth:`legs`; ``None`` without lexical terms."""
         terms = search_terms(query)
-        n = max(k, self.fetch)
-        vec_rows = dense_arrow(self.table, vec, n, read=self.dense_read, top_m=self.top_m)
-        if "_windows" in vec_rows.column_names:
-            vec_rows = vec_rows.drop(["_windows"])
         if not terms.strip():
-            return vec_rows, None
-        fts_rows = (
+            return None
+        return (
             self.table.search(terms, query_type="fts", fts_columns=FIELDS[self.fields])
             .select([*columns(), "_score"])
             .with_row_id(True)
-            .limit(n)
+            .limit(max(k, self.fetch))
             .to_arrow()
         )
-        return vec_rows, fts_rows
 
     def rows(self, query: str, k: int) -> list[dict[str, Any]]:
         """Fused result rows with ``_relevance_score``, ``_distance`` and ``_score``.

@@ -18,8 +18,8 @@ def test_notebooks_exist():
     assert len(NOTEBOOKS) >= 3
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
-def test_notebook_structure(path):
+def code_cells(path):
+    """A notebook and its code cells, once its literal `parameters` cell and def-free code are checked."""
     nb = nbformat.read(path, as_version=4)
     code = [c for c in nb.cells if c.cell_type == "code"]
     params = [c for c in code if "parameters" in c.metadata.get("tags", [])]
@@ -33,6 +33,13 @@ def test_notebook_structure(path):
     for cell in code:
         for node in ast.walk(ast.parse(cell.source)):
             assert not isinstance(node, ast.FunctionDef | ast.ClassDef | ast.AsyncFunctionDef | ast.Lambda)
+    return nb, code
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebook_structure(path):
+    _, code = code_cells(path)
+    for cell in code:
         assert not cell.get("outputs") and cell.get("execution_count") is None, (
             "strip outputs before committing"
         )
@@ -57,19 +64,10 @@ def test_tutorials_are_a_numbered_series():
 @pytest.mark.parametrize("path", TUTORIALS, ids=lambda p: p.name)
 def test_tutorial_keeps_the_outputs_it_is_checked_against(path):
     """Tutorials keep reference outputs (nbval compares cells tagged nbval-check-output); `make tutorials`."""
-    nb = nbformat.read(path, as_version=4)
-    code = [c for c in nb.cells if c.cell_type == "code"]
-    params = [c for c in code if "parameters" in c.metadata.get("tags", [])]
-    assert len(params) == 1, "exactly one cell tagged 'parameters'"
-    for node in ast.parse(params[0].source).body:
-        assert isinstance(node, ast.Assign)
-        ast.literal_eval(node.value)
+    nb, code = code_cells(path)
     checked = [c for c in code if "nbval-check-output" in c.metadata.get("tags", [])]
     assert checked, "a tutorial compares at least one cell's output"
     for cell in checked:
         assert cell.get("outputs"), f"checked cell without a reference output: {cell.source[:60]!r}"
         assert all(o.get("name") != "stderr" for o in cell.outputs), "a checked cell writes to stderr"
-    for cell in code:
-        for node in ast.walk(ast.parse(cell.source)):
-            assert not isinstance(node, ast.FunctionDef | ast.ClassDef | ast.AsyncFunctionDef | ast.Lambda)
     assert nb.cells[0].cell_type == "markdown" and "What you learn" in nb.cells[0].source
