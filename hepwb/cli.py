@@ -91,7 +91,29 @@ def _fail(exc: Exception) -> None:
 @app.callback()
 def _main(
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log debug messages.")] = False,
+    ner_url: Annotated[
+        str,
+        typer.Option(
+            envvar="HEPWB_NER_URL",
+            help="NER service (`hepwb ner-serve`) giving entities at ingest and query time; "
+            "empty: the in-process HEP dictionary.",
+        ),
+    ] = "",
+    ner_fail_soft: Annotated[
+        bool,
+        typer.Option(
+            "--ner-fail-soft",
+            envvar="HEPWB_NER_FAIL_SOFT",
+            help="When the NER service fails, index with empty entities (logged) instead of stopping.",
+        ),
+    ] = False,
 ) -> None:
+    import os
+
+    if ner_url:  # read by hepwb.ner.source.ner_source, here and in worker processes
+        os.environ["HEPWB_NER_URL"] = ner_url
+    if ner_fail_soft:
+        os.environ["HEPWB_NER_FAIL_SOFT"] = "1"
     logging.basicConfig(
         level=logging.DEBUG if verbose else logging.INFO, format="%(levelname)s %(name)s: %(message)s"
     )
@@ -244,3 +266,4 @@ from hepwb import cli_adapt as _cli_adapt  # noqa: E402, F401  (registers adapt,
 from hepwb import cli_ner as _cli_ner  # noqa: E402, F401  (registers ner-serve)
 from hepwb import cli_search as _cli_search  # noqa: E402, F401  (registers search, retrievers, testset)
 from hepwb import cli_sweep as _cli_sweep  # noqa: E402, F401  (registers sweep, run)
+from hepwb import cli_tiers as _cli_tiers  # noqa: E402, F401  (registers tiers)

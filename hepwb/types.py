@@ -154,6 +154,8 @@ class Hit:
         why: Why it matched, in words (``"bm25 7.31 on jpsi, lhcb"``, ``"rrf: dense #3, bm25 #1"``).
         matched: Query terms or entities found in the text.
         highlights: ``(start, end)`` spans of ``text`` to highlight (offsets into ``text``).
+        tier: Memory tier the hit came from (``lt``, ``hot`` or ``lt+hot``; ``""`` outside
+            :mod:`hepwb.tiers`).
     """
 
     chunk_id: str
@@ -172,3 +174,4 @@ class Hit:
     why: str = ""
     matched: tuple[str, ...] = ()
     highlights: tuple[tuple[int, int], ...] = ()
+    tier: str = ""

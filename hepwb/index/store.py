@@ -26,6 +26,7 @@ from hepwb.io import read_json, write_json
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from hepwb.ner.source import EntitySource
     from hepwb.types import Chunk, Document
 
 __all__ = [
@@ -88,10 +89,20 @@ def _tables(db: Any) -> set[str]:
 class ChunkStore:
     """Embeds chunk sets into LanceDB tables, reusing cached vectors."""
 
-    def __init__(self, db_path: str | Path, embedder: Embedder, *, progress: bool = True) -> None:
+    def __init__(
+        self,
+        db_path: str | Path,
+        embedder: Embedder,
+        *,
+        progress: bool = True,
+        ner: EntitySource | None = None,
+    ) -> None:
+        from hepwb.ner.source import ner_source
+
         self.db_path = Path(db_path)
         self.embedder = embedder
         self.progress = progress
+        self.ner = ner if ner is not None else ner_source()
         self.db = connect(db_path)
 
     # -- embedding cache -------------------------------------------------------------------------
@@ -123,18 +134,31 @@ class ChunkStore:
     def table(self, chunkset_id: str, chunks: list[Chunk], docs: dict[str, Document]) -> Any:
         """Open the table for ``chunkset_id`` (building it, with its indexes, if needed)."""
         name = table_name(chunkset_id, self.embedder.model)
-        key = index_key(chunkset_id, self.embedder.model)
+        ner_model = self.ner.model
+        key = index_key(chunkset_id, self.embedder.model, ner_model)
         if index_complete(self.db_path, name, key):
             return self.db.open_table(name)
         from hepwb.index.lexicon import acronyms_of, save_lexicon
 
         vecs = self.embed_cached([c.text for c in chunks])
-        tbl = replace_table(self.db, name, chunk_arrow(chunks, docs, vecs))
+        before = self.ner.failed_soft
+        entities = self.ner.batch([c.text for c in chunks])
+        tbl = replace_table(self.db, name, chunk_arrow(chunks, docs, vecs, entities))
         build_indexes(tbl)
         save_lexicon(self.db_path, chunkset_id, acronyms_of(d.markdown for d in docs.values()))
-        # the marker is written last: a table without it (an interrupted build) is built again
-        write_json(self.db_path / "_complete" / f"{name}.json", {"index_key": key, "rows": len(chunks)})
+        failed = self.ner.failed_soft - before
+        # the marker is written last: a table without it (an interrupted build) is built again, and so is
+        # one indexed with empty entities because the NER service failed (fail-soft)
+        marker = {"index_key": key, "rows": len(chunks), "ner_model": ner_model}
+        if failed:
+            marker["ner_failed_soft"] = failed
+        write_json(self.db_path / "_complete" / f"{name}.json", marker)
         return tbl
+
+    def ner_model(self, chunkset_id: str) -> str | None:
+        """The NER model recorded for the table of ``chunkset_id`` (``None`` if never indexed)."""
+        marker = self.db_path / "_complete" / f"{table_name(chunkset_id, self.embedder.model)}.json"
+        return str(read_json(marker).get("ner_model", "")) if marker.is_file() else None
 
     def windows(self, chunkset_id: str, chunks: list[Chunk]) -> None:
         """Build the window tables of ``chunkset_id`` (:mod:`hepwb.index.windows`) unless complete."""
@@ -149,13 +173,21 @@ class ChunkStore:
                     _vector_index(tbl)
 
 
-def index_key(chunkset_id: str, model: str) -> str:
-    """Key of the table of ``chunkset_id`` embedded with ``model``: also changes with the index code."""
+def index_key(chunkset_id: str, model: str, ner_model: str | None = None) -> str:
+    """Key of the table of ``chunkset_id`` embedded with ``model`` and entities from ``ner_model``.
+
+    It also changes with the index code. ``ner_model`` defaults to the active source's
+    (:func:`~hepwb.ner.source.ner_source`).
+    """
     from hepwb.chunking.tokenizers import model_identity
     from hepwb.ids import code_fingerprint, short_hash
+    from hepwb.ner.source import ner_source
 
     model = model_identity(model)
-    return short_hash({"chunkset": chunkset_id, "model": model, "code": code_fingerprint("index")})
+    ner = ner_model or ner_source().model
+    return short_hash(
+        {"chunkset": chunkset_id, "model": model, "ner": ner, "code": code_fingerprint("index")}
+    )
 
 
 def index_complete(db_path: str | Path, name: str, key: str) -> bool:
@@ -164,9 +196,10 @@ def index_complete(db_path: str | Path, name: str, key: str) -> bool:
     if not marker.is_file() or not (Path(db_path) / f"{name}.lance").is_dir():
         return False
     try:
-        return bool(read_json(marker).get("index_key") == key)
+        data = read_json(marker)
     except ValueError:
         return False
+    return bool(data.get("index_key") == key and not data.get("ner_failed_soft"))
 
 
 def open_chunk_table(db_path: str | Path, chunkset_id: str, model: str) -> Any:
@@ -207,14 +240,21 @@ def _vector_index(tbl: Any) -> None:
     )
 
 
-def chunk_arrow(chunks: list[Chunk], docs: dict[str, Document], vecs: np.ndarray) -> pa.Table:
-    """The Arrow table of ``chunks`` (with metadata from ``docs``) and their vectors."""
+def chunk_arrow(
+    chunks: list[Chunk], docs: dict[str, Document], vecs: np.ndarray, entities: list[list[str]] | None = None
+) -> pa.Table:
+    """The Arrow table of ``chunks`` (with metadata from ``docs``), their vectors and entities.
+
+    ``entities`` (one list per chunk) default to the in-process extractor's.
+    """
     import pyarrow as pa
 
     from hepwb.index.analyzer import search_terms
-    from hepwb.index.entities import EntityExtractor
 
-    extractor = EntityExtractor.default()
+    if entities is None:
+        from hepwb.ner.source import LocalNER
+
+        entities = LocalNER().batch([c.text for c in chunks])
     dim = vecs.shape[1] if vecs.size else 0
 
     def context_text(c: Chunk) -> str:
@@ -244,7 +284,7 @@ def chunk_arrow(chunks: list[Chunk], docs: dict[str, Document], vecs: np.ndarray
                 search_terms(f"{docs[c.document_id].title} {' '.join(c.section_path)} {c.text}")
                 for c in chunks
             ],
-            "entities": pa.array([extractor.entities(c.text) for c in chunks], pa.list_(pa.string())),
+            "entities": pa.array(entities, pa.list_(pa.string())),
             "vector": pa.FixedSizeListArray.from_arrays(pa.array(vecs.ravel(), pa.float32()), dim),
         }
     )

@@ -37,7 +37,26 @@ class NERClient:
     timeout: float = 10.0
     attempts: int = 3
     fail_soft: bool = False
-    model: str = ""
+    failed_soft: int = 0
+    _model: str = ""
+
+    @property
+    def model(self) -> str:
+        """The service's model name (asked of ``GET /health`` once; ``""`` when it cannot be reached)."""
+        if not self._model:
+            import httpx
+
+            try:
+                self._model = str(
+                    httpx.get(self.url.rstrip("/") + "/health", timeout=self.timeout).json()["model"]
+                )
+            except (httpx.HTTPError, ValueError, KeyError, TypeError):
+                return ""
+        return self._model
+
+    def batch(self, texts: list[str]) -> list[list[str]]:
+        """Entities of every text (:meth:`entities` under the ``EntitySource`` name)."""
+        return self.entities(texts)
 
     def entities(self, texts: list[str]) -> list[list[str]]:
         """The distinct entities of every text, sorted (empty lists when failing soft)."""
@@ -49,7 +68,7 @@ class NERClient:
                 msg = f"reply has {n} entity lists for {len(texts)} texts"
                 raise ValueError(msg)
             out = [sorted({str(e["entity"]) for e in row}) for row in found]
-            self.model = str(reply.get("model", ""))
+            self._model = str(reply.get("model", "")) or self._model
         except NERUnavailableError as exc:
             return self._fail(texts, str(exc))
         except (ValueError, KeyError, TypeError) as exc:
@@ -63,6 +82,7 @@ class NERClient:
                 "or index without entities with --ner-fail-soft"
             )
             raise NERUnavailableError(msg)
+        self.failed_soft += len(texts)
         log.warning("NER failed soft for %d text(s): %s; they are indexed with no entities", len(texts), why)
         return [[] for _ in texts]
 

@@ -21,6 +21,7 @@ from typing import Any
 from hepwb.exceptions import ConfigError
 from hepwb.index.embedder import Embedder
 from hepwb.index.entities import EntityExtractor
+from hepwb.ner.source import EntitySource
 from hepwb.retrieval.base import register_retriever, rows_to_hits
 from hepwb.retrieval.bm25 import fts_rows
 from hepwb.retrieval.explain import query_words
@@ -50,13 +51,22 @@ class EntityRetriever:
         boost: Factor on the strict branch's BM25 score (> 1 ranks chunks holding every entity first
             among equally good lexical matches).
         fetch: Candidates taken from each branch.
+        ner: Entity source for questions (default: :func:`~hepwb.ner.source.ner_source`, the NER service
+            when ``HEPWB_NER_URL`` is set, else in process).
     """
 
     name = "entity"
 
     def __init__(
-        self, table: Any, embedder: Embedder | None = None, boost: float = 1.5, fetch: int = 50
+        self,
+        table: Any,
+        embedder: Embedder | None = None,
+        boost: float = 1.5,
+        fetch: int = 50,
+        ner: EntitySource | None = None,
     ) -> None:
+        from hepwb.ner.source import ner_source
+
         if boost < 1.0:
             msg = f"boost must be >= 1 (the strict branch never ranks below the soft one), got {boost}"
             raise ConfigError(msg)
@@ -64,16 +74,27 @@ class EntityRetriever:
         self.boost = boost
         self.fetch = fetch
         self.extractor = EntityExtractor.default()
+        self.ner = ner if ner is not None else ner_source()
 
     def search(self, query: str, k: int = 10) -> list[Hit]:
         """Top ``k`` chunks by the better of the strict and soft branch scores."""
-        ents = self.extractor.entities(query)
+        return self.rank(query, k)
+
+    def rank(
+        self, query: str, k: int = 10, *, entities: list[str] | None = None, strict: bool = False
+    ) -> list[Hit]:
+        """Top ``k`` chunks for ``query`` whose ``entities`` are given or found by the NER source.
+
+        With ``strict`` only chunks holding every entity are returned (the soft branch is skipped; a
+        question without entities then returns nothing).
+        """
+        ents = self.ner.batch([query])[0] if entities is None else entities
         n = max(k, self.fetch)
         best: dict[str, tuple[float, str, dict[str, Any]]] = {}
         if ents:
             for r in fts_rows(self.table, query, n, where=strict_filter(ents)):
                 best[r["chunk_id"]] = (self.boost * float(r["_score"]), "strict", r)
-        for r in fts_rows(self.table, query, n):
+        for r in [] if strict else fts_rows(self.table, query, n):
             score = float(r["_score"])
             if r["chunk_id"] not in best or best[r["chunk_id"]][0] < score:
                 best[r["chunk_id"]] = (score, "soft", r)

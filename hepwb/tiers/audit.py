@@ -1,0 +1,220 @@
+"""The tiers' DuckDB file: questions asked, hits retrieved, feedback signals and the audit trail.
+
+Every write opens the file for one short transaction (retried while another process holds the lock),
+so notebooks, ``hepwb tiers`` jobs and queries can share it. Tables:
+
+* ``queries`` — every recorded tier search (question, its entities, tiers, latency): warming's input;
+* ``retrievals`` — the hits of those searches (chunk, document, tier, rank): "retrieved for N questions";
+* ``signals`` — out-of-band reinforcement: ``useful``, ``cited``, ``approved`` (a human approval);
+* ``audit`` — one row per job (``init``, ``ingest``, ``acquire``, ``warm``, ``evict``, ``promote``,
+  ``revert``): who, when, status (``pending`` → ``done`` or ``aborted``), the rows and documents, the
+  evidence, and the LT and HOT table versions before and after.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+__all__ = ["SIGNAL_KINDS", "AuditLog"]
+
+SIGNAL_KINDS = ("useful", "cited", "approved")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS queries (
+    ts_ms BIGINT, question_sha VARCHAR, question VARCHAR, entities VARCHAR[], strict BOOLEAN,
+    tiers VARCHAR, k INTEGER, latency_ms DOUBLE);
+CREATE TABLE IF NOT EXISTS retrievals (
+    ts_ms BIGINT, question_sha VARCHAR, chunk_id VARCHAR, doc_key VARCHAR, tier VARCHAR, rank INTEGER);
+CREATE TABLE IF NOT EXISTS signals (
+    ts_ms BIGINT, chunk_id VARCHAR, doc_key VARCHAR, kind VARCHAR, actor VARCHAR, note VARCHAR);
+CREATE TABLE IF NOT EXISTS audit (
+    event_id VARCHAR PRIMARY KEY, ts_ms BIGINT, action VARCHAR, actor VARCHAR, status VARCHAR,
+    rows BIGINT, doc_keys VARCHAR[], chunk_ids VARCHAR[], evidence VARCHAR,
+    lt_version_before BIGINT, lt_version_after BIGINT, hot_version_before BIGINT, hot_version_after BIGINT,
+    details VARCHAR, done_ms BIGINT);
+"""
+
+
+class AuditLog:
+    """The DuckDB file at ``path`` (created with its tables on first use)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+
+    @contextmanager
+    def connect(self, *, read_only: bool = False) -> Iterator[Any]:
+        """A connection for one transaction, retried for up to 30 s while another process holds the file."""
+        import duckdb
+        from tenacity import retry, retry_if_exception, stop_after_delay, wait_random_exponential
+
+        def locked(exc: BaseException) -> bool:
+            return isinstance(exc, duckdb.IOException) and "lock" in str(exc).lower()
+
+        @retry(
+            retry=retry_if_exception(locked),
+            stop=stop_after_delay(30),
+            wait=wait_random_exponential(0.02, max=0.5),
+            reraise=True,
+        )
+        def open_() -> Any:
+            if read_only and self.path.is_file():
+                return duckdb.connect(str(self.path), read_only=True)
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            con = duckdb.connect(str(self.path))
+            con.execute(_SCHEMA)
+            return con
+
+        con = open_()
+        try:
+            yield con
+        finally:
+            con.close()
+
+    def frame(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        """A pandas frame of ``sql`` (read-only)."""
+        with self.connect(read_only=True) as con:
+            return con.execute(sql, list(params)).df()
+
+    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """The rows of ``sql`` (read-only)."""
+        with self.connect(read_only=True) as con:
+            return list(con.execute(sql, list(params)).fetchall())
+
+    # -- signals -------------------------------------------------------------------------------------
+    def record_query(
+        self,
+        ts_ms: int,
+        question: str,
+        entities: Sequence[str],
+        *,
+        strict: bool,
+        tiers: str,
+        k: int,
+        latency_ms: float,
+        hits: Sequence[tuple[str, str, str, int]],
+    ) -> None:
+        """One search and its hits ``(chunk_id, doc_key, tier, rank)``."""
+        from hepwb.ids import text_sha256
+
+        sha = text_sha256(question)[:16]
+        with self.connect() as con:
+            con.execute("BEGIN")
+            con.execute(
+                "INSERT INTO queries VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [ts_ms, sha, question, list(entities), strict, tiers, k, latency_ms],
+            )
+            if hits:
+                con.executemany(
+                    "INSERT INTO retrievals VALUES (?, ?, ?, ?, ?, ?)",
+                    [[ts_ms, sha, c, d, t, r] for c, d, t, r in hits],
+                )
+            con.execute("COMMIT")
+
+    def record_signal(
+        self, ts_ms: int, chunk_id: str, doc_key: str, kind: str, actor: str, note: str
+    ) -> None:
+        """A feedback signal on one chunk."""
+        from hepwb.exceptions import ConfigError
+
+        if kind not in SIGNAL_KINDS:
+            msg = f"signal kind {kind!r} unknown; use one of {SIGNAL_KINDS}"
+            raise ConfigError(msg)
+        with self.connect() as con:
+            con.execute(
+                "INSERT INTO signals VALUES (?, ?, ?, ?, ?, ?)", [ts_ms, chunk_id, doc_key, kind, actor, note]
+            )
+
+    def recent_entities(self, since_ms: int) -> list[str]:
+        """The entities of the questions recorded since ``since_ms``, most frequent first."""
+        rows = self.rows(
+            "SELECT e, count(*) AS n FROM (SELECT unnest(entities) AS e FROM queries WHERE ts_ms >= ?) "
+            "GROUP BY e ORDER BY n DESC, e",
+            [since_ms],
+        )
+        return [str(e) for e, _ in rows]
+
+    def reinforcement(self, doc_key: str, since_ms: int) -> tuple[dict[str, int], list[str], int]:
+        """Signals by kind, approvers and distinct questions retrieving ``doc_key`` from HOT, since a time."""
+        with self.connect(read_only=True) as con:
+            kinds = con.execute(
+                "SELECT kind, count(*) FROM signals WHERE doc_key = ? AND ts_ms >= ? GROUP BY kind",
+                [doc_key, since_ms],
+            ).fetchall()
+            who = con.execute(
+                "SELECT DISTINCT actor FROM signals WHERE doc_key = ? AND kind = 'approved' AND ts_ms >= ? "
+                "ORDER BY actor",
+                [doc_key, since_ms],
+            ).fetchall()
+            row = con.execute(
+                "SELECT count(DISTINCT question_sha) FROM retrievals "
+                "WHERE doc_key = ? AND tier LIKE '%hot%' AND ts_ms >= ?",
+                [doc_key, since_ms],
+            ).fetchone()
+        return {str(k): int(n) for k, n in kinds}, [str(a) for (a,) in who], int(row[0] if row else 0)
+
+    # -- audit ---------------------------------------------------------------------------------------
+    def begin(self, event_id: str, ts_ms: int, action: str, actor: str, **fields: Any) -> None:
+        """Write a ``pending`` audit row (before the job touches a table)."""
+        self._insert(event_id, ts_ms, action, actor, "pending", fields)
+
+    def log(self, event_id: str, ts_ms: int, action: str, actor: str, **fields: Any) -> None:
+        """Write a finished (``done``) audit row."""
+        self._insert(event_id, ts_ms, action, actor, "done", {**fields, "done_ms": ts_ms})
+
+    def finish(self, event_id: str, status: str, done_ms: int, **fields: Any) -> None:
+        """Close a pending audit row as ``done`` or ``aborted``, with the versions after."""
+        sets = ", ".join(f"{k} = ?" for k in fields)
+        values = [_cell(v) for v in fields.values()]
+        with self.connect() as con:
+            con.execute(
+                f"UPDATE audit SET status = ?, done_ms = ?{', ' + sets if sets else ''} WHERE event_id = ?",
+                [status, done_ms, *values, event_id],
+            )
+
+    def pending(self, action: str) -> list[dict[str, Any]]:
+        """Audit rows of ``action`` left ``pending`` (by a killed job)."""
+        return self.events(action=action, status="pending")
+
+    def events(
+        self, *, action: str | None = None, status: str | None = None, limit: int = 0
+    ) -> list[dict[str, Any]]:
+        """Audit rows, newest first, with ``evidence`` and ``details`` decoded."""
+        where, params = [], []
+        for col, val in (("action", action), ("status", status)):
+            if val is not None:
+                where.append(f"{col} = ?")
+                params.append(val)
+        sql = "SELECT * FROM audit" + (" WHERE " + " AND ".join(where) if where else "")
+        sql += " ORDER BY ts_ms DESC, rowid DESC" + (f" LIMIT {int(limit)}" if limit else "")
+        with self.connect(read_only=True) as con:
+            cur = con.execute(sql, params)
+            names = [d[0] for d in cur.description]
+            out = [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+        for ev in out:
+            for key in ("evidence", "details"):
+                ev[key] = json.loads(ev[key]) if ev.get(key) else None
+        return out
+
+    def last_done(self, action: str) -> int | None:
+        """When the last finished ``action`` job ended (ms), if any."""
+        rows = self.rows("SELECT max(done_ms) FROM audit WHERE action = ? AND status = 'done'", [action])
+        return int(rows[0][0]) if rows and rows[0][0] is not None else None
+
+    def _insert(
+        self, event_id: str, ts_ms: int, action: str, actor: str, status: str, fields: dict[str, Any]
+    ) -> None:
+        cols = ["event_id", "ts_ms", "action", "actor", "status", *fields]
+        values = [event_id, ts_ms, action, actor, status, *(_cell(v) for v in fields.values())]
+        with self.connect() as con:
+            con.execute(
+                f"INSERT INTO audit ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})", values
+            )
+
+
+def _cell(value: Any) -> Any:
+    """Dicts as JSON text (the ``evidence`` and ``details`` columns); other values unchanged."""
+    return json.dumps(value, sort_keys=True, default=str) if isinstance(value, dict) else value

@@ -1,0 +1,72 @@
+"""The tunables of the two memory tiers, in one config with defaults (``hepwb tiers --help`` lists them).
+
+Example:
+    >>> cfg = TierConfig(ttl_s=60)
+    >>> cfg.ttl_s, cfg.warm_max_docs, cfg.lt_table, cfg.hot_table
+    (60.0, 5, 'lt', 'hot')
+    >>> TierConfig.model_validate({"ttl": 1})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    pydantic_core._pydantic_core.ValidationError: 1 validation error for TierConfig
+    ttl
+      Extra inputs are not permitted ...
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["TierConfig", "load_config"]
+
+
+class TierConfig(BaseModel):
+    """What the Document-RAG design leaves tunable."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    ttl_s: float = Field(86_400.0, gt=0, description="HOT rows older than this (seconds) are evicted.")
+    warm_max_docs: int = Field(5, ge=1, description="Documents at most copied from LT per warming call.")
+    warm_max_rows: int = Field(200, ge=1, description="Chunks at most copied from LT per warming call.")
+    recency_s: float = Field(
+        3_600.0, gt=0, description="Questions asked within this window (seconds) drive warming."
+    )
+    promote_min_questions: int = Field(
+        3, ge=1, description="A HOT document retrieved for this many distinct questions earns promotion."
+    )
+    job_max_rows: int = Field(
+        5_000, ge=1, description="Rate limit: rows at most evicted or promoted by one job."
+    )
+    job_min_interval_s: float = Field(
+        0.0, ge=0, description="Rate limit: seconds at least between two runs of the same job."
+    )
+    lt_table: str = Field("lt", pattern=r"^[A-Za-z][A-Za-z0-9_]*$", description="Long-term table name.")
+    hot_table: str = Field("hot", pattern=r"^[A-Za-z][A-Za-z0-9_]*$", description="HOT table name.")
+
+
+def load_config(path: str | Path | None = None, **overrides: object) -> TierConfig:
+    """The config of YAML file ``path`` (if any) with ``overrides`` (``None`` values ignored) on top."""
+    import yaml
+
+    from hepwb.exceptions import ConfigError
+
+    data: dict[str, object] = {}
+    if path is not None:
+        try:
+            loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+        except (OSError, yaml.YAMLError) as exc:
+            msg = f"cannot read tier config {path}: {exc}"
+            raise ConfigError(msg) from None
+        if not isinstance(loaded, dict):
+            msg = f"tier config {path} must be a mapping of {sorted(TierConfig.model_fields)}"
+            raise ConfigError(msg)
+        data.update(loaded)
+    data.update({k: v for k, v in overrides.items() if v is not None})
+    from pydantic import ValidationError
+
+    try:
+        return TierConfig.model_validate(data)
+    except ValidationError as exc:
+        msg = f"bad tier config{f' in {path}' if path else ''}: {exc}"
+        raise ConfigError(msg) from None
