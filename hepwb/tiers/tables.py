@@ -4,7 +4,8 @@ Both tiers share one schema, so rows move between them unchanged but for their s
 
 * ``doc_key`` — the document as re-ingest knows it (arXiv id without version, else the label);
   ``doc_version`` — monotonic per ``doc_key`` in LT (re-ingest replaces the rows in place);
-  ``doc_sha`` — hash of the document's chunks (ids and texts): equal hashes mean nothing to promote;
+  ``doc_sha`` — hash of the document's chunks (ids, texts, entities): equal hashes mean nothing to
+  promote or re-ingest (a paper indexed without entities while NER was down differs);
 * ``ingested_at_ms`` — when the row entered LT (or HOT, for HOT rows);
 * ``entities`` (keyword list, exact AND filters) and ``entity_text`` (the same entities as BM25 text);
 * ``origin`` — ``curated`` (LT's initial corpus), ``acquired`` or ``warmed`` (HOT), ``promoted`` (LT);
@@ -89,9 +90,9 @@ def tier_rows(
     if "doc_sha" in chunks.column_names:
         shas = chunks["doc_sha"].to_pylist()
     else:
-        per_doc: dict[str, list[tuple[str, str]]] = {}
-        for key, cid, text in zip(keys, cols["chunk_id"], cols["text"], strict=True):
-            per_doc.setdefault(key, []).append((cid, text))
+        per_doc: dict[str, list[tuple[str, str, list[str]]]] = {}
+        for key, cid, text, ents in zip(keys, cols["chunk_id"], cols["text"], cols["entities"], strict=True):
+            per_doc.setdefault(key, []).append((cid, text, list(ents or ())))
         doc_sha = {k: short_hash(sorted(v), 16) for k, v in per_doc.items()}
         shas = [doc_sha[k] for k in keys]
     versions = doc_versions or {}

@@ -59,7 +59,9 @@ def test_tiers_hold_their_documents_with_governance_fields(tiers):
     assert t.meta["ner_model"].startswith("hepwb-hep-dictionary@")
     # unchanged papers are not written again; the chunking is fixed per tier folder
     again = t.init_lt(corpus, only=["A01", "B02"], chunk_size=64)
-    assert again.documents == 0 and again.unchanged == 2 and t.status()["lt"]["version"] == st["lt"]["version"]
+    assert (
+        again.documents == 0 and again.unchanged == 2 and t.status()["lt"]["version"] == st["lt"]["version"]
+    )
     with pytest.raises(ConfigError, match="use"):
         t.init_lt(corpus, only=["A01"], chunk_size=128)
 
@@ -141,7 +143,7 @@ def test_eviction_by_ttl_never_touches_lt_and_is_rate_limited(material, tmp_path
 
 
 def test_promotion_only_when_earned_audited_idempotent_and_reversible(tiers):
-    t, clock, corpus = tiers
+    t, clock, _ = tiers
     lt_before = t.status()["lt"]
     assert t.candidates().empty and t.promote().skipped.startswith("nothing earned")
     hit = t.search("How are cosmic muons tagged?", 1)[0]

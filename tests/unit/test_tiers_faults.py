@@ -1,0 +1,178 @@
+"""The tiers under faults: promotions killed mid-way, queries during eviction and promotion, NER outages."""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+from typer.testing import CliRunner
+
+from hepwb.ner import NERClient, NERService, NERUnavailableError
+from hepwb.paths import Layout
+from hepwb.tiers import TierConfig, Tiers
+from tests.helpers import tiny_corpus
+
+KILLER = """
+import os, signal, sys
+import hepwb.tiers.tables as tables
+from hepwb.paths import Layout
+from hepwb.tiers import Tiers
+
+root, home, mode = sys.argv[1:4]
+real = tables.upsert_documents
+
+def killing(tbl, rows, keys):  # SIGKILL just before or just after LT's commit
+    if mode == "before":
+        os.kill(os.getpid(), signal.SIGKILL)
+    real(tbl, rows, keys)
+    if mode == "after":
+        os.kill(os.getpid(), signal.SIGKILL)
+
+tables.upsert_documents = killing
+Tiers(root, layout=Layout(home)).promote(actor="cron")
+"""
+
+
+@pytest.fixture(scope="module")
+def material(tmp_path_factory):
+    root = tmp_path_factory.mktemp("tierfaults")
+    corpus, _ = tiny_corpus(root)
+    return root, corpus
+
+
+def _session(material, folder, **cfg):
+    root, corpus = material
+    t = Tiers(folder, TierConfig(**cfg), layout=Layout(root / "home"))
+    t.init_lt(corpus, only=["A01", "B02"], chunk_size=24)
+    t.acquire(corpus, only=["C03"])
+    hit = next(h for h in t.search("How are cosmic muons tagged?", 3) if h.tier == "hot")
+    t.approve(hit.chunk_id, actor="alice")
+    return t
+
+
+def _c03_rows(t):
+    return t.table("lt").count_rows("doc_key = 'label:C03'")
+
+
+@pytest.mark.parametrize("mode", ["before", "after"])
+def test_a_promotion_killed_midway_leaves_lt_unchanged_or_fully_promoted(material, tmp_path, mode):
+    root, _ = material
+    t = _session(material, tmp_path / "t")
+    n_hot = t.table("hot").count_rows()
+    lt_rows = t.table("lt").count_rows()
+    script = tmp_path / "kill.py"
+    script.write_text(KILLER)
+    proc = subprocess.run([sys.executable, str(script), str(t.root), str(root / "home"), mode], check=False)
+    assert proc.returncode == -9
+    pending = t.audit.pending("promote")
+    assert len(pending) == 1
+    assert _c03_rows(t) == (0 if mode == "before" else n_hot)  # never partial
+    assert t.table("lt").count_rows() == lt_rows + (0 if mode == "before" else n_hot)
+    rep = t.promote(actor="alice")  # settles the killed job first, then does what is left
+    assert rep.recovered == (pending[0]["event_id"],)
+    settled = next(e for e in t.audit.events(action="promote") if e["event_id"] == pending[0]["event_id"])
+    if mode == "before":
+        assert settled["status"] == "aborted" and rep.rows == n_hot
+    else:
+        assert settled["status"] == "done" and settled["lt_version_after"] > settled["lt_version_before"]
+        assert rep.skipped.startswith("nothing earned")
+    assert _c03_rows(t) == n_hot
+    assert [e["status"] for e in t.audit.events(action="promote")].count("done") == 1
+    assert t.promote().skipped and _c03_rows(t) == n_hot  # idempotent
+
+
+def test_queries_during_promotion_and_eviction_never_see_half_a_job(material, tmp_path):
+    t = _session(material, tmp_path / "c", ttl_s=1)
+    n_hot = t.table("hot").count_rows()
+    assert n_hot >= 3
+    seen_lt: set[int] = set()
+    seen_hot: set[int] = set()
+    errors: list[BaseException] = []
+    done = threading.Event()
+
+    def reader():
+        reader_tiers = Tiers(t.root, TierConfig(ttl_s=1), layout=t.layout)
+        while not done.is_set():
+            try:
+                seen_lt.add(_c03_rows(reader_tiers))
+                hits = reader_tiers.search("far detector liquid scintillator", 5, record=False)
+                seen_hot.add(reader_tiers.table("hot").count_rows())
+                assert all(h.tier for h in hits)
+            except BaseException as exc:  # reported below
+                errors.append(exc)
+                return
+
+    th = threading.Thread(target=reader)
+    th.start()
+    try:
+        time.sleep(0.3)
+        t.promote(actor="alice")
+        time.sleep(0.3)
+        time.sleep(1.1)  # past the 1 s TTL (the real clock: the reader runs meanwhile)
+        assert t.evict().rows == n_hot
+        time.sleep(0.3)
+    finally:
+        done.set()
+        th.join()
+    assert not errors, errors
+    assert seen_lt <= {0, n_hot} and n_hot in seen_lt  # all of the promotion or none of it
+    assert seen_hot <= {0, n_hot}  # all of the eviction or none of it
+    assert _c03_rows(t) == n_hot
+
+
+def test_ingest_needs_the_ner_service_by_default(material, tmp_path, caplog):
+    root, corpus = material
+    layout = Layout(root / "home-ner")
+    with NERService() as ner:
+        t = Tiers(tmp_path / "n", layout=layout, ner=NERClient(ner.url))
+        t.init_lt(corpus, only=["A01"], chunk_size=24)
+        hits = t.search("HERMES beam-spin asymmetry", 2)
+        model = ner.model
+    assert t.meta["ner_model"] == model and hits[0].why.startswith("strict")
+    assert {e for row in t.table("lt").to_arrow()["entities"].to_pylist() for e in row} >= {
+        "experiment:hermes"
+    }
+    # the service is down: ingest stops with the fix, nothing written
+    down = NERClient(ner.url, attempts=1, timeout=1)
+    t2 = Tiers(tmp_path / "n2", layout=layout, ner=down)
+    with pytest.raises(NERUnavailableError, match="hepwb ner-serve"):
+        t2.init_lt(corpus, only=["B02"], chunk_size=24)
+    assert not t2.has("lt")
+    # fail-soft: indexed with empty entities, logged, and the table is rebuilt once NER is back
+    soft = NERClient(ner.url, attempts=1, timeout=1, fail_soft=True)
+    t3 = Tiers(tmp_path / "n3", layout=layout, ner=soft)
+    with caplog.at_level(logging.WARNING, logger="hepwb.ner"):
+        t3.init_lt(corpus, only=["B02"], chunk_size=24)
+    assert "failed soft" in caplog.text and soft.failed_soft > 0
+    assert all(not e for e in t3.table("lt").to_arrow()["entities"].to_pylist())
+    back = Tiers(tmp_path / "n3", layout=layout).init_lt(corpus, only=["B02"])  # in-process NER
+    assert back.versions == {"label:B02": 2}
+    ents = t3.table("lt").to_arrow()["entities"].to_pylist()
+    assert any("particle:jet" in e for e in ents)
+
+
+def test_cli_lists_the_tunables_and_runs_a_session(material, tmp_path, monkeypatch):
+    from hepwb.cli import app
+
+    root, corpus = material
+    monkeypatch.setenv("HEPWB_HOME", str(root / "home"))
+    runner = CliRunner()
+    helptext = runner.invoke(app, ["tiers", "--help"], terminal_width=200).output
+    for opt in ("--ttl-s", "--warm-max-docs", "--recency-s", "--job-max-rows", "--lt-table", "86400"):
+        assert opt in helptext
+    base = ["tiers", "--name", "cli", "--ttl-s", "60"]
+    r = runner.invoke(
+        app, [*base, "init", "--corpus", str(corpus), "--only", "A01,B02", "--chunk-size", "24"]
+    )
+    assert r.exit_code == 0, r.output
+    assert runner.invoke(app, [*base, "acquire", str(corpus), "--only", "C03"]).exit_code == 0
+    out = runner.invoke(app, [*base, "search", "How are cosmic muons tagged?", "-k", "2"]).output
+    assert "hot" in out and "C03" in out
+    out = runner.invoke(app, [*base, "history"]).output
+    assert "acquire" in out and "init" in out
+    bad = runner.invoke(app, ["tiers", "--ttl-s", "-1", "status"])
+    assert bad.exit_code == 2 and "ttl_s" in bad.output
