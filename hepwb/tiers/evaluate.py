@@ -31,7 +31,10 @@ def tier_documents(tiers: Tiers) -> list[Document]:
 
     docs: dict[str, Document] = {}
     for src in tiers.meta.get("sources", []):
-        for d in ingest(src["corpus"], layout=tiers.layout, only=src["labels"], progress=False):
+        found = ingest(
+            src["corpus"], layout=tiers.layout, only=src["only"], max_docs=src["max_docs"], progress=False
+        )
+        for d in found:
             docs[d.document_id] = d
     return list(docs.values())
 

@@ -185,7 +185,7 @@ class Tiers:
             write_json(self.root / "tiers.json", meta)
         rows = self._rows(corpus, only=only, max_docs=max_docs, progress=progress)
         report = self._ingest_lt(rows, actor=actor, action="init" if not self.has("lt") else "ingest")
-        self._remember_source(corpus, rows)
+        self._remember_source(corpus, only, max_docs)
         return report
 
     def acquire(
@@ -217,7 +217,7 @@ class Tiers:
         if before:
             upsert_documents(hot, rows, keys)
             self.reindex("hot")
-        self._remember_source(corpus, rows)
+        self._remember_source(corpus, only, max_docs)
         eid = content_uuid("acquire", now, *keys)
         self.audit.log(
             eid,
@@ -311,12 +311,14 @@ class Tiers:
         t = self.table(tier).to_arrow().select(["doc_key", "doc_version", "doc_sha"])
         return {k: (int(v), s) for k, v, s in zip(*(t[c].to_pylist() for c in t.column_names), strict=True)}
 
-    def _remember_source(self, corpus: str | Path | None, rows: pa.Table) -> None:
+    def _remember_source(
+        self, corpus: str | Path | None, only: list[str] | None, max_docs: int | None
+    ) -> None:
+        """Record where the papers came from (the tier-aware evaluation converts them again, cached)."""
         from hepwb.pipeline.corpus import resolve_corpus
 
         meta = self.meta
-        labels = sorted(set(rows["label"].to_pylist()))
-        src = {"corpus": str(resolve_corpus(corpus).resolve()), "labels": labels}
+        src = {"corpus": str(resolve_corpus(corpus).resolve()), "only": only, "max_docs": max_docs}
         if src not in meta["sources"]:
             meta["sources"] = [*meta["sources"], src]
             write_json(self.root / "tiers.json", meta)

@@ -5,11 +5,13 @@ from __future__ import annotations
 from hepwb.viz.chunk_explorer import CHUNK_COLOURS, OVERLAP_STYLE, ChunkExplorer, chunks_html, token_histogram
 from hepwb.viz.document_view import KIND_COLOURS, DocumentBrowser, page_image_png, page_view_html
 from hepwb.viz.search_explorer import SearchExplorer, side_by_side_html
+from hepwb.viz.tier_approval import ApprovalWidget
 
 __all__ = [
     "CHUNK_COLOURS",
     "KIND_COLOURS",
     "OVERLAP_STYLE",
+    "ApprovalWidget",
     "ChunkExplorer",
     "DocumentBrowser",
     "SearchExplorer",
