@@ -48,7 +48,7 @@ def search(
         which: Tiers to search (``lt``, ``hot`` or both); a tier without a table is skipped.
         strict: Only chunks holding every entity of the question (none when it has no entity).
         record: Record the question and its hits (warming's and promotion's evidence).
-        fetch: Candidates taken from each tier before merging.
+        fetch: Candidates taken from each branch of each tier before its top ``k`` are kept.
         merge: ``score`` — by each tier's score, as a search over two Elasticsearch indices merges
             them (per-tier BM25 statistics, the strict branch's boost kept); ``rrf`` — LanceDB's
             reciprocal-rank fusion (ranks only).
@@ -65,15 +65,15 @@ def search(
         raise ConfigError(msg)
     start = time.perf_counter()
     ents = tiers.ner.batch([question])[0]
-    present = [t for t in which if tiers.has(t)]
+    tables = tiers.open_tables(which)  # the versions this query reads
+    present = list(tables)
     if not present:
         msg = f"none of the tiers {list(which)} has a table in {tiers.root}; run hepwb tiers init first"
         raise ConfigError(msg)
-    tables = {t: tiers.table(t) for t in present}  # the versions this query reads
 
     def one(tier: str) -> list[Hit]:
         r = EntityRetriever(tables[tier], ner=tiers.ner, fetch=fetch)
-        return r.rank(question, max(k, fetch), entities=ents, strict=strict)
+        return r.rank(question, k, entities=ents, strict=strict)  # the top k overall are in the tiers' top k
 
     if len(present) == 1:
         ranked = [replace(h, tier=present[0]) for h in one(present[0])[:k]]

@@ -122,6 +122,14 @@ class Tiers:
             raise CorpusNotFoundError(msg)
         return db.open_table(name)
 
+    def open_tables(self, tiers: Sequence[str]) -> dict[str, Any]:
+        """The latest versions of those of ``tiers`` that exist, opened through one connection."""
+        from hepwb.index.store import _tables
+
+        db = self.db()
+        names = _tables(db)
+        return {t: db.open_table(self._name(t)) for t in tiers if self._name(t) in names}
+
     def has(self, tier: str) -> bool:
         """Whether tier ``tier`` has a table."""
         from hepwb.index.store import _tables
