@@ -19,7 +19,7 @@ __all__ = ["ApprovalWidget"]
 
 def _label(h: Hit) -> str:
     pages = ",".join(map(str, h.pages))
-    return f"#{h.rank} [{h.tier}] {h.label} p.{pages} — {h.text[:70].strip()}…"
+    return f"#{h.rank} [{h.tier}] {h.label} p.{pages} — {' '.join(h.text.split())[:70]}…"
 
 
 class ApprovalWidget:
@@ -52,8 +52,14 @@ class ApprovalWidget:
         if not self.actor.value.strip():
             self.out.value = "<b style='color:#b00'>say who approves (the audit trail records it)</b>"
             return
+        from hepwb.exceptions import HepwbError
+
         h = self.hits[int(self.choice.value)]
-        self.tiers.approve(h.chunk_id, actor=self.actor.value.strip(), note=self.note.value)
+        try:
+            self.tiers.approve(h.chunk_id, actor=self.actor.value.strip(), note=self.note.value)
+        except HepwbError as exc:
+            self.out.value = f"<b style='color:#b00'>{html.escape(str(exc))}</b>"
+            return
         n = len(self.tiers.candidates())
         self.out.value = (
             f"approved <b>{html.escape(h.label)}</b> ({html.escape(h.tier)}) as "

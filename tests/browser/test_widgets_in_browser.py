@@ -20,9 +20,13 @@ def _chunk_count(explorer) -> int:
 def test_chunk_explorer_rechunks_when_the_slider_moves(browser, lab):
     corpus, _ = tiny_corpus(lab["root"])
     nb = parameterized(
-        "50-chunk-explorer.ipynb", lab["root"], corpus=str(corpus), paper="A01", chunk_size=256,
+        "50-chunk-explorer.ipynb",
+        lab["root"],
+        corpus=str(corpus),
+        paper="A01",
+        chunk_size=256,
         home=str(lab["root"]),
-    )  # fmt: skip
+    )
     page = open_and_run(browser, lab, nb)
     explorer = page.locator(".widget-vbox", has=page.locator(".hw-summary")).last
     explorer.wait_for(timeout=60_000)
@@ -54,10 +58,17 @@ def test_chunk_explorer_rechunks_when_the_slider_moves(browser, lab):
 def test_retriever_comparison_fills_both_columns(browser, lab):
     corpus, _ = tiny_corpus(lab["root"])
     nb = parameterized(
-        "60-compare-retrievers.ipynb", lab["root"], question="What does the far detector contain?",
-        retrievers=["bm25", "dense"], chunker="hepilot", chunk_size=64, corpus=str(corpus), max_docs=None,
-        k=3, home=str(lab["root"]),
-    )  # fmt: skip
+        "60-compare-retrievers.ipynb",
+        lab["root"],
+        question="What does the far detector contain?",
+        retrievers=["bm25", "dense"],
+        chunker="hepilot",
+        chunk_size=64,
+        corpus=str(corpus),
+        max_docs=None,
+        k=3,
+        home=str(lab["root"]),
+    )
     page = open_and_run(browser, lab, nb)
     explorer = page.locator(".widget-vbox", has=page.locator(".widget-text input")).last
     explorer.wait_for(timeout=60_000)
@@ -76,3 +87,48 @@ def test_retriever_comparison_fills_both_columns(browser, lab):
     assert "B02" in columns.nth(0).locator("li").first.inner_text()
     screenshot(page, "compare-retrievers.png", explorer)
     page.close()
+
+
+def test_a_hot_hit_is_approved_by_clicking(browser, lab):
+    import duckdb
+
+    corpus, _ = tiny_corpus(lab["root"])
+    folder = lab["root"] / "tiers"
+    nb = parameterized(
+        "75-tiers.ipynb",
+        lab["root"],
+        corpus=str(corpus),
+        lt_papers=["A01", "B02"],
+        todays_papers=["C03"],
+        questions=[
+            "What does the far detector contain?",
+            "How is the jet energy scale calibrated at 13 TeV?",
+            "What beam-spin asymmetry did HERMES measure?",
+        ],
+        evaluate=False,
+        tier_folder=str(folder),
+        home=str(lab["root"]),
+    )
+    page = open_and_run(browser, lab, nb)
+    widget = page.locator(".widget-vbox", has=page.get_by_role("button", name="approve for LT")).last
+    widget.wait_for(timeout=90_000)
+    assert "[hot] C03" in widget.locator("select").inner_text().replace("\xa0", " ")
+    name = widget.locator(".widget-text input").first
+    name.fill("")
+    widget.get_by_role("button", name="approve for LT").click()
+    page.wait_for_function(
+        "(el) => el.innerText.includes('say who approves')", arg=widget.element_handle(), timeout=30_000
+    )
+    name.fill("Ada")
+    widget.locator(".widget-text input").nth(1).fill("the detector description we cite")
+    widget.get_by_role("button", name="approve for LT").click()
+    page.wait_for_function(
+        "(el) => el.innerText.includes('as Ada')", arg=widget.element_handle(), timeout=30_000
+    )
+    screenshot(page, "tier-approval.png", widget)
+    page.close()
+    with duckdb.connect(str(folder / "audit.duckdb"), read_only=True) as con:
+        rows = con.execute(
+            "SELECT doc_key, note FROM signals WHERE kind = 'approved' AND actor = 'Ada'"
+        ).fetchall()
+    assert rows == [("label:C03", "the detector description we cite")]
