@@ -264,6 +264,7 @@ def sql(
 from hepwb import cli_acquire as _cli_acquire  # noqa: E402, F401  (registers acquire)
 from hepwb import cli_adapt as _cli_adapt  # noqa: E402, F401  (registers adapt, fit-fusion)
 from hepwb import cli_ner as _cli_ner  # noqa: E402, F401  (registers ner-serve)
+from hepwb import cli_ragmd as _cli_ragmd  # noqa: E402, F401  (registers export-/import-/validate-ragmd)
 from hepwb import cli_search as _cli_search  # noqa: E402, F401  (registers search, retrievers, testset)
 from hepwb import cli_sweep as _cli_sweep  # noqa: E402, F401  (registers sweep, run)
 from hepwb import cli_tiers as _cli_tiers  # noqa: E402, F401  (registers tiers)

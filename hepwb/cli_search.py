@@ -24,6 +24,12 @@ def search(
     max_docs: MaxDocs = None,
     latex: Latex = True,
     as_json: Annotated[bool, typer.Option("--json", help="Print the hits as JSON lines.")] = False,
+    ragmd: Annotated[
+        Path | None, typer.Option(help="Search this .ragmd file alone (retrievers dense, bm25, hybrid).")
+    ] = None,
+    table: Annotated[
+        str | None, typer.Option(help="Search this LanceDB table (e.g. an imported .ragmd).")
+    ] = None,
 ) -> None:
     """Search a chunk set with one or more retrievers; print citations, why each hit matched and a snippet."""
     import dataclasses
@@ -32,14 +38,27 @@ def search(
     from hepwb.retrieval.explain import citation, snippet
 
     try:
-        s = Searcher.open(corpus, chunker, chunk_size, overlap, max_docs=max_docs, prefer_latex=latex)
+        if ragmd is not None:
+            from hepwb.ragmd.search import RagmdIndex
+
+            idx = RagmdIndex.load(ragmd)
+            label, run = str(ragmd), lambda name: idx.search(question, name, k)
+        else:
+            s = (
+                Searcher.at_table(table)
+                if table
+                else Searcher.open(
+                    corpus, chunker, chunk_size, overlap, max_docs=max_docs, prefer_latex=latex
+                )
+            )
+            label, run = s.name, lambda name: s.search(question, name, k)
         for name in _words(retrievers):
-            hits = s.search(question, name, k)
+            hits = run(name)
             if as_json:
                 for h in hits:
                     typer.echo(json.dumps({**dataclasses.asdict(h), "citation": citation(h)}))
                 continue
-            typer.secho(f"== {name} ({s.chunkset.chunkset_id})", bold=True)
+            typer.secho(f"== {name} ({label})", bold=True)
             for h in hits:
                 typer.echo(citation(h))
                 typer.echo(f"    why: {h.why}")

@@ -241,11 +241,16 @@ def _vector_index(tbl: Any) -> None:
 
 
 def chunk_arrow(
-    chunks: list[Chunk], docs: dict[str, Document], vecs: np.ndarray, entities: list[list[str]] | None = None
+    chunks: list[Chunk],
+    docs: dict[str, Document],
+    vecs: np.ndarray,
+    entities: list[list[str]] | None = None,
+    context_texts: list[str] | None = None,
 ) -> pa.Table:
     """The Arrow table of ``chunks`` (with metadata from ``docs``), their vectors and entities.
 
-    ``entities`` (one list per chunk) default to the in-process extractor's.
+    ``entities`` (one list per chunk) default to the in-process extractor's; ``context_texts`` (the reader's
+    span of each chunk, ``""`` for the chunk itself) default to slices of the documents' markdown.
     """
     import pyarrow as pa
 
@@ -276,7 +281,7 @@ def chunk_arrow(
             "token_count": pa.array([c.token_count for c in chunks], pa.int32()),
             "context_start": pa.array([c.context[0] for c in chunks], pa.int64()),
             "context_end": pa.array([c.context[1] for c in chunks], pa.int64()),
-            "context_text": [context_text(c) for c in chunks],
+            "context_text": context_texts if context_texts is not None else [context_text(c) for c in chunks],
             "text": [c.text for c in chunks],
             "search_text": [search_terms(c.text) for c in chunks],
             # the paper's title and the chunk's section path with its text: lexical context

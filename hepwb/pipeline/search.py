@@ -51,7 +51,7 @@ class Searcher:
 
     table: Any
     embedder: Embedder
-    chunkset: ChunkSet
+    chunkset: ChunkSet | None
     _retrievers: dict[str, Retriever] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -98,6 +98,38 @@ class Searcher:
             cs.chunkset_id, cs.chunks, cs.documents
         )
         return cls(table, embedder, cs)
+
+    @classmethod
+    def at_table(cls, name: str, *, model: str | None = None, layout: Layout | None = None) -> Searcher:
+        """A searcher over the existing LanceDB table ``name`` (an imported ``.ragmd`` file, say).
+
+        The embedding model is the one recorded with an imported file, else ``model`` (default
+        :data:`~hepwb.index.embedder.DEFAULT_MODEL`).
+        """
+        import json
+
+        from hepwb.env import configure_runtime
+        from hepwb.exceptions import CorpusNotFoundError
+        from hepwb.index import get_embedder
+        from hepwb.index.store import _tables, connect
+
+        configure_runtime(offline=None)
+        layout = layout or Layout.default()
+        db = connect(layout.lancedb)
+        if name not in _tables(db):
+            msg = (
+                f"no LanceDB table {name!r} in {layout.lancedb}; import a file with `hepwb import-ragmd FILE`"
+            )
+            raise CorpusNotFoundError(msg)
+        table = db.open_table(name)
+        saved = json.loads((table.schema.metadata or {}).get(b"hepwb.ragmd", b"{}"))
+        recorded = saved.get("front_matter", {}).get("model_name")
+        return cls(table, get_embedder(model or recorded or DEFAULT_MODEL), None)
+
+    @property
+    def name(self) -> str:
+        """The chunk set id, or the table's name when there is no chunk set here."""
+        return self.chunkset.chunkset_id if self.chunkset is not None else str(self.table.name)
 
     def retriever(self, name: str, **params: Any) -> Retriever:
         """Retriever ``name`` over this chunk set (built once per name without ``params``)."""

@@ -1,0 +1,69 @@
+"""``hepwb export-ragmd``, ``import-ragmd`` and ``validate-ragmd`` (registered on :data:`hepwb.cli.app`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from hepwb.cli import _fail, app
+from hepwb.exceptions import HepwbError
+
+Model = Annotated[
+    str, typer.Option(help="Embedding model of the table exported.", show_default="all-MiniLM-L6-v2")
+]
+
+
+@app.command("export-ragmd")
+def export_ragmd(
+    chunkset: Annotated[
+        str, typer.Argument(help="Chunk set id (hepwb sql 'FROM chunksets') or a table name.")
+    ],
+    out: Annotated[Path, typer.Argument(help="The .ragmd file to write.")],
+    model: Model = "",
+) -> None:
+    """Write one indexed chunk set x embedding model as one .ragmd file (byte-identical when unchanged)."""
+    from hepwb.index.embedder import DEFAULT_MODEL
+    from hepwb.paths import Layout
+    from hepwb.ragmd.store import export_table
+
+    try:
+        path = export_table(Layout.default().lancedb, chunkset, model or DEFAULT_MODEL, out)
+    except HepwbError as exc:
+        _fail(exc)
+    typer.echo(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB)")
+
+
+@app.command("import-ragmd")
+def import_ragmd(
+    file: Annotated[Path, typer.Argument(help="The .ragmd file.")],
+    table: Annotated[
+        str | None, typer.Option(help="LanceDB table name (default ragmd-<stem>__<model>).")
+    ] = None,
+) -> None:
+    """Load a .ragmd file into LanceDB (checked whole first), for every retriever: search --table NAME."""
+    from hepwb.paths import Layout
+    from hepwb.ragmd.store import import_file
+
+    try:
+        name, rows = import_file(file, Layout.default().lancedb, table=table)
+    except HepwbError as exc:
+        _fail(exc)
+    typer.echo(f"{rows} chunks in table {name}; search it with: hepwb search QUESTION --table {name}")
+
+
+@app.command("validate-ragmd")
+def validate_ragmd(file: Annotated[Path, typer.Argument(help="The .ragmd file.")]) -> None:
+    """Check a .ragmd file: counts, vector lengths, ids, base64, model, conflict markers (exit 1 if bad)."""
+    from hepwb.ragmd.reader import RagmdError, load
+
+    try:
+        rf = load(file)
+    except RagmdError as exc:
+        typer.secho(str(exc), fg=typer.colors.RED, err=True)
+        raise typer.Exit(1) from None
+    typer.echo(
+        f"{file}: valid ({len(rf.documents)} documents, {len(rf.chunks)} vectors of {rf.embedding_dim}, "
+        f"{rf.model_name})"
+    )

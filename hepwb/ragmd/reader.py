@@ -1,0 +1,313 @@
+"""Reading and checking a ``.ragmd`` file: all of it is checked before anything is returned.
+
+Every problem names the file, the line and the section, e.g. ``paper.ragmd:41 [Vectors] chunk 'c7':
+not base64``. A file with git conflict markers, a truncated one (a missing section or fence) or a
+hand-edited one whose counts, ids or vector lengths disagree raises :class:`RagmdError` listing every
+problem, and nothing is loaded.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hepwb.exceptions import HepwbError
+from hepwb.ragmd.model import FORMAT_VERSION, RagChunk, RagDocument, RagFile
+
+__all__ = ["RagmdError", "load", "loads", "problems"]
+
+SECTIONS = ("Documents", "Chunks", "Document Metadata", "Vectors")
+_FENCES = {"Chunks": "```json", "Document Metadata": "```json", "Vectors": "```base64"}
+_CONFLICT = ("<<<<<<< ", "=======", ">>>>>>> ")
+_REQUIRED = (
+    "format_version",
+    "model_name",
+    "embedding_dim",
+    "vector_count",
+    "document_count",
+    "index_type",
+    "created_at",
+    "updated_at",
+    "chunkset_id",
+)
+
+
+class RagmdError(HepwbError, ValueError):
+    """A ``.ragmd`` file that cannot be loaded; the message lists every problem with its line."""
+
+
+class _Problems(list[str]):
+    def __init__(self, source: str) -> None:
+        super().__init__()
+        self.source = source
+
+    def add(self, line: int, section: str, msg: str) -> None:
+        self.append(f"{self.source}:{line} [{section}] {msg}")
+
+
+def problems(text: str, source: str = "<ragmd>") -> list[str]:
+    """Every problem of ``text`` (empty when the file is valid)."""
+    try:
+        _parse(text, source)
+    except RagmdError as exc:
+        return list(exc.args[1])
+    return []
+
+
+def loads(text: str, source: str = "<ragmd>") -> RagFile:
+    """The contents of ``text``, or :class:`RagmdError` listing every problem."""
+    return _parse(text, source)
+
+
+def load(path: str | Path) -> RagFile:
+    """The contents of the file at ``path`` (see :func:`loads`)."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        msg = f"{p}: not UTF-8 text ({exc}); a .ragmd file is text — re-export it"
+        raise RagmdError(msg, [msg]) from None
+    except OSError as exc:
+        msg = f"{p}: cannot read ({exc})"
+        raise RagmdError(msg, [msg]) from None
+    return _parse(text, str(p))
+
+
+def _fail(probs: _Problems) -> RagmdError:
+    head = f"{probs.source}: {len(probs)} problem(s); nothing was loaded:\n  " + "\n  ".join(probs[:20])
+    if len(probs) > 20:
+        head += f"\n  … and {len(probs) - 20} more"
+    return RagmdError(head, list(probs))
+
+
+def _parse(text: str, source: str) -> RagFile:
+    import yaml
+
+    lines = text.split("\n")
+    probs = _Problems(source)
+    marks = [i + 1 for i, ln in enumerate(lines) if ln.startswith(_CONFLICT) or ln == "======="]
+    if marks:
+        probs.add(
+            marks[0],
+            "file",
+            f"git conflict markers at lines {marks[:6]}: resolve the merge, or re-export "
+            "both sides and merge the indexes with hepwb (a .ragmd file is not merged by hand)",
+        )
+        raise _fail(probs)
+    if not lines or lines[0] != "---" or "---" not in lines[1:]:
+        probs.add(
+            1, "front matter", "no YAML front matter between '---' lines (not a .ragmd file, or truncated)"
+        )
+        raise _fail(probs)
+    end = lines.index("---", 1)
+    try:
+        fm = yaml.safe_load("\n".join(lines[1:end])) or {}
+    except yaml.YAMLError as exc:
+        probs.add(1, "front matter", f"not YAML: {exc}")
+        raise _fail(probs) from None
+    fm = fm if isinstance(fm, dict) else {}
+    for key in _REQUIRED:
+        if key not in fm or fm[key] in ("", None):
+            probs.add(1, "front matter", f"missing {key!r}")
+    if fm.get("format_version") not in (None, FORMAT_VERSION):
+        probs.add(
+            1,
+            "front matter",
+            f"format_version {fm.get('format_version')!r}; this hepwb reads {FORMAT_VERSION}",
+        )
+    starts = {}
+    for name in SECTIONS:
+        where = [i for i, ln in enumerate(lines) if ln == f"## {name}"]
+        if not where:
+            probs.add(len(lines), name, f"section '## {name}' missing (a truncated or hand-cut file?)")
+        else:
+            starts[name] = where[0]
+    if probs:
+        raise _fail(probs)
+    blocks = {name: _block(lines, starts[name], name, probs) for name in _FENCES}
+    if probs:
+        raise _fail(probs)
+    chunks_at, chunk_list = blocks["Chunks"]
+    meta_at, meta_text = blocks["Document Metadata"]
+    vec_at, vec_lines = blocks["Vectors"]
+    order = _json(chunk_list, chunks_at, "Chunks", probs)
+    meta = _json(meta_text, meta_at, "Document Metadata", probs)
+    if probs:
+        raise _fail(probs)
+    return _assemble(
+        fm, order, meta, vec_lines.split("\n") if vec_lines else [], vec_at, lines, starts, probs
+    )
+
+
+def _block(lines: list[str], start: int, name: str, probs: _Problems) -> tuple[int, str]:
+    """(line number of the block's first line, its text) of the fenced block after ``start``."""
+    fence = _FENCES[name]
+    i = start + 1
+    while i < len(lines) and lines[i] != fence and not lines[i].startswith("## "):
+        i += 1
+    if i >= len(lines) or lines[i] != fence:
+        probs.add(start + 1, name, f"no '{fence}' block under '## {name}'")
+        return 0, ""
+    try:
+        close = lines.index("```", i + 1)
+    except ValueError:
+        probs.add(i + 1, name, f"the '{fence}' block opened here is never closed (truncated file?)")
+        return 0, ""
+    return i + 2, "\n".join(lines[i + 1 : close])
+
+
+def _json(text: str, first: int, section: str, probs: _Problems) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        probs.add(first + exc.lineno - 1, section, f"not valid JSON: {exc.msg} (column {exc.colno})")
+        return None
+
+
+def _assemble(
+    fm: dict[str, Any],
+    order: Any,
+    meta: Any,
+    vec_lines: list[str],
+    vec_at: int,
+    lines: list[str],
+    starts: dict[str, int],
+    probs: _Problems,
+) -> RagFile:
+    dim, n_vec, n_doc = fm["embedding_dim"], fm["vector_count"], fm["document_count"]
+    if not isinstance(order, list) or not all(
+        isinstance(e, dict) and {"chunk_id", "document_id"} <= set(e) for e in order
+    ):
+        probs.add(starts["Chunks"] + 1, "Chunks", "must be a JSON array of {chunk_id, document_id} entries")
+        raise _fail(probs)
+    if not isinstance(meta, dict):
+        probs.add(
+            starts["Document Metadata"] + 1, "Document Metadata", "must be a JSON object keyed by document id"
+        )
+        raise _fail(probs)
+    if len(order) != n_vec:
+        probs.add(
+            1, "front matter", f"vector_count is {n_vec} but the Chunks section has {len(order)} entries"
+        )
+    if len(meta) != n_doc:
+        probs.add(
+            1, "front matter", f"document_count is {n_doc} but Document Metadata has {len(meta)} documents"
+        )
+    ids = [e["chunk_id"] for e in order]
+    dup = sorted({c for c in ids if ids.count(c) > 1}) if len(set(ids)) != len(ids) else []
+    if dup:
+        probs.add(starts["Chunks"] + 1, "Chunks", f"chunk ids repeated: {dup[:5]}")
+    docs, by_id = [], {}
+    for did, d in meta.items():
+        try:
+            docs.append(RagDocument(did, str(d["label"]), str(d.get("title", "")), str(d.get("arxiv", ""))))
+            for c in d["chunks"]:
+                by_id[c["chunk_id"]] = RagChunk(
+                    c["chunk_id"],
+                    did,
+                    int(c["chunk_index"]),
+                    int(c["i_start"]),
+                    int(c["i_end"]),
+                    str(c["text"]),
+                    tuple(int(p) for p in c.get("pages", ())),
+                    str(c.get("section", "")),
+                    int(c.get("token_count", 0)),
+                    int(c.get("context_start", -1)),
+                    int(c.get("context_end", -1)),
+                    str(c.get("context_text", "")),
+                )
+        except (KeyError, TypeError, ValueError) as exc:
+            probs.add(
+                starts["Document Metadata"] + 1, "Document Metadata", f"document {did!r}: bad entry ({exc!r})"
+            )
+    for pos, e in enumerate(order):
+        c = by_id.get(e["chunk_id"])
+        if c is None:
+            probs.add(
+                starts["Chunks"] + 4 + pos,
+                "Chunks",
+                f"chunk {e['chunk_id']!r} has no Document Metadata entry",
+            )
+        elif c.document_id != e["document_id"]:
+            probs.add(
+                starts["Chunks"] + 4 + pos,
+                "Chunks",
+                f"chunk {e['chunk_id']!r} belongs to {c.document_id}, not {e['document_id']}",
+            )
+        elif len(c.text) != c.i_end - c.i_start:
+            probs.add(
+                starts["Document Metadata"] + 1,
+                "Document Metadata",
+                f"chunk {c.chunk_id!r}: text length {len(c.text)} != i_end - i_start = {c.i_end - c.i_start}",
+            )
+    extra = sorted(set(by_id) - set(ids))
+    if extra:
+        probs.add(
+            starts["Document Metadata"] + 1,
+            "Document Metadata",
+            f"chunks not in the Chunks section: {extra[:5]}",
+        )
+    vecs = np.zeros((len(order), int(dim) if isinstance(dim, int) and dim > 0 else 0), dtype="<f4")
+    if len(vec_lines) != len(order):
+        probs.add(
+            vec_at,
+            "Vectors",
+            f"{len(vec_lines)} vector lines for {len(order)} chunks "
+            f"(embedding_dim × vector_count = {dim} × {n_vec})",
+        )
+    for k, ln in enumerate(vec_lines[: len(order)]):
+        cid, _, b64 = ln.partition(" ")
+        if cid != ids[k]:
+            probs.add(
+                vec_at + k, "Vectors", f"vector {k} is keyed {cid!r}, the Chunks section says {ids[k]!r}"
+            )
+            continue
+        try:
+            raw = base64.b64decode(b64, validate=True)
+        except (binascii.Error, ValueError):
+            probs.add(vec_at + k, "Vectors", f"chunk {cid!r}: not base64")
+            continue
+        if len(raw) != 4 * vecs.shape[1]:
+            probs.add(vec_at + k, "Vectors", f"chunk {cid!r}: {len(raw) // 4} floats, embedding_dim is {dim}")
+            continue
+        vecs[k] = np.frombuffer(raw, dtype="<f4")
+    _check_table(lines, starts, docs, by_id, probs)
+    if probs:
+        raise _fail(probs)
+    return RagFile(
+        str(fm["model_name"]),
+        str(fm["chunkset_id"]),
+        str(fm["created_at"]),
+        str(fm["updated_at"]),
+        docs,
+        [by_id[c] for c in ids],
+        vecs,
+        str(fm["index_type"]),
+    )
+
+
+def _check_table(
+    lines: list[str],
+    starts: dict[str, int],
+    docs: list[RagDocument],
+    by_id: dict[str, RagChunk],
+    probs: _Problems,
+) -> None:
+    """The Documents table (for people) must list the same documents, with their chunk counts."""
+    rows = [ln for ln in lines[starts["Documents"] + 1 : starts["Chunks"]] if ln.startswith("| ")][1:]
+    counts = {d.document_id: 0 for d in docs}
+    for c in by_id.values():
+        counts[c.document_id] = counts.get(c.document_id, 0) + 1
+    table = {r.rstrip(" |").rsplit("| ", 1)[-1].strip(): r for r in rows}
+    if set(table) != set(counts):
+        probs.add(
+            starts["Documents"] + 1,
+            "Documents",
+            f"the table lists {len(table)} documents, the metadata "
+            f"{len(counts)}; differing ids: {sorted(set(table) ^ set(counts))[:4]}",
+        )
