@@ -7,7 +7,7 @@ import subprocess
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
@@ -203,7 +203,22 @@ def rag_files(draw):
     )
 
 
+ODD = RagFile(
+    "all-MiniLM-L6-v2",
+    "cs-odd",
+    "2026-01-01T00:00:00Z",
+    "2026-01-01T00:00:00Z",
+    [RagDocument("d-odd", "Z99", "A | B\u2028title", "")],
+    [
+        RagChunk("c-odd", "d-odd", 0, 0, 8, "a\u2028|b\n```", (1,), "§ 1 | x", 3, 0, 20, "ctx\u2029"),
+        RagChunk("c-empty", "d-odd", 1, 8, 8, ""),
+    ],
+    np.array([[-0.0, 1e-45, np.finfo(np.float32).max], [0.0, -1e-38, 1.0]], dtype="<f4"),
+)
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@example(ODD)
 @given(rag_files())
 def test_any_file_round_trips_exactly(rf):
     text = dumps(rf)
