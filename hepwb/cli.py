@@ -248,15 +248,28 @@ def sql(
             "--lance/--no-lance", help="Also expose every LanceDB chunk table as a view lance_<table>."
         ),
     ] = True,
+    write: Annotated[
+        bool, typer.Option("--write", help="Allow changes to the catalog (read-only without it).")
+    ] = False,
 ) -> None:
-    """Query the DuckDB catalog (reports/catalog.duckdb), joined with LanceDB tables if wanted."""
+    """Query the DuckDB catalog (reports/catalog.duckdb), joined with LanceDB tables if wanted.
+
+    Read-only unless --write; other files and DuckDB extensions are never reachable from here.
+    """
+    import duckdb
+
     from hepwb.paths import Layout
     from hepwb.pipeline import Catalog
 
     layout = Layout.default()
     try:
-        df = Catalog(layout.catalog).sql(query, lancedb=layout.lancedb if lance else None)
-    except Exception as exc:  # duckdb errors are user errors here
+        df = Catalog(layout.catalog).sql(query, lancedb=layout.lancedb if lance else None, write=write)
+    except (duckdb.InvalidInputException, duckdb.PermissionException) as exc:
+        hint = (
+            "pass --write to change the catalog" if "read-only" in str(exc) else "use DuckDB itself for files"
+        )
+        _fail(ValueError(f"{str(exc).splitlines()[0]} ({hint})"))
+    except Exception as exc:  # other duckdb errors are user errors here
         _fail(exc)
     typer.echo(df.to_string(index=False))
 

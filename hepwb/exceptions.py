@@ -12,6 +12,7 @@ Example:
 from __future__ import annotations
 
 __all__ = [
+    "CatalogBusyError",
     "ConfigError",
     "CorpusNotFoundError",
     "DependencyError",
@@ -53,3 +54,7 @@ class DependencyError(HepwbError, ImportError):
 
 class RetrieverUnavailableError(HepwbError, RuntimeError):
     """A retrieval method cannot run here (no cross-encoder model, no LLM endpoint configured)."""
+
+
+class CatalogBusyError(HepwbError, TimeoutError):
+    """Another process held the DuckDB catalog longer than hepwb waits (``$HEPWB_CATALOG_WAIT_S``)."""

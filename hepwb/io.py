@@ -5,6 +5,8 @@ Example:
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "a" / "x.json"
     >>> write_json(p, {"b": 1}); read_json(p)
     {'b': 1}
+    >>> oct(p.stat().st_mode & 0o777) == oct(0o666 & ~_umask())
+    True
 """
 
 from __future__ import annotations
@@ -18,14 +20,34 @@ from typing import Any
 __all__ = ["atomic_write_bytes", "atomic_write_text", "read_json", "write_json"]
 
 
+def _umask() -> int:
+    """The process umask (from /proc on Linux: setting it to read it would race with other threads)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except OSError:
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` via a temporary file and :func:`os.replace` (no partial file)."""
+    """Write ``data`` to ``path`` via a temporary file and :func:`os.replace` (no partial file).
+
+    The file gets the mode an ordinary ``open()`` would give (``0o666`` less the umask), so a group
+    sharing a project folder can read the results; ``mkstemp``'s private ``0o600`` is not kept.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        Path(tmp).chmod(0o666 & ~_umask())
         Path(tmp).replace(path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

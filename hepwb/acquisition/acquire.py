@@ -81,11 +81,13 @@ def discovered_local(folder: str | Path, max_results: int | None = None) -> list
     side = load_sidecar(folder)
     stamp = utc_now()
     out = []
+    used: set[str] = set()
     for path in corpus_files(folder, max_results):
         if path.suffix.lower() != ".pdf":
             continue
         meta = side.get(path.name) or {}
         ax = str(meta.get("arxiv") or "")
+        name = local_name(path, ax, used)
         authors = meta.get("authors") or []
         out.append(
             {
@@ -97,7 +99,7 @@ def discovered_local(folder: str | Path, max_results: int | None = None) -> list
                 "discovery_timestamp": stamp,
                 "estimated_size": path.stat().st_size,
                 "content_type": "application/pdf",
-                "name": _safe_name(ax) if ax else path.stem.split("_", 1)[-1],
+                "name": name,
                 "arxiv": {"id": ax, "categories": [str(meta.get("category") or "")]} if ax else {},
             }
         )
@@ -200,6 +202,32 @@ def discovery_output(entries: Sequence[dict[str, Any]], client: PoliteClient | N
 
 def _safe_name(arxiv_id: str) -> str:
     return arxiv_id.replace("/", "_")
+
+
+def local_name(path: Path, arxiv_id: str, used: set[str]) -> str:
+    """A file name (without suffix) for ``path`` that no other source of this acquisition has.
+
+    The arXiv id when known, else the file name after its label (``P01_dvcs.pdf`` → ``dvcs``); when that
+    is empty or already taken, the whole file stem, then with ``-2``, ``-3`` …: two sources never share a
+    file, and no name starts with a dot.
+
+    Example:
+        >>> used = set()
+        >>> [local_name(Path(n), "", used) for n in ("A_same.pdf", "B_same.pdf", "G_.pdf", "A_same.PDF")]
+        ['same', 'B_same', 'G_', 'A_same']
+    """
+    import re
+
+    def clean(text: str) -> str:
+        return re.sub(r"[^A-Za-z0-9._+-]+", "_", text).lstrip(".")
+
+    first = clean(_safe_name(arxiv_id) if arxiv_id else path.stem.split("_", 1)[-1])
+    name = first if first and first.lower() not in used else clean(path.stem) or "paper"
+    base, n = name, 2
+    while name.lower() in used:
+        name, n = f"{base}-{n}", n + 1
+    used.add(name.lower())
+    return name
 
 
 def extract_source(data: bytes, dest: Path) -> list[str]:

@@ -16,6 +16,7 @@ catalog rows join with indexed chunks::
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +28,59 @@ if TYPE_CHECKING:
 
     from hepwb.pipeline.chunksets import ChunkSet
 
-__all__ = ["Catalog", "lance_views"]
+__all__ = ["Catalog", "connect_catalog", "lance_views"]
+
+_log = logging.getLogger("hepwb.catalog")
+
+CATALOG_WAIT_S = 600.0
+"""How long a process waits for another one to release the catalog (``$HEPWB_CATALOG_WAIT_S``)."""
+
+
+def connect_catalog(path: str | Path, *, read_only: bool = False, sandbox: bool = False) -> Any:
+    """Open the DuckDB file ``path``; while another process holds it, wait and say so (once), then retry.
+
+    DuckDB lets one process write a file at a time; hepwb's writes are short transactions, so a sweep, a
+    second ``hepwb run`` and a ``hepwb sql`` poll queue behind each other instead of failing. After
+    ``$HEPWB_CATALOG_WAIT_S`` seconds (default 600) the error says who holds the file.
+    """
+    import os
+
+    import duckdb
+    from tenacity import retry, retry_if_exception, stop_after_delay, wait_random_exponential
+
+    from hepwb.exceptions import CatalogBusyError
+
+    told: list[bool] = []
+
+    def locked(exc: BaseException) -> bool:
+        return isinstance(exc, duckdb.IOException) and "lock" in str(exc).lower()
+
+    def waiting(state: Any) -> None:
+        if not told:
+            told.append(True)
+            why = str(state.outcome.exception()).split("\n")[0][:300]
+            _log.warning("waiting for the catalog %s, which another process is using (%s)", path, why)
+
+    config = {"enable_external_access": False, "lock_configuration": True} if sandbox else {}
+    wait_s = float(os.environ.get("HEPWB_CATALOG_WAIT_S", CATALOG_WAIT_S))
+
+    @retry(
+        retry=retry_if_exception(locked),
+        stop=stop_after_delay(wait_s),
+        before_sleep=waiting,
+        wait=wait_random_exponential(0.05, max=2.0),
+        reraise=True,
+    )
+    def open_() -> Any:
+        return duckdb.connect(str(path), read_only=read_only, config=config)
+
+    try:
+        return open_()
+    except duckdb.IOException as exc:
+        if not locked(exc):
+            raise
+        msg = f"the catalog {path} stayed locked by another process for {wait_s:g} s: {str(exc)[:300]}"
+        raise CatalogBusyError(msg) from None
 
 
 def lance_views(db_path: str | Path) -> dict[str, Any]:
@@ -97,30 +150,41 @@ class Catalog(SweepCatalogMixin):
         with self._connect() as con:
             con.execute(_SCHEMA)
 
-    def _connect(self) -> Any:
-        import duckdb
+    def _connect(self, *, read_only: bool = False, sandbox: bool = False) -> Any:
+        """A connection, waiting (with a log line) while another process holds the file.
 
-        return duckdb.connect(str(self.path))
+        ``sandbox``: no file access outside the catalog and no extensions (user-typed SQL).
+        """
+        return connect_catalog(self.path, read_only=read_only, sandbox=sandbox)
 
     def sql(
-        self, query: str, params: list[Any] | None = None, *, lancedb: str | Path | None = None
+        self,
+        query: str,
+        params: list[Any] | None = None,
+        *,
+        lancedb: str | Path | None = None,
+        write: bool = False,
     ) -> pd.DataFrame:
-        """Run ``query`` and return a pandas DataFrame (``lancedb``: see the module docstring)."""
-        with self._connect() as con:
+        """Run ``query`` and return a pandas DataFrame (``lancedb``: see the module docstring).
+
+        The connection is read-only unless ``write``, and never reads or writes other files or loads
+        extensions (``read_text``, ``COPY … TO``, ``ATTACH``, ``INSTALL`` are refused).
+        """
+        with self._connect(read_only=not write, sandbox=True) as con:
             if lancedb is not None:
                 for view, dataset in lance_views(lancedb).items():
                     con.register(view, dataset)
             return con.execute(query, params or []).df()
 
     def pl(self, query: str, params: list[Any] | None = None, *, lancedb: str | Path | None = None) -> Any:
-        """Run ``query`` and return a polars DataFrame (through Arrow, no copy through pandas).
+        """Run ``query`` (read-only, as :meth:`sql`) and return a polars DataFrame (through Arrow).
 
         Polars is the quicker tool for your own group-bys and joins over the catalog's per-question rows
         and hits; :meth:`sql` returns pandas for the libraries that need it (plots, styled tables).
         """
         import polars as pl
 
-        with self._connect() as con:
+        with self._connect(read_only=True, sandbox=True) as con:
             if lancedb is not None:
                 for view, dataset in lance_views(lancedb).items():
                     con.register(view, dataset)
@@ -302,11 +366,19 @@ class Catalog(SweepCatalogMixin):
         con.executemany(
             "INSERT INTO queries VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             [
-                [sha, q.qid, q.question, q.answer, q.kind, q.style, sorted({e.doc for e in q.evidence}),
-                 len(q.evidence)]
+                [
+                    sha,
+                    q.qid,
+                    q.question,
+                    q.answer,
+                    q.kind,
+                    q.style,
+                    sorted({e.doc for e in q.evidence}),
+                    len(q.evidence),
+                ]
                 for q in load_questions(path)
             ],
-        )  # fmt: skip
+        )
 
     @staticmethod
     def _record_chunkset_files(con: Any, root: Path, chunkset_id: str) -> None:

@@ -101,7 +101,18 @@ def load_sidecar(corpus: Path) -> dict[str, dict[str, Any]]:
                     _log.warning("%s: ignoring an entry that is not an object: %.60r", cand, p)
                     continue
                 if p.get("tex"):
-                    p = {**p, "tex_dir": str(cand.parent / "tex" / str(p["tex"]))}
+                    tex_root = (cand.parent / "tex").resolve()
+                    tex_dir = (tex_root / str(p["tex"])).resolve()
+                    if tex_dir.is_relative_to(tex_root):
+                        p = {**p, "tex_dir": str(tex_dir)}
+                    else:  # a sidecar must not point the converter outside the corpus
+                        _log.warning(
+                            "%s: ignoring 'tex' %r of %s: it leaves %s (name a folder inside it)",
+                            cand,
+                            p["tex"],
+                            p.get("pid") or p.get("pdf"),
+                            tex_root,
+                        )
                 if p.get("pdf"):
                     out[Path(p["pdf"]).name] = p
                 elif p.get("pid"):  # entries naming their file are matched by file name only

@@ -68,6 +68,18 @@ class SourceFile:
         return f"{self.label}-{self.sha256[:16]}-{code_fingerprint('processing')}-{self.source}"
 
 
+def safe_label(label: str) -> bool:
+    """Whether ``label`` can name a folder: no path separator, no leading dot, nothing but a plain name.
+
+    Example:
+        >>> [safe_label(x) for x in ("P01", "hep-ex_0106068", "../../x", ".hidden", "a/b", "")]
+        [True, True, False, False, False, False]
+    """
+    import re
+
+    return bool(re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,127}", label))
+
+
 def plan_corpus(
     corpus: str | Path | None,
     *,
@@ -90,6 +102,15 @@ def plan_corpus(
     for path in corpus_files(folder, max_docs, only):
         meta = dict(sidecar.get(path.name) or sidecar.get(label_of(path)) or {})
         label = str(meta.get("pid") or label_of(path))
+        if not safe_label(label):  # a label names folders: it must not climb out of them
+            msg = (
+                f"label {label!r} of {path.name} (papers.json 'pid') is not a plain name; using "
+                f"{label_of(path)!r} (give 'pid' letters, digits, '.', '_', '+' or '-' only)"
+            )
+            _log.warning(msg)
+            if log is not None:
+                log.add("warning", "ProcessingPipeline", msg, file_path=str(path))
+            label = label_of(path) if safe_label(label_of(path)) else "doc"
         if label in seen:  # e.g. my_a.pdf and my_b.pdf: fall back to the whole file name
             msg = (
                 f"label {label!r} of {path.name} is already used by {seen[label]}; using "

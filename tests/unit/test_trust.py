@@ -1,0 +1,158 @@
+"""Trust (issue #17, first part): a read-only sandboxed SQL shell, a catalog that waits for its other users,
+files written with the user's umask, local acquisition without collisions, ids that cannot leave folders."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+from typer.testing import CliRunner
+
+from hepwb.exceptions import CatalogBusyError
+from hepwb.pipeline.catalog import Catalog
+
+HOLD = """
+import sys, time, duckdb
+con = duckdb.connect(sys.argv[1])
+con.execute("CREATE TABLE IF NOT EXISTS held (a INT)")
+print("holding", flush=True)
+time.sleep(float(sys.argv[2]))
+con.close()
+"""
+
+
+def _holder(tmp_path, path, seconds):
+    script = tmp_path / "hold.py"
+    script.write_text(HOLD)
+    proc = subprocess.Popen(
+        [sys.executable, str(script), str(path), str(seconds)], stdout=subprocess.PIPE, text=True
+    )
+    assert proc.stdout.readline().strip() == "holding"
+    return proc
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("DELETE FROM metrics WHERE true", "pass --write"),
+        ("DROP TABLE runs", "pass --write"),
+        ("COPY runs TO '{tmp}/out.csv'", "file system operations are disabled"),
+        ("SELECT * FROM read_text('/etc/passwd')", "file system operations are disabled"),
+        ("ATTACH '{tmp}/other.duckdb'", "file system operations are disabled"),
+        ("INSTALL httpfs", "file system operations are disabled"),
+    ],
+)
+def test_sql_is_read_only_and_sandboxed(tmp_path, monkeypatch, query, expected):
+    from hepwb.cli import app
+
+    monkeypatch.setenv("HEPWB_HOME", str(tmp_path))
+    r = CliRunner().invoke(app, ["sql", query.format(tmp=tmp_path)])
+    assert r.exit_code == 2 and expected in r.output, r.output
+    assert not (tmp_path / "out.csv").exists() and not (tmp_path / "other.duckdb").exists()
+    ok = CliRunner().invoke(app, ["sql", "SELECT count(*) AS n FROM runs"])
+    assert ok.exit_code == 0 and "n" in ok.output  # the tables are still there
+
+
+def test_sql_write_is_deliberate(tmp_path, monkeypatch):
+    from hepwb.cli import app
+
+    monkeypatch.setenv("HEPWB_HOME", str(tmp_path))
+    runner = CliRunner()
+    assert runner.invoke(app, ["sql", "--write", "INSERT INTO metrics VALUES ('r', 'm', 1.0)"]).exit_code == 0
+    assert "1" in runner.invoke(app, ["sql", "SELECT count(*) AS n FROM metrics"]).output
+    r = runner.invoke(app, ["sql", "--write", f"COPY metrics TO '{tmp_path}/never.csv'"])
+    assert r.exit_code == 2 and not (tmp_path / "never.csv").exists()
+
+
+def test_a_writer_waits_for_another_process_and_says_so(tmp_path, caplog):
+    path = tmp_path / "catalog.duckdb"
+    cat = Catalog(path)
+    proc = _holder(tmp_path, path, 2.0)
+    start = time.monotonic()
+    with caplog.at_level(logging.WARNING, logger="hepwb.catalog"):
+        cat.sql("INSERT INTO metrics VALUES ('run', 'recall@5', 0.5)", write=True)
+    waited = time.monotonic() - start
+    proc.wait()
+    assert waited > 0.5 and "waiting for the catalog" in caplog.text
+    assert cat.sql("SELECT value FROM metrics")["value"].tolist() == [0.5]  # no row lost
+
+
+def test_a_catalog_held_too_long_names_the_holder(tmp_path, monkeypatch):
+    path = tmp_path / "catalog.duckdb"
+    Catalog(path)
+    monkeypatch.setenv("HEPWB_CATALOG_WAIT_S", "0.5")
+    proc = _holder(tmp_path, path, 3.0)
+    try:
+        with pytest.raises(CatalogBusyError, match=r"stayed locked by another process .*PID"):
+            Catalog(path).sql("SELECT 1", write=True)
+    finally:
+        proc.wait()
+
+
+def test_files_are_written_with_the_users_umask(tmp_path):
+    from hepwb.io import write_json
+
+    old = os.umask(0o002)
+    try:
+        write_json(tmp_path / "shared.json", {"a": 1})
+    finally:
+        os.umask(old)
+    assert (tmp_path / "shared.json").stat().st_mode & 0o777 == 0o664
+
+
+def test_local_acquisition_never_maps_two_sources_to_one_file(tmp_path):
+    from hepwb.acquisition.run import acquire_corpus
+    from hepwb.ids import file_sha256
+    from tests.helpers import PDF_DIR
+
+    if not PDF_DIR.is_dir():
+        pytest.skip("needs ../shared/corpus/papers/pdf (real PDFs to acquire)")
+    src = tmp_path / "inbox"
+    src.mkdir()
+    pdfs = sorted(PDF_DIR.glob("*.pdf"))[:3]
+    for name, pdf in zip(("A_same.pdf", "B_same.pdf", "G_.pdf"), pdfs, strict=True):
+        (src / name).write_bytes(pdf.read_bytes())
+    res = acquire_corpus(tmp_path / "out", source="local", folder=str(src), sources=False)
+    files = sorted(p.name for p in res.corpus.iterdir())
+    assert res.n_ok == 3 and len(files) == 3 and not any(f.startswith(".") for f in files), files
+    acq = json.loads((tmp_path / "out" / "acquisition_output.json").read_text())
+    for d in acq["acquired_documents"]:  # the manifest matches the bytes on disk
+        assert file_sha256(tmp_path / "out" / d["local_path"]) == d["file_hash_sha256"]
+    assert sorted(file_sha256(p) for p in res.corpus.iterdir()) == sorted(file_sha256(p) for p in pdfs)
+    pids = [p["pid"] for p in json.loads((tmp_path / "out" / "papers.json").read_text())["papers"]]
+    assert len(set(pids)) == len(pids) == 3
+
+
+def test_ids_from_files_cannot_leave_their_folders(tmp_path, caplog):
+    from hepwb.paths import Layout
+    from hepwb.pipeline.corpus import ingest
+    from tests.helpers import tiny_corpus
+
+    corpus, _ = tiny_corpus(tmp_path)
+    outside = tmp_path / "outside-secret"
+    outside.mkdir()
+    (outside / "main.tex").write_text("\\\\documentclass{article}\\\\begin{document}secret\\\\end{document}")
+    (corpus / "papers.json").write_text(
+        json.dumps(
+            {
+                "papers": [
+                    {"pdf": "A01_dvcs.md", "pid": "../../../../outside/ESCAPED"},
+                    {"pdf": "B02_jets.md", "pid": "B02", "tex": "../../outside-secret"},
+                ]
+            }
+        )
+    )
+    home = tmp_path / "home"
+    with caplog.at_level(logging.WARNING):
+        docs = ingest(corpus, layout=Layout(home), progress=False)
+    assert sorted(d.label for d in docs) == ["A01", "B02", "C03"]
+    assert "not a plain name" in caplog.text and "ignoring 'tex'" in caplog.text
+    assert not list(tmp_path.glob("**/ESCAPED*")) and not (tmp_path / "outside").exists()
+    written = list(tmp_path.rglob("document.json"))
+    assert written and all(p.resolve().is_relative_to(home.resolve()) for p in written)
+    assert all("secret" not in d.markdown for d in docs)
