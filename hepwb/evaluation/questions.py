@@ -107,7 +107,7 @@ class Question:
             )
         return cls(
             qid=qid,
-            question=_text(data, "question", where),
+            question=_bounded(_text(data, "question", where), where),
             answer=_text(data, "answer", where, required=False),
             evidence=tuple(evidence),
             kind=_text(data, "kind", where, required=False),
@@ -221,3 +221,15 @@ def load_questions(path: str | Path) -> list[Question]:
         seen[question.qid] = where
         questions.append(question)
     return questions
+
+
+def _bounded(question: str, where: str) -> str:
+    from hepwb.limits import MAX_QUESTION_CHARS
+
+    if len(question) > MAX_QUESTION_CHARS:
+        msg = (
+            f"{where}: the question has {len(question)} characters; at most {MAX_QUESTION_CHARS} are "
+            "searched (shorten it: a question is a sentence or a paragraph)"
+        )
+        raise ConfigError(msg)
+    return question

@@ -31,7 +31,8 @@ if TYPE_CHECKING:
 
 __all__ = ["DIMENSIONS", "ExperimentConfig", "RunResult", "environment", "questions_path", "run_experiment"]
 
-_MAX_K = 1_000
+from hepwb.limits import MAX_CHUNK_SIZE, MIN_CHUNK_SIZE
+from hepwb.limits import MAX_K as _MAX_K
 
 DIMENSIONS = (
     "corpus",
@@ -102,6 +103,17 @@ class ExperimentConfig:
         if isinstance(cfg.k, bool) or not isinstance(cfg.k, int) or not 1 <= cfg.k <= _MAX_K:
             msg = (
                 f"k must be a whole number from 1 to {_MAX_K} (chunks retrieved per question), got {cfg.k!r}"
+            )
+            raise ConfigError(msg)
+        size = cfg.chunk_size
+        if (
+            isinstance(size, bool)
+            or not isinstance(size, int)
+            or not MIN_CHUNK_SIZE <= size <= MAX_CHUNK_SIZE
+        ):
+            msg = (
+                f"chunk_size must be a whole number of tokens from {MIN_CHUNK_SIZE} to {MAX_CHUNK_SIZE}, "
+                f"got {size!r} (e.g. 512)"
             )
             raise ConfigError(msg)
         if not 0 < cfg.min_coverage <= 1:

@@ -35,6 +35,11 @@ def fts_rows(
     table: Any, query: str, k: int, *, hep: bool = True, where: str | None = None, fields: str = "text"
 ) -> list[dict[str, Any]]:
     """Raw BM25 result rows (with ``_score``) for ``query``; ``where`` is a SQL prefilter."""
+    from hepwb.limits import MAX_QUESTION_CHARS
+
+    if len(query) > MAX_QUESTION_CHARS:
+        msg = f"a query of {len(query)} characters is too long; at most {MAX_QUESTION_CHARS} (shorten it)"
+        raise ConfigError(msg)
     text = search_terms(query) if hep else query
     if not text.strip():
         return []

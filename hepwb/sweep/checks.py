@@ -21,7 +21,7 @@ from hepwb.exceptions import HepwbError
 
 __all__ = ["check_value"]
 
-_MIN_CHUNK = 16
+from hepwb.limits import MIN_CHUNK_SIZE as _MIN_CHUNK
 
 
 def _is_int(v: Any) -> TypeGuard[int]:
@@ -121,7 +121,7 @@ def check_value(
     """
     v = values.get(dim)
     if dim == "chunk_size":
-        from hepwb.sweep.spec import MAX_CHUNK_SIZE
+        from hepwb.limits import MAX_CHUNK_SIZE
 
         if not (_is_int(v) and _MIN_CHUNK <= v <= MAX_CHUNK_SIZE):
             return f"a chunk size is a whole number of tokens from {_MIN_CHUNK} to {MAX_CHUNK_SIZE}, e.g. 512"
@@ -135,7 +135,7 @@ def check_value(
         values[dim] = float(v)
         return None
     if dim == "k":
-        from hepwb.sweep.spec import MAX_K
+        from hepwb.limits import MAX_K
 
         if not (_is_int(v) and 1 <= v <= MAX_K):
             return (

@@ -43,8 +43,6 @@ from hepwb.pipeline.experiment import DIMENSIONS, ExperimentConfig
 __all__ = ["DIMENSIONS", "HalvingSettings", "SweepSpec", "SweepSpecError"]
 
 _NAMED = ("chunker", "retriever")  # values: a name or {name: ..., **options}
-MAX_CHUNK_SIZE = 32_768
-MAX_K = 1_000
 
 
 class SweepSpecError(ConfigError):

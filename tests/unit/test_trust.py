@@ -156,3 +156,43 @@ def test_ids_from_files_cannot_leave_their_folders(tmp_path, caplog):
     written = list(tmp_path.rglob("document.json"))
     assert written and all(p.resolve().is_relative_to(home.resolve()) for p in written)
     assert all("secret" not in d.markdown for d in docs)
+
+
+@pytest.mark.parametrize(
+    ("params", "expected"),
+    [
+        ({"chunk_size": 1_000_000_000}, "chunk_size must be a whole number of tokens from 16 to 32768"),
+        ({"chunk_size": 0}, "chunk_size must be"),
+        ({"k": 1_000_000_000}, "k must be a whole number from 1 to 1000"),
+        ({"k": 0}, "k must be"),
+    ],
+)
+def test_every_parameter_is_bounded(params, expected):
+    from hepwb.exceptions import ConfigError
+    from hepwb.pipeline.experiment import ExperimentConfig
+
+    with pytest.raises(ConfigError, match=expected):
+        ExperimentConfig.from_params(**params)
+
+
+def test_questions_are_bounded_before_they_reach_the_search_engine(tmp_path):
+    from hepwb.evaluation import load_questions
+    from hepwb.exceptions import ConfigError
+    from hepwb.retrieval.bm25 import fts_rows
+
+    f = tmp_path / "q.jsonl"
+    f.write_text(
+        json.dumps(
+            {
+                "qid": "q1",
+                "question": "x" * 5000,
+                "answer": "-",
+                "evidence": [{"doc": "P01", "page": 1, "quote": "abc"}],
+            }
+        )
+        + "\n"
+    )
+    with pytest.raises(ConfigError, match=r"q.jsonl line 1: the question has 5000 characters; at most 4000"):
+        load_questions(f)
+    with pytest.raises(ConfigError, match="too long; at most 4000"):
+        fts_rows(None, "y" * 10_000_000, 5)  # refused before LanceDB sees it (it aborted natively before)

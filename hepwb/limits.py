@@ -1,0 +1,22 @@
+"""The bounds of every user input, in one place: no parameter or file can exhaust the machine.
+
+Example:
+    >>> MIN_CHUNK_SIZE, MAX_CHUNK_SIZE, MAX_K, MAX_QUESTION_CHARS
+    (16, 32768, 1000, 4000)
+"""
+
+from __future__ import annotations
+
+__all__ = ["MAX_CHUNK_SIZE", "MAX_K", "MAX_QUESTION_CHARS", "MIN_CHUNK_SIZE"]
+
+MIN_CHUNK_SIZE = 16
+"""Smallest chunk size (tokens)."""
+
+MAX_CHUNK_SIZE = 32_768
+"""Largest chunk size (tokens): more than any paper section; the embedders read 256-512."""
+
+MAX_K = 1_000
+"""Most chunks retrieved per question."""
+
+MAX_QUESTION_CHARS = 4_000
+"""Longest question (characters): a paragraph; BM25 over a 10 MB query aborts natively in the FTS engine."""
