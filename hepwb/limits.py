@@ -7,7 +7,7 @@ Example:
 
 from __future__ import annotations
 
-__all__ = ["MAX_CHUNK_SIZE", "MAX_K", "MAX_QUESTION_CHARS", "MIN_CHUNK_SIZE"]
+__all__ = ["MAX_CHUNK_SIZE", "MAX_K", "MAX_QUESTION_CHARS", "MAX_QUESTION_FILE_BYTES", "MIN_CHUNK_SIZE"]
 
 MIN_CHUNK_SIZE = 16
 """Smallest chunk size (tokens)."""
@@ -20,3 +20,6 @@ MAX_K = 1_000
 
 MAX_QUESTION_CHARS = 4_000
 """Longest question (characters): a paragraph; BM25 over a 10 MB query aborts natively in the FTS engine."""
+
+MAX_QUESTION_FILE_BYTES = 50_000_000
+"""Largest question file read (bytes): some 100 000 questions."""

@@ -210,6 +210,7 @@ def load_questions(path: str | Path) -> list[Question]:
     if not path.is_file():
         msg = f"question file {path} does not exist; pass the path of a .jsonl or .csv question set"
         raise ConfigError(msg)
+    _check_readable(path)
     reader = _read_csv if path.suffix.lower() == ".csv" else _read_jsonl
     questions: list[Question] = []
     seen: dict[str, str] = {}
@@ -220,7 +221,31 @@ def load_questions(path: str | Path) -> list[Question]:
             raise ConfigError(msg)
         seen[question.qid] = where
         questions.append(question)
+    if not questions:
+        msg = f"question file {path} holds no questions; write one JSON object per line (see hepqa-dev.jsonl)"
+        raise ConfigError(msg)
     return questions
+
+
+def _check_readable(path: Path) -> None:
+    """A bounded, UTF-8 file, or an error naming the size or the line of the first bad byte."""
+    from hepwb.limits import MAX_QUESTION_FILE_BYTES
+
+    size = path.stat().st_size
+    if size > MAX_QUESTION_FILE_BYTES:
+        cap = MAX_QUESTION_FILE_BYTES // 10**6
+        msg = f"question file {path} is {size / 1e6:.0f} MB; at most {cap} MB are read (split it)"
+        raise ConfigError(msg)
+    raw = path.read_bytes()
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        msg = (
+            f"{path} line {line}: byte {raw[exc.start]:#04x} is not UTF-8; save the file as UTF-8 "
+            "(e.g. iconv -f latin1 -t utf-8)"
+        )
+        raise ConfigError(msg) from None
 
 
 def _bounded(question: str, where: str) -> str:

@@ -196,3 +196,24 @@ def test_questions_are_bounded_before_they_reach_the_search_engine(tmp_path):
         load_questions(f)
     with pytest.raises(ConfigError, match="too long; at most 4000"):
         fts_rows(None, "y" * 10_000_000, 5)  # refused before LanceDB sees it (it aborted natively before)
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (
+            b'{"qid": "q1", "question": "caf\xe9?", "answer": "a", "evidence": []}\n',
+            r"line 1: byte 0xe9 is not UTF-8",
+        ),
+        (b"", "holds no questions"),
+        (b"\n\n", "holds no questions"),
+    ],
+)
+def test_question_files_that_cannot_be_read_name_the_line_and_the_fix(tmp_path, content, expected):
+    from hepwb.evaluation import load_questions
+    from hepwb.exceptions import ConfigError
+
+    f = tmp_path / "q.jsonl"
+    f.write_bytes(content)
+    with pytest.raises(ConfigError, match=expected):
+        load_questions(f)
