@@ -139,9 +139,8 @@ def _parse(text: str, source: str) -> RagFile:
     meta = _json(meta_text, meta_at, "Document Metadata", probs)
     if probs:
         raise _fail(probs)
-    return _assemble(
-        fm, order, meta, vec_lines.split("\n") if vec_lines else [], vec_at, lines, starts, probs
-    )
+    vecs = vec_lines.split("\n") if vec_lines else []
+    return _assemble(fm, order, meta, vecs, vec_at, lines, starts, probs, chunks_at)
 
 
 def _block(lines: list[str], start: int, name: str, probs: _Problems) -> tuple[int, str]:
@@ -178,10 +177,12 @@ def _assemble(
     lines: list[str],
     starts: dict[str, int],
     probs: _Problems,
+    chunks_at: int,
 ) -> RagFile:
     dim, n_vec, n_doc = fm["embedding_dim"], fm["vector_count"], fm["document_count"]
     if not isinstance(order, list) or not all(
-        isinstance(e, dict) and {"chunk_id", "document_id"} <= set(e) for e in order
+        isinstance(e, dict) and isinstance(e.get("chunk_id"), str) and isinstance(e.get("document_id"), str)
+        for e in order
     ):
         probs.add(starts["Chunks"] + 1, "Chunks", "must be a JSON array of {chunk_id, document_id} entries")
         raise _fail(probs)
@@ -229,13 +230,13 @@ def _assemble(
         c = by_id.get(e["chunk_id"])
         if c is None:
             probs.add(
-                starts["Chunks"] + 4 + pos,
+                chunks_at + 1 + pos,
                 "Chunks",
                 f"chunk {e['chunk_id']!r} has no Document Metadata entry",
             )
         elif c.document_id != e["document_id"]:
             probs.add(
-                starts["Chunks"] + 4 + pos,
+                chunks_at + 1 + pos,
                 "Chunks",
                 f"chunk {e['chunk_id']!r} belongs to {c.document_id}, not {e['document_id']}",
             )
@@ -298,7 +299,7 @@ def _check_table(
     by_id: dict[str, RagChunk],
     probs: _Problems,
 ) -> None:
-    """The Documents table (for people) must list the same documents, with their chunk counts."""
+    """The Documents table (for people) must list the same documents as the metadata."""
     rows = [ln for ln in lines[starts["Documents"] + 1 : starts["Chunks"]] if ln.startswith("| ")][1:]
     counts = {d.document_id: 0 for d in docs}
     for c in by_id.values():

@@ -108,6 +108,7 @@ class RagmdIndex:
         import pyarrow as pa
         from lancedb.rerankers import RRFReranker
 
+        fetch = max(fetch, k)
         dense, lexical = self.dense_ranks(query, fetch), self.bm25_ranks(query, fetch)
         vec = pa.table(
             {

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-__all__ = ["SIGNAL_KINDS", "AuditLog"]
+__all__ = ["SIGNAL_KINDS", "AuditLog", "new_event_id"]
 
 SIGNAL_KINDS = ("useful", "cited", "approved")
 
@@ -37,6 +37,13 @@ CREATE TABLE IF NOT EXISTS audit (
     lt_version_before BIGINT, lt_version_after BIGINT, hot_version_before BIGINT, hot_version_after BIGINT,
     details VARCHAR, done_ms BIGINT);
 """
+
+
+def new_event_id() -> str:
+    """A fresh id for one job's audit row (jobs repeat with the same inputs, even in the same millisecond)."""
+    import uuid
+
+    return str(uuid.uuid4())
 
 
 class AuditLog:
@@ -61,8 +68,7 @@ class AuditLog:
             reraise=True,
         )
         def open_() -> Any:
-            if read_only and self.path.is_file():
-                return duckdb.connect(str(self.path), read_only=True)
+            # read-write even for reads: DuckDB refuses a second configuration of a file in one process
             self.path.parent.mkdir(parents=True, exist_ok=True)
             con = duckdb.connect(str(self.path))
             con.execute(_SCHEMA)
@@ -198,6 +204,14 @@ class AuditLog:
             for key in ("evidence", "details"):
                 ev[key] = json.loads(ev[key]) if ev.get(key) else None
         return out
+
+    def last_reverts(self) -> dict[str, int]:
+        """``{doc_key: when its last promotion was reverted (ms)}``."""
+        rows = self.rows(
+            "SELECT k, max(ts_ms) FROM (SELECT unnest(doc_keys) AS k, ts_ms FROM audit "
+            "WHERE action = 'revert' AND status = 'done') GROUP BY k"
+        )
+        return {str(k): int(t) for k, t in rows}
 
     def last_done(self, action: str) -> int | None:
         """When the last finished ``action`` job ended (ms), if any."""

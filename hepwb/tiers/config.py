@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 __all__ = ["TierConfig", "load_config"]
 
@@ -43,6 +43,13 @@ class TierConfig(BaseModel):
     )
     lt_table: str = Field("lt", pattern=r"^[A-Za-z][A-Za-z0-9_]*$", description="Long-term table name.")
     hot_table: str = Field("hot", pattern=r"^[A-Za-z][A-Za-z0-9_]*$", description="HOT table name.")
+
+    @model_validator(mode="after")
+    def _distinct_tables(self) -> TierConfig:
+        if self.lt_table == self.hot_table:
+            msg = f"lt_table and hot_table must differ (both {self.lt_table!r}): eviction would empty LT"
+            raise ValueError(msg)
+        return self
 
 
 def load_config(path: str | Path | None = None, **overrides: object) -> TierConfig:

@@ -61,7 +61,7 @@ def warm(tiers: Tiers, questions: Sequence[str] | None = None, *, actor: str = "
     """Copy the LT chunks matching the entities of ``questions`` (default: the recent ones) into HOT."""
     import pyarrow.compute as pc
 
-    from hepwb.ids import content_uuid
+    from hepwb.tiers.audit import new_event_id
     from hepwb.tiers.tables import tier_rows
 
     now = tiers.now_ms()
@@ -103,12 +103,12 @@ def warm(tiers: Tiers, questions: Sequence[str] | None = None, *, actor: str = "
             .to_pylist()
         )
     before = tiers.version("hot")
-    hot = tiers._create_or_open("hot", rows)
-    if before:
+    hot, created = tiers._create_or_open("hot", rows)
+    if not created:
         hot.merge_insert("chunk_id").when_matched_update_all().when_not_matched_insert_all().execute(rows)
         tiers.reindex("hot")
     tiers.audit.log(
-        content_uuid("warm", now, *ids),
+        new_event_id(),
         now,
         "warm",
         actor,
@@ -126,7 +126,7 @@ def evict(tiers: Tiers, *, actor: str = "hepwb", dry_run: bool = False) -> Evict
     """Delete the HOT rows stamped before ``now - ttl`` (oldest first, ``job_max_rows`` per run)."""
     from collections import Counter
 
-    from hepwb.ids import content_uuid
+    from hepwb.tiers.audit import new_event_id
 
     now = tiers.now_ms()
     cutoff = now - int(tiers.config.ttl_s * 1000)
@@ -148,11 +148,13 @@ def evict(tiers: Tiers, *, actor: str = "hepwb", dry_run: bool = False) -> Evict
     if dry_run or not ids:
         return EvictReport(cutoff, len(ids), docs, old.num_rows - len(ids), dry_run)
     before = hot.version
-    where = f"hot_promoted_at < {cutoff}" if len(ids) == old.num_rows else f"chunk_id IN ({quoted(ids)})"
+    where = f"hot_promoted_at < {cutoff}"  # a row re-warmed meanwhile is not expired any more
+    if len(ids) < old.num_rows:
+        where += f" AND chunk_id IN ({quoted(ids)})"
     hot.delete(where)  # one commit: a reader sees all these rows or none
     tiers.reindex("hot")
     tiers.audit.log(
-        content_uuid("evict", now, *ids),
+        new_event_id(),
         now,
         "evict",
         actor,

@@ -88,19 +88,29 @@ def candidates(tiers: Tiers) -> pd.DataFrame:
     ]
     if not tiers.has("hot"):
         return pd.DataFrame(columns=cols)
-    hot = tiers.table("hot").to_arrow().select(["doc_key", "doc_sha", "label", "hot_promoted_at"]).to_pandas()
+    fields = ["doc_key", "doc_sha", "doc_chunks", "label", "hot_promoted_at", "origin"]
+    hot = tiers.table("hot").to_arrow().select(fields).to_pandas()
+    hot = hot[hot["origin"] == "acquired"]  # warmed rows are LT's own; they are never promoted back
     lt = tiers.documents("lt")
     docs = hot.groupby("doc_key").agg(
         label=("label", "first"),
         doc_sha=("doc_sha", "first"),
+        versions=("doc_sha", "nunique"),
+        expected=("doc_chunks", "max"),
         rows=("label", "size"),
         entered_hot_ms=("hot_promoted_at", "min"),
     )
-    docs = docs[[lt.get(k, (0, ""))[1] != sha for k, sha in docs["doc_sha"].items()]]
+    # only whole documents of one version, that differ from LT's (a partly evicted one is not promoted)
+    whole = (docs["versions"] == 1) & (docs["rows"] == docs["expected"])
+    differs = docs.index.map(lambda k: lt.get(k, (0, ""))[1]) != docs["doc_sha"]
+    docs = docs[whole & differs]
+    reverted = tiers.audit.last_reverts()
     out = []
     need = tiers.config.promote_min_questions
     for key, d in docs.iterrows():
-        since = int(d["entered_hot_ms"])
+        # evidence counts from when the paper entered HOT, or from its last revert: a reverted promotion
+        # needs new evidence
+        since = max(int(d["entered_hot_ms"]), reverted.get(str(key), 0) + 1)
         sig, who, nq = tiers.audit.reinforcement(str(key), since)
         reasons = []
         if who:
@@ -130,6 +140,8 @@ def _settle_pending(tiers: Tiers) -> tuple[str, ...]:
     settled = []
     for ev in tiers.audit.pending("promote"):
         eid = ev["event_id"]
+        if _running(ev.get("details") or {}):
+            continue  # another promote is under way right now; it closes its own row
         n = tiers.table("lt").count_rows(f"promotion_id = '{_esc(eid)}'") if tiers.has("lt") else 0
         if n:
             tiers.audit.finish(eid, "done", tiers.now_ms(), lt_version_after=_first_version_with(tiers, eid))
@@ -137,6 +149,23 @@ def _settle_pending(tiers: Tiers) -> tuple[str, ...]:
             tiers.audit.finish(eid, "aborted", tiers.now_ms())
         settled.append(eid)
     return tuple(settled)
+
+
+def _running(details: dict[str, Any]) -> bool:
+    """Whether the process that wrote a pending row is alive on this host (then it is not settled)."""
+    import os
+    import socket
+
+    pid = int(details.get("pid") or 0)
+    if not pid or pid == os.getpid() or details.get("host") != socket.gethostname():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _first_version_with(tiers: Tiers, eid: str) -> int:
@@ -151,9 +180,12 @@ def _first_version_with(tiers: Tiers, eid: str) -> int:
 
 def promote(tiers: Tiers, *, actor: str = "hepwb", dry_run: bool = False) -> PromoteReport:
     """Promote every earned HOT document (whole documents, ``job_max_rows`` rows per run) into LT."""
+    import os
+    import socket
+
     import pyarrow.compute as pc
 
-    from hepwb.ids import content_uuid
+    from hepwb.tiers.audit import new_event_id
     from hepwb.tiers.jobs import rate_limited
     from hepwb.tiers.tables import tier_rows, upsert_documents
 
@@ -171,9 +203,10 @@ def promote(tiers: Tiers, *, actor: str = "hepwb", dry_run: bool = False) -> Pro
         take.append(str(key))
         total += int(n)
     now = tiers.now_ms()
-    eid = content_uuid("promote", now, *take)
+    eid = new_event_id()
     hot = tiers.table("hot").to_arrow()
-    rows = hot.filter(pc.is_in(hot["doc_key"], value_set=_strings(take)))
+    mask = pc.and_(pc.is_in(hot["doc_key"], value_set=_strings(take)), pc.equal(hot["origin"], "acquired"))
+    rows = hot.filter(mask)
     lt_docs = tiers.documents("lt")
     versions = {k: lt_docs.get(k, (0, ""))[0] + 1 for k in take}
     rows = tier_rows(
@@ -194,10 +227,10 @@ def promote(tiers: Tiers, *, actor: str = "hepwb", dry_run: bool = False) -> Pro
         chunk_ids=rows["chunk_id"].to_pylist(),
         evidence=evidence,
         lt_version_before=before,
-        details={"versions": versions},
+        details={"versions": versions, "pid": os.getpid(), "host": socket.gethostname()},
     )
-    lt = tiers._create_or_open("lt", rows)
-    if before:
+    lt, created = tiers._create_or_open("lt", rows)
+    if not created:
         upsert_documents(lt, rows, take)
     after = tiers.version("lt")
     tiers.audit.finish(eid, "done", tiers.now_ms(), lt_version_after=after)
@@ -209,7 +242,7 @@ def revert(tiers: Tiers, event_id: str, *, actor: str = "hepwb") -> PromoteRepor
     """Put back LT's rows of the documents of promotion ``event_id`` as they were before it (one commit)."""
     import pyarrow.compute as pc
 
-    from hepwb.ids import content_uuid
+    from hepwb.tiers.audit import new_event_id
     from hepwb.tiers.tables import upsert_documents
 
     found = [e for e in tiers.audit.events(action="promote") if e["event_id"] == event_id]
@@ -239,7 +272,7 @@ def revert(tiers: Tiers, event_id: str, *, actor: str = "hepwb") -> PromoteRepor
     else:
         lt.delete(f"doc_key IN ({quoted(keys)})")
     after = tiers.version("lt")
-    eid = content_uuid("revert", now, event_id)
+    eid = new_event_id()
     tiers.audit.log(
         eid,
         now,

@@ -3,9 +3,10 @@
 Each tier is searched by the entity-filtered lexical retriever
 (:class:`~hepwb.retrieval.entity.EntityRetriever`: a strict branch holding every question entity and a
 soft BM25 branch), on the table version that is latest when the query starts — a concurrent eviction or
-promotion is seen entirely or not at all. The two ranked lists are fused by LanceDB's reciprocal-rank
-fusion (BM25 scores of two tables are not comparable); a chunk found in both (a warmed one) is one hit
-labelled ``lt+hot``. With ``strict`` only chunks holding all the question's entities are returned.
+promotion is seen entirely or not at all. The two ranked lists are merged by score, as a search over two
+Elasticsearch indices is (``merge="rrf"``: LanceDB's reciprocal-rank fusion of the ranks instead); a
+chunk found in both (a warmed one) is one hit labelled ``lt+hot``. With ``strict`` only chunks holding all
+the question's entities are returned.
 Recorded searches feed warming and promotion.
 """
 

@@ -188,10 +188,13 @@ class Tiers:
                 "ingest with those, or open another tier folder (Tiers.open(name) / --name)"
             )
             raise ConfigError(msg)
-        if not meta:
+        first = not meta
+        if first:
             meta = {"chunking": wanted, "embedding_model": model, "sources": []}
-            write_json(self.root / "tiers.json", meta)
-        rows = self._rows(corpus, only=only, max_docs=max_docs, progress=progress)
+            self._embedder = None
+        rows, ner_model = self._rows(corpus, meta, only=only, max_docs=max_docs, progress=progress)
+        if first:  # written once the papers are ready: a failed first init fixes nothing
+            write_json(self.root / "tiers.json", {**meta, "ner_model": ner_model})
         report = self._ingest_lt(rows, actor=actor, action="init" if not self.has("lt") else "ingest")
         self._remember_source(corpus, only, max_docs)
         return report
@@ -206,7 +209,7 @@ class Tiers:
         progress: bool = False,
     ) -> IngestReport:
         """Put the papers of folder ``corpus`` (e.g. ``hepwb acquire``'s ``pdf/``) into HOT, stamped now."""
-        from hepwb.ids import content_uuid
+        from hepwb.tiers.audit import new_event_id
         from hepwb.tiers.tables import tier_rows, upsert_documents
 
         if not self.meta:
@@ -214,19 +217,19 @@ class Tiers:
             raise ConfigError(msg)
         now = self.now_ms()
         rows = tier_rows(
-            self._rows(corpus, only=only, max_docs=max_docs, progress=progress),
+            self._rows(corpus, self.meta, only=only, max_docs=max_docs, progress=progress)[0],
             origin="acquired",
             now_ms=now,
             hot_promoted_at=now,
         )
         keys = sorted(set(rows["doc_key"].to_pylist()))
         before = self.version("hot")
-        hot = self._create_or_open("hot", rows)
-        if before:
+        hot, created = self._create_or_open("hot", rows)
+        if not created:
             upsert_documents(hot, rows, keys)
             self.reindex("hot")
         self._remember_source(corpus, only, max_docs)
-        eid = content_uuid("acquire", now, *keys)
+        eid = new_event_id()
         self.audit.log(
             eid,
             now,
@@ -241,28 +244,36 @@ class Tiers:
         return IngestReport("hot", len(keys), rows.num_rows)
 
     def _rows(
-        self, corpus: str | Path | None, *, only: list[str] | None, max_docs: int | None, progress: bool
-    ) -> pa.Table:
-        """The chunk-table rows of ``corpus`` (converted, chunked and embedded with the tiers' settings)."""
-        from hepwb.index import ChunkStore
+        self,
+        corpus: str | Path | None,
+        meta: dict[str, Any],
+        *,
+        only: list[str] | None,
+        max_docs: int | None,
+        progress: bool,
+    ) -> tuple[pa.Table, str]:
+        """Rows of ``corpus`` (converted, chunked, embedded per ``meta``) and the NER model used."""
+        from hepwb.index import ChunkStore, get_embedder
         from hepwb.pipeline.chunksets import build_chunkset
         from hepwb.pipeline.corpus import ingest
 
-        chunking = dict(self.meta["chunking"])
+        chunking = dict(meta["chunking"])
+        embedder = get_embedder(str(meta["embedding_model"]))
         docs = ingest(
             corpus, layout=self.layout, only=only, max_docs=max_docs, progress=progress, require=True
         )
         cs = build_chunkset(docs, chunking.pop("name"), layout=self.layout, progress=progress, **chunking)
-        store = ChunkStore(self.layout.lancedb, self.embedder, progress=progress, ner=self.ner)
+        store = ChunkStore(self.layout.lancedb, embedder, progress=progress, ner=self.ner)
         table = store.table(cs.chunkset_id, cs.chunks, cs.documents).to_arrow()
-        self._update_meta(ner_model=store.ner_model(cs.chunkset_id))
-        return table.sort_by([("document_id", "ascending"), ("chunk_index", "ascending")])
+        ner_model = store.ner_model(cs.chunkset_id) or ""
+        self._update_meta(ner_model=ner_model)
+        return table.sort_by([("document_id", "ascending"), ("chunk_index", "ascending")]), ner_model
 
     def _ingest_lt(self, chunk_rows: pa.Table, *, actor: str, action: str) -> IngestReport:
         """Upsert changed documents into LT (one commit), audited."""
         import pyarrow.compute as pc
 
-        from hepwb.ids import content_uuid
+        from hepwb.tiers.audit import new_event_id
         from hepwb.tiers.tables import tier_rows, upsert_documents
 
         now = self.now_ms()
@@ -275,11 +286,11 @@ class Tiers:
         rows = tier_rows(rows, origin="curated", now_ms=now, doc_versions=versions)
         before = self.version("lt")
         if changed:
-            lt = self._create_or_open("lt", rows)
-            if before:
+            lt, created = self._create_or_open("lt", rows)
+            if not created:
                 upsert_documents(lt, rows, changed)
                 self.reindex("lt")
-        eid = content_uuid(action, now, *changed)
+        eid = new_event_id()
         self.audit.log(
             eid,
             now,
@@ -294,16 +305,22 @@ class Tiers:
         unchanged = len(shas) - len(changed)
         return IngestReport("lt", len(changed), rows.num_rows, unchanged, versions)
 
-    def _create_or_open(self, tier: str, rows: pa.Table) -> Any:
-        """The tier's table, created from ``rows`` (with its indexes) when it does not exist."""
-        if self.has(tier):
-            return self.table(tier)
+    def _create_or_open(self, tier: str, rows: pa.Table) -> tuple[Any, bool]:
+        """(the tier's table, whether it was created from ``rows`` just now, with its indexes).
+
+        When it already exists (perhaps created by another process a moment ago) the caller writes ``rows``.
+        """
         from hepwb.index.store import build_indexes
 
-        tbl = self.db().create_table(self._name(tier), rows)
+        try:
+            tbl = self.db().create_table(self._name(tier), rows, exist_ok=False)
+        except (ValueError, OSError) as exc:
+            if "exist" not in str(exc).lower():
+                raise
+            return self.table(tier), False
         build_indexes(tbl)
         _entity_index(tbl)
-        return tbl
+        return tbl, True
 
     def reindex(self, tier: str) -> None:
         """Bring the full-text indexes up to date after a write (LT keeps its old versions: revertible)."""

@@ -4,6 +4,7 @@ Both tiers share one schema, so rows move between them unchanged but for their s
 
 * ``doc_key`` — the document as re-ingest knows it (arXiv id without version, else the label);
   ``doc_version`` — monotonic per ``doc_key`` in LT (re-ingest replaces the rows in place);
+  ``doc_chunks`` — how many chunks the whole document has (a partly evicted one is never promoted);
   ``doc_sha`` — hash of the document's chunks (ids, texts, entities): equal hashes mean nothing to
   promote or re-ingest (a paper indexed without entities while NER was down differs);
 * ``ingested_at_ms`` — when the row entered LT (or HOT, for HOT rows);
@@ -34,6 +35,7 @@ GOVERNANCE = (
     "doc_key",
     "doc_version",
     "doc_sha",
+    "doc_chunks",
     "ingested_at_ms",
     "entity_text",
     "origin",
@@ -95,11 +97,19 @@ def tier_rows(
             per_doc.setdefault(key, []).append((cid, text, list(ents or ())))
         doc_sha = {k: short_hash(sorted(v), 16) for k, v in per_doc.items()}
         shas = [doc_sha[k] for k in keys]
+    if "doc_chunks" in chunks.column_names:
+        counts = chunks["doc_chunks"].to_pylist()
+    else:
+        per_key: dict[str, int] = {}
+        for key in keys:
+            per_key[key] = per_key.get(key, 0) + 1
+        counts = [per_key[k] for k in keys]
     versions = doc_versions or {}
     extra = {
         "doc_key": pa.array(keys, pa.string()),
         "doc_version": pa.array([versions.get(k, 1) for k in keys], pa.int64()),
         "doc_sha": pa.array(shas, pa.string()),
+        "doc_chunks": pa.array(counts, pa.int64()),
         "ingested_at_ms": pa.array([now_ms] * n, pa.int64()),
         "entity_text": pa.array([entity_text(e or ()) for e in cols["entities"]], pa.string()),
         "origin": pa.array([origin] * n, pa.string()),

@@ -210,3 +210,55 @@ def test_evaluation_per_tier(tiers, material):
     assert frame.loc["lt+hot", "recall@3"] > frame.loc["lt", "recall@3"]
     assert frame.loc["lt+hot", "recall@3"] > frame.loc["hot", "recall@3"]
     assert t.status()["questions_recorded"] == 0  # evaluation searches are not evidence
+
+
+def test_jobs_repeated_in_the_same_millisecond_are_each_audited(tiers):
+    t, _, _ = tiers  # the clock does not move
+    t.search("HERMES beam-spin asymmetry", 3)
+    first, second = t.warm(), t.warm()
+    assert first.rows > 0 and second.renewed == first.rows
+    assert len(t.audit.events(action="warm")) == 2
+
+
+def test_table_names_must_differ():
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="must differ"):
+        TierConfig(lt_table="x", hot_table="x")
+
+
+def test_only_whole_acquired_papers_are_promoted_and_a_revert_needs_new_evidence(tiers):
+    t, clock, _ = tiers
+    hit = t.search("How are cosmic muons tagged?", 1)[0]
+    n = t.table("hot").count_rows("doc_key = 'label:C03'")
+    # a partly evicted paper is not promoted, whatever its evidence
+    t.table("hot").delete(f"chunk_id = '{hit.chunk_id}'")
+    clock.t += 1
+    t.approve(next(iter(t.table("hot").to_arrow()["chunk_id"].to_pylist())), actor="alice")
+    assert t.candidates().empty
+    t.acquire(t.meta["sources"][1]["corpus"], only=["C03"])  # whole again
+    assert t.table("hot").count_rows("doc_key = 'label:C03'") == n
+    clock.t += 1
+    t.approve(hit.chunk_id, actor="alice")
+    rep = t.promote(actor="alice")
+    assert rep.rows == n
+    clock.t += 1
+    t.revert(rep.event_id, actor="bob")
+    assert t.candidates().empty and t.promote().skipped  # the old approval does not re-promote it
+    clock.t += 1
+    t.approve(hit.chunk_id, actor="carol")  # new evidence does
+    assert list(t.candidates()["evidence"]) == ["approved by carol"]
+
+
+def test_warmed_rows_are_never_promoted_back(tiers):
+    t, clock, corpus = tiers
+    t.search("HERMES beam-spin asymmetry", 3)
+    t.warm()
+    warmed = t.table("hot").search().where("origin = 'warmed'").limit(1).to_list()[0]
+    clock.t += 1
+    t.approve(warmed["chunk_id"], actor="alice")
+    new = corpus.parent / "v2"
+    new.mkdir(exist_ok=True)
+    (new / "A01_dvcs.md").write_text((corpus / "A01_dvcs.md").read_text() + "\nAn erratum.\n")
+    t.init_lt(new)  # LT's A01 changes: the warmed copy in HOT is now stale, and must not overwrite it
+    assert t.candidates().empty

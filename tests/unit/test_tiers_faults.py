@@ -176,3 +176,31 @@ def test_cli_lists_the_tunables_and_runs_a_session(material, tmp_path, monkeypat
     assert "acquire" in out and "init" in out
     bad = runner.invoke(app, ["tiers", "--ttl-s", "-1", "status"])
     assert bad.exit_code == 2 and "ttl_s" in bad.output
+
+
+def test_a_running_promotion_is_not_settled_by_another(material, tmp_path):
+    import os
+    import socket
+
+    t = _session(material, tmp_path / "r")
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        t.audit.begin(
+            "other",
+            t.now_ms(),
+            "promote",
+            "cron",
+            rows=1,
+            doc_keys=["label:C03"],
+            details={"pid": live.pid, "host": socket.gethostname()},
+        )
+        assert t.promote().recovered == ()  # its owner is alive: left alone
+        assert [e["status"] for e in t.audit.events(action="promote") if e["event_id"] == "other"] == [
+            "pending"
+        ]
+    finally:
+        live.kill()
+        live.wait()
+    assert os.getpid() != live.pid
+    t.promote()
+    assert [e["status"] for e in t.audit.events(action="promote") if e["event_id"] == "other"] == ["aborted"]
