@@ -121,6 +121,8 @@ def open_and_run(browser, lab, notebook: str, timeout_s: float = 240):
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     workspace = notebook.replace(".ipynb", "").replace(".", "-")
     page.goto(f"{lab['url']}/lab/workspaces/{workspace}/tree/{notebook}?reset&token={lab['token']}")
+    # the page's scripts may not have created the app yet: wait for it before looking inside it
+    page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell", timeout=120_000)
     page.wait_for_function(
         f"(path) => {{ {_FIND} const k = nb && nb.sessionContext.session && nb.sessionContext.session.kernel;"
         " return k && k.status === 'idle' && nb.content.widgets.length > 0; }",
