@@ -67,8 +67,8 @@ def main() -> int:
         f"{hot_rep.rows} rows ({time.perf_counter() - t0:.1f} s, caches included)"
     )
 
-    questions = [q.question for q in load_questions(qfile)]
     qs = load_questions(qfile)
+    questions = [q.question for q in qs]
     for q in questions:
         t.search(q, 5)
     warmed = t.warm(actor="bench")

@@ -17,6 +17,9 @@ __all__ = ["NERClient", "NERUnavailableError"]
 
 log = logging.getLogger("hepwb.ner")
 
+_MODELS: dict[str, str] = {}
+"""``{service URL: model name}`` as ``GET /health`` reported it, once per process."""
+
 
 class NERUnavailableError(HepwbError, ConnectionError):
     """The NER service could not give entities (down, timed out, an error or a malformed reply)."""
@@ -42,16 +45,20 @@ class NERClient:
 
     @property
     def model(self) -> str:
-        """The service's model name (asked of ``GET /health`` once; ``""`` when it cannot be reached)."""
+        """The service's model name (``""`` when it cannot be reached).
+
+        Asked of ``GET /health`` once per service URL and process: stage keys ask for it per cell.
+        """
         if not self._model:
             import httpx
 
-            try:
-                self._model = str(
-                    httpx.get(self.url.rstrip("/") + "/health", timeout=self.timeout).json()["model"]
-                )
-            except (httpx.HTTPError, ValueError, KeyError, TypeError):
-                return ""
+            if self.url not in _MODELS:
+                try:
+                    reply = httpx.get(self.url.rstrip("/") + "/health", timeout=self.timeout).json()
+                    _MODELS[self.url] = str(reply["model"])
+                except (httpx.HTTPError, ValueError, KeyError, TypeError):
+                    return ""
+            self._model = _MODELS[self.url]
         return self._model
 
     def batch(self, texts: list[str]) -> list[list[str]]:

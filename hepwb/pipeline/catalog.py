@@ -32,55 +32,12 @@ __all__ = ["Catalog", "connect_catalog", "lance_views"]
 
 _log = logging.getLogger("hepwb.catalog")
 
-CATALOG_WAIT_S = 600.0
-"""How long a process waits for another one to release the catalog (``$HEPWB_CATALOG_WAIT_S``)."""
-
 
 def connect_catalog(path: str | Path, *, read_only: bool = False, sandbox: bool = False) -> Any:
-    """Open the DuckDB file ``path``; while another process holds it, wait and say so (once), then retry.
+    """Open the catalog, waiting while another process holds it (:func:`hepwb.dbfile.connect_waiting`)."""
+    from hepwb.dbfile import connect_waiting
 
-    DuckDB lets one process write a file at a time; hepwb's writes are short transactions, so a sweep, a
-    second ``hepwb run`` and a ``hepwb sql`` poll queue behind each other instead of failing. After
-    ``$HEPWB_CATALOG_WAIT_S`` seconds (default 600) the error says who holds the file.
-    """
-    import os
-
-    import duckdb
-    from tenacity import retry, retry_if_exception, stop_after_delay, wait_random_exponential
-
-    from hepwb.exceptions import CatalogBusyError
-
-    told: list[bool] = []
-
-    def locked(exc: BaseException) -> bool:
-        return isinstance(exc, duckdb.IOException) and "lock" in str(exc).lower()
-
-    def waiting(state: Any) -> None:
-        if not told:
-            told.append(True)
-            why = str(state.outcome.exception()).split("\n")[0][:300]
-            _log.warning("waiting for the catalog %s, which another process is using (%s)", path, why)
-
-    config = {"enable_external_access": False, "lock_configuration": True} if sandbox else {}
-    wait_s = float(os.environ.get("HEPWB_CATALOG_WAIT_S", CATALOG_WAIT_S))
-
-    @retry(
-        retry=retry_if_exception(locked),
-        stop=stop_after_delay(wait_s),
-        before_sleep=waiting,
-        wait=wait_random_exponential(0.05, max=2.0),
-        reraise=True,
-    )
-    def open_() -> Any:
-        return duckdb.connect(str(path), read_only=read_only, config=config)
-
-    try:
-        return open_()
-    except duckdb.IOException as exc:
-        if not locked(exc):
-            raise
-        msg = f"the catalog {path} stayed locked by another process for {wait_s:g} s: {str(exc)[:300]}"
-        raise CatalogBusyError(msg) from None
+    return connect_waiting(path, read_only=read_only, sandbox=sandbox, what="the catalog", log=_log)
 
 
 def lance_views(db_path: str | Path) -> dict[str, Any]:

@@ -106,12 +106,11 @@ class Searcher:
         The embedding model is the one recorded with an imported file, else ``model`` (default
         :data:`~hepwb.index.embedder.DEFAULT_MODEL`).
         """
-        import json
-
         from hepwb.env import configure_runtime
         from hepwb.exceptions import CorpusNotFoundError
         from hepwb.index import get_embedder
         from hepwb.index.store import _tables, connect
+        from hepwb.ragmd.store import recorded_model
 
         configure_runtime(offline=None)
         layout = layout or Layout.default()
@@ -122,8 +121,7 @@ class Searcher:
             )
             raise CorpusNotFoundError(msg)
         table = db.open_table(name)
-        saved = json.loads((table.schema.metadata or {}).get(b"hepwb.ragmd", b"{}"))
-        recorded = saved.get("front_matter", {}).get("model_name")
+        recorded = recorded_model(table)
         return cls(table, get_embedder(model or recorded or DEFAULT_MODEL), None)
 
     @property

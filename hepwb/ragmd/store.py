@@ -21,7 +21,7 @@ from hepwb.ragmd.model import RagChunk, RagDocument, RagFile
 if TYPE_CHECKING:
     from hepwb.ner.source import EntitySource
 
-__all__ = ["META_KEY", "export_table", "import_file", "imported_name", "table_file"]
+__all__ = ["META_KEY", "export_table", "import_file", "imported_name", "recorded_model", "table_file"]
 
 META_KEY = b"hepwb.ragmd"
 
@@ -33,10 +33,21 @@ def _iso(ts: Any) -> str:
     return str(ts)
 
 
+def _saved(tbl: Any) -> dict[str, Any]:
+    """What an imported file left in the table's schema metadata (``{}`` for other tables)."""
+    return dict(json.loads((tbl.schema.metadata or {}).get(META_KEY, b"{}")))
+
+
+def recorded_model(tbl: Any) -> str | None:
+    """The embedding model an imported ``.ragmd`` file named (``None`` for other tables)."""
+    model = _saved(tbl).get("front_matter", {}).get("model_name")
+    return str(model) if model else None
+
+
 def table_file(tbl: Any, model_name: str, chunkset_id: str) -> RagFile:
     """The contents of chunk table ``tbl`` as a :class:`RagFile` (timestamps from the table's versions)."""
     data = tbl.to_arrow()
-    saved = json.loads((data.schema.metadata or {}).get(META_KEY, b"{}"))
+    saved = _saved(tbl)
     cols = data.to_pydict()
     docs: dict[str, RagDocument] = {}
     for did, label, title, arxiv in zip(
@@ -64,7 +75,11 @@ def table_file(tbl: Any, model_name: str, chunkset_id: str) -> RagFile:
                 "" if own else cols["context_text"][i],
             )
         )
-    vecs = np.asarray(data["vector"].to_pylist(), dtype="<f4") if data.num_rows else np.zeros((0, 0), "<f4")
+    if data.num_rows:
+        col = data["vector"].combine_chunks()
+        vecs = col.flatten().to_numpy().astype("<f4", copy=False).reshape(data.num_rows, col.type.list_size)
+    else:
+        vecs = np.zeros((0, 0), "<f4")
     fm = saved.get("front_matter", {})
     if fm:
         created, updated = fm["created_at"], fm["updated_at"]

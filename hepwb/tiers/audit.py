@@ -53,41 +53,29 @@ class AuditLog:
         self.path = Path(path)
 
     @contextmanager
-    def connect(self, *, read_only: bool = False) -> Iterator[Any]:
-        """A connection for one transaction, retried for up to 30 s while another process holds the file."""
-        import duckdb
-        from tenacity import retry, retry_if_exception, stop_after_delay, wait_random_exponential
+    def connect(self) -> Iterator[Any]:
+        """A connection for one transaction, waiting while another process holds the file.
 
-        def locked(exc: BaseException) -> bool:
-            return isinstance(exc, duckdb.IOException) and "lock" in str(exc).lower()
+        Read-write even for reads: DuckDB refuses a second configuration of one file in a process.
+        """
+        from hepwb.dbfile import connect_waiting
 
-        @retry(
-            retry=retry_if_exception(locked),
-            stop=stop_after_delay(30),
-            wait=wait_random_exponential(0.02, max=0.5),
-            reraise=True,
-        )
-        def open_() -> Any:
-            # read-write even for reads: DuckDB refuses a second configuration of a file in one process
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            con = duckdb.connect(str(self.path))
-            con.execute(_SCHEMA)
-            return con
-
-        con = open_()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        con = connect_waiting(self.path, what="the tiers' audit file")
+        con.execute(_SCHEMA)
         try:
             yield con
         finally:
             con.close()
 
     def frame(self, sql: str, params: Sequence[Any] = ()) -> Any:
-        """A pandas frame of ``sql`` (read-only)."""
-        with self.connect(read_only=True) as con:
+        """A pandas frame of ``sql``."""
+        with self.connect() as con:
             return con.execute(sql, list(params)).df()
 
     def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        """The rows of ``sql`` (read-only)."""
-        with self.connect(read_only=True) as con:
+        """The rows of ``sql``."""
+        with self.connect() as con:
             return list(con.execute(sql, list(params)).fetchall())
 
     # -- signals -------------------------------------------------------------------------------------
@@ -145,7 +133,7 @@ class AuditLog:
 
     def reinforcement(self, doc_key: str, since_ms: int) -> tuple[dict[str, int], list[str], int]:
         """Signals by kind, approvers and distinct questions retrieving ``doc_key`` from HOT, since a time."""
-        with self.connect(read_only=True) as con:
+        with self.connect() as con:
             kinds = con.execute(
                 "SELECT kind, count(*) FROM signals WHERE doc_key = ? AND ts_ms >= ? GROUP BY kind",
                 [doc_key, since_ms],
@@ -196,7 +184,7 @@ class AuditLog:
                 params.append(val)
         sql = "SELECT * FROM audit" + (" WHERE " + " AND ".join(where) if where else "")
         sql += " ORDER BY ts_ms DESC, rowid DESC" + (f" LIMIT {int(limit)}" if limit else "")
-        with self.connect(read_only=True) as con:
+        with self.connect() as con:
             cur = con.execute(sql, params)
             names = [d[0] for d in cur.description]
             out = [dict(zip(names, row, strict=True)) for row in cur.fetchall()]

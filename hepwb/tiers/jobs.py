@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from hepwb.tiers.tables import entity_text, quoted
+from hepwb.tiers.tables import entity_text, quoted, strings
 
 if TYPE_CHECKING:
     from hepwb.tiers.store import Tiers
@@ -85,7 +85,7 @@ def warm(tiers: Tiers, questions: Sequence[str] | None = None, *, actor: str = "
     for key in found["doc_key"].to_pylist():  # documents in the order of their best chunk
         if key not in docs and len(docs) < cfg.warm_max_docs:
             docs.append(key)
-    found = found.filter(pc.is_in(found["doc_key"], value_set=_strings(docs))).slice(0, cfg.warm_max_rows)
+    found = found.filter(pc.is_in(found["doc_key"], value_set=strings(docs))).slice(0, cfg.warm_max_rows)
     ids = found["chunk_id"].to_pylist()
     if not ids:
         return WarmReport(tuple(ents), skipped="no LT chunk holds these entities")
@@ -166,9 +166,3 @@ def evict(tiers: Tiers, *, actor: str = "hepwb", dry_run: bool = False) -> Evict
         evidence={"cutoff_ms": cutoff, "ttl_s": tiers.config.ttl_s},
     )
     return EvictReport(cutoff, len(ids), docs, old.num_rows - len(ids))
-
-
-def _strings(values: list[str]) -> object:
-    import pyarrow as pa
-
-    return pa.array(values, pa.string())

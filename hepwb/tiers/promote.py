@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from hepwb.exceptions import ConfigError
-from hepwb.tiers.tables import quoted
+from hepwb.tiers.tables import quoted, strings
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -55,7 +55,7 @@ def _lookup(tiers: Tiers, chunk_id: str) -> str:
             rows = (
                 tiers.table(tier)
                 .search()
-                .where(f"chunk_id = '{_esc(chunk_id)}'")
+                .where(f"chunk_id = {quoted([chunk_id])}")
                 .select(["doc_key"])
                 .limit(1)
             )
@@ -89,7 +89,7 @@ def candidates(tiers: Tiers) -> pd.DataFrame:
     if not tiers.has("hot"):
         return pd.DataFrame(columns=cols)
     fields = ["doc_key", "doc_sha", "doc_chunks", "label", "hot_promoted_at", "origin"]
-    hot = tiers.table("hot").to_arrow().select(fields).to_pandas()
+    hot = tiers.table("hot").search().select(fields).limit(None).to_pandas()
     hot = hot[hot["origin"] == "acquired"]  # warmed rows are LT's own; they are never promoted back
     lt = tiers.documents("lt")
     docs = hot.groupby("doc_key").agg(
@@ -142,7 +142,7 @@ def _settle_pending(tiers: Tiers) -> tuple[str, ...]:
         eid = ev["event_id"]
         if _running(ev.get("details") or {}):
             continue  # another promote is under way right now; it closes its own row
-        n = tiers.table("lt").count_rows(f"promotion_id = '{_esc(eid)}'") if tiers.has("lt") else 0
+        n = tiers.table("lt").count_rows(f"promotion_id = {quoted([eid])}") if tiers.has("lt") else 0
         if n:
             tiers.audit.finish(eid, "done", tiers.now_ms(), lt_version_after=_first_version_with(tiers, eid))
         else:
@@ -173,7 +173,7 @@ def _first_version_with(tiers: Tiers, eid: str) -> int:
     tbl = tiers.db().open_table(tiers.config.lt_table)
     for v in sorted(int(x["version"]) for x in tbl.list_versions()):
         tbl.checkout(v)
-        if tbl.count_rows(f"promotion_id = '{_esc(eid)}'"):
+        if tbl.count_rows(f"promotion_id = {quoted([eid])}"):
             return v
     return int(tiers.table("lt").version)
 
@@ -205,7 +205,7 @@ def promote(tiers: Tiers, *, actor: str = "hepwb", dry_run: bool = False) -> Pro
     now = tiers.now_ms()
     eid = new_event_id()
     hot = tiers.table("hot").to_arrow()
-    mask = pc.and_(pc.is_in(hot["doc_key"], value_set=_strings(take)), pc.equal(hot["origin"], "acquired"))
+    mask = pc.and_(pc.is_in(hot["doc_key"], value_set=strings(take)), pc.equal(hot["origin"], "acquired"))
     rows = hot.filter(mask)
     lt_docs = tiers.documents("lt")
     versions = {k: lt_docs.get(k, (0, ""))[0] + 1 for k in take}
@@ -255,7 +255,7 @@ def revert(tiers: Tiers, event_id: str, *, actor: str = "hepwb") -> PromoteRepor
     ev = found[0]
     keys = list(ev["doc_keys"])
     lt = tiers.table("lt")
-    mine = lt.count_rows(f"doc_key IN ({quoted(keys)}) AND promotion_id = '{_esc(event_id)}'")
+    mine = lt.count_rows(f"doc_key IN ({quoted(keys)}) AND promotion_id = {quoted([event_id])}")
     if mine != lt.count_rows(f"doc_key IN ({quoted(keys)})"):
         msg = f"the documents of promotion {event_id} changed in LT since; revert the later changes first"
         raise ConfigError(msg)
@@ -266,7 +266,7 @@ def revert(tiers: Tiers, event_id: str, *, actor: str = "hepwb") -> PromoteRepor
     if before:
         old.checkout(before)
         snap = old.to_arrow()
-        rows = snap.filter(pc.is_in(snap["doc_key"], value_set=_strings(keys)))
+        rows = snap.filter(pc.is_in(snap["doc_key"], value_set=strings(keys)))
     if before and rows.num_rows:
         upsert_documents(lt, rows, keys)
     else:
@@ -290,7 +290,7 @@ def revert(tiers: Tiers, event_id: str, *, actor: str = "hepwb") -> PromoteRepor
 
 def why(tiers: Tiers, chunk_id: str) -> dict[str, Any]:
     """Why ``chunk_id`` is in LT and since when: its row's stamps and the audit event that wrote them."""
-    rows = tiers.table("lt").search().where(f"chunk_id = '{_esc(chunk_id)}'").limit(1).to_list()
+    rows = tiers.table("lt").search().where(f"chunk_id = {quoted([chunk_id])}").limit(1).to_list()
     if not rows:
         return {"chunk_id": chunk_id, "in_lt": False, "reason": "not in LT"}
     r = rows[0]
@@ -326,13 +326,3 @@ def why(tiers: Tiers, chunk_id: str) -> dict[str, Any]:
         )
         out["event"] = ev
     return out
-
-
-def _esc(value: str) -> str:
-    return value.replace("'", "''")
-
-
-def _strings(values: list[str]) -> Any:
-    import pyarrow as pa
-
-    return pa.array(values, pa.string())

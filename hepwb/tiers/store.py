@@ -274,7 +274,7 @@ class Tiers:
         import pyarrow.compute as pc
 
         from hepwb.tiers.audit import new_event_id
-        from hepwb.tiers.tables import tier_rows, upsert_documents
+        from hepwb.tiers.tables import strings, tier_rows, upsert_documents
 
         now = self.now_ms()
         rows = tier_rows(chunk_rows, origin="curated", now_ms=now)
@@ -282,7 +282,7 @@ class Tiers:
         current = self.documents("lt")
         changed = sorted(k for k, sha in shas.items() if current.get(k, (0, ""))[1] != sha)
         versions = {k: current.get(k, (0, ""))[0] + 1 for k in changed}
-        rows = rows.filter(pc.is_in(rows["doc_key"], value_set=_string_array(changed)))
+        rows = rows.filter(pc.is_in(rows["doc_key"], value_set=strings(changed)))
         rows = tier_rows(rows, origin="curated", now_ms=now, doc_versions=versions)
         before = self.version("lt")
         if changed:
@@ -333,7 +333,7 @@ class Tiers:
         """``{doc_key: (doc_version, doc_sha)}`` of tier ``tier``."""
         if not self.has(tier):
             return {}
-        t = self.table(tier).to_arrow().select(["doc_key", "doc_version", "doc_sha"])
+        t = self.table(tier).search().select(["doc_key", "doc_version", "doc_sha"]).limit(None).to_arrow()
         return {k: (int(v), s) for k, v, s in zip(*(t[c].to_pylist() for c in t.column_names), strict=True)}
 
     def _remember_source(
@@ -459,9 +459,3 @@ def _entity_index(tbl: Any) -> None:
 
 def _doc_shas(rows: pa.Table) -> dict[str, str]:
     return dict(zip(rows["doc_key"].to_pylist(), rows["doc_sha"].to_pylist(), strict=True))
-
-
-def _string_array(values: list[str]) -> Any:
-    import pyarrow as pa
-
-    return pa.array(values, pa.string())

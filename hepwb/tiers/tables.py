@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["GOVERNANCE", "doc_key_of", "entity_text", "quoted", "tier_rows", "upsert_documents"]
+__all__ = ["GOVERNANCE", "doc_key_of", "entity_text", "quoted", "strings", "tier_rows", "upsert_documents"]
 
 GOVERNANCE = (
     "doc_key",
@@ -60,6 +60,13 @@ def doc_key_of(arxiv: str, label: str) -> str:
 def quoted(values: Iterable[str]) -> str:
     """A SQL list literal: ``'a', 'b'`` (quotes doubled)."""
     return ", ".join("'" + v.replace("'", "''") + "'" for v in values)
+
+
+def strings(values: list[str]) -> pa.Array:
+    """An Arrow string array (the value set of ``pyarrow.compute.is_in`` filters)."""
+    import pyarrow as pa
+
+    return pa.array(values, pa.string())
 
 
 def tier_rows(

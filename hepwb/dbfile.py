@@ -1,0 +1,74 @@
+"""Opening a DuckDB file other hepwb processes also use: wait for its lock, say so once, name the holder.
+
+DuckDB lets one process write a file at a time; hepwb's writes are short transactions, so a sweep, a second
+``hepwb run``, a ``hepwb sql`` poll or a tiers job queue behind each other instead of failing. After
+``$HEPWB_CATALOG_WAIT_S`` seconds (default 600) :class:`~hepwb.exceptions.CatalogBusyError` says who holds it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+__all__ = ["WAIT_S", "connect_waiting"]
+
+WAIT_S = 600.0
+"""How long a process waits for another one to release a DuckDB file (``$HEPWB_CATALOG_WAIT_S``)."""
+
+
+def connect_waiting(
+    path: str | Path,
+    *,
+    read_only: bool = False,
+    sandbox: bool = False,
+    what: str = "the catalog",
+    log: logging.Logger | None = None,
+) -> Any:
+    """Open the DuckDB file ``path``, retrying (tenacity) while another process holds its lock.
+
+    Args:
+        path: The file.
+        read_only: Open it read-only.
+        sandbox: No file access outside it and no extensions (for user-typed SQL).
+        what: How the log line and the error name the file (``"the catalog"``).
+        log: Logger of the one "waiting for …" line (default ``hepwb.catalog``).
+    """
+    import duckdb
+    from tenacity import retry, retry_if_exception, stop_after_delay, wait_random_exponential
+
+    from hepwb.exceptions import CatalogBusyError
+
+    logger = log or logging.getLogger("hepwb.catalog")
+    told: list[bool] = []
+
+    def locked(exc: BaseException) -> bool:
+        return isinstance(exc, duckdb.IOException) and "lock" in str(exc).lower()
+
+    def waiting(state: Any) -> None:
+        if not told:
+            told.append(True)
+            why = str(state.outcome.exception()).split("\n")[0][:300]
+            logger.warning("waiting for %s %s, which another process is using (%s)", what, path, why)
+
+    config = {"enable_external_access": False, "lock_configuration": True} if sandbox else {}
+    wait_s = float(os.environ.get("HEPWB_CATALOG_WAIT_S", WAIT_S))
+
+    @retry(
+        retry=retry_if_exception(locked),
+        stop=stop_after_delay(wait_s),
+        before_sleep=waiting,
+        wait=wait_random_exponential(0.05, max=2.0),
+        reraise=True,
+    )
+    def open_() -> Any:
+        return duckdb.connect(str(path), read_only=read_only, config=config)
+
+    try:
+        return open_()
+    except duckdb.IOException as exc:
+        if not locked(exc):
+            raise
+        msg = f"{what} {path} stayed locked by another process for {wait_s:g} s: {str(exc)[:300]}"
+        raise CatalogBusyError(msg) from None
