@@ -43,9 +43,11 @@ test: $(STAMP)  ## The test suite (CI runs exactly this)
 test-all: $(STAMP)  ## Tests including those marked slow (deselected by `make test`)
 	$(PY) -m pytest -m "" $(PYTEST_ARGS)
 
-lint: $(STAMP)  ## ruff lint and format check
+lint: $(STAMP)  ## ruff (lint + format check), mypy --strict over hepwb/, import-linter's layer contracts
 	$(VENV)/bin/ruff check hepwb tests bench
 	$(VENV)/bin/ruff format --check hepwb tests bench
+	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
 
 format: $(STAMP)  ## Apply ruff formatting and fixes
 	$(VENV)/bin/ruff format hepwb tests bench

@@ -96,7 +96,7 @@ def phase(name: str, a: str, b: str, n: int) -> dict[str, float]:
         out["dense_ms"] = _p50(lambda q: idx.search(q, "dense", 10), qs)
         out["bm25_ms"] = _p50(lambda q: idx.search(q, "bm25", 10), qs)
     elif name == "search-table":
-        from hepwb.index.store import connect
+        from hepwb.index.lance import connect
         from hepwb.retrieval import get_retriever
 
         tbl = connect(a).open_table(b)

@@ -104,8 +104,8 @@ def bench_table(label: str, table, emb, questions: list[str], vectors: np.ndarra
     # the LanceDB search alone (chunk ids and scores; no columns fetched, no hits built)
     from lancedb.rerankers import RRFReranker
 
-    from hepwb.index.analyzer import search_terms
     from hepwb.index.store import ANN_EF
+    from hepwb.models.analyzer import search_terms
 
     pairs = list(zip(vectors, [search_terms(q) for q in questions], strict=True))
     ann = timed(
@@ -143,7 +143,8 @@ def bench_table(label: str, table, emb, questions: list[str], vectors: np.ndarra
 def scale_up(table, n: int, folder: Path):
     import pyarrow as pa
 
-    from hepwb.index.store import build_indexes, connect
+    from hepwb.index.lance import connect
+    from hepwb.index.store import build_indexes
 
     src = table.to_arrow()
     reps = -(-n // src.num_rows)

@@ -40,11 +40,10 @@ def main() -> int:
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
 
+    from hepwb.acquisition.folder import corpus_files, label_of
     from hepwb.env import configure_runtime
     from hepwb.evaluation import load_questions
     from hepwb.paths import Layout, shared_dir
-    from hepwb.pipeline.corpus import corpus_files
-    from hepwb.pipeline.sources import label_of
     from hepwb.tiers import TierConfig, Tiers, evaluate_tiers
     from hepwb.tiers.clock import ManualClock
 

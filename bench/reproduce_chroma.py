@@ -103,7 +103,7 @@ def run_config(docs, questions, chunker_name, size, overlap, tokenizer, k, layou
         for m in ("recall", "precision", "iou"):
             scores[m].append(s[m])
         scores["precision_omega"].append(precision_omega(refs, spans_of[corpus]))
-    from hepwb.chunking.tokenizers import get_tokenizer
+    from hepwb.models.tokenizers import get_tokenizer
 
     tok = get_tokenizer("cl100k")
     sample = chunks[:: max(1, len(chunks) // 400)]

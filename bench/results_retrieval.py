@@ -66,9 +66,9 @@ def main() -> int:
     import pandas as pd
 
     from hepwb.adapt.run import fit_fusion_for
-    from hepwb.chunking.tokenizers import model_problem
     from hepwb.evaluation import evaluate_by
     from hepwb.evaluation.stats import compare_runs
+    from hepwb.models.tokenizers import model_problem
     from hepwb.paths import Layout
     from hepwb.pipeline import ExperimentConfig, run_experiment
     from hepwb.pipeline.stages import load_inputs

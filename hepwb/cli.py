@@ -1,123 +1,32 @@
-"""The ``hepwb`` command line: one command per pipeline stage, plus ``run`` for the whole path."""
+"""The ``hepwb`` command line: one command per pipeline stage, plus ``run`` for the whole path.
+
+The application and its shared options live in :mod:`hepwb.cli_app`; this module holds the core
+commands and registers the others (``hepwb.cli_*``), so ``hepwb.cli:app`` is the full command line.
+"""
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from hepwb.env import configure_runtime
+from hepwb.cli_app import (
+    Corpus,
+    Latex,
+    MaxDocs,
+    Overlap,
+    Questions,
+    Sizes,
+    TopK,
+    app,
+    fail,
+    parse_ints,
+    parse_options,
+)
 from hepwb.exceptions import HepwbError
 
-app = typer.Typer(
-    name="hepwb",
-    help="Measure how chunking and retrieval strategies find evidence in High-Energy-Physics papers.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-)
-
-Corpus = Annotated[
-    str | None,
-    typer.Option(
-        help="Folder of PDF/markdown files (default: $HEPWB_CORPUS or ../shared/corpus/papers/pdf)."
-    ),
-]
-Questions = Annotated[
-    str | None,
-    typer.Option(
-        help="hepqa-style JSONL test set (default: $HEPWB_QUESTIONS or ../shared/eval/hepqa-dev.jsonl)."
-    ),
-]
-MaxDocs = Annotated[int | None, typer.Option(help="Only the first N files of the corpus (default: all).")]
-Sizes = Annotated[str, typer.Option(help="Comma-separated chunk sizes in tokens.")]
-Overlap = Annotated[
-    float, typer.Option(help="Overlap as a fraction of the chunk size (HEPilot: 0 <= x < 1).")
-]
-Retrievers = Annotated[
-    str,
-    typer.Option(
-        help="Comma-separated retriever names (dense, bm25, bm25_plain, hybrid, hybrid_linear, entity, "
-        "rerank, multi_query, hyde, parent; `hepwb retrievers` says which can run here)."
-    ),
-]
-TopK = Annotated[int, typer.Option(help="Chunks retrieved per question.")]
-Chunkers = Annotated[
-    str,
-    typer.Option(
-        help="Comma-separated chunking strategies (hepwb.chunking.CHUNKERS), e.g. hepilot,recursive."
-    ),
-]
-Latex = Annotated[
-    bool,
-    typer.Option(
-        "--latex/--pdf-only", help="Use a paper's LaTeX source (named in papers.json) over its PDF."
-    ),
-]
-
-
-def _ints(text: str) -> list[int]:
-    try:
-        return [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        msg = f"expected comma-separated integers such as 256,512,1024, got {text!r}"
-        raise typer.BadParameter(msg) from None
-
-
-def _words(text: str) -> list[str]:
-    return [x.strip() for x in text.split(",") if x.strip()]
-
-
-def _options(items: list[str]) -> dict[str, object]:
-    """``["read=max", "weight=0.3"]`` → ``{"read": "max", "weight": 0.3}`` (values parsed as YAML scalars)."""
-    import yaml
-
-    out: dict[str, object] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            msg = f"option {item!r}: write KEY=VALUE, e.g. read=max"
-            raise typer.BadParameter(msg)
-        out[key.strip()] = yaml.safe_load(value)
-    return out
-
-
-def _fail(exc: Exception) -> None:
-    typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
-    raise typer.Exit(2)
-
-
-@app.callback()
-def _main(
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log debug messages.")] = False,
-    ner_url: Annotated[
-        str,
-        typer.Option(
-            envvar="HEPWB_NER_URL",
-            help="NER service (`hepwb ner-serve`) giving entities at ingest and query time; "
-            "empty: the in-process HEP dictionary.",
-        ),
-    ] = "",
-    ner_fail_soft: Annotated[
-        bool,
-        typer.Option(
-            "--ner-fail-soft",
-            envvar="HEPWB_NER_FAIL_SOFT",
-            help="When the NER service fails, index with empty entities (logged) instead of stopping.",
-        ),
-    ] = False,
-) -> None:
-    import os
-
-    if ner_url:  # read by hepwb.ner.source.ner_source, here and in worker processes
-        os.environ["HEPWB_NER_URL"] = ner_url
-    if ner_fail_soft:
-        os.environ["HEPWB_NER_FAIL_SOFT"] = "1"
-    logging.basicConfig(
-        level=logging.DEBUG if verbose else logging.INFO, format="%(levelname)s %(name)s: %(message)s"
-    )
-    configure_runtime()
+__all__ = ["app"]
 
 
 @app.command()
@@ -142,11 +51,11 @@ def ingest(
             prefer_latex=latex,
             chunker=chunker,
             require_compliant=hepilot_compliant,
-            chunk_sizes=_ints(chunk_sizes),
+            chunk_sizes=parse_ints(chunk_sizes),
             chunk_overlap=chunk_overlap,
         )
     except HepwbError as exc:
-        _fail(exc)
+        fail(exc)
     typer.echo(prep.chunksets_frame().to_string(index=False))
     for e in prep.log.errors:
         typer.secho(f"{e.error_code}: {e.message}", fg=typer.colors.YELLOW, err=True)
@@ -191,12 +100,12 @@ def evaluate(
             k=k,
             chunker=chunker,
             embedding_model=embedding_model,
-            retriever_options=_options(option or []),
+            retriever_options=parse_options(option or []),
             ragas_llm=ragas_llm,
         )
         res = run_experiment(cfg)
     except HepwbError as exc:
-        _fail(exc)
+        fail(exc)
     ci = res.record.summary_ci95
     for name, value in res.summary.items():
         low_high = f"  [{ci[name][0]:.3f}, {ci[name][1]:.3f}]" if name in ci else ""
@@ -212,7 +121,7 @@ def report() -> None:
     try:
         path = render_report()
     except HepwbError as exc:
-        _fail(exc)
+        fail(exc)
     typer.echo(f"report: {path}")
 
 
@@ -230,7 +139,7 @@ def validate(
     try:
         fails = validate_tree(root, schemas or shared_dir() / "hepilot")
     except HepwbError as exc:
-        _fail(exc)
+        fail(exc)
     for path, errs in fails.items():
         typer.secho(f"{path}: {errs[0]}", fg=typer.colors.RED)
     n = sum(1 for _ in root.rglob("*.json"))
@@ -268,12 +177,13 @@ def sql(
         hint = (
             "pass --write to change the catalog" if "read-only" in str(exc) else "use DuckDB itself for files"
         )
-        _fail(ValueError(f"{str(exc).splitlines()[0]} ({hint})"))
+        fail(ValueError(f"{str(exc).splitlines()[0]} ({hint})"))
     except Exception as exc:  # other duckdb errors are user errors here
-        _fail(exc)
+        fail(exc)
     typer.echo(df.to_string(index=False))
 
 
+# the other commands register on import; after the core ones so `hepwb --help` lists stages in order
 from hepwb import cli_acquire as _cli_acquire  # noqa: E402, F401  (registers acquire)
 from hepwb import cli_adapt as _cli_adapt  # noqa: E402, F401  (registers adapt, fit-fusion)
 from hepwb import cli_ner as _cli_ner  # noqa: E402, F401  (registers ner-serve)

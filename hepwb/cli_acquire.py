@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from hepwb.cli import _fail, app
+from hepwb.cli_app import app, fail
 from hepwb.exceptions import HepwbError
 
 
@@ -64,7 +64,7 @@ def acquire(
         )  # fmt: skip
         res = acquire_corpus(out, cfg, credentials=credentials)
     except HepwbError as exc:
-        _fail(exc)
+        fail(exc)
     failed = len(res.entries) - res.n_ok
     typer.echo(f"{len(res.entries)} discovered, {res.n_ok} acquired and verified, {failed} failed -> {out}")
     for e in res.log.errors:

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from hepwb.cli import Corpus, Latex, MaxDocs, Overlap, Questions, _fail, app
+from hepwb.cli_app import Corpus, Latex, MaxDocs, Overlap, Questions, app, fail
 from hepwb.exceptions import HepwbError
 
 
@@ -46,7 +46,7 @@ def adapt(
         card = adapt_corpus(name, corpus=corpus, base_model=base, max_docs=max_docs, prefer_latex=latex,
                             max_pairs=max_pairs, llm_questions=llm_questions, settings=settings)  # fmt: skip
     except HepwbError as exc:
-        _fail(exc)
+        fail(exc)
     typer.echo(f"{card.path}: {card.n_train} pairs {card.pairs}, {card.steps} steps in {card.seconds:.0f} s")
     for metric, after in card.heldout_after.items():
         typer.echo(f"held-out {metric:6s} {card.heldout_before[metric]:.3f} -> {after:.3f}")
@@ -95,7 +95,7 @@ def fit_fusion(
             n_folds=folds,
         )
     except HepwbError as exc:
-        _fail(exc)
+        fail(exc)
     for f, p in sorted(fit.fold_params.items()):
         typer.echo(
             f"fold {f}: dense {p['dense_read']}, {p['method']} weight {p['weight']:.2f} "

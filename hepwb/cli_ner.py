@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from hepwb.cli import app
+from hepwb.cli_app import app
 
 
 @app.command("ner-serve")

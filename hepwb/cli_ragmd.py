@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from hepwb.cli import _fail, app
+from hepwb.cli_app import app, fail
 from hepwb.exceptions import HepwbError
 
 Model = Annotated[
@@ -24,14 +24,14 @@ def export_ragmd(
     model: Model = "",
 ) -> None:
     """Write one indexed chunk set x embedding model as one .ragmd file (byte-identical when unchanged)."""
-    from hepwb.index.embedder import DEFAULT_MODEL
+    from hepwb.models.embedder import DEFAULT_MODEL
     from hepwb.paths import Layout
     from hepwb.ragmd.store import export_table
 
     try:
         path = export_table(Layout.default().lancedb, chunkset, model or DEFAULT_MODEL, out)
     except HepwbError as exc:
-        _fail(exc)
+        fail(exc)
     typer.echo(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB)")
 
 
@@ -49,7 +49,7 @@ def import_ragmd(
     try:
         name, rows = import_file(file, Layout.default().lancedb, table=table)
     except HepwbError as exc:
-        _fail(exc)
+        fail(exc)
     typer.echo(f"{rows} chunks in table {name}; search it with: hepwb search QUESTION --table {name}")
 
 

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from hepwb.cli import Corpus, Latex, MaxDocs, Overlap, Retrievers, _fail, _words, app
+from hepwb.cli_app import Corpus, Latex, MaxDocs, Overlap, Retrievers, app, fail, parse_words
 from hepwb.exceptions import HepwbError
 
 
@@ -33,10 +33,13 @@ def search(
 ) -> None:
     """Search a chunk set with one or more retrievers; print citations, why each hit matched and a snippet."""
     import dataclasses
+    from collections.abc import Callable
 
     from hepwb.pipeline.search import Searcher
     from hepwb.retrieval.explain import citation, snippet
+    from hepwb.types import Hit
 
+    run: Callable[[str], list[Hit]]
     try:
         if ragmd is not None:
             from hepwb.ragmd.search import RagmdIndex
@@ -52,7 +55,7 @@ def search(
                 )
             )
             label, run = s.name, lambda name: s.search(question, name, k)
-        for name in _words(retrievers):
+        for name in parse_words(retrievers):
             hits = run(name)
             if as_json:
                 for h in hits:
@@ -64,7 +67,7 @@ def search(
                 typer.echo(f"    why: {h.why}")
                 typer.echo(f"    {snippet(h, 240)}")
     except HepwbError as exc:
-        _fail(exc)
+        fail(exc)
 
 
 @app.command("retrievers")
@@ -79,7 +82,7 @@ def list_retrievers(
     try:
         s = Searcher.open(corpus, "hepilot", chunk_size, max_docs=max_docs)
     except HepwbError as exc:
-        _fail(exc)
+        fail(exc)
     for name, state in s.availability().items():
         colour = typer.colors.GREEN if state == "ok" else typer.colors.YELLOW
         typer.secho(f"{name:14s} {state}", fg=colour)
@@ -111,6 +114,6 @@ def testset(
         located, unlocated = locate_all(questions, docs)
         save_questions(questions, out)
     except HepwbError as exc:
-        _fail(exc)
+        fail(exc)
     typer.echo(f"{len(questions)} questions from {len(docs)} papers -> {out}")
     typer.echo(f"evidence located: {len(located)}; not located: {len(unlocated)}")

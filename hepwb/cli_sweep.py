@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from hepwb.cli import Corpus, Latex, MaxDocs, Questions, _fail, _ints, _words, app
+from hepwb.cli_app import Corpus, Latex, MaxDocs, Questions, app, fail, parse_ints, parse_words
 from hepwb.exceptions import HepwbError
 
 SpecFile = Annotated[
@@ -52,10 +52,10 @@ def _grid(
     chunk_sizes: str | None, retrievers: str | None, chunkers: str | None, overlaps: str | None, k: int | None
 ) -> dict[str, Any]:
     return {
-        "chunk_size": _ints(chunk_sizes) if chunk_sizes else None,
-        "retriever": _words(retrievers) if retrievers else None,
-        "chunker": _words(chunkers) if chunkers else None,
-        "chunk_overlap": [float(x) for x in _words(overlaps)] if overlaps else None,
+        "chunk_size": parse_ints(chunk_sizes) if chunk_sizes else None,
+        "retriever": parse_words(retrievers) if retrievers else None,
+        "chunker": parse_words(chunkers) if chunkers else None,
+        "chunk_overlap": [float(x) for x in parse_words(overlaps)] if overlaps else None,
         "k": k,
     }
 
@@ -138,7 +138,7 @@ def sweep(
             return
         result = run_sweep(spec, notebooks=notebooks, force=force, **opts)
     except HepwbError as exc:
-        _fail(exc)
+        fail(exc)
     typer.echo(result.frame(spec.metric).drop(columns=["error"]).to_string(index=False))
     reused = len(result.cells) - len(result.computed) - len(result.failed)
     typer.echo(
@@ -203,7 +203,7 @@ def run(
         result = run_sweep(spec, layout=layout, executor=executor, scheduler=scheduler, n_workers=workers)
         path = render_report(layout, sweep=result.sweep_id, metric=spec.metric)
     except (HepwbError, PapermillException) as exc:
-        _fail(exc)
+        fail(exc)
     n = len(result.cells)
     typer.echo(
         f"{n - len(result.failed)}/{n} sweep cells ok ({len(result.computed)} computed) in "

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from hepwb.cli import Corpus, _fail, _words, app
+from hepwb.cli_app import Corpus, app, fail, parse_words
 from hepwb.exceptions import HepwbError
 from hepwb.tiers.config import TierConfig
 
@@ -54,7 +54,7 @@ def _tiers(
     try:
         ctx.obj = (name, load_config(config, **overrides))
     except HepwbError as exc:
-        _fail(exc)
+        fail(exc)
 
 
 def _open(ctx: typer.Context) -> Any:
@@ -89,11 +89,11 @@ def init(
     try:
         _echo(
             _open(ctx).init_lt(
-                corpus, only=_words(only) if only else None, chunk_size=chunk_size, actor=actor
+                corpus, only=parse_words(only) if only else None, chunk_size=chunk_size, actor=actor
             )
         )
     except HepwbError as exc:
-        _fail(exc)
+        fail(exc)
 
 
 @tiers_app.command("acquire")
@@ -105,9 +105,9 @@ def acquire(
 ) -> None:
     """Put newly acquired papers into HOT (stamped now; they expire after the TTL unless promoted)."""
     try:
-        _echo(_open(ctx).acquire(folder, only=_words(only) if only else None, actor=actor))
+        _echo(_open(ctx).acquire(folder, only=parse_words(only) if only else None, actor=actor))
     except HepwbError as exc:
-        _fail(exc)
+        fail(exc)
 
 
 @tiers_app.command("status")
@@ -116,7 +116,7 @@ def status(ctx: typer.Context) -> None:
     try:
         _echo(_open(ctx).status())
     except HepwbError as exc:
-        _fail(exc)
+        fail(exc)
 
 
 @tiers_app.command("search")
@@ -134,9 +134,9 @@ def search(
     from hepwb.tiers.query import hits_frame
 
     try:
-        hits = _open(ctx).search(question, k, which=_words(which), strict=strict, record=record)
+        hits = _open(ctx).search(question, k, which=parse_words(which), strict=strict, record=record)
     except HepwbError as exc:
-        _fail(exc)
+        fail(exc)
     typer.echo(hits_frame(hits).drop(columns=["snippet"]).to_string(index=False))
 
 
@@ -153,7 +153,7 @@ def warm(
     try:
         _echo(_open(ctx).warm(question or None, actor=actor))
     except HepwbError as exc:
-        _fail(exc)
+        fail(exc)
 
 
 @tiers_app.command("evict")
@@ -166,7 +166,7 @@ def evict(
     try:
         _echo(_open(ctx).evict(actor=actor, dry_run=dry_run))
     except HepwbError as exc:
-        _fail(exc)
+        fail(exc)
 
 
 @tiers_app.command("mark")
@@ -181,7 +181,7 @@ def mark(
     try:
         _open(ctx).mark(chunk_id, kind, actor=actor, note=note)
     except HepwbError as exc:
-        _fail(exc)
+        fail(exc)
     typer.echo(f"recorded {kind} for {chunk_id} by {actor}")
 
 
@@ -199,7 +199,7 @@ def promote(
             typer.echo(cands.drop(columns=["entered_hot_ms"]).to_string(index=False))
         _echo(t.promote(actor=actor, dry_run=dry_run))
     except HepwbError as exc:
-        _fail(exc)
+        fail(exc)
 
 
 @tiers_app.command("revert")
@@ -212,7 +212,7 @@ def revert(
     try:
         _echo(_open(ctx).revert(event_id, actor=actor))
     except HepwbError as exc:
-        _fail(exc)
+        fail(exc)
 
 
 @tiers_app.command("history")
@@ -230,6 +230,6 @@ def history(
             return
         frame = t.history(limit=limit)
     except HepwbError as exc:
-        _fail(exc)
+        fail(exc)
     cols = ["when", "action", "actor", "status", "rows", "lt_version_before", "lt_version_after", "event_id"]
     typer.echo(frame[cols].to_string(index=False))

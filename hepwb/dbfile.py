@@ -52,6 +52,7 @@ def connect_waiting(
             why = str(state.outcome.exception()).split("\n")[0][:300]
             logger.warning("waiting for %s %s, which another process is using (%s)", what, path, why)
 
+    config: dict[str, str | bool | int | float | list[str]]
     config = {"enable_external_access": False, "lock_configuration": True} if sandbox else {}
     wait_s = float(os.environ.get("HEPWB_CATALOG_WAIT_S", WAIT_S))
 

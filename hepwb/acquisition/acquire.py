@@ -75,7 +75,7 @@ def discovered(records: Iterable[ArxivRecord], estimated_size: int = 1_000_000) 
 
 def discovered_local(folder: str | Path, max_results: int | None = None) -> list[dict[str, Any]]:
     """Discovery entries for the PDFs of a local folder (metadata from its ``papers.json`` sidecar)."""
-    from hepwb.pipeline.corpus import corpus_files, load_sidecar
+    from hepwb.acquisition.folder import corpus_files, load_sidecar
 
     folder = Path(folder)
     side = load_sidecar(folder)

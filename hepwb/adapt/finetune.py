@@ -158,8 +158,8 @@ def adapt_embedder(
     )
 
     from hepwb.adapt.pairs import pairs_sha256
-    from hepwb.chunking.tokenizers import resolve_model_path
     from hepwb.exceptions import ConfigError
+    from hepwb.models.tokenizers import resolve_model_path
     from hepwb.pipeline.cell import environment
 
     s = settings or AdaptSettings()

@@ -24,7 +24,7 @@ import numpy as np
 from hepwb.exceptions import ConfigError
 
 if TYPE_CHECKING:
-    from hepwb.index.embedder import Embedder
+    from hepwb.models.embedder import Embedder
     from hepwb.pipeline.chunksets import ChunkSet
     from hepwb.pipeline.stages import EvalInputs
 

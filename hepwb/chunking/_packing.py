@@ -13,8 +13,8 @@ from typing import Any, Literal
 
 from hepwb.chunking._spans import ChunkSpan, TokenIndex
 from hepwb.chunking.sentences import sentence_spans
-from hepwb.chunking.tokenizers import DEFAULT_TOKENIZER, get_tokenizer
 from hepwb.exceptions import ConfigError
+from hepwb.models.tokenizers import DEFAULT_TOKENIZER, get_tokenizer
 from hepwb.types import Document
 
 __all__ = ["SizedChunker", "Unit", "add_overlap", "block_units", "pack"]

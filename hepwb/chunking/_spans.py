@@ -12,7 +12,7 @@ from hepwb.ids import content_uuid, text_sha256
 from hepwb.types import Block, Chunk, Document
 
 if TYPE_CHECKING:
-    from hepwb.chunking.tokenizers import Tokenizer
+    from hepwb.models.tokenizers import Tokenizer
 
 __all__ = ["ChunkSpan", "TokenIndex", "finalize"]
 

@@ -34,8 +34,8 @@ import numpy as np
 from hepwb.chunking._packing import SizedChunker, add_overlap, block_units, pack
 from hepwb.chunking._spans import ChunkSpan, TokenIndex, finalize
 from hepwb.chunking.base import config_key, register_chunker
-from hepwb.chunking.tokenizers import DEFAULT_TOKENIZER, get_tokenizer
 from hepwb.exceptions import ConfigError
+from hepwb.models.tokenizers import DEFAULT_TOKENIZER, get_tokenizer
 from hepwb.types import Chunk, Document
 
 __all__ = ["ClusterSemanticChunker", "best_grouping"]
@@ -127,7 +127,7 @@ class ClusterSemanticChunker(SizedChunker):
 
     def chunk(self, doc: Document) -> list[Chunk]:
         """Group ``doc``'s pieces into the most coherent chunks."""
-        from hepwb.index.embedder import get_embedder
+        from hepwb.models.embedder import get_embedder
 
         tokens = TokenIndex(doc.markdown, get_tokenizer(self.tokenizer))
         piece_budget = max(1, min(self.piece_size, self.budget))

@@ -22,8 +22,8 @@ from hepwb.chunking._packing import SizedChunker
 from hepwb.chunking._spans import TokenIndex, finalize
 from hepwb.chunking.base import config_key, register_chunker
 from hepwb.chunking.hepilot import HepilotChunker
-from hepwb.chunking.tokenizers import DEFAULT_TOKENIZER, get_tokenizer
 from hepwb.exceptions import ConfigError
+from hepwb.models.tokenizers import DEFAULT_TOKENIZER, get_tokenizer
 from hepwb.types import Chunk, Document
 
 __all__ = ["HierarchicalChunker"]

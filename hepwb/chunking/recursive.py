@@ -18,7 +18,7 @@ from hepwb.chunking._packing import SizedChunker, Unit, add_overlap, pack
 from hepwb.chunking._spans import TokenIndex, finalize
 from hepwb.chunking.base import config_key, register_chunker
 from hepwb.chunking.sentences import sentence_spans
-from hepwb.chunking.tokenizers import get_tokenizer
+from hepwb.models.tokenizers import get_tokenizer
 from hepwb.types import Chunk, Document
 
 __all__ = ["RecursiveChunker"]

@@ -17,8 +17,8 @@ import numpy as np
 from hepwb.chunking._packing import SizedChunker, Unit, add_overlap, block_units, pack
 from hepwb.chunking._spans import TokenIndex, finalize
 from hepwb.chunking.base import config_key, register_chunker
-from hepwb.chunking.tokenizers import DEFAULT_TOKENIZER, get_tokenizer
 from hepwb.exceptions import ConfigError
+from hepwb.models.tokenizers import DEFAULT_TOKENIZER, get_tokenizer
 from hepwb.types import Chunk, Document
 
 __all__ = ["SemanticChunker"]
@@ -64,7 +64,7 @@ class SemanticChunker(SizedChunker):
 
     def _breaks(self, doc: Document, units: list[Unit]) -> set[int]:
         """Indices ``i`` of text units after which a semantic breakpoint falls."""
-        from hepwb.index.embedder import get_embedder
+        from hepwb.models.embedder import get_embedder
 
         text_idx = [i for i, u in enumerate(units) if u.kind == "text"]
         if len(text_idx) < 3:

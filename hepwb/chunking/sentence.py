@@ -12,7 +12,7 @@ from __future__ import annotations
 from hepwb.chunking._packing import SizedChunker, add_overlap, block_units, pack
 from hepwb.chunking._spans import TokenIndex, finalize
 from hepwb.chunking.base import config_key, register_chunker
-from hepwb.chunking.tokenizers import get_tokenizer
+from hepwb.models.tokenizers import get_tokenizer
 from hepwb.types import Chunk, Document
 
 __all__ = ["SentenceChunker"]

@@ -20,8 +20,8 @@ from typing import Any
 from hepwb.chunking._packing import SizedChunker, Unit, block_units
 from hepwb.chunking._spans import ChunkSpan, TokenIndex, finalize
 from hepwb.chunking.base import config_key, register_chunker
-from hepwb.chunking.tokenizers import DEFAULT_TOKENIZER, get_tokenizer
 from hepwb.exceptions import ConfigError
+from hepwb.models.tokenizers import DEFAULT_TOKENIZER, get_tokenizer
 from hepwb.types import Chunk, Document
 
 __all__ = ["SentenceWindowChunker"]

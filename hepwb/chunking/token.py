@@ -21,7 +21,7 @@ import numpy as np
 from hepwb.chunking._packing import SizedChunker
 from hepwb.chunking._spans import ChunkSpan, TokenIndex, finalize
 from hepwb.chunking.base import config_key, register_chunker
-from hepwb.chunking.tokenizers import get_tokenizer
+from hepwb.models.tokenizers import get_tokenizer
 from hepwb.types import Chunk, Document
 
 __all__ = ["TokenChunker"]

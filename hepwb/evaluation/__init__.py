@@ -19,13 +19,14 @@ from hepwb.evaluation.matching import (
     Located,
     build_keyindexes,
     coverage,
+    is_relevant,
     key,
     key_index,
     locate,
     locate_all,
     unlocated_reason,
 )
-from hepwb.evaluation.metrics import Evaluation, evaluate, evaluate_by, is_relevant, metric_columns
+from hepwb.evaluation.metrics import Evaluation, evaluate, evaluate_by, metric_columns
 from hepwb.evaluation.questions import Evidence, Question, load_questions
 
 __all__ = [

@@ -3,7 +3,7 @@
 * **chunk** (``chunk_recall@k``, ``chunk_precision@k``, ``chunk_hit_rate@k``, ``chunk_mrr@k``,
   ``chunk_ndcg@k``): the
   relevant set of a question is every chunk of the chunk set relevant to one of its located quotes
-  (:func:`~hepwb.evaluation.metrics.is_relevant`); ranx scores the ranked hits against it.
+  (:func:`~hepwb.evaluation.matching.is_relevant`); ranx scores the ranked hits against it.
 * **document** (``doc_recall@k``, ``doc_precision@k``, ``doc_hit_rate@k``, ``doc_mrr@k``, ``doc_ndcg@k``):
   relevant = the
   documents holding the question's evidence; the ranking is each document's first appearance.
@@ -94,7 +94,7 @@ def relevant_chunks(
     min_coverage: float = 0.5,
 ) -> dict[str, set[str]]:
     """``{qid: ids of the chunks relevant to one of its located quotes}``."""
-    from hepwb.evaluation.metrics import is_relevant
+    from hepwb.evaluation.matching import is_relevant
     from hepwb.types import Hit
 
     by_doc: dict[str, list[Chunk]] = defaultdict(list)

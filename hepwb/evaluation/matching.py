@@ -16,7 +16,7 @@ counts for whichever chunk holds at least half of it (with overlapping chunks, p
 ``min_coverage=1.0`` asks for strict containment.
 
 Example:
-    >>> from hepwb.types import Block, Document
+    >>> from hepwb.types import Block, Document, Hit
     >>> md = "# Intro\n\nThe beam-spin asymmetry is A = -0.23 ± 0.04."
     >>> doc = Document("d1", "P01", md, (Block("heading", 0, 7, 1, 1), Block("text", 9, len(md), 2)))
     >>> ev = Evidence("Q#e0", "P01", 2, "beam spin asymmetry is A = −0.23 ± 0.04")
@@ -37,7 +37,7 @@ import numpy as np
 from hepwb.evaluation.questions import Evidence, Question
 from hepwb.exceptions import ConfigError
 from hepwb.textkey import NON_KEY, key
-from hepwb.types import Block, Document
+from hepwb.types import Block, Document, Hit
 
 __all__ = [
     "MIN_KEY_CHARS",
@@ -47,6 +47,7 @@ __all__ = [
     "Located",
     "build_keyindexes",
     "coverage",
+    "is_relevant",
     "key",
     "key_index",
     "locate",
@@ -388,3 +389,20 @@ def coverage(located: Located, chunk_start: int, chunk_end: int, keyindex: KeyIn
     lo, hi = keyindex.key_range(chunk_start, chunk_end)
     inside = min(hi, located.key_end) - max(lo, located.key_start)
     return max(inside, 0) / total
+
+
+def is_relevant(loc: Located, hit: Hit, idx: KeyIndex, min_coverage: float = 0.5) -> bool:
+    """Whether ``hit`` is relevant to the located quote ``loc``.
+
+    True when the hit is in the quote's document and either covers at least ``min_coverage`` of the
+    located occurrence, or holds the quote verbatim elsewhere (the ``check_quotes.py`` strict rule
+    applied to the chunk: a repeated sentence, e.g. abstract and conclusion, counts wherever it is).
+    """
+    if hit.document_id != loc.document_id:
+        return False
+    if coverage(loc, hit.start, hit.end, idx) >= min_coverage:
+        return True
+    if loc.method != "strict":
+        return False
+    ks, ke = idx.key_range(hit.start, hit.end)
+    return ke - ks >= loc.key_end - loc.key_start and idx.key[loc.key_start : loc.key_end] in idx.key[ks:ke]

@@ -28,12 +28,12 @@ from typing import Any
 
 import pandas as pd
 
-from hepwb.evaluation.matching import KeyIndex, Located, coverage
+from hepwb.evaluation.matching import KeyIndex, Located, is_relevant
 from hepwb.evaluation.questions import Question
 from hepwb.exceptions import ConfigError
 from hepwb.types import Chunk, Hit
 
-__all__ = ["METRICS", "Evaluation", "evaluate", "evaluate_by", "is_relevant", "metric_columns"]
+__all__ = ["METRICS", "Evaluation", "evaluate", "evaluate_by", "metric_columns"]
 
 METRICS = ("recall", "hit_rate", "mrr", "ndcg")
 """Metric families reported at every cutoff ``k``."""
@@ -90,23 +90,6 @@ def _index_for(loc: Located, keyindexes: Mapping[str, KeyIndex]) -> KeyIndex:
         )
         raise ConfigError(msg)
     return idx
-
-
-def is_relevant(loc: Located, hit: Hit, idx: KeyIndex, min_coverage: float = 0.5) -> bool:
-    """Whether ``hit`` is relevant to the located quote ``loc``.
-
-    True when the hit is in the quote's document and either covers at least ``min_coverage`` of the
-    located occurrence, or holds the quote verbatim elsewhere (the ``check_quotes.py`` strict rule
-    applied to the chunk: a repeated sentence, e.g. abstract and conclusion, counts wherever it is).
-    """
-    if hit.document_id != loc.document_id:
-        return False
-    if coverage(loc, hit.start, hit.end, idx) >= min_coverage:
-        return True
-    if loc.method != "strict":
-        return False
-    ks, ke = idx.key_range(hit.start, hit.end)
-    return ke - ks >= loc.key_end - loc.key_start and idx.key[loc.key_start : loc.key_end] in idx.key[ks:ke]
 
 
 def _sub_run(

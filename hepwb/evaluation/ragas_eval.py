@@ -119,13 +119,13 @@ def offline_scores(samples: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
 
 async def _llm_rows(
     samples: Mapping[str, Mapping[str, Any]], endpoint: LLMEndpoint, embedding_model: str
-) -> dict:
+) -> dict[str, Any]:
     from openai import AsyncOpenAI
     from ragas.embeddings import HuggingFaceEmbeddings
     from ragas.llms import llm_factory
     from ragas.metrics.collections import AnswerRelevancy, ContextPrecision, ContextRecall, Faithfulness
 
-    from hepwb.chunking.tokenizers import resolve_model_path
+    from hepwb.models.tokenizers import resolve_model_path
 
     client = AsyncOpenAI(
         base_url=endpoint.url, api_key=endpoint.api_key or "not-needed", max_retries=endpoint.attempts

@@ -22,11 +22,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 
 import numpy as np
 
 from hepwb.exceptions import ConfigError
+
+Values: TypeAlias = "Sequence[float] | np.ndarray"
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -65,8 +67,8 @@ class PairedResult:
         return self.p_value < 0.05
 
 
-def _values(values: Sequence[float]) -> np.ndarray:
-    arr = np.asarray(values, dtype=float)
+def _values(values: Values) -> np.ndarray:
+    arr: np.ndarray = np.asarray(values, dtype=float)
     arr = arr[~np.isnan(arr)]
     if arr.size == 0:
         msg = "no values to summarise (all missing); evaluate at least one question"
@@ -74,7 +76,7 @@ def _values(values: Sequence[float]) -> np.ndarray:
     return arr
 
 
-def bootstrap_ci(values: Sequence[float], level: float = 0.95, n_resamples: int = 10_000) -> CI:
+def bootstrap_ci(values: Values, level: float = 0.95, n_resamples: int = 10_000) -> CI:
     """Percentile bootstrap interval of the mean of ``values`` (NaNs dropped)."""
     from scipy.stats import bootstrap
 
@@ -93,7 +95,7 @@ def bootstrap_ci(values: Sequence[float], level: float = 0.95, n_resamples: int 
     return CI(float(arr.mean()), float(ci.low), float(ci.high), int(arr.size), level)
 
 
-def paired_test(a: Sequence[float], b: Sequence[float], n_resamples: int = 10_000) -> PairedResult:
+def paired_test(a: Values, b: Values, n_resamples: int = 10_000) -> PairedResult:
     """Compare per-question scores ``a`` and ``b`` (same questions, same order)."""
     from scipy.stats import permutation_test
 

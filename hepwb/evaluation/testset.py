@@ -149,22 +149,26 @@ def ragas_questions(documents: Sequence[Document], endpoint: LLMEndpoint, size: 
     from openai import OpenAI
     from ragas.embeddings import HuggingFaceEmbeddings
     from ragas.llms import llm_factory
-    from ragas.testset import TestsetGenerator
+    from ragas.testset import Testset, TestsetGenerator
 
-    from hepwb.chunking.tokenizers import resolve_model_path
     from hepwb.env import seed_tiktoken_cache
+    from hepwb.models.tokenizers import resolve_model_path
 
     seed_tiktoken_cache()
     _offline_ragas_tokenizer()
     client = OpenAI(base_url=endpoint.url, api_key=endpoint.api_key or "not-needed")
     gen = TestsetGenerator(
-        llm=llm_factory(endpoint.model, client=client),
-        embedding_model=HuggingFaceEmbeddings(model=resolve_model_path("all-MiniLM-L6-v2")),
+        # ragas annotates these parameters with its older base classes; the objects implement both
+        llm=llm_factory(endpoint.model, client=client),  # type: ignore[arg-type]
+        embedding_model=HuggingFaceEmbeddings(model=resolve_model_path("all-MiniLM-L6-v2")),  # type: ignore[arg-type]
     )
     lc_docs = [LCDocument(page_content=d.markdown, metadata={"label": d.label}) for d in documents]
     with warnings.catch_warnings():  # ragas notes that a sync embedding model runs in its async loop
         warnings.filterwarnings("ignore", message="Using sync embedding model", category=UserWarning)
         data = gen.generate_with_langchain_docs(lc_docs, testset_size=size, raise_exceptions=True)
+    if not isinstance(data, Testset):  # an Executor is returned only when asked for one
+        msg = f"ragas returned {type(data).__name__} instead of a test set"
+        raise TypeError(msg)
     out = []
     for i, row in enumerate(data.to_pandas().to_dict("records")):
         contexts = list(row.get("reference_contexts") or [])

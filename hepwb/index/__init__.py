@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from hepwb.index.analyzer import normalize, search_terms
-from hepwb.index.embedder import DEFAULT_MODEL, Embedder, get_embedder, model_slug
-from hepwb.index.entities import EntityExtractor
-from hepwb.index.store import ChunkStore, connect, open_chunk_table, table_name
+from hepwb.index.lance import connect
+from hepwb.index.store import ChunkStore, open_chunk_table, table_name
+from hepwb.models.analyzer import normalize, search_terms
+from hepwb.models.embedder import DEFAULT_MODEL, Embedder, get_embedder, model_slug
+from hepwb.models.entities import EntityExtractor
 
 __all__ = [
     "DEFAULT_MODEL",

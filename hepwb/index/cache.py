@@ -34,17 +34,17 @@ class EmbeddingCache:
     """Vectors of one model by text hash, in the LanceDB database at ``db_path``."""
 
     def __init__(self, db_path: str | Path, model: str) -> None:
-        from hepwb.chunking.tokenizers import model_identity
-        from hepwb.index.embedder import model_slug
-        from hepwb.index.store import connect
+        from hepwb.index.lance import connect
+        from hepwb.models.embedder import model_slug
+        from hepwb.models.tokenizers import model_identity
 
         self.db = connect(db_path)
         self.name = f"embcache__{model_slug(model_identity(model))}"
 
     def _table(self) -> Any | None:
-        from hepwb.index.store import _tables
+        from hepwb.index.lance import table_names
 
-        return self.db.open_table(self.name) if self.name in _tables(self.db) else None
+        return self.db.open_table(self.name) if self.name in table_names(self.db) else None
 
     def lookup(self, keys: Sequence[str]) -> dict[str, np.ndarray]:
         """``{key: vector}`` of the cached ``keys`` (the others are absent)."""

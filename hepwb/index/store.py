@@ -2,8 +2,8 @@
 
 One table per (chunk set, embedding model), holding per chunk its text, vector and metadata
 (document, label, title, arXiv id, pages, section path, offsets, the reader's context span and
-text), the HEP search terms of :func:`~hepwb.index.analyzer.search_terms` and the HEP entities of
-:class:`~hepwb.index.entities.EntityExtractor`. Two full-text indexes: ``text`` (LanceDB's simple
+text), the HEP search terms of :func:`~hepwb.models.analyzer.search_terms` and the HEP entities of
+:class:`~hepwb.models.entities.EntityExtractor`. Two full-text indexes: ``text`` (LanceDB's simple
 tokenizer), ``search_text`` (HEP terms) and ``search_context`` (HEP terms of the paper title, section path and
 text). Tables of ``ann_min_rows`` chunks or more also get an
 ``IVF_HNSW_SQ`` vector index (cosine); smaller ones are searched exactly.
@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from hepwb.ids import text_sha256
-from hepwb.index.embedder import Embedder, model_slug
+from hepwb.index.lance import connect, replace_table, table_names
 from hepwb.io import read_json, write_json
+from hepwb.models.embedder import Embedder, model_slug
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -35,7 +36,6 @@ __all__ = [
     "ChunkStore",
     "build_indexes",
     "chunk_arrow",
-    "connect",
     "index_complete",
     "index_key",
     "open_chunk_table",
@@ -50,40 +50,11 @@ ANN_EF = 300
 (``bench/bench_retrieval.py``; LanceDB's default reaches about 0.58 there). Ignored by exact search."""
 
 
-def connect(db_path: str | Path) -> Any:
-    """Open (creating) the LanceDB database at ``db_path``."""
-    import lancedb
-
-    Path(db_path).mkdir(parents=True, exist_ok=True)
-    return lancedb.connect(str(db_path))
-
-
-def chunkset_of(name: str) -> str:
-    """The chunk set id of a chunk table name (``<chunkset_id>__<model slug>``)."""
-    return name.split("__", 1)[0]
-
-
 def table_name(chunkset_id: str, model: str) -> str:
     """Name of the table holding ``chunkset_id`` embedded with ``model``."""
-    from hepwb.chunking.tokenizers import model_identity
+    from hepwb.models.tokenizers import model_identity
 
     return f"{chunkset_id}__{model_slug(model_identity(model))}"
-
-
-def replace_table(db: Any, name: str, data: Any) -> Any:
-    """Create table ``name`` from ``data``, replacing an older one.
-
-    LanceDB's ``mode="overwrite"`` logs a warning from Rust when there is nothing to overwrite; a new
-    table is created plainly and only an existing one overwritten.
-    """
-    mode = "overwrite" if name in _tables(db) else "create"
-    return db.create_table(name, data, mode=mode)
-
-
-def _tables(db: Any) -> set[str]:
-    res = db.list_tables() if hasattr(db, "list_tables") else db.table_names()
-    names = getattr(res, "tables", res)
-    return set(names)
 
 
 class ChunkStore:
@@ -109,7 +80,7 @@ class ChunkStore:
     @property
     def cache_name(self) -> str:
         """Name of the embedding-cache table for this model."""
-        from hepwb.chunking.tokenizers import model_identity
+        from hepwb.models.tokenizers import model_identity
 
         return f"embcache__{model_slug(model_identity(self.embedder.model))}"
 
@@ -179,14 +150,19 @@ def index_key(chunkset_id: str, model: str, ner_model: str | None = None) -> str
     It also changes with the index code. ``ner_model`` defaults to the active source's
     (:func:`~hepwb.ner.source.ner_source`).
     """
-    from hepwb.chunking.tokenizers import model_identity
     from hepwb.ids import code_fingerprint, short_hash
+    from hepwb.models.tokenizers import model_identity
     from hepwb.ner.source import ner_source
 
     model = model_identity(model)
     ner = ner_model or ner_source().model
     return short_hash(
-        {"chunkset": chunkset_id, "model": model, "ner": ner, "code": code_fingerprint("index")}
+        {
+            "chunkset": chunkset_id,
+            "model": model,
+            "ner": ner,
+            "code": [code_fingerprint("index"), code_fingerprint("models")],
+        }
     )
 
 
@@ -208,8 +184,8 @@ def open_chunk_table(db_path: str | Path, chunkset_id: str, model: str) -> Any:
 
     db = connect(db_path)
     name = table_name(chunkset_id, model)
-    if name not in _tables(db):
-        known = sorted(t for t in _tables(db) if "__" in t and not t.startswith("embcache__"))
+    if name not in table_names(db):
+        known = sorted(t for t in table_names(db) if "__" in t and not t.startswith("embcache__"))
         msg = (
             f"no LanceDB table {name!r} in {db_path}; build it with `hepwb evaluate` or `hepwb search` "
             f"(which index on first use), or pick one of {known[:8]}"
@@ -254,7 +230,7 @@ def chunk_arrow(
     """
     import pyarrow as pa
 
-    from hepwb.index.analyzer import search_terms
+    from hepwb.models.analyzer import search_terms
 
     if entities is None:
         from hepwb.ner.source import LocalNER

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    from hepwb.index.embedder import Embedder
+    from hepwb.models.embedder import Embedder
     from hepwb.types import Chunk
 
 __all__ = [
@@ -40,7 +40,7 @@ WINDOW_OVERLAP = 64
 
 def window_size(model: str) -> int:
     """Content tokens the model reads: its ``max_seq_length`` minus ``[CLS]`` and ``[SEP]``."""
-    from hepwb.chunking.tokenizers import get_tokenizer
+    from hepwb.models.tokenizers import get_tokenizer
 
     limit = getattr(get_tokenizer(model), "max_seq_length", 256)
     return max(int(limit) - 2, 8)
@@ -50,7 +50,7 @@ def windows_of(
     text: str, tokenizer: str, *, size: int, overlap: int = WINDOW_OVERLAP
 ) -> list[tuple[int, int]]:
     """Character spans of the overlapping windows of ``size`` tokens covering ``text``."""
-    from hepwb.chunking.tokenizers import get_tokenizer
+    from hepwb.models.tokenizers import get_tokenizer
 
     spans = get_tokenizer(tokenizer).spans(text)
     n = len(spans)
@@ -69,8 +69,8 @@ def windows_of(
 
 def windows_key(chunkset_id: str, model: str) -> str:
     """Key of the window tables of ``chunkset_id`` × ``model`` (their cut and the index code)."""
-    from hepwb.chunking.tokenizers import model_identity
     from hepwb.ids import code_fingerprint, short_hash
+    from hepwb.models.tokenizers import model_identity
 
     cut = {"size": window_size(model), "overlap": WINDOW_OVERLAP}
     return short_hash(
@@ -78,7 +78,7 @@ def windows_key(chunkset_id: str, model: str) -> str:
             "chunkset": chunkset_id,
             "model": model_identity(model),
             "cut": cut,
-            "code": code_fingerprint("index"),
+            "code": [code_fingerprint("index"), code_fingerprint("models")],
         }
     )
 
@@ -108,7 +108,7 @@ def build_window_tables(db: Any, name: str, chunks: list[Chunk], store: Any, emb
     """Embed every window of ``chunks`` (through the cache); write ``name__windows`` and ``name__wmean``."""
     import pyarrow as pa
 
-    from hepwb.index.store import chunkset_of, replace_table
+    from hepwb.index.lance import chunkset_of, replace_table
     from hepwb.io import write_json
 
     wins = window_texts(chunks, embedder.model)

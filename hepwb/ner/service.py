@@ -21,7 +21,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from hepwb.index.entities import EntityExtractor
+    from hepwb.models.entities import EntityExtractor
 
 __all__ = ["NERService", "model_name"]
 
@@ -34,7 +34,7 @@ def model_name() -> str:
 
     from hepwb.ids import text_sha256
 
-    data = files("hepwb.index").joinpath("hep_entities.yaml").read_text(encoding="utf-8")
+    data = files("hepwb.models").joinpath("hep_entities.yaml").read_text(encoding="utf-8")
     return f"hepwb-hep-dictionary@{text_sha256(data)[:12]}"
 
 
@@ -50,7 +50,7 @@ class NERService:
     def __init__(
         self, extractor: EntityExtractor | None = None, host: str = "127.0.0.1", port: int = 0
     ) -> None:
-        from hepwb.index.entities import EntityExtractor
+        from hepwb.models.entities import EntityExtractor
 
         self.extractor = extractor or EntityExtractor.default()
         self.model = model_name() if extractor is None else type(extractor).__name__

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from hepwb.index.entities import EntityExtractor
+    from hepwb.models.entities import EntityExtractor
 
 __all__ = ["EntitySource", "LocalNER", "ner_source"]
 
@@ -58,7 +58,7 @@ class LocalNER:
 
     def batch(self, texts: list[str]) -> list[list[str]]:
         """Entities of every text."""
-        from hepwb.index.entities import EntityExtractor
+        from hepwb.models.entities import EntityExtractor
 
         if self.extractor is None:
             self.extractor = EntityExtractor.default()

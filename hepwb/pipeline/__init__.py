@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from hepwb.acquisition.folder import resolve_corpus
 from hepwb.pipeline.catalog import Catalog
 from hepwb.pipeline.chunksets import ChunkSet, build_chunkset
-from hepwb.pipeline.corpus import ingest, resolve_corpus
+from hepwb.pipeline.corpus import ingest
 from hepwb.pipeline.experiment import ExperimentConfig, RunResult, run_experiment
 from hepwb.pipeline.search import Searcher
 

@@ -44,14 +44,14 @@ def lance_views(db_path: str | Path) -> dict[str, Any]:
     """``{view name: Lance dataset}`` of every chunk table in the LanceDB folder ``db_path``."""
     import re
 
-    from hepwb.index.store import _tables, connect
+    from hepwb.index.lance import connect, table_names
 
     if not Path(db_path).is_dir():
         return {}
     db = connect(db_path)
     return {
         "lance_" + re.sub(r"[^a-z0-9]+", "_", name.lower()): db.open_table(name).to_lance()
-        for name in sorted(_tables(db))
+        for name in sorted(table_names(db))
         if not name.startswith("embcache__")
     }
 
@@ -131,7 +131,8 @@ class Catalog(SweepCatalogMixin):
             if lancedb is not None:
                 for view, dataset in lance_views(lancedb).items():
                     con.register(view, dataset)
-            return con.execute(query, params or []).df()
+            frame: pd.DataFrame = con.execute(query, params or []).df()
+            return frame
 
     def pl(self, query: str, params: list[Any] | None = None, *, lancedb: str | Path | None = None) -> Any:
         """Run ``query`` (read-only, as :meth:`sql`) and return a polars DataFrame (through Arrow).

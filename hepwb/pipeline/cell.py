@@ -24,7 +24,7 @@ from hepwb.pipeline.stages import Timer, retrieve_stage
 if TYPE_CHECKING:
     import pandas as pd
 
-    from hepwb.index.embedder import Embedder
+    from hepwb.models.embedder import Embedder
     from hepwb.paths import Layout
     from hepwb.pipeline.chunksets import ChunkSet
     from hepwb.pipeline.experiment import ExperimentConfig
@@ -49,7 +49,7 @@ _PACKAGES = (
     "dask",
     "distributed",
 )
-_STAGES = ("processing", "chunking", "hepilot", "index", "retrieval", "evaluation", "pipeline")
+_STAGES = ("processing", "models", "chunking", "hepilot", "index", "retrieval", "evaluation", "pipeline")
 
 
 @dataclass

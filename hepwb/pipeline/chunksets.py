@@ -208,8 +208,14 @@ def build_chunkset(
     manifest = root / "chunkset.json"
     cached = manifest.is_file() and (root / "chunks.parquet").is_file()
     if cached and read_json(manifest).get("fingerprint") == fingerprint:
-        chunks = _load_parquet(root / "chunks.parquet")
-        return ChunkSet(chunkset_id, root, {"name": ch.name, **p}, chunks, by_id, compliant)
+        return ChunkSet(
+            chunkset_id,
+            root,
+            {"name": ch.name, **p},
+            _load_parquet(root / "chunks.parquet"),
+            by_id,
+            compliant,
+        )
     # built in a private folder and moved into place when complete: a killed build leaves no
     # half-written chunk set behind, and two processes building the same set do not mix files
     final, root = root, root.parent / f".{chunkset_id}.part-{os.getpid()}"

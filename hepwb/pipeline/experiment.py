@@ -18,10 +18,10 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from hepwb.chunking.tokenizers import DEFAULT_TOKENIZER
 from hepwb.env import configure_runtime
 from hepwb.exceptions import ConfigError
-from hepwb.index.embedder import DEFAULT_MODEL
+from hepwb.models.embedder import DEFAULT_MODEL
+from hepwb.models.tokenizers import DEFAULT_TOKENIZER
 from hepwb.paths import Layout
 from hepwb.pipeline.cell import RunResult, environment
 from hepwb.pipeline.stages import questions_path

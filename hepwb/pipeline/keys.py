@@ -92,8 +92,8 @@ def plan_corpus(
 
     Unreadable files are logged (``log``) and left out; labels used twice fall back to the file name.
     """
-    from hepwb.pipeline.corpus import corpus_files, load_sidecar, resolve_corpus
-    from hepwb.pipeline.sources import label_of, source_key
+    from hepwb.acquisition.folder import corpus_files, label_of, load_sidecar, resolve_corpus
+    from hepwb.pipeline.sources import source_key
 
     folder = resolve_corpus(corpus)
     sidecar = load_sidecar(folder)
@@ -143,7 +143,7 @@ def chunkset_key(chunker: str, params: dict[str, Any], conversion_keys: Sequence
     return short_hash(
         {
             "config": short_hash({"chunker": chunker, **params}),
-            "code": [code_fingerprint(pkg) for pkg in ("chunking", "hepilot", "processing")],
+            "code": [code_fingerprint(pkg) for pkg in ("models", "chunking", "hepilot", "processing")],
             "docs": sorted(conversion_keys),
         }
     )

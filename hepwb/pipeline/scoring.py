@@ -9,7 +9,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from hepwb.evaluation import Question
-    from hepwb.index.embedder import Embedder
+    from hepwb.models.embedder import Embedder
     from hepwb.pipeline.chunksets import ChunkSet
     from hepwb.pipeline.experiment import ExperimentConfig
     from hepwb.pipeline.stages import EvalInputs
@@ -41,7 +41,7 @@ def score(
 ) -> Scores:
     """Evaluate ``results`` against the located evidence of ``questions``."""
     from hepwb.evaluation import evaluate
-    from hepwb.evaluation.metrics import is_relevant
+    from hepwb.evaluation.matching import is_relevant
     from hepwb.evaluation.stats import summary_with_ci
 
     qids = {q.qid for q in questions}

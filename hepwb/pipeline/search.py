@@ -15,15 +15,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from hepwb.chunking.tokenizers import DEFAULT_TOKENIZER
 from hepwb.exceptions import ConfigError, DependencyError, RetrieverUnavailableError
-from hepwb.index.embedder import DEFAULT_MODEL
+from hepwb.models.embedder import DEFAULT_MODEL
+from hepwb.models.tokenizers import DEFAULT_TOKENIZER
 from hepwb.paths import Layout
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from hepwb.index.embedder import Embedder
+    from hepwb.models.embedder import Embedder
     from hepwb.pipeline.chunksets import ChunkSet
     from hepwb.retrieval.base import Retriever
     from hepwb.types import Hit
@@ -104,18 +104,18 @@ class Searcher:
         """A searcher over the existing LanceDB table ``name`` (an imported ``.ragmd`` file, say).
 
         The embedding model is the one recorded with an imported file, else ``model`` (default
-        :data:`~hepwb.index.embedder.DEFAULT_MODEL`).
+        :data:`~hepwb.models.embedder.DEFAULT_MODEL`).
         """
         from hepwb.env import configure_runtime
         from hepwb.exceptions import CorpusNotFoundError
         from hepwb.index import get_embedder
-        from hepwb.index.store import _tables, connect
+        from hepwb.index.lance import connect, table_names
         from hepwb.ragmd.store import recorded_model
 
         configure_runtime(offline=None)
         layout = layout or Layout.default()
         db = connect(layout.lancedb)
-        if name not in _tables(db):
+        if name not in table_names(db):
             msg = (
                 f"no LanceDB table {name!r} in {layout.lancedb}; import a file with `hepwb import-ragmd FILE`"
             )

@@ -14,18 +14,14 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
+from hepwb.acquisition.folder import label_of
 from hepwb.exceptions import ProcessingError
 from hepwb.types import Document
 
-__all__ = ["MIN_AGREEMENT", "convert", "label_of", "latex_folder", "source_key", "text_agreement"]
+__all__ = ["MIN_AGREEMENT", "convert", "latex_folder", "source_key", "text_agreement"]
 
 MIN_AGREEMENT = 0.9
 _PIECE = 24
-
-
-def label_of(path: Path) -> str:
-    """A file's label: its name up to the first ``_`` (``P01_hep-ex_0106068.pdf`` → ``P01``)."""
-    return path.stem.split("_", 1)[0]
 
 
 def latex_folder(meta: dict[str, Any]) -> Path | None:

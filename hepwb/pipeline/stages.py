@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
     from hepwb.evaluation import KeyIndex, Located, Question
     from hepwb.evaluation.questions import Evidence
-    from hepwb.index.embedder import Embedder
+    from hepwb.models.embedder import Embedder
     from hepwb.paths import Layout
     from hepwb.pipeline.chunksets import ChunkSet
     from hepwb.pipeline.experiment import ExperimentConfig

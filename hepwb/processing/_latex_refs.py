@@ -98,9 +98,11 @@ def csl_text(item: dict[str, Any]) -> str:
     return ", ".join(" ".join(f.split()) for f in fields if f and f.strip())
 
 
-def bib_to_csl(paths: list[Path], pandoc: str, warnings: list[str], timeout: float = 60) -> list[dict]:
+def bib_to_csl(
+    paths: list[Path], pandoc: str, warnings: list[str], timeout: float = 60
+) -> list[dict[str, Any]]:
     """Convert ``.bib`` files to CSL-JSON items with pandoc (sandboxed, offline); problems become warnings."""
-    items: list[dict] = []
+    items: list[dict[str, Any]] = []
     for p in paths:
         try:
             res = subprocess.run(

@@ -221,7 +221,8 @@ def _make_row(line: dict[str, Any], bbox: tuple[float, ...], page_no: int, block
     if not text or not total:
         return None
     size = max(sizes.items(), key=lambda kv: (kv[1], kv[0]))[0]
-    row = Row(*bbox, text=text, size=size, bold=bold >= 0.9 * total, page=page_no, block=block)
+    x0, y0, x1, y1 = bbox
+    row = Row(x0, y0, x1, y1, text=text, size=size, bold=bold >= 0.9 * total, page=page_no, block=block)
     row.math = math
     row.segs = [(row.x0, row.x1, text)]
     return row

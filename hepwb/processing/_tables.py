@@ -191,8 +191,8 @@ def render_table(rows: list[Row]) -> str:
     lines = _visual_lines(rows)
     cols = _columns(lines) if lines else []
     if len(cols) < 2 or len(cols) > 24:
-        lines = [f"| {_cell(r.text)} |" for r in rows]
-        return "\n".join([lines[0], "|---|", *lines[1:]])
+        one = [f"| {_cell(r.text)} |" for r in rows]
+        return "\n".join([one[0], "|---|", *one[1:]])
     grid: list[list[str]] = []
     for cs in lines:
         line = [""] * len(cols)

@@ -100,7 +100,7 @@ def find_main_tex(folder: str | Path) -> Path:
                 texts[f] = strip_comments(f.read_bytes().decode("utf-8", "replace"))
             except OSError:
                 continue
-    found: list[tuple[tuple, Path]] = []
+    found: list[tuple[tuple[int | str, ...], Path]] = []
     for f, head in texts.items():
         has_class = "\\documentclass" in head
         has_doc = "\\begin{document}" in head
@@ -233,7 +233,7 @@ def latex_to_document(
     folder_or_file: str | Path,
     *,
     label: str | None = None,
-    meta: dict | None = None,
+    meta: dict[str, Any] | None = None,
     pdf: str | Path | None = None,
     citations: str = "key",
 ) -> Document:

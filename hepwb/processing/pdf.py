@@ -127,7 +127,9 @@ def _ranges(pages: list[int]) -> str:
     return ", ".join(out)
 
 
-def pdf_to_document(path: str | Path, *, label: str | None = None, meta: dict | None = None) -> Document:
+def pdf_to_document(
+    path: str | Path, *, label: str | None = None, meta: dict[str, Any] | None = None
+) -> Document:
     """Convert one PDF file into a :class:`~hepwb.types.Document`.
 
     Args:

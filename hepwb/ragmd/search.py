@@ -2,7 +2,7 @@
 
 Vectors are decoded into one numpy matrix and searched exactly by inner product (the vectors are
 normalised, so it is cosine similarity); BM25 uses bm25s over the same HEP analyzer as hepwb's LanceDB
-``search_text`` index (:func:`hepwb.index.analyzer.search_terms`); ``hybrid`` fuses the two lists with
+``search_text`` index (:func:`hepwb.models.analyzer.search_terms`); ``hybrid`` fuses the two lists with
 LanceDB's reciprocal-rank fusion. Hits are :class:`~hepwb.types.Hit` records, as from any retriever.
 
 Example (in a notebook)::
@@ -22,7 +22,7 @@ import numpy as np
 from hepwb.exceptions import ConfigError
 
 if TYPE_CHECKING:
-    from hepwb.index.embedder import Embedder
+    from hepwb.models.embedder import Embedder
     from hepwb.ragmd.model import RagFile
     from hepwb.types import Hit
 
@@ -54,7 +54,7 @@ class RagmdIndex:
 
             logging.getLogger("bm25s").setLevel(logging.WARNING)  # no per-call "Building index" lines
 
-            from hepwb.index.analyzer import search_terms
+            from hepwb.models.analyzer import search_terms
 
             self._bm25 = bm25s.BM25()
             self._bm25.index(
@@ -82,7 +82,7 @@ class RagmdIndex:
 
     def bm25_ranks(self, query: str, k: int) -> list[tuple[int, float]]:
         """``(position, BM25 score)`` of the best ``k`` chunks with a positive score."""
-        from hepwb.index.analyzer import search_terms
+        from hepwb.models.analyzer import search_terms
 
         tokens = search_terms(query).lower().split()
         n = len(self.file.chunks)

@@ -92,11 +92,12 @@ def table_file(tbl: Any, model_name: str, chunkset_id: str) -> RagFile:
 
 def export_table(db_path: str | Path, chunkset_id: str, model: str, out: str | Path) -> Path:
     """Write the table of ``chunkset_id`` embedded with ``model`` (or the table so named) to ``out``."""
-    from hepwb.index.store import _tables, connect, open_chunk_table
+    from hepwb.index.lance import connect, table_names
+    from hepwb.index.store import open_chunk_table
     from hepwb.ragmd.writer import dump
 
     db = connect(db_path)
-    if chunkset_id in _tables(db):  # a table name (an imported file, say)
+    if chunkset_id in table_names(db):  # a table name (an imported file, say)
         tbl = db.open_table(chunkset_id)
         cs_id = chunkset_id.split("__", 1)[0]
     else:
@@ -109,8 +110,8 @@ def imported_name(path: str | Path, model: str) -> str:
     """The default table name of an imported file: ``ragmd-<file stem>__<model slug>``."""
     import re
 
-    from hepwb.chunking.tokenizers import model_identity
-    from hepwb.index.embedder import model_slug
+    from hepwb.models.embedder import model_slug
+    from hepwb.models.tokenizers import model_identity
 
     stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(path).stem) or "file"
     return f"ragmd-{stem}__{model_slug(model_identity(model))}"
@@ -125,8 +126,9 @@ def import_file(
     written last, holds the file's SHA-256 (an unchanged file is not imported twice).
     """
     from hepwb.ids import file_sha256
+    from hepwb.index.lance import connect, replace_table, table_names
     from hepwb.index.lexicon import acronyms_of, save_lexicon
-    from hepwb.index.store import _tables, build_indexes, chunk_arrow, connect, replace_table
+    from hepwb.index.store import build_indexes, chunk_arrow
     from hepwb.io import read_json, write_json
     from hepwb.ner.source import ner_source
     from hepwb.ragmd.reader import load
@@ -142,7 +144,7 @@ def import_file(
     sha = file_sha256(path)
     marker = Path(db_path) / "_complete" / f"{name}.json"
     db = connect(db_path)
-    if marker.is_file() and read_json(marker).get("source_sha256") == sha and name in _tables(db):
+    if marker.is_file() and read_json(marker).get("source_sha256") == sha and name in table_names(db):
         return name, int(read_json(marker)["rows"])
     ner = ner if ner is not None else ner_source()
     docs = {

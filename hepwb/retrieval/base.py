@@ -16,7 +16,7 @@ from hepwb.registry import Registry
 from hepwb.types import Hit
 
 if TYPE_CHECKING:
-    from hepwb.index.embedder import Embedder
+    from hepwb.models.embedder import Embedder
 
 __all__ = ["RETRIEVERS", "Retriever", "get_retriever", "register_retriever", "rows_to_hits"]
 

@@ -1,6 +1,6 @@
 """Lexical retrieval: BM25 over LanceDB's native full-text indexes.
 
-``bm25`` searches the HEP search terms of each chunk (:func:`hepwb.index.analyzer.search_terms`:
+``bm25`` searches the HEP search terms of each chunk (:func:`hepwb.models.analyzer.search_terms`:
 ``J/\\psi`` → ``jpsi``, ``√s = 13 TeV`` → ``sqrts 13tev``, ``B_s^0`` → ``bs0 bs b0``), with the
 question turned into terms the same way; with ``fields="context"`` the chunk's text together with its
 paper's title and section path. ``bm25_plain`` searches the raw text with LanceDB's simple tokenizer, as
@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from hepwb.exceptions import ConfigError
-from hepwb.index.analyzer import search_terms
-from hepwb.index.embedder import Embedder
+from hepwb.models.analyzer import search_terms
+from hepwb.models.embedder import Embedder
 from hepwb.retrieval.base import columns, register_retriever, rows_to_hits
 from hepwb.types import Hit
 
@@ -85,8 +85,8 @@ class BM25Retriever:
         if acronyms:
             from pathlib import Path
 
+            from hepwb.index.lance import chunkset_of
             from hepwb.index.lexicon import load_lexicon
-            from hepwb.index.store import chunkset_of
 
             self.lexicon = load_lexicon(Path(table.uri).parent, chunkset_of(table.name))
 

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from hepwb.exceptions import ConfigError, RetrieverUnavailableError
-from hepwb.index.embedder import Embedder
+from hepwb.models.embedder import Embedder
 from hepwb.retrieval.base import columns, register_retriever, rows_to_hits
 from hepwb.types import Hit
 

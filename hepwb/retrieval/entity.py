@@ -1,7 +1,7 @@
 """Entity-filtered lexical retrieval (lexical-first "Document RAG").
 
 At indexing time every chunk's HEP entities (particles, experiments, accelerators, detectors,
-observables, processes, energies - :mod:`hepwb.index.entities`) are stored as a keyword list. At
+observables, processes, energies - :mod:`hepwb.models.entities`) are stored as a keyword list. At
 query time the question's entities select two branches, in the manner of an Elasticsearch
 ``dis_max`` over a ``terms_set`` (all terms required) query and a soft OR query:
 
@@ -19,8 +19,8 @@ import dataclasses
 from typing import Any
 
 from hepwb.exceptions import ConfigError
-from hepwb.index.embedder import Embedder
-from hepwb.index.entities import EntityExtractor
+from hepwb.models.embedder import Embedder
+from hepwb.models.entities import EntityExtractor
 from hepwb.ner.source import EntitySource
 from hepwb.retrieval.base import register_retriever, rows_to_hits
 from hepwb.retrieval.bm25 import fts_rows

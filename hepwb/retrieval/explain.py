@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from hepwb.index.analyzer import normalize
+from hepwb.models.analyzer import normalize
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from hepwb.exceptions import ConfigError
-from hepwb.index.embedder import Embedder
+from hepwb.models.embedder import Embedder
 from hepwb.retrieval.base import register_retriever
 from hepwb.retrieval.hybrid import HybridRetriever, LinearHybridRetriever
 from hepwb.types import Hit

@@ -18,8 +18,8 @@ import dataclasses
 import re
 from typing import Any
 
-from hepwb.index.embedder import Embedder
 from hepwb.llm import LLMEndpoint
+from hepwb.models.embedder import Embedder
 from hepwb.retrieval.base import get_retriever, register_retriever
 from hepwb.types import Hit
 

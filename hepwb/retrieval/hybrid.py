@@ -17,8 +17,8 @@ import math
 from typing import Any
 
 from hepwb.exceptions import ConfigError
-from hepwb.index.analyzer import search_terms
-from hepwb.index.embedder import Embedder
+from hepwb.models.analyzer import search_terms
+from hepwb.models.embedder import Embedder
 from hepwb.retrieval.base import columns, register_retriever, rows_to_hits
 from hepwb.retrieval.bm25 import FIELDS, check_fields
 from hepwb.retrieval.dense import check_read, dense_arrow

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from hepwb.index.embedder import Embedder
+from hepwb.models.embedder import Embedder
 from hepwb.retrieval.base import get_retriever, register_retriever
 from hepwb.retrieval.explain import explain_match, query_words
 from hepwb.types import Hit

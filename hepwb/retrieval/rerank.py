@@ -13,7 +13,7 @@ from functools import lru_cache
 from typing import Any
 
 from hepwb.exceptions import RetrieverUnavailableError
-from hepwb.index.embedder import Embedder
+from hepwb.models.embedder import Embedder
 from hepwb.retrieval.base import get_retriever, register_retriever
 from hepwb.types import Hit
 

@@ -10,7 +10,7 @@ from lancedb.rerankers import RRFReranker
 __all__ = ["WeightedRRFReranker"]
 
 
-class WeightedRRFReranker(RRFReranker):  # type: ignore[misc]
+class WeightedRRFReranker(RRFReranker):
     """LanceDB's RRF with a weight per branch: ``w / (K + rank_vector) + (1 - w) / (K + rank_fts)``.
 
     Example:

@@ -19,7 +19,7 @@ from typing import Any, TypeGuard
 
 from hepwb.exceptions import HepwbError
 
-__all__ = ["check_value"]
+__all__ = ["check_value", "named"]
 
 from hepwb.limits import MIN_CHUNK_SIZE as _MIN_CHUNK
 
@@ -30,16 +30,15 @@ def _is_int(v: Any) -> TypeGuard[int]:
 
 @lru_cache(maxsize=64)
 def _model(name: str) -> str | None:
-    from hepwb.chunking.tokenizers import model_problem
+    from hepwb.models.tokenizers import model_problem
 
     return model_problem(name)
 
 
 def _check_chunker(values: dict[str, Any], name_only: bool) -> str | None:
     from hepwb.chunking import CHUNKERS, get_chunker
-    from hepwb.sweep.spec import _named
 
-    name, options = _named(values.get("chunker"))
+    name, options = named(values.get("chunker"))
     if not isinstance(name, str):
         return f"a chunker is a name or a mapping with a 'name'; choose one of {CHUNKERS.names()}"
     if name_only:
@@ -63,9 +62,8 @@ def _check_chunker(values: dict[str, Any], name_only: bool) -> str | None:
 
 def _check_retriever(values: dict[str, Any]) -> str | None:
     from hepwb.retrieval import RETRIEVERS
-    from hepwb.sweep.spec import _named
 
-    name, options = _named(values.get("retriever"))
+    name, options = named(values.get("retriever"))
     if not isinstance(name, str):
         return f"a retriever is a name or a mapping with a 'name'; choose one of {RETRIEVERS.names()}"
     try:
@@ -87,7 +85,7 @@ def _check_retriever(values: dict[str, Any]) -> str | None:
 
 
 def _check_corpus(values: dict[str, Any], check_inputs: bool) -> str | None:
-    from hepwb.pipeline.corpus import corpus_files, resolve_corpus
+    from hepwb.acquisition.folder import corpus_files, resolve_corpus
 
     if not check_inputs:
         return None
@@ -175,3 +173,11 @@ def check_value(
             return "questions is a hepqa-style JSONL/CSV file, or null for the default"
         return _check_questions(values, check_inputs)
     return None
+
+
+def named(value: Any) -> tuple[Any, dict[str, Any]]:
+    """``"bm25"`` → ("bm25", {}); ``{"name": "hybrid_linear", "weight": 0.5}`` → (name, options)."""
+    if isinstance(value, dict):
+        opts = dict(value)
+        return opts.pop("name", None), opts
+    return value, {}

@@ -103,8 +103,10 @@ def make_cluster(
     }
     extra = list(job_extra or [])
     if kind == "slurm":
-        return dask_jobqueue.SLURMCluster(
+        return dask_jobqueue.SLURMCluster(  # type: ignore[attr-defined]  # re-exported, no __all__
             walltime=walltime, queue=queue, account=account, job_extra_directives=extra, **common
         )
     directives = dict(e.split("=", 1) for e in extra)
-    return dask_jobqueue.HTCondorCluster(disk=disk, job_extra_directives=directives, **common)
+    return dask_jobqueue.HTCondorCluster(  # type: ignore[attr-defined]  # re-exported, no __all__
+        disk=disk, job_extra_directives=directives, **common
+    )

@@ -159,7 +159,8 @@ def _converted(layout: Layout, f: SourceFile) -> bool:
 
 
 def _corpus_plan(layout: Layout, corpus: str | None, max_docs: int | None, prefer_latex: bool) -> CorpusPlan:
-    from hepwb.pipeline.corpus import failure_marker, resolve_corpus
+    from hepwb.acquisition.folder import resolve_corpus
+    from hepwb.pipeline.corpus import failure_marker
 
     folder = str(resolve_corpus(corpus).resolve())
     files = plan_corpus(folder, max_docs=max_docs, prefer_latex=prefer_latex)

@@ -36,9 +36,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from hepwb.chunking.tokenizers import DEFAULT_TOKENIZER
 from hepwb.exceptions import ConfigError
+from hepwb.models.tokenizers import DEFAULT_TOKENIZER
 from hepwb.pipeline.experiment import DIMENSIONS, ExperimentConfig
+from hepwb.sweep.checks import named
 
 __all__ = ["DIMENSIONS", "HalvingSettings", "SweepSpec", "SweepSpecError"]
 
@@ -225,19 +226,11 @@ def _suggest(key: str, names: Any) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
-def _named(value: Any) -> tuple[Any, dict[str, Any]]:
-    """``"bm25"`` → ("bm25", {}); ``{"name": "hybrid_linear", "weight": 0.5}`` → (name, options)."""
-    if isinstance(value, dict):
-        opts = dict(value)
-        return opts.pop("name", None), opts
-    return value, {}
-
-
 def _matches(cell: dict[str, Any], pattern: dict[str, Any]) -> bool:
     for key, want in pattern.items():
         have = cell.get(key)
         if key in _NAMED:
-            (hn, ho), (wn, wo) = _named(have), _named(want)
+            (hn, ho), (wn, wo) = named(have), named(want)
             if hn != wn or any(ho.get(k) != v for k, v in wo.items()):
                 return False
         elif have != want:
@@ -277,8 +270,8 @@ def _to_config(
             errs.append(f"{source}: {origin.get(dim, dim)} = {raw.get(dim)!r}: {problem}")
     if errs:
         return None, errs
-    chunker, chunker_options = _named(values["chunker"])
-    retriever, retriever_options = _named(values["retriever"])
+    chunker, chunker_options = named(values["chunker"])
+    retriever, retriever_options = named(values["retriever"])
     params = {k: v for k, v in values.items() if k not in _NAMED}
     return (
         ExperimentConfig.from_params(

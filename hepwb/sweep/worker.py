@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from hepwb.index.embedder import Embedder
+    from hepwb.models.embedder import Embedder
     from hepwb.pipeline.chunksets import ChunkSet
     from hepwb.pipeline.experiment import ExperimentConfig
     from hepwb.pipeline.record import RunRecord

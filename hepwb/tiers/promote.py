@@ -196,7 +196,8 @@ def promote(tiers: Tiers, *, actor: str = "hepwb", dry_run: bool = False) -> Pro
     cands = candidates(tiers)
     if cands.empty:
         return PromoteReport(recovered=recovered, skipped="nothing earned promotion (or it is already in LT)")
-    take, total = [], 0
+    take: list[str] = []
+    total = 0
     for key, n in zip(cands["doc_key"], cands["rows"], strict=True):
         if take and total + n > tiers.config.job_max_rows:
             break

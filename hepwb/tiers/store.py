@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
 
-    from hepwb.index.embedder import Embedder
+    from hepwb.models.embedder import Embedder
     from hepwb.ner.source import EntitySource
     from hepwb.tiers.audit import AuditLog
     from hepwb.tiers.jobs import EvictReport, WarmReport
@@ -106,17 +106,17 @@ class Tiers:
 
     def db(self) -> Any:
         """The LanceDB database of the tiers."""
-        from hepwb.index.store import connect
+        from hepwb.index.lance import connect
 
         return connect(self.root / "lancedb")
 
     def table(self, tier: str) -> Any:
         """The latest version of tier ``lt`` or ``hot`` (raises when it does not exist yet)."""
-        from hepwb.index.store import _tables
+        from hepwb.index.lance import table_names
 
         name = self._name(tier)
         db = self.db()
-        if name not in _tables(db):
+        if name not in table_names(db):
             hint = "hepwb tiers init (Tiers.init_lt)" if tier == "lt" else "hepwb tiers acquire or warm"
             msg = f"tier {tier!r} has no table {name!r} in {self.root} yet; create it with {hint}"
             raise CorpusNotFoundError(msg)
@@ -124,17 +124,17 @@ class Tiers:
 
     def open_tables(self, tiers: Sequence[str]) -> dict[str, Any]:
         """The latest versions of those of ``tiers`` that exist, opened through one connection."""
-        from hepwb.index.store import _tables
+        from hepwb.index.lance import table_names
 
         db = self.db()
-        names = _tables(db)
+        names = table_names(db)
         return {t: db.open_table(self._name(t)) for t in tiers if self._name(t) in names}
 
     def has(self, tier: str) -> bool:
         """Whether tier ``tier`` has a table."""
-        from hepwb.index.store import _tables
+        from hepwb.index.lance import table_names
 
-        return self._name(tier) in _tables(self.db())
+        return self._name(tier) in table_names(self.db())
 
     def version(self, tier: str) -> int:
         """The latest version of tier ``tier``'s table (0 when it does not exist)."""
@@ -150,7 +150,7 @@ class Tiers:
     def embedder(self) -> Embedder:
         """The embedding model of the tiers (recorded at ``init_lt``)."""
         from hepwb.index import get_embedder
-        from hepwb.index.embedder import DEFAULT_MODEL
+        from hepwb.models.embedder import DEFAULT_MODEL
 
         if self._embedder is None:
             self._embedder = get_embedder(str(self.meta.get("embedding_model") or DEFAULT_MODEL))
@@ -175,7 +175,7 @@ class Tiers:
         The chunking (default hepilot, 512 tokens, 10 % overlap) and the embedding model are fixed at the
         first call: both tiers share them, and later calls use them unless told otherwise (an error).
         """
-        from hepwb.index.embedder import DEFAULT_MODEL
+        from hepwb.models.embedder import DEFAULT_MODEL
 
         meta = self.meta
         given = {"name": chunker, "chunk_size": chunk_size, "chunk_overlap": chunk_overlap}
@@ -340,7 +340,7 @@ class Tiers:
         self, corpus: str | Path | None, only: list[str] | None, max_docs: int | None
     ) -> None:
         """Record where the papers came from (the tier-aware evaluation converts them again, cached)."""
-        from hepwb.pipeline.corpus import resolve_corpus
+        from hepwb.acquisition.folder import resolve_corpus
 
         meta = self.meta
         src = {"corpus": str(resolve_corpus(corpus).resolve()), "only": only, "max_docs": max_docs}

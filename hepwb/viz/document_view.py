@@ -17,10 +17,13 @@ from __future__ import annotations
 import base64
 import html as _html
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hepwb.exceptions import ConfigError
 from hepwb.types import Document
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 __all__ = ["KIND_COLOURS", "DocumentBrowser", "by_label", "page_image_png", "page_view_html"]
 
@@ -36,7 +39,9 @@ KIND_COLOURS = {
 }
 
 
-def by_label(documents: list[Document], label: str | None, widget: str) -> tuple[dict[str, Document], str]:
+def by_label(
+    documents: Sequence[Document], label: str | None, widget: str
+) -> tuple[dict[str, Document], str]:
     """Documents keyed by label and the label to show first, with errors that say the fix."""
     if not documents:
         msg = f"{widget} needs at least one document; run hepwb ingest first"

@@ -4,10 +4,11 @@ import json
 
 import pytest
 
+from hepwb.acquisition.folder import resolve_corpus
 from hepwb.exceptions import CorpusNotFoundError
 from hepwb.hepilot import ProcessingLog
 from hepwb.paths import Layout
-from hepwb.pipeline.corpus import ingest, resolve_corpus
+from hepwb.pipeline.corpus import ingest
 
 
 def _pdf(path, text):

@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from hepwb.index.entities import EntityExtractor
+from hepwb.models.entities import EntityExtractor
 from hepwb.ner import NERClient, NERService, NERUnavailableError
 
 TEXTS = [

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from hepwb.index.store import connect
+from hepwb.index.lance import connect
 from hepwb.paths import Layout
 from hepwb.pipeline.search import Searcher
 from hepwb.ragmd import RagFile, RagmdError, RagmdIndex, dumps, export_table, import_file, loads, problems

@@ -132,7 +132,7 @@ def test_rerank_orders_by_cross_encoder_score(setup, monkeypatch):
     import torch
     from sentence_transformers import CrossEncoder
 
-    from hepwb.chunking.tokenizers import resolve_model_path
+    from hepwb.models.tokenizers import resolve_model_path
 
     torch.manual_seed(0)
     path = setup["tmp"] / "ce"

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
+from hepwb.acquisition.folder import load_sidecar
 from hepwb.paths import Layout
 from hepwb.pipeline import ingest
-from hepwb.pipeline.corpus import load_sidecar
 from hepwb.pipeline.sources import MIN_AGREEMENT, convert, text_agreement
 from tests.helpers import PDF_DIR
 

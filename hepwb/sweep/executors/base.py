@@ -14,7 +14,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from hepwb.registry import Registry
 
-__all__ = ["EXECUTORS", "Executor", "get_executor", "register_executor"]
+__all__ = ["EXECUTORS", "Executor", "register_executor"]
 
 
 @runtime_checkable
@@ -54,11 +54,3 @@ EXECUTORS: Registry[type] = Registry("executor")
 def register_executor(name: str) -> Any:
     """Class decorator registering an executor under ``name``."""
     return EXECUTORS.register(name)
-
-
-def get_executor(name: str = "local", **options: Any) -> Executor:
-    """Build executor ``name`` (``serial``, ``local``/``dask``) with ``options``."""
-    from hepwb.sweep.executors import dask as _dask  # noqa: F401  (registers "local", "dask")
-    from hepwb.sweep.executors import serial as _serial  # noqa: F401  (registers "serial")
-
-    return EXECUTORS.get(name)(**options)  # type: ignore[no-any-return]

@@ -43,7 +43,7 @@ def local_cluster_size(n_workers: int | None = None) -> tuple[int, int]:
     return n, int(total * 0.8 / n)
 
 
-_CODE = ("processing", "chunking", "hepilot", "index", "retrieval", "evaluation", "pipeline")
+_CODE = ("processing", "models", "chunking", "hepilot", "index", "retrieval", "evaluation", "pipeline")
 
 
 def _worker_check(home: str) -> dict[str, Any]:

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hepwb.chunking.tokenizers import DEFAULT_TOKENIZER, resolve_model_path
 from hepwb.exceptions import DependencyError
+from hepwb.models.tokenizers import DEFAULT_TOKENIZER, resolve_model_path
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -130,9 +130,9 @@ def _quiet_loading() -> Iterator[None]:
         yield
         return
     was = hf_logging.is_progress_bar_enabled()
-    hf_logging.disable_progress_bar()
+    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # transformers leaves it unannotated
     try:
         yield
     finally:
         if was:
-            hf_logging.enable_progress_bar()
+            hf_logging.enable_progress_bar()  # type: ignore[no-untyped-call]

@@ -6,7 +6,7 @@ questions at query time (the ``entity`` retriever). The dictionary lives in ``he
 next to this module (kinds: experiment, accelerator, detector, particle, observable, process);
 rules add collaborations named in the text (``the XYZ Collaboration``), centre-of-mass energies
 (``√s = 13 TeV``) and integrated luminosities (``140 fb⁻¹``). Matching runs on
-:func:`hepwb.index.analyzer.normalize`, so case, Greek/LaTeX spelling and sub/superscript markup
+:func:`hepwb.models.analyzer.normalize`, so case, Greek/LaTeX spelling and sub/superscript markup
 do not matter, and only whole words match.
 
 Example:
@@ -30,7 +30,7 @@ from importlib.resources import files
 from pathlib import Path
 
 from hepwb.exceptions import ConfigError
-from hepwb.index.analyzer import normalize
+from hepwb.models.analyzer import normalize
 
 __all__ = ["EntityExtractor", "EntityMatch"]
 
@@ -90,7 +90,7 @@ class EntityExtractor:
     @lru_cache(maxsize=1)
     def default() -> EntityExtractor:
         """The extractor of the bundled ``hep_entities.yaml`` (cached)."""
-        return EntityExtractor.from_file(Path(str(files("hepwb.index") / "hep_entities.yaml")))
+        return EntityExtractor.from_file(Path(str(files("hepwb.models") / "hep_entities.yaml")))
 
     def find(self, text: str) -> list[EntityMatch]:
         """Every entity occurrence in ``text``, in order, with offsets into ``text``."""

@@ -1,0 +1,113 @@
+"""A local folder of papers: its supported files, their labels and the ``papers.json`` sidecar.
+
+A corpus is a folder of PDFs (and/or ``.md`` files). Bibliographic metadata comes from an optional
+``papers.json`` in the folder or its parent (``{"papers": [{"pid", "pdf", "title", "authors", …}]}``,
+the format of ``../shared/corpus/papers/papers.json``); an entry's ``"tex"`` names its LaTeX source
+folder under ``tex/`` beside that file. Local acquisition and ingestion both read folders through here.
+
+Example:
+    >>> label_of(Path("P01_hep-ex_0106068.pdf"))
+    'P01'
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from hepwb.exceptions import ConfigError, CorpusNotFoundError
+from hepwb.io import read_json
+from hepwb.paths import shared_dir
+
+_log = logging.getLogger("hepwb.corpus")
+
+__all__ = ["SUFFIXES", "corpus_files", "default_corpus", "label_of", "load_sidecar", "resolve_corpus"]
+
+SUFFIXES = (".pdf", ".md")
+
+
+def label_of(path: Path) -> str:
+    """A file's label: its name up to the first ``_`` (``P01_hep-ex_0106068.pdf`` → ``P01``)."""
+    return path.stem.split("_", 1)[0]
+
+
+def default_corpus() -> Path | None:
+    """``$HEPWB_CORPUS``, else the shared 32-paper corpus when it is present."""
+    env = os.environ.get("HEPWB_CORPUS")
+    if env:
+        return Path(env)
+    cand = shared_dir() / "corpus" / "papers" / "pdf"
+    return cand if cand.is_dir() else None
+
+
+def resolve_corpus(corpus: str | Path | None) -> Path:
+    """Return the corpus folder or raise :class:`CorpusNotFoundError` naming the option to set."""
+    path = Path(corpus) if corpus else default_corpus()
+    if path is None:
+        msg = (
+            "no corpus configured and none found: pass --corpus DIR (CLI), corpus='DIR' (notebook "
+            "parameter) or set HEPWB_CORPUS to a folder of PDF files"
+        )
+        raise CorpusNotFoundError(msg)
+    if not path.is_dir():
+        msg = f"corpus folder {path} does not exist: set --corpus / HEPWB_CORPUS to a folder of PDF files"
+        raise CorpusNotFoundError(msg)
+    return path
+
+
+def corpus_files(corpus: Path, max_docs: int | None = None, only: list[str] | None = None) -> list[Path]:
+    """Supported files of ``corpus`` in name order (only labels ``only``; the first ``max_docs``)."""
+    files = sorted(p for p in corpus.iterdir() if p.is_file() and p.suffix.lower() in SUFFIXES)
+    if not files:
+        msg = f"corpus folder {corpus} holds no .pdf or .md files; point --corpus at a folder of papers"
+        raise CorpusNotFoundError(msg)
+    if only is not None:
+        files = [p for p in files if label_of(p) in set(only)]
+        if not files:
+            msg = f"no file of {corpus} has a label in {only}; labels are the file-name prefix before '_'"
+            raise CorpusNotFoundError(msg)
+    if max_docs is not None:
+        if max_docs < 1:
+            msg = f"max_docs must be >= 1 or None, got {max_docs}"
+            raise ConfigError(msg)
+        files = files[:max_docs]
+    return files
+
+
+def load_sidecar(corpus: Path) -> dict[str, dict[str, Any]]:
+    """Metadata from ``papers.json`` beside or above the corpus, keyed by file name and by ``pid``."""
+    for cand in (corpus / "papers.json", corpus.parent / "papers.json"):
+        if cand.is_file():
+            try:
+                data = read_json(cand)
+            except json.JSONDecodeError as exc:
+                msg = f"{cand} is not valid JSON ({exc}); fix or remove it"
+                raise ConfigError(msg) from None
+            papers = data.get("papers", data) if isinstance(data, dict) else data
+            out: dict[str, dict[str, Any]] = {}
+            for p in papers if isinstance(papers, list) else []:
+                if not isinstance(p, dict):
+                    _log.warning("%s: ignoring an entry that is not an object: %.60r", cand, p)
+                    continue
+                if p.get("tex"):
+                    tex_root = (cand.parent / "tex").resolve()
+                    tex_dir = (tex_root / str(p["tex"])).resolve()
+                    if tex_dir.is_relative_to(tex_root):
+                        p = {**p, "tex_dir": str(tex_dir)}
+                    else:  # a sidecar must not point the converter outside the corpus
+                        _log.warning(
+                            "%s: ignoring 'tex' %r of %s: it leaves %s (name a folder inside it)",
+                            cand,
+                            p["tex"],
+                            p.get("pid") or p.get("pdf"),
+                            tex_root,
+                        )
+                if p.get("pdf"):
+                    out[Path(p["pdf"]).name] = p
+                elif p.get("pid"):  # entries naming their file are matched by file name only
+                    out[str(p["pid"])] = p
+            return out
+    return {}
