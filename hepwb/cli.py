@@ -11,6 +11,7 @@ from typing import Annotated
 
 import typer
 
+from hepwb import defaults
 from hepwb.cli_app import (
     Corpus,
     Latex,
@@ -35,8 +36,8 @@ def ingest(
     max_docs: MaxDocs = None,
     latex: Latex = True,
     chunk_sizes: Sizes = "512",
-    chunk_overlap: Overlap = 0.1,
-    chunker: Annotated[str, typer.Option(help="Chunking strategy name.")] = "hepilot",
+    chunk_overlap: Overlap = defaults.CHUNK_OVERLAP,
+    chunker: Annotated[str, typer.Option(help="Chunking strategy name.")] = defaults.CHUNKER,
     hepilot_compliant: Annotated[
         bool, typer.Option(help="HEPilot-compliant mode: refuse chunk sizes outside 512-4096 tokens.")
     ] = False,
@@ -67,14 +68,14 @@ def evaluate(
     questions: Questions = None,
     max_docs: MaxDocs = None,
     latex: Latex = True,
-    chunk_size: Annotated[int, typer.Option(help="Chunk size in tokens.")] = 512,
+    chunk_size: Annotated[int, typer.Option(help="Chunk size in tokens.")] = defaults.CHUNK_SIZE,
     chunk_overlap: Overlap = 0.1,
     retriever: Annotated[str, typer.Option(help="Retriever name (see `hepwb retrievers`).")] = "dense",
     k: TopK = 10,
-    chunker: Annotated[str, typer.Option(help="Chunking strategy.")] = "hepilot",
+    chunker: Annotated[str, typer.Option(help="Chunking strategy.")] = defaults.CHUNKER,
     embedding_model: Annotated[
         str, typer.Option(help="Embedding model: a name, a folder, or a model adapted with `hepwb adapt`.")
-    ] = "all-MiniLM-L6-v2",
+    ] = defaults.EMBEDDING_MODEL,
     option: Annotated[
         list[str] | None,
         typer.Option(
@@ -137,7 +138,7 @@ def validate(
     from hepwb.paths import shared_dir
 
     try:
-        fails = validate_tree(root, schemas or shared_dir() / "hepilot")
+        fails = validate_tree(root, schemas or shared_dir() / defaults.SCHEMA_FOLDER)
     except HepwbError as exc:
         fail(exc)
     for path, errs in fails.items():

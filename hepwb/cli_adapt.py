@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from hepwb import defaults
 from hepwb.cli_app import Corpus, Latex, MaxDocs, Overlap, Questions, app, fail
 from hepwb.exceptions import HepwbError
 
@@ -15,9 +16,9 @@ def adapt(
     name: Annotated[
         str, typer.Option(help="Name of the adapted model (saved under data/models/NAME).")
     ] = "hep-minilm",
-    base: Annotated[str, typer.Option(help="Model to adapt (a sentence-transformers name or folder).")] = (
-        "all-MiniLM-L6-v2"
-    ),
+    base: Annotated[
+        str, typer.Option(help="Model to adapt (a sentence-transformers name or folder).")
+    ] = defaults.EMBEDDING_MODEL,
     corpus: Corpus = None,
     max_docs: MaxDocs = None,
     latex: Latex = True,
@@ -58,12 +59,12 @@ def fit_fusion(
     corpus: Corpus = None,
     questions: Questions = None,
     max_docs: MaxDocs = None,
-    chunker: Annotated[str, typer.Option(help="Chunking strategy of the chunk set.")] = "hepilot",
+    chunker: Annotated[str, typer.Option(help="Chunking strategy of the chunk set.")] = defaults.CHUNKER,
     chunk_size: Annotated[int, typer.Option(help="Chunk size in tokens.")] = 1024,
-    chunk_overlap: Overlap = 0.1,
-    embedding_model: Annotated[str, typer.Option(help="Embedding model (name, folder or adapted name).")] = (
-        "all-MiniLM-L6-v2"
-    ),
+    chunk_overlap: Overlap = defaults.CHUNK_OVERLAP,
+    embedding_model: Annotated[
+        str, typer.Option(help="Embedding model (name, folder or adapted name).")
+    ] = defaults.EMBEDDING_MODEL,
     dense_read: Annotated[
         str,
         typer.Option(help="How the dense branch may read long chunks (chosen by the CV): first, max, mean."),

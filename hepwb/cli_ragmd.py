@@ -7,11 +7,12 @@ from typing import Annotated
 
 import typer
 
+from hepwb import defaults
 from hepwb.cli_app import app, fail
 from hepwb.exceptions import HepwbError
 
 Model = Annotated[
-    str, typer.Option(help="Embedding model of the table exported.", show_default="all-MiniLM-L6-v2")
+    str, typer.Option(help="Embedding model of the table exported.", show_default=defaults.EMBEDDING_MODEL)
 ]
 
 

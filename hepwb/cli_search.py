@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from hepwb import defaults
 from hepwb.cli_app import Corpus, Latex, MaxDocs, Overlap, Retrievers, app, fail, parse_words
 from hepwb.exceptions import HepwbError
 
@@ -15,11 +16,13 @@ from hepwb.exceptions import HepwbError
 @app.command()
 def search(
     question: Annotated[str, typer.Argument(help="The question to search for.")],
-    retrievers: Retrievers = "hybrid",
-    k: Annotated[int, typer.Option("--k", "-k", help="Hits per retriever.")] = 5,
-    chunker: Annotated[str, typer.Option(help="Chunking strategy of the chunk set searched.")] = "hepilot",
-    chunk_size: Annotated[int, typer.Option(help="Chunk size in tokens.")] = 512,
-    overlap: Overlap = 0.1,
+    retrievers: Retrievers = defaults.SEARCH_RETRIEVER,
+    k: Annotated[int, typer.Option("--k", "-k", help="Hits per retriever.")] = defaults.SEARCH_K,
+    chunker: Annotated[
+        str, typer.Option(help="Chunking strategy of the chunk set searched.")
+    ] = defaults.CHUNKER,
+    chunk_size: Annotated[int, typer.Option(help="Chunk size in tokens.")] = defaults.CHUNK_SIZE,
+    overlap: Overlap = defaults.CHUNK_OVERLAP,
     corpus: Corpus = None,
     max_docs: MaxDocs = None,
     latex: Latex = True,
@@ -80,7 +83,7 @@ def list_retrievers(
     from hepwb.pipeline.search import Searcher
 
     try:
-        s = Searcher.open(corpus, "hepilot", chunk_size, max_docs=max_docs)
+        s = Searcher.open(corpus, defaults.CHUNKER, chunk_size, max_docs=max_docs)
     except HepwbError as exc:
         fail(exc)
     for name, state in s.availability().items():

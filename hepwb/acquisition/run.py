@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hepwb import defaults
 from hepwb.exceptions import ConfigError
 from hepwb.hepilot.log import ProcessingLog
 from hepwb.io import write_json
@@ -204,7 +205,7 @@ def acquire_corpus(
     if credentials and cfg.credential_id:
         from hepwb.paths import shared_dir
 
-        schemas = shared_dir() / "hepilot"
+        schemas = shared_dir() / defaults.SCHEMA_FOLDER
         headers = load_credentials(credentials, cfg.credential_id, schemas if schemas.is_dir() else None)
     with PoliteClient(min_interval_s=cfg.min_interval_s, headers=headers) as client:
         entries = _discover(cfg, client, log)

@@ -6,6 +6,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from hepwb import defaults
 from hepwb.paths import Layout
 
 if TYPE_CHECKING:
@@ -21,7 +22,7 @@ def adapt_corpus(
     name: str = "hep-minilm",
     *,
     corpus: str | None = None,
-    base_model: str = "all-MiniLM-L6-v2",
+    base_model: str = defaults.EMBEDDING_MODEL,
     max_docs: int | None = None,
     prefer_latex: bool = True,
     max_pairs: int = 3000,

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from hepwb import defaults
 from hepwb.chunking._packing import SizedChunker, add_overlap, block_units, pack
 from hepwb.chunking._spans import ChunkSpan, TokenIndex, finalize
 from hepwb.chunking.base import config_key, register_chunker
@@ -108,7 +109,7 @@ class ClusterSemanticChunker(SizedChunker):
         chunk_overlap: float = 0.0,
         tokenizer: str = DEFAULT_TOKENIZER,
         piece_size: int | None = None,
-        embedding_model: str = "all-MiniLM-L6-v2",
+        embedding_model: str = defaults.EMBEDDING_MODEL,
     ) -> None:
         super().__init__(chunk_size, chunk_overlap, tokenizer)
         if piece_size is None:

@@ -9,6 +9,7 @@ Example:
 
 from __future__ import annotations
 
+from hepwb import defaults
 from hepwb.chunking._packing import SizedChunker, add_overlap, block_units, pack
 from hepwb.chunking._spans import TokenIndex, finalize
 from hepwb.chunking.base import config_key, register_chunker
@@ -28,7 +29,7 @@ class SectionChunker(SizedChunker):
     name = "section"
 
     def __init__(
-        self, chunk_size: int = 1024, chunk_overlap: float = 0.0, tokenizer: str = "all-MiniLM-L6-v2"
+        self, chunk_size: int = 1024, chunk_overlap: float = 0.0, tokenizer: str = defaults.EMBEDDING_MODEL
     ) -> None:
         super().__init__(chunk_size, chunk_overlap, tokenizer)
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from hepwb import defaults
 from hepwb.chunking._packing import SizedChunker, Unit, add_overlap, block_units, pack
 from hepwb.chunking._spans import TokenIndex, finalize
 from hepwb.chunking.base import config_key, register_chunker
@@ -44,7 +45,7 @@ class SemanticChunker(SizedChunker):
         chunk_size: int = 512,
         chunk_overlap: float = 0.0,
         tokenizer: str = DEFAULT_TOKENIZER,
-        embedding_model: str = "all-MiniLM-L6-v2",
+        embedding_model: str = defaults.EMBEDDING_MODEL,
         breakpoint_percentile: float = 90.0,
     ) -> None:
         super().__init__(chunk_size, chunk_overlap, tokenizer)

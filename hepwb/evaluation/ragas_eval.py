@@ -29,6 +29,8 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from hepwb import defaults
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -156,7 +158,9 @@ async def _llm_rows(
 
 
 def llm_scores(
-    samples: Mapping[str, Mapping[str, Any]], endpoint: LLMEndpoint, embedding_model: str = "all-MiniLM-L6-v2"
+    samples: Mapping[str, Mapping[str, Any]],
+    endpoint: LLMEndpoint,
+    embedding_model: str = defaults.EMBEDDING_MODEL,
 ) -> pd.DataFrame:
     """The LLM-judged ragas metrics (and the judged answer), one row per question."""
     import pandas as pd

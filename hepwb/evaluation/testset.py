@@ -32,6 +32,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hepwb import defaults
 from hepwb.evaluation.questions import Evidence, Question
 from hepwb.io import atomic_write_text
 
@@ -160,7 +161,7 @@ def ragas_questions(documents: Sequence[Document], endpoint: LLMEndpoint, size: 
     gen = TestsetGenerator(
         # ragas annotates these parameters with its older base classes; the objects implement both
         llm=llm_factory(endpoint.model, client=client),  # type: ignore[arg-type]
-        embedding_model=HuggingFaceEmbeddings(model=resolve_model_path("all-MiniLM-L6-v2")),  # type: ignore[arg-type]
+        embedding_model=HuggingFaceEmbeddings(model=resolve_model_path(defaults.EMBEDDING_MODEL)),  # type: ignore[arg-type]
     )
     lc_docs = [LCDocument(page_content=d.markdown, metadata={"label": d.label}) for d in documents]
     with warnings.catch_warnings():  # ragas notes that a sync embedding model runs in its async loop

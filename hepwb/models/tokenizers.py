@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
+from hepwb import defaults
 from hepwb.exceptions import DependencyError
 
 if TYPE_CHECKING:
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_TOKENIZER", "Tokenizer", "get_tokenizer", "model_problem", "resolve_model_path"]
 
-DEFAULT_TOKENIZER = "all-MiniLM-L6-v2"
+DEFAULT_TOKENIZER = defaults.EMBEDDING_MODEL
 _OFFLINE_NAMES = {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}
 _PARAGRAPH = re.compile(r"\n\n")
 _PIECE = 8000  # characters per batch piece

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hepwb import defaults
 from hepwb.chunking import get_chunker
 from hepwb.exceptions import ConfigError
 from hepwb.hepilot.log import ProcessingLog, utc_now
@@ -172,7 +173,7 @@ def _adapter_config(chunker: Any, docs: list[Document]) -> dict[str, Any]:
 
 def build_chunkset(
     docs: list[Document],
-    chunker: str = "hepilot",
+    chunker: str = defaults.CHUNKER,
     *,
     layout: Layout | None = None,
     log: ProcessingLog | None = None,

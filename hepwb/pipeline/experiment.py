@@ -18,6 +18,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from hepwb import defaults
 from hepwb.env import configure_runtime
 from hepwb.exceptions import ConfigError
 from hepwb.models.embedder import DEFAULT_MODEL
@@ -70,13 +71,13 @@ class ExperimentConfig:
 
     corpus: str | None = None
     questions: str | None = None
-    chunker: str = "hepilot"
-    chunk_size: int = 512
-    chunk_overlap: float = 0.1
+    chunker: str = defaults.CHUNKER
+    chunk_size: int = defaults.CHUNK_SIZE
+    chunk_overlap: float = defaults.CHUNK_OVERLAP
     tokenizer: str = DEFAULT_TOKENIZER
     embedding_model: str = DEFAULT_MODEL
-    retriever: str = "dense"
-    k: int = 10
+    retriever: str = defaults.RETRIEVER
+    k: int = defaults.EVAL_K
     max_docs: int | None = None
     prefer_latex: bool = True
     min_coverage: float = 0.5

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from hepwb import defaults
 from hepwb.hepilot.log import ProcessingLog
 from hepwb.paths import Layout, shared_dir
 from hepwb.pipeline.catalog import Catalog
@@ -85,7 +86,7 @@ class Prepared:
 
         from hepwb.hepilot.schemas import validate_tree
 
-        folder = schema_dir or str(shared_dir() / "hepilot")
+        folder = schema_dir or str(shared_dir() / defaults.SCHEMA_FOLDER)
         rows: list[dict[str, Any]] = []
         for cs in self.chunksets:
             fails = validate_tree(cs.root, folder)
@@ -105,9 +106,9 @@ def prepare(
     corpus: str | None = None,
     *,
     max_docs: int | None = None,
-    chunker: str = "hepilot",
+    chunker: str = defaults.CHUNKER,
     chunk_sizes: list[int] | tuple[int, ...] = (512,),
-    chunk_overlap: float = 0.1,
+    chunk_overlap: float = defaults.CHUNK_OVERLAP,
     prefer_latex: bool = True,
     require_compliant: bool = False,
     layout: Layout | None = None,

@@ -19,6 +19,8 @@ import html as _html
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from hepwb import defaults
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -111,7 +113,7 @@ def _label(row: pd.Series) -> str:
     opts = row.get("retriever_options")
     if isinstance(opts, str) and opts not in ("", "{}"):
         parts.append(opts)
-    if "embedding_model" in row and str(row["embedding_model"]) != "all-MiniLM-L6-v2":
+    if "embedding_model" in row and str(row["embedding_model"]) != defaults.EMBEDDING_MODEL:
         parts.append(str(row["embedding_model"]))
     return " · ".join(p for p in parts if p)
 

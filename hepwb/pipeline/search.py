@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from hepwb import defaults
 from hepwb.exceptions import ConfigError, DependencyError, RetrieverUnavailableError
 from hepwb.models.embedder import DEFAULT_MODEL
 from hepwb.models.tokenizers import DEFAULT_TOKENIZER
@@ -58,9 +59,9 @@ class Searcher:
     def open(
         cls,
         corpus: str | None = None,
-        chunker: str = "hepilot",
-        chunk_size: int = 512,
-        chunk_overlap: float = 0.1,
+        chunker: str = defaults.CHUNKER,
+        chunk_size: int = defaults.CHUNK_SIZE,
+        chunk_overlap: float = defaults.CHUNK_OVERLAP,
         tokenizer: str = DEFAULT_TOKENIZER,
         embedding_model: str = DEFAULT_MODEL,
         max_docs: int | None = None,
@@ -139,11 +140,13 @@ class Searcher:
             self._retrievers[name] = get_retriever(name, self.table, embedder=self.embedder)
         return self._retrievers[name]
 
-    def search(self, question: str, retriever: str = "hybrid", k: int = 5) -> list[Hit]:
+    def search(
+        self, question: str, retriever: str = defaults.SEARCH_RETRIEVER, k: int = defaults.SEARCH_K
+    ) -> list[Hit]:
         """The top ``k`` hits of ``retriever`` for ``question``."""
         return self.retriever(retriever).search(question, k)
 
-    def compare(self, question: str, retrievers: Sequence[str], k: int = 5) -> pd.DataFrame:
+    def compare(self, question: str, retrievers: Sequence[str], k: int = defaults.SEARCH_K) -> pd.DataFrame:
         """Side-by-side table: one row per (retriever, rank) with label, pages, score, why, snippet.
 
         Retrievers that cannot run here get one row saying why instead.

@@ -36,6 +36,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from hepwb import defaults
 from hepwb.exceptions import ConfigError
 from hepwb.models.tokenizers import DEFAULT_TOKENIZER
 from hepwb.pipeline.experiment import DIMENSIONS, ExperimentConfig
@@ -75,7 +76,7 @@ class SweepSpec(BaseModel):
     prefer_latex: bool = True
     min_coverage: float = 0.5
     ragas_llm: bool = False
-    chunker: Any = "hepilot"
+    chunker: Any = defaults.CHUNKER
     chunk_size: Any = 512
     chunk_overlap: Any = 0.1
     tokenizer: Any = DEFAULT_TOKENIZER

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hepwb import defaults
 from hepwb.exceptions import ConfigError, CorpusNotFoundError
 from hepwb.io import read_json, write_json
 from hepwb.paths import Layout
@@ -179,7 +180,11 @@ class Tiers:
 
         meta = self.meta
         given = {"name": chunker, "chunk_size": chunk_size, "chunk_overlap": chunk_overlap}
-        fixed = meta.get("chunking") or {"name": "hepilot", "chunk_size": 512, "chunk_overlap": 0.1}
+        fixed = meta.get("chunking") or {
+            "name": defaults.CHUNKER,
+            "chunk_size": defaults.CHUNK_SIZE,
+            "chunk_overlap": defaults.CHUNK_OVERLAP,
+        }
         wanted = {k: fixed[k] if v is None else v for k, v in given.items()}
         model = embedding_model or str(meta.get("embedding_model") or DEFAULT_MODEL)
         if meta and (meta["chunking"] != wanted or meta["embedding_model"] != model):

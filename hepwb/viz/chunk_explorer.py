@@ -25,6 +25,7 @@ import itertools
 from collections.abc import Sequence
 from typing import Any
 
+from hepwb import defaults
 from hepwb.exceptions import ConfigError, HepwbError
 from hepwb.types import Block, Chunk, Document
 from hepwb.viz.document_view import by_label
@@ -255,10 +256,10 @@ class ChunkExplorer:
         documents: Sequence[Document],
         *,
         label: str | None = None,
-        strategy: str = "hepilot",
+        strategy: str = defaults.CHUNKER,
         chunk_size: int = 256,
-        chunk_overlap: float = 0.1,
-        tokenizer: str = "all-MiniLM-L6-v2",
+        chunk_overlap: float = defaults.CHUNK_OVERLAP,
+        tokenizer: str = defaults.EMBEDDING_MODEL,
         max_chars: int | None = 30_000,
     ) -> None:
         import ipywidgets as w

