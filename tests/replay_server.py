@@ -18,7 +18,7 @@ Faults are queued per path prefix with :meth:`ReplayServer.fault` and consumed o
 ``429``/``503`` (with ``Retry-After: 1``), ``reset`` (connection closed without a response),
 ``truncate`` (half the body, then close), ``corrupt`` (one byte flipped), ``html`` (an HTML error page
 with status 200), ``malformed`` (cut XML/JSON), ``xxe``, ``laughs`` (billion laughs), ``tar_dotdot``,
-``tar_symlink``.
+``tar_symlink``, ``exhausted`` (the normal answer with ``X-RateLimit-Remaining: 0`` and a reset 1 s ahead).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ import json
 import re
 import tarfile
 import threading
+import time
 from collections import defaultdict
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -140,6 +141,11 @@ class ReplayServer:
             body = body[: len(body) // 2]
         if fault == "corrupt" and body:
             body = bytes([body[0] ^ 0xFF]) + body[1:]
+        if fault == "exhausted":
+            reset = str(int(time.time()) + 2)  # whole seconds: at least 1 s ahead
+            headers.update(
+                {"X-RateLimit-Limit": "15", "X-RateLimit-Remaining": "0", "X-RateLimit-Reset": reset}
+            )
         if fault == "truncate":
             headers["Content-Length"] = str(len(body))
             return self._send(h, status, body[: len(body) // 2], headers, close=True)

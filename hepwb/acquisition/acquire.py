@@ -275,7 +275,7 @@ def _copy_local(uri: str, dest: Path) -> Any:
     """Copy a ``file:`` URI like a download: via ``.part``, hashed, renamed when complete."""
     from urllib.parse import unquote, urlparse
 
-    from hepwb.acquisition.http import Download, _hashes
+    from hepwb.acquisition.http import Download, file_hashes
 
     src = Path(unquote(urlparse(uri).path))
     if not src.is_file():
@@ -283,7 +283,7 @@ def _copy_local(uri: str, dest: Path) -> Any:
         raise ProcessingError(msg, code="LOCAL_MISSING")
     part = dest.with_name(dest.name + ".part")
     shutil.copyfile(src, part)
-    sha256, sha512 = _hashes(part)
+    sha256, sha512 = file_hashes(part)
     part.replace(dest)
     return Download(dest, dest.stat().st_size, sha256, sha512, 1)
 
@@ -315,12 +315,15 @@ def acquire(
         dest = out / "pdf" / f"{name}.pdf"
         old = before.get(doc_id)
         if old and old.get("validation_status") == "passed" and dest.is_file():
-            from hepwb.ids import file_sha256
+            from hepwb.acquisition.http import file_hashes
 
-            if file_sha256(dest) == old["file_hash_sha256"]:
+            # HEPilot: verify SHA-256 *and* SHA-512 before trusting a file already on disk
+            if file_hashes(dest) == (old["file_hash_sha256"], old.get("file_hash_sha512")):
                 results.append(old)
                 log.add("info", "acquisition", f"{name}: verified copy on disk, skipped", document_id=doc_id)
                 continue
+            log.add("warning", "acquisition", f"{name}: the file on disk does not match its recorded "
+                    "SHA-256/SHA-512; downloading it again", document_id=doc_id)  # fmt: skip
         results.append(_one(e, dest, client, log, sources))
     doc = {"acquired_documents": results}
     write_json(manifest, doc)

@@ -5,7 +5,9 @@
 * **Retries** (tenacity): connection errors, resets, truncated bodies, 429 and 5xx are retried with
   exponential back-off with jitter; a ``Retry-After`` header (seconds or HTTP date) is honoured
   (capped by ``max_wait_s``). Rate-limit headers (``X-RateLimit-*``) are remembered as
-  :attr:`PoliteClient.rate_limit` in HEPilot's ``rate_limit_status`` shape.
+  :attr:`PoliteClient.rate_limit` in HEPilot's ``rate_limit_status`` shape, and when the server says
+  none are left (``X-RateLimit-Remaining: 0``) the next request to that host waits for
+  ``X-RateLimit-Reset`` (also capped by ``max_wait_s``).
 * **Downloads**: streamed into ``<name>.part`` and renamed only after the size and the optional
   expected SHA-256 check out (no partial file ever sits under its final name); an existing ``.part``
   is resumed with an HTTP ``Range`` request, and files over 1 GiB are fetched in 16 MiB ranges.
@@ -23,21 +25,31 @@ import hashlib
 import logging
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlparse
 
 from hepwb.exceptions import ProcessingError
 
-__all__ = ["BLOCK", "MIN_INTERVAL_S", "USER_AGENT", "Download", "PoliteClient", "retry_after_seconds"]
+__all__ = [
+    "BLOCK",
+    "MIN_INTERVAL_S",
+    "USER_AGENT",
+    "Download",
+    "PoliteClient",
+    "file_hashes",
+    "retry_after_seconds",
+]
 
 USER_AGENT = "hepwb/0.1 (HEP RAG research workbench; https://github.com/hepwb)"
 MIN_INTERVAL_S = 3.0
 BLOCK = 16 * 1024 * 1024
 LARGE = 1024**3
 _log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 class RetryableHTTPError(Exception):
@@ -105,6 +117,7 @@ class PoliteClient:
             headers={"User-Agent": user_agent, **(headers or {})}, timeout=timeout_s, follow_redirects=True
         )
         self._last: dict[str, float] = {}
+        self._exhausted_until: dict[str, float] = {}  # host → epoch seconds of X-RateLimit-Reset
         self.rate_limit: dict[str, Any] | None = None
         self.requests = 0
 
@@ -122,17 +135,23 @@ class PoliteClient:
     def _pace(self, url: str) -> None:
         host = urlparse(url).netloc
         wait = self._last.get(host, -1e9) + self.min_interval_s - time.monotonic()
+        reset_in = self._exhausted_until.pop(host, 0.0) - time.time()
+        if reset_in > wait:
+            wait = min(reset_in, self.max_wait_s)
+            _log.warning("%s has no requests left (X-RateLimit-Remaining: 0); waiting %.1f s", host, wait)
         if wait > 0:
             time.sleep(wait)
         self._last[host] = time.monotonic()
 
-    def _note_rate_limit(self, headers: Any) -> None:
+    def _note_rate_limit(self, url: str, headers: Any) -> None:
         limit, remaining = headers.get("x-ratelimit-limit"), headers.get("x-ratelimit-remaining")
         if limit is None or remaining is None:
             return
         reset = headers.get("x-ratelimit-reset")
         try:
             reset_at = datetime.fromtimestamp(float(reset), UTC) if reset else datetime.now(UTC)
+            if int(remaining) <= 0 and reset:
+                self._exhausted_until[urlparse(url).netloc] = float(reset)
             self.rate_limit = {
                 "limit": int(limit),
                 "remaining": int(remaining),
@@ -146,25 +165,40 @@ class PoliteClient:
         wait = hint if hint is not None else base * (0.5 + random.random() / 2)
         return min(self.max_wait_s, wait)
 
-    def _retrying(self, what: str, url: str, call: Any) -> Any:
-        """Run ``call()`` with retries on transport errors and retryable responses."""
+    def _retrying(self, what: str, url: str, call: Callable[[int], T]) -> T:
+        """Run ``call(attempt)`` with tenacity: retries on transport errors and retryable responses."""
         import httpx
+        from tenacity import RetryCallState, RetryError, Retrying, retry_if_exception_type, stop_after_attempt
 
-        last: Exception | None = None
-        for attempt in range(1, self.attempts + 1):
-            self._pace(url)
-            self.requests += 1
-            try:
-                return call(attempt)
-            except (httpx.TransportError, RetryableHTTPError) as exc:
-                last = exc
-                hint = exc.wait_s if isinstance(exc, RetryableHTTPError) else None
-                if attempt < self.attempts:
-                    wait = self._backoff(attempt, hint)
-                    _log.warning("%s %s failed (%s); retry %d in %.1f s", what, url, exc, attempt, wait)
-                    time.sleep(wait)
-        msg = f"{what} {url} failed after {self.attempts} attempts: {last}"
-        raise ProcessingError(msg, code="HTTP_RETRIES_EXHAUSTED") from last
+        def wait(state: RetryCallState) -> float:
+            exc = state.outcome.exception() if state.outcome else None
+            hint = exc.wait_s if isinstance(exc, RetryableHTTPError) else None  # Retry-After
+            return self._backoff(state.attempt_number, hint)
+
+        def tell(state: RetryCallState) -> None:
+            exc = state.outcome.exception() if state.outcome else None
+            pause = state.next_action.sleep if state.next_action else 0.0
+            _log.warning("%s %s failed (%s); retry %d in %.1f s", what, url, exc, state.attempt_number, pause)
+
+        retrying = Retrying(
+            stop=stop_after_attempt(self.attempts),
+            wait=wait,
+            retry=retry_if_exception_type((httpx.TransportError, RetryableHTTPError)),
+            before_sleep=tell,
+            sleep=lambda s: time.sleep(s),  # looked up at call time (tests may replace time.sleep)
+        )
+        try:
+            for attempt in retrying:
+                with attempt:
+                    self._pace(url)
+                    self.requests += 1
+                    return call(attempt.retry_state.attempt_number)
+        except RetryError as err:
+            last = err.last_attempt.exception()
+            msg = f"{what} {url} failed after {self.attempts} attempts: {last}"
+            raise ProcessingError(msg, code="HTTP_RETRIES_EXHAUSTED") from last
+        msg = "unreachable: tenacity either returns, raises or gives up"  # pragma: no cover
+        raise AssertionError(msg)  # pragma: no cover
 
     @staticmethod
     def _check(resp: Any) -> None:
@@ -181,7 +215,7 @@ class PoliteClient:
 
         def call(_attempt: int) -> Any:
             resp = self._client.get(url, params=params)
-            self._note_rate_limit(resp.headers)
+            self._note_rate_limit(url, resp.headers)
             self._check(resp)
             expected = resp.headers.get("content-length")
             if (
@@ -199,7 +233,14 @@ class PoliteClient:
             raise ProcessingError(msg, code=f"HTTP_{resp.status_code}")
         return resp
 
-    def download(self, url: str, dest: str | Path, *, expected_sha256: str | None = None) -> Download:
+    def download(
+        self,
+        url: str,
+        dest: str | Path,
+        *,
+        expected_sha256: str | None = None,
+        expected_sha512: str | None = None,
+    ) -> Download:
         """Download ``url`` to ``dest`` atomically, resuming a partial ``.part`` file (module docstring)."""
         dest = Path(dest)
         dest.parent.mkdir(parents=True, exist_ok=True)
@@ -218,10 +259,14 @@ class PoliteClient:
             part.unlink(missing_ok=True)
             msg = f"download {url}: {size} bytes on disk, server announced {total}"
             raise ProcessingError(msg, code="SIZE_MISMATCH")
-        sha256, sha512 = _hashes(part)
+        sha256, sha512 = file_hashes(part)
         if expected_sha256 and sha256.lower() != expected_sha256.lower():
             part.unlink(missing_ok=True)
             msg = f"download {url}: SHA-256 {sha256} is not the expected {expected_sha256}; file discarded"
+            raise ProcessingError(msg, code="HASH_MISMATCH")
+        if expected_sha512 and sha512.lower() != expected_sha512.lower():
+            part.unlink(missing_ok=True)
+            msg = f"download {url}: SHA-512 {sha512[:32]}… is not the expected one; file discarded"
             raise ProcessingError(msg, code="HASH_MISMATCH")
         part.replace(dest)
         return Download(dest, size, sha256, sha512, attempts, resumed)
@@ -268,7 +313,8 @@ class PoliteClient:
         return total
 
 
-def _hashes(path: Path) -> tuple[str, str]:
+def file_hashes(path: Path) -> tuple[str, str]:
+    """Hex SHA-256 and SHA-512 of a file, read once in 1 MiB blocks."""
     h256, h512 = hashlib.sha256(), hashlib.sha512()
     with path.open("rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):

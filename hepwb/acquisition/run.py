@@ -15,16 +15,19 @@ and their ``config_hash``, computed as for ``adapter_config.json``; credentials 
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from hepwb import defaults
-from hepwb.exceptions import ConfigError
+from hepwb.exceptions import ConfigError, ProcessingError
 from hepwb.hepilot.log import ProcessingLog
 from hepwb.io import write_json
 
 __all__ = ["AcquireConfig", "AcquireResult", "acquire_corpus", "load_credentials"]
+
+_log = logging.getLogger(__name__)
 
 SOURCES = ("arxiv", "oai", "inspire", "local")
 
@@ -151,11 +154,11 @@ def _discover(cfg: AcquireConfig, client: Any, log: ProcessingLog) -> list[dict[
         for r in records:  # OAI-PMH arXivRaw adds the version history
             try:
                 raw = oai.get_record(r.arxiv_id, prefix="arXivRaw")
-            except Exception as exc:
+            except (ProcessingError, ValueError) as exc:  # HTTP failure or a malformed OAI answer
                 raw = None
-                client_log = getattr(client, "log", None)
-                if client_log is not None:
-                    client_log.add("warning", "discovery", f"{r.arxiv_id}: no OAI version history ({exc})")
+                note = f"{r.arxiv_id}: no OAI-PMH version history ({exc}); versions from the arXiv API only"
+                _log.warning("%s", note)
+                log.add("warning", "discovery", note)
             if raw is not None:
                 r.versions = raw.versions
         return discovered(records)

@@ -111,6 +111,18 @@ def test_transient_faults_are_retried(srv, client, fault):
         assert time.monotonic() - t >= 0.9  # Retry-After: 1 honoured
 
 
+def test_rate_limit_exhausted_waits_for_the_reset(srv, client, caplog):
+    """``X-RateLimit-Remaining: 0`` makes the next request to that host wait for ``X-RateLimit-Reset``."""
+    srv.fault("/api/query", "exhausted")
+    api = ArxivAPI(client, f"{srv.url}/api/query")
+    api.search(id_list=["1707.08567"])
+    assert client.rate_limit["remaining"] == 0
+    t = time.monotonic()
+    api.search(id_list=["1707.08567"])
+    assert time.monotonic() - t >= 0.9  # waited for the reset (capped by max_wait_s = 2)
+    assert "no requests left" in caplog.text
+
+
 def test_oai_503_retry_after_then_records(srv, client):
     srv.fault("/oai", "503")
     assert len(list(ArxivOAI(client, f"{srv.url}/oai").list_records(set_spec="physics:hep-th"))) == 3
@@ -365,3 +377,35 @@ def test_large_files_come_in_range_blocks(srv, client, tmp_path, monkeypatch):
     assert got.sha256 == real_sha(srv, "0812.2517")
     ranges = [r[2].get("Range") for r in srv.requests if r[1].startswith("/pdf/") and r[2].get("Range")]
     assert len(ranges) == -(-got.size // (32 * 1024)) and ranges[0] == "bytes=0-32767"
+
+
+def test_oai_failure_is_a_logged_warning_not_a_silent_loss(srv, tmp_path):
+    """arXiv discovery asks OAI-PMH for each paper's versions; when that fails the run says so."""
+    from hepwb.acquisition.run import acquire_corpus
+
+    srv.fault("/oai", "malformed")
+    res = acquire_corpus(
+        tmp_path / "out", source="arxiv", ids="1707.08567", max_results=100, sources=False, min_interval_s=0,
+        arxiv_url=f"{srv.url}/api/query", oai_url=f"{srv.url}/oai", pdf_base=srv.url,
+    )  # fmt: skip
+    notes = [e.message for e in res.log.entries if e.level == "warning"]
+    assert any("1707.08567: no OAI-PMH version history" in n for n in notes), notes
+    assert "no OAI-PMH version history" in (tmp_path / "out" / "processing_log.json").read_text()
+    assert res.entries[0]["arxiv"]["id"].startswith("1707.08567")
+
+
+def test_a_file_on_disk_is_reused_only_when_sha256_and_sha512_match(srv, client, tmp_path):
+    """HEPilot: verify SHA-256 *and* SHA-512; a recorded SHA-512 that does not match means download again."""
+    es = entries(srv, ids=("0812.2517",))
+    acquire(es, tmp_path, client)
+    manifest = tmp_path / "acquisition_output.json"
+    doc = json.loads(manifest.read_text())
+    assert len(doc["acquired_documents"][0]["file_hash_sha512"]) == 128
+    before = sum(r[1].startswith("/pdf/") for r in srv.requests)
+    acquire(es, tmp_path, client)  # both hashes match: reused
+    assert sum(r[1].startswith("/pdf/") for r in srv.requests) == before
+    doc["acquired_documents"][0]["file_hash_sha512"] = "0" * 128
+    manifest.write_text(json.dumps(doc))
+    again = acquire(es, tmp_path, client)
+    assert sum(r[1].startswith("/pdf/") for r in srv.requests) == before + 1  # fetched again
+    assert again["acquired_documents"][0]["file_hash_sha512"] != "0" * 128
