@@ -58,6 +58,10 @@ class Layout:
 
     root: Path
 
+    def __post_init__(self) -> None:
+        """Accept a string root too (``Layout("/tmp/x")``)."""
+        object.__setattr__(self, "root", Path(self.root))
+
     @classmethod
     def default(cls) -> Layout:
         """The layout of the current project."""

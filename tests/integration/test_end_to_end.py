@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import math
+import os
+from pathlib import Path
 
 import pytest
 
@@ -15,6 +18,16 @@ from hepwb.sweep import SweepSpec, run_sweep
 from tests.helpers import PDF_DIR, QUESTIONS, SCHEMAS, notebook_warnings
 
 pytestmark = pytest.mark.shared
+
+GOLDEN = Path(__file__).parent.parent / "golden" / "e2e_three_papers.json"
+"""Metrics of the fixed configuration below, stored; `HEPWB_UPDATE_GOLDEN=1 pytest -k golden` rewrites it."""
+PINNED = (
+    "recall@1", "recall@5", "recall@10", "mrr@10", "ndcg@10", "chunk_recall@10", "chunk_ndcg@10",
+    "doc_recall@1", "span_recall@5", "span_iou@5", "precision_omega", "ragas_id_context_recall",
+    "n_questions_evaluated", "n_evidence_located", "n_chunks", "mean_chunk_tokens",
+)  # fmt: skip
+TOLERANCE = 0.005
+"""Absolute: one of the 11 questions changing its hit moves recall by 0.09, its first rank MRR by >= 0.001."""
 
 
 @pytest.fixture(scope="module")
@@ -43,6 +56,29 @@ def test_experiment_on_three_papers(layout, retriever):
     assert set(m["inputs"]["corpus_documents"]) == {"P01", "P02", "P03"}
     root = layout.chunksets / res.chunkset_id
     assert not validate_tree(root, SCHEMAS)
+    _check_golden(retriever, s)
+
+
+def _check_golden(retriever: str, summary: dict[str, float]) -> None:
+    """Compare with the stored metrics; the failure names every metric that moved, stored → now."""
+    now = {name: round(float(summary[name]), 6) for name in PINNED}
+    stored = json.loads(GOLDEN.read_text()) if GOLDEN.is_file() else {}
+    if os.environ.get("HEPWB_UPDATE_GOLDEN"):
+        stored[retriever] = now
+        GOLDEN.parent.mkdir(exist_ok=True)
+        GOLDEN.write_text(json.dumps(stored, indent=1, sort_keys=True) + "\n")
+        return
+    assert retriever in stored, f"{GOLDEN} has no {retriever!r} entry: run with HEPWB_UPDATE_GOLDEN=1"
+    moved = {
+        name: f"{stored[retriever].get(name)} → {value}"
+        for name, value in now.items()
+        if name not in stored[retriever]
+        or not math.isclose(value, stored[retriever][name], abs_tol=TOLERANCE)
+    }
+    assert not moved, (
+        f"{retriever} on 3 papers at 256 tokens moved (stored → now): {moved}. If the change is intended, "
+        f"rerun with HEPWB_UPDATE_GOLDEN=1 and commit {GOLDEN.name} with the reason"
+    )
 
 
 def test_sweep_and_report(layout):
