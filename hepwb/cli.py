@@ -69,9 +69,11 @@ def evaluate(
     max_docs: MaxDocs = None,
     latex: Latex = True,
     chunk_size: Annotated[int, typer.Option(help="Chunk size in tokens.")] = defaults.CHUNK_SIZE,
-    chunk_overlap: Overlap = 0.1,
-    retriever: Annotated[str, typer.Option(help="Retriever name (see `hepwb retrievers`).")] = "dense",
-    k: TopK = 10,
+    chunk_overlap: Overlap = defaults.CHUNK_OVERLAP,
+    retriever: Annotated[
+        str, typer.Option(help="Retriever name (see `hepwb retrievers`).")
+    ] = defaults.RETRIEVER,
+    k: TopK = defaults.EVAL_K,
     chunker: Annotated[str, typer.Option(help="Chunking strategy.")] = defaults.CHUNKER,
     embedding_model: Annotated[
         str, typer.Option(help="Embedding model: a name, a folder, or a model adapted with `hepwb adapt`.")

@@ -24,7 +24,15 @@ from hepwb.paths import shared_dir
 
 _log = logging.getLogger("hepwb.corpus")
 
-__all__ = ["SUFFIXES", "corpus_files", "default_corpus", "label_of", "load_sidecar", "resolve_corpus"]
+__all__ = [
+    "SUFFIXES",
+    "corpus_files",
+    "corpus_labels",
+    "default_corpus",
+    "label_of",
+    "load_sidecar",
+    "resolve_corpus",
+]
 
 SUFFIXES = (".pdf", ".md")
 
@@ -111,3 +119,17 @@ def load_sidecar(corpus: Path) -> dict[str, dict[str, Any]]:
                     out[str(p["pid"])] = p
             return out
     return {}
+
+
+def corpus_labels(corpus: Path) -> set[str]:
+    """Every label a document of ``corpus`` can carry: its ``papers.json`` pid or file-name prefix, and stem.
+
+    (The stem is the fallback when two files share a prefix.) Used to tell a question naming a paper
+    outside a ``max_docs`` subset from one naming a paper that is not in the corpus at all.
+    """
+    sidecar = load_sidecar(corpus)
+    out: set[str] = set()
+    for path in corpus_files(corpus):
+        meta = sidecar.get(path.name) or sidecar.get(label_of(path)) or {}
+        out.update({str(meta.get("pid") or label_of(path)), path.stem})
+    return out

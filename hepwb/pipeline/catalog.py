@@ -90,6 +90,7 @@ ALTER TABLE runs ADD COLUMN IF NOT EXISTS error VARCHAR;
 ALTER TABLE runs ADD COLUMN IF NOT EXISTS stage_keys JSON;
 ALTER TABLE runs ADD COLUMN IF NOT EXISTS timings JSON;
 ALTER TABLE runs ADD COLUMN IF NOT EXISTS worker VARCHAR;
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS processing_errors JSON;
 CREATE TABLE IF NOT EXISTS sweep_cells (
     sweep_id VARCHAR, cell_name VARCHAR, run_id VARCHAR, status VARCHAR, reused BOOLEAN, updated VARCHAR);
 CREATE TABLE IF NOT EXISTS stage_runs (
@@ -221,8 +222,9 @@ class Catalog(SweepCatalogMixin):
             con.execute(
                 "INSERT INTO runs (run_id, chunkset_id, retriever, k, chunk_size, chunk_overlap, "
                 "embedding_model, n_questions, created, run_dir, config, environment, sweep_id, "
-                "questions_sha256, cell_name, cell_key, config_hash, status, stage_keys, timings, worker) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'ok', ?, ?, ?)",
+                "questions_sha256, cell_name, cell_key, config_hash, status, stage_keys, timings, worker, "
+                "processing_errors) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'ok', ?, ?, ?, ?)",
                 [
                     m.run_id,
                     m.chunkset_id,
@@ -244,6 +246,7 @@ class Catalog(SweepCatalogMixin):
                     json.dumps(m.stage_keys),
                     json.dumps(m.timings_s),
                     m.worker,
+                    json.dumps(m.processing_errors),
                 ],
             )
             self._record_queries(con, m.inputs.questions_sha256, m.inputs.questions_file)

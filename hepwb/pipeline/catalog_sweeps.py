@@ -198,6 +198,26 @@ class SweepCatalogMixin:
             params,
         )
 
+    def unprocessed(self, sweep: str | None = "latest") -> pd.DataFrame:
+        """Corpus files the runs of ``sweep`` could not process: file, error code, message and the fix."""
+        import pandas as pd
+
+        cond, params = self._run_filter(sweep)
+        runs = self.sql(f"SELECT r.processing_errors FROM runs r WHERE r.status = 'ok' AND {cond}", params)
+        seen: dict[tuple[str, str], dict[str, str]] = {}
+        for raw in runs["processing_errors"].dropna():
+            for e in json.loads(raw):
+                file = str((e.get("context") or {}).get("file_path") or e.get("document_id") or "")
+                row = {
+                    "file": file,
+                    "error_code": str(e.get("error_code") or ""),
+                    "message": e.get("message", ""),
+                }
+                seen.setdefault(
+                    (row["file"], row["error_code"]), {**row, "fix": e.get("recovery_action") or ""}
+                )
+        return pd.DataFrame(list(seen.values()), columns=["file", "error_code", "message", "fix"])
+
     def stage_times(self, sweep: str | None = "latest") -> pd.DataFrame:
         """Wall time per stage of ``sweep`` (computed and reused counts, seconds in all and the longest)."""
         if sweep in (None, "latest"):

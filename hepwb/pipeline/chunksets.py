@@ -9,6 +9,7 @@ smaller sizes; their manifest says ``"hepilot_compliant": false`` and no adapter
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 from dataclasses import dataclass, field
@@ -26,6 +27,8 @@ from hepwb.io import read_json, write_json
 from hepwb.paths import Layout
 from hepwb.pipeline.keys import chunkset_id_of, chunkset_key
 from hepwb.types import Chunk, Document
+
+_log = logging.getLogger("hepwb.chunksets")
 
 __all__ = ["ChunkSet", "build_chunkset", "document_key", "truncation_report"]
 
@@ -206,14 +209,13 @@ def build_chunkset(
             "that range or drop HEPilot-compliant mode for a research sweep"
         )
         raise ConfigError(msg)
-    manifest = root / "chunkset.json"
-    cached = manifest.is_file() and (root / "chunks.parquet").is_file()
-    if cached and read_json(manifest).get("fingerprint") == fingerprint:
+    cached = _cached_chunks(root, fingerprint, log)
+    if cached is not None:
         return ChunkSet(
             chunkset_id,
             root,
             {"name": ch.name, **p},
-            _load_parquet(root / "chunks.parquet"),
+            cached,
             by_id,
             compliant,
         )
@@ -282,6 +284,34 @@ def build_chunkset(
     )
     _publish(root, final, fingerprint)
     return ChunkSet(chunkset_id, final, {"name": ch.name, **p}, chunks, by_id, compliant)
+
+
+def _cached_chunks(root: Path, fingerprint: str, log: ProcessingLog | None) -> list[Chunk] | None:
+    """The chunks of the finished chunk set ``root`` if it has ``fingerprint``; a corrupt one is removed."""
+    manifest, table = root / "chunkset.json", root / "chunks.parquet"
+    if not (manifest.is_file() and table.is_file()):
+        return None
+    try:
+        if read_json(manifest).get("fingerprint") != fingerprint:
+            return None
+        return _load_parquet(table)
+    except (
+        OSError,
+        ValueError,
+        KeyError,
+        TypeError,
+    ) as exc:  # JSON, Arrow and Unicode errors are ValueErrors
+        msg = (
+            f"cached chunk set {root} is unreadable ({type(exc).__name__}: {str(exc)[:200]}); "
+            "building it again"
+        )
+        _log.warning(msg)
+        if log is not None:
+            log.add("warning", "ChunkingEngine", msg, recovery_action="rebuilt the chunk set")
+        stale = root.parent / f".{root.name}.corrupt-{os.getpid()}"
+        root.replace(stale)
+        shutil.rmtree(stale, ignore_errors=True)
+        return None
 
 
 def _publish(built: Path, final: Path, fingerprint: str) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -42,12 +43,12 @@ def _load_cached(folder: Path, conversion_key: str) -> Document:
     rec = read_json(folder / "document.json")
     rec["meta"]["conversion_key"] = conversion_key
     markdown = (folder / "full_document.md").read_text(encoding="utf-8")
+    blocks = tuple(Block(**b) for b in rec["blocks"])
+    if blocks and max(b.end for b in blocks) > len(markdown):
+        msg = f"{folder / 'full_document.md'} is shorter than its blocks (truncated)"
+        raise ValueError(msg)
     return Document(
-        document_id=rec["document_id"],
-        label=rec["label"],
-        markdown=markdown,
-        blocks=tuple(Block(**b) for b in rec["blocks"]),
-        meta=rec["meta"],
+        document_id=rec["document_id"], label=rec["label"], markdown=markdown, blocks=blocks, meta=rec["meta"]
     )
 
 
@@ -78,7 +79,19 @@ def convert_source(item: SourceFile, layout: Layout, log: ProcessingLog) -> Docu
     path, meta = item.path, item.meta
     cache = layout.interim / item.conversion_key
     if (cache / "document.json").is_file():
-        return _load_cached(cache, item.conversion_key)
+        try:
+            return _load_cached(cache, item.conversion_key)
+        except (OSError, ValueError, KeyError, TypeError) as exc:  # JSON and Unicode errors are ValueErrors
+            msg = (
+                f"cached conversion {cache / 'document.json'} is unreadable ({type(exc).__name__}: "
+                f"{str(exc)[:200]}); converting {path.name} again"
+            )
+            _log.warning(msg)
+            log.add("warning", "ProcessingPipeline", msg, recovery_action="rebuilt the cache entry",
+                    file_path=str(path))  # fmt: skip
+            stale = cache.parent / f".{cache.name}.corrupt-{os.getpid()}"
+            cache.replace(stale)
+            shutil.rmtree(stale, ignore_errors=True)
     marker = failure_marker(layout, item.conversion_key)
     if marker.is_file():
         failed = read_json(marker)

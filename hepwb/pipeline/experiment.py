@@ -117,6 +117,11 @@ class ExperimentConfig:
                 f"got {size!r} (e.g. 512)"
             )
             raise ConfigError(msg)
+        ov = cfg.chunk_overlap
+        if isinstance(ov, bool) or not isinstance(ov, int | float) or not 0 <= ov < 1:
+            msg = f"chunk_overlap is a fraction 0 <= x < 1 (HEPilot), got {ov!r}; e.g. 0.1 for 10%"
+            raise ConfigError(msg)
+        _check_names(cfg)
         if not 0 < cfg.min_coverage <= 1:
             msg = f"min_coverage must lie in (0, 1], got {cfg.min_coverage}"
             raise ConfigError(msg)
@@ -125,6 +130,20 @@ class ExperimentConfig:
     def to_dict(self) -> dict[str, Any]:
         """Plain dict of the parameters."""
         return dataclasses.asdict(self)
+
+
+def _check_names(cfg: ExperimentConfig) -> None:
+    """Unknown chunker, retriever or embedding model names fail here, before any paper is converted."""
+    from hepwb.chunking import CHUNKERS
+    from hepwb.models.tokenizers import model_problem
+    from hepwb.retrieval import RETRIEVERS
+
+    CHUNKERS.get(cfg.chunker)  # the ConfigError lists the valid names
+    RETRIEVERS.get(cfg.retriever)
+    problem = model_problem(cfg.embedding_model)
+    if problem:
+        msg = f"embedding_model: {problem}"
+        raise ConfigError(msg)
 
 
 def run_experiment(

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hepwb.acquisition.folder import corpus_labels, resolve_corpus
 from hepwb.exceptions import ConfigError, CorpusNotFoundError
 from hepwb.hepilot.log import ProcessingLog
 from hepwb.ids import file_sha256
@@ -98,6 +99,9 @@ def load_inputs(cfg: ExperimentConfig, layout: Layout, *, progress: bool = True)
     from hepwb.pipeline.corpus import ingest
 
     log = ProcessingLog()
+    qpath = questions_path(cfg.questions)
+    every = load_questions(qpath)  # a bad question file fails before any paper is converted
+    _check_documents_exist(every, qpath, corpus_labels(resolve_corpus(cfg.corpus)), cfg.corpus)
     docs = ingest(
         cfg.corpus,
         layout=layout,
@@ -107,9 +111,8 @@ def load_inputs(cfg: ExperimentConfig, layout: Layout, *, progress: bool = True)
         progress=progress,
         require=True,
     )
-    qpath = questions_path(cfg.questions)
     labels = {d.label for d in docs}
-    questions = [q for q in load_questions(qpath) if all(e.doc in labels for e in q.evidence)]
+    questions = [q for q in every if all(e.doc in labels for e in q.evidence)]
     if not questions:
         msg = (
             f"none of the questions in {qpath} refer only to documents of this corpus ({sorted(labels)[:5]}…)"
@@ -119,6 +122,24 @@ def load_inputs(cfg: ExperimentConfig, layout: Layout, *, progress: bool = True)
     return EvalInputs(
         docs, questions, qpath, file_sha256(qpath), located, unlocated, build_keyindexes(docs), log
     )
+
+
+def _check_documents_exist(
+    questions: list[Question], qpath: Path, known: set[str], corpus: str | None
+) -> None:
+    """Refuse evidence naming a document the corpus does not have (outside a max_docs subset is fine)."""
+    bad = [(q.qid, i, e.doc) for q in questions for i, e in enumerate(q.evidence) if e.doc not in known]
+    if not bad:
+        return
+    qid, i, doc = bad[0]
+    more = f" (and {len(bad) - 1} more evidence entries, documents {sorted({d for *_, d in bad})[:8]})"
+    msg = (
+        f"{qpath}: question {qid!r}, field evidence[{i}].doc names document {doc!r}, which is not in the "
+        f"corpus {corpus or resolve_corpus(None)}{more if len(bad) > 1 else ''}; its labels are "
+        f"{sorted(known)[:8]}…. Fix the 'doc' field, add the paper to the corpus, or use a question "
+        "file for this corpus"
+    )
+    raise ConfigError(msg)
 
 
 def chunk_stage(
