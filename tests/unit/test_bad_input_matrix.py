@@ -17,8 +17,9 @@ from hepwb.paths import Layout
 from hepwb.pipeline.catalog import Catalog
 from tests.helpers import tiny_corpus
 
+QUOTE = "measured the beam-spin asymmetry in deeply virtual"
 GOOD = {"qid": "x1", "question": "What did HERMES measure?", "answer": "-",
-        "evidence": [{"doc": "A01", "page": 1, "quote": "measured the beam-spin asymmetry in deeply virtual"}]}  # fmt: skip
+        "evidence": [{"doc": "A01", "page": 1, "quote": QUOTE}]}  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +92,7 @@ QUESTION_FILES = {
 
 @pytest.mark.parametrize("case", list(QUESTION_FILES))
 def test_bad_question_files(home, tmp_path, case):
-    root, corpus, questions = home
+    root, corpus, _ = home
     name, content, hint = QUESTION_FILES[case]
     bad = tmp_path / name
     bad.write_bytes(content)
@@ -104,7 +105,7 @@ def test_bad_question_files(home, tmp_path, case):
 
 
 def test_a_question_file_over_the_size_bound_is_refused_before_reading(home, tmp_path):
-    root, corpus, _ = home
+    _, corpus, _ = home
     huge = tmp_path / "huge.jsonl"
     with huge.open("wb") as fh:
         fh.truncate(60 * 10**6)  # sparse: 60 MB on paper, nothing on disk
