@@ -6,6 +6,7 @@ commands and registers the others (``hepwb.cli_*``), so ``hepwb.cli:app`` is the
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated
 
@@ -27,7 +28,7 @@ from hepwb.cli_app import (
 )
 from hepwb.exceptions import HepwbError
 
-__all__ = ["app"]
+__all__ = ["app", "main"]
 
 
 @app.command()
@@ -184,6 +185,35 @@ def sql(
     except Exception as exc:  # other duckdb errors are user errors here
         fail(exc)
     typer.echo(df.to_string(index=False))
+
+
+_WRITE_ERRORS = {"ENOSPC", "EFBIG", "EDQUOT", "EROFS", "EIO"}
+
+
+def main() -> None:
+    """The console script: :data:`app`, with one clear message when the disk is full or a write fails."""
+    import errno
+    import re
+
+    try:
+        app()
+    except (OSError, RuntimeError) as exc:
+        # LanceDB reports I/O failures from Rust as RuntimeError("... (os error 28) ...")
+        code = exc.errno if isinstance(exc, OSError) else None
+        found = None if isinstance(exc, OSError) else re.search(r"os error (\d+)", str(exc))
+        code = int(found.group(1)) if found else code
+        name = errno.errorcode.get(code or 0, "")
+        if name not in _WRITE_ERRORS:
+            raise
+        where = getattr(exc, "filename", None) or ("the LanceDB store" if found else "a file")
+        typer.secho(
+            f"error: could not write {where}: {os.strerror(code or 0)} ({name}). Free disk space (or raise "
+            "the quota / file-size limit) and run the same command again: finished artefacts are kept and "
+            "the interrupted one is redone.",
+            fg=typer.colors.RED,
+            err=True,
+        )
+        raise SystemExit(2) from None
 
 
 # the other commands register on import; after the core ones so `hepwb --help` lists stages in order

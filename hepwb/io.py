@@ -49,6 +49,11 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
             os.fsync(fh.fileno())
         Path(tmp).chmod(0o666 & ~_umask())
         Path(tmp).replace(path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        if exc.filename is None:  # a failed write() names no file: name the one being written
+            raise OSError(exc.errno, exc.strerror, str(path)) from exc
+        raise
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

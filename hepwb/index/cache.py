@@ -44,7 +44,12 @@ class EmbeddingCache:
     def _table(self) -> Any | None:
         from hepwb.index.lance import table_names
 
-        return self.db.open_table(self.name) if self.name in table_names(self.db) else None
+        if self.name not in table_names(self.db):
+            return None
+        try:
+            return self.db.open_table(self.name)
+        except ValueError:  # an interrupted first write: no vectors yet (add() repairs it under its lock)
+            return None
 
     def lookup(self, keys: Sequence[str]) -> dict[str, np.ndarray]:
         """``{key: vector}`` of the cached ``keys`` (the others are absent)."""
@@ -92,12 +97,14 @@ class EmbeddingCache:
         )
         tbl = self._table()
         if tbl is None:
-            try:
-                tbl = self.db.create_table(self.name, data)
-            except (OSError, ValueError):  # created meanwhile by another process
-                tbl = self.db.open_table(self.name)
-                tbl.add(data)
-            _key_index(tbl)
+            from hepwb.index.lance import drop_unfinished, table_names
+            from hepwb.locks import building
+
+            with building(Path(str(self.db.uri)) / "_locks" / f"{self.name}.lock", f"the {self.name} table"):
+                if self.name in table_names(self.db) and not drop_unfinished(self.db, self.name):
+                    self.db.open_table(self.name).add(data)  # created meanwhile by another process
+                    return
+                _key_index(self.db.create_table(self.name, data))
             return
         tbl.add(data)
         if self._unindexed(tbl) >= _REINDEX:

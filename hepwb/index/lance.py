@@ -7,10 +7,13 @@ Example:
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
-__all__ = ["chunkset_of", "connect", "replace_table", "table_names"]
+__all__ = ["chunkset_of", "connect", "drop_unfinished", "replace_table", "table_names"]
+
+_log = logging.getLogger("hepwb.index")
 
 
 def connect(db_path: str | Path) -> Any:
@@ -32,8 +35,29 @@ def replace_table(db: Any, name: str, data: Any) -> Any:
     LanceDB's ``mode="overwrite"`` logs a warning from Rust when there is nothing to overwrite; a new
     table is created plainly and only an existing one overwritten.
     """
-    mode = "overwrite" if name in table_names(db) else "create"
+    mode = "overwrite" if name in table_names(db) and not drop_unfinished(db, name) else "create"
     return db.create_table(name, data, mode=mode)
+
+
+def drop_unfinished(db: Any, name: str) -> bool:
+    """Remove table ``name`` if its creation never committed (a killed or failed first write).
+
+    Such a folder is listed as a table but cannot be opened ("was not found"); left there it would make
+    every later ``open_table`` fail. Call it only while holding the table's build lock. Returns whether
+    a folder was removed.
+    """
+    import shutil
+
+    try:
+        db.open_table(name)
+    except ValueError as exc:
+        if "not found" not in str(exc):
+            raise
+        folder = Path(str(db.uri)) / f"{name}.lance"
+        _log.warning("removing %s: its creation was interrupted before the first commit", folder)
+        shutil.rmtree(folder, ignore_errors=True)
+        return True
+    return False
 
 
 def table_names(db: Any) -> set[str]:

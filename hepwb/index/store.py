@@ -109,6 +109,23 @@ class ChunkStore:
         key = index_key(chunkset_id, self.embedder.model, ner_model)
         if index_complete(self.db_path, name, key):
             return self.db.open_table(name)
+        from hepwb.locks import building
+
+        # one process embeds and writes a table; another asking for it meanwhile waits, then reuses it
+        with building(self.db_path / "_locks" / f"{name}.lock", f"LanceDB table {name}"):
+            if index_complete(self.db_path, name, key):
+                return self.db.open_table(name)
+            return self._build(name, key, ner_model, chunkset_id, chunks, docs)
+
+    def _build(
+        self,
+        name: str,
+        key: str,
+        ner_model: str,
+        chunkset_id: str,
+        chunks: list[Chunk],
+        docs: dict[str, Document],
+    ) -> Any:
         from hepwb.index.lexicon import acronyms_of, save_lexicon
 
         vecs = self.embed_cached([c.text for c in chunks])
@@ -134,9 +151,15 @@ class ChunkStore:
     def windows(self, chunkset_id: str, chunks: list[Chunk]) -> None:
         """Build the window tables of ``chunkset_id`` (:mod:`hepwb.index.windows`) unless complete."""
         from hepwb.index.windows import build_window_tables, windows_complete, windows_key
+        from hepwb.locks import building
 
         name = table_name(chunkset_id, self.embedder.model)
-        if not windows_complete(self.db_path, name, windows_key(chunkset_id, self.embedder.model)):
+        key = windows_key(chunkset_id, self.embedder.model)
+        if windows_complete(self.db_path, name, key):
+            return
+        with building(self.db_path / "_locks" / f"{name}__windows.lock", f"window tables of {name}"):
+            if windows_complete(self.db_path, name, key):
+                return
             build_window_tables(self.db, name, chunks, self, self.embedder)
             for suffix in ("__windows", "__wmean"):
                 tbl = self.db.open_table(name + suffix)

@@ -8,10 +8,13 @@ sweep computed or reused: key, wall time, worker).
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hepwb.pipeline.experiment import DIMENSIONS
+
+_log = logging.getLogger("hepwb.catalog")
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -101,6 +104,7 @@ class SweepCatalogMixin:
         """Record every finished run folder under ``runs_dir`` not recorded yet; returns their ids."""
         from hepwb.pipeline.record import RunRecord
 
+        self.forget_replaced_runs()
         out = []
         folders = sorted(Path(runs_dir).glob("*/metrics.json")) if Path(runs_dir).is_dir() else []
         for path in folders:
@@ -108,6 +112,33 @@ class SweepCatalogMixin:
             if rec is not None and not self.has_run(rec.run_id):
                 out.append(self.record_run(path.parent))
         return out
+
+    def forget_replaced_runs(self) -> list[str]:
+        """Drop the rows of runs whose folder now holds no finished run, or another one; returns their ids.
+
+        A re-run clears its folder before writing the new results: if it was killed in between, the
+        folder no longer backs the recorded run and the report must not list it. A folder that is gone
+        altogether (a moved or copied project) is left alone.
+        """
+        from hepwb.pipeline.record import RunRecord
+
+        rows = self.sql("SELECT run_id, run_dir FROM runs WHERE status = 'ok'")
+        gone = []
+        for run_id, run_dir in zip(rows["run_id"], rows["run_dir"], strict=True):
+            folder = Path(str(run_dir))
+            if not folder.is_dir():
+                continue
+            rec = RunRecord.finished(folder)
+            if rec is None or rec.run_id != run_id:
+                gone.append(str(run_id))
+        if gone:
+            with self._connect() as con:
+                con.execute("BEGIN TRANSACTION")
+                for table in ("runs", "metrics", "metric_ci", "question_results", "hits"):
+                    con.executemany(f"DELETE FROM {table} WHERE run_id = ?", [[r] for r in gone])
+                con.execute("COMMIT")
+            _log.warning("forgot %d run(s) whose folder no longer holds their results: %s", len(gone), gone)
+        return gone
 
     # -- reading -----------------------------------------------------------------------------------
     def latest_sweep(self) -> str | None:

@@ -76,22 +76,44 @@ def convert_source(item: SourceFile, layout: Layout, log: ProcessingLog) -> Docu
     A failure is remembered by its conversion key, so a sweep does not convert a broken file again
     until the file or the converter changes (delete ``data/interim/documents/.failed`` to retry).
     """
+    from hepwb.locks import building
+
+    cached = _from_cache(item, layout, log)
+    if cached is not None:
+        return cached
+    # one process converts a file; another wanting it meanwhile waits, then reads the cache
+    with building(
+        layout.interim / ".locks" / f"{item.conversion_key}.lock", f"the conversion of {item.path}"
+    ):
+        cached = _from_cache(item, layout, log)
+        return cached if cached is not None else _convert(item, layout, log)
+
+
+def _from_cache(item: SourceFile, layout: Layout, log: ProcessingLog) -> Document | None:
+    """The cached conversion of ``item``; an unreadable one is logged and removed (``None``)."""
+    cache = layout.interim / item.conversion_key
+    if not (cache / "document.json").is_file():
+        return None
+    try:
+        return _load_cached(cache, item.conversion_key)
+    except (OSError, ValueError, KeyError, TypeError) as exc:  # JSON and Unicode errors are ValueErrors
+        msg = (
+            f"cached conversion {cache / 'document.json'} is unreadable ({type(exc).__name__}: "
+            f"{str(exc)[:200]}); converting {item.path.name} again"
+        )
+        _log.warning(msg)
+        log.add("warning", "ProcessingPipeline", msg, recovery_action="rebuilt the cache entry",
+                file_path=str(item.path))  # fmt: skip
+        stale = cache.parent / f".{cache.name}.corrupt-{os.getpid()}"
+        cache.replace(stale)
+        shutil.rmtree(stale, ignore_errors=True)
+        return None
+
+
+def _convert(item: SourceFile, layout: Layout, log: ProcessingLog) -> Document | None:
+    """Convert ``item`` and cache the result; a failure is logged and remembered (``None``)."""
     path, meta = item.path, item.meta
     cache = layout.interim / item.conversion_key
-    if (cache / "document.json").is_file():
-        try:
-            return _load_cached(cache, item.conversion_key)
-        except (OSError, ValueError, KeyError, TypeError) as exc:  # JSON and Unicode errors are ValueErrors
-            msg = (
-                f"cached conversion {cache / 'document.json'} is unreadable ({type(exc).__name__}: "
-                f"{str(exc)[:200]}); converting {path.name} again"
-            )
-            _log.warning(msg)
-            log.add("warning", "ProcessingPipeline", msg, recovery_action="rebuilt the cache entry",
-                    file_path=str(path))  # fmt: skip
-            stale = cache.parent / f".{cache.name}.corrupt-{os.getpid()}"
-            cache.replace(stale)
-            shutil.rmtree(stale, ignore_errors=True)
     marker = failure_marker(layout, item.conversion_key)
     if marker.is_file():
         failed = read_json(marker)

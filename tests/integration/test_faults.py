@@ -1,0 +1,145 @@
+"""Crash safety and concurrency (issue #17): `hepwb evaluate` killed with SIGKILL at random points, two
+evaluations of the same new configuration at once, and a write error (file-size limit) mid-run. Each ends
+with either the old state or the new one; the next run repairs or redoes the rest and gives the results of
+an uninterrupted run."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import resource
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from hepwb.paths import Layout
+from tests.helpers import PDF_DIR, QUESTIONS
+
+pytestmark = pytest.mark.shared
+
+HEPWB = str(Path(sys.executable).parent / "hepwb")
+ARGS = ["evaluate", "--corpus", str(PDF_DIR), "--questions", str(QUESTIONS), "--max-docs", "2",
+        "--chunk-size", "256", "--retriever", "dense", "--k", "10"]  # fmt: skip
+
+
+def _env(home: Path) -> dict[str, str]:
+    return {**os.environ, "HEPWB_HOME": str(home), "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+
+
+def _start(home: Path, **kw: object) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [HEPWB, *ARGS], env=_env(home), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kw
+    )
+
+
+def _finish(proc: subprocess.Popen[str], timeout: float = 300) -> str:
+    out, _ = proc.communicate(timeout=timeout)
+    return out
+
+
+def _result(home: Path) -> tuple[dict[str, float], pd.DataFrame]:
+    (run,) = [p.parent for p in Layout(home).runs.rglob("metrics.json")]
+    summary = json.loads((run / "metrics.json").read_text())["summary"]
+    per_q = pd.read_parquet(run / "per_question.parquet").sort_values("qid").reset_index(drop=True)
+    return summary, per_q
+
+
+def _consistent(home: Path) -> None:
+    """Every artefact present is whole: cached documents, chunk sets, marked tables and run records."""
+    import lancedb
+
+    from hepwb.pipeline.record import RunRecord
+
+    lay = Layout(home)
+    for doc in lay.interim.glob("*/document.json"):
+        json.loads(doc.read_text())
+    for manifest in lay.chunksets.glob("*/chunkset.json"):
+        n = json.loads(manifest.read_text())["n_chunks"]
+        assert len(pd.read_parquet(manifest.parent / "chunks.parquet")) == n
+    db = lancedb.connect(str(lay.lancedb))
+    for marker in (lay.lancedb / "_complete").glob("*.json"):
+        rows = json.loads(marker.read_text()).get("rows")
+        if rows is not None:
+            assert db.open_table(marker.stem).count_rows() == rows, marker
+    for rec in lay.runs.rglob("metrics.json"):
+        assert RunRecord.finished(rec.parent) is not None, rec
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    """The uninterrupted run: its results and wall time."""
+    home = tmp_path_factory.mktemp("reference")
+    t = time.monotonic()
+    out = _finish(_start(home))
+    wall = time.monotonic() - t
+    assert "results:" in out, out
+    return _result(home), wall
+
+
+def test_sigkill_at_random_points_then_rerun_gives_the_uninterrupted_results(reference, tmp_path):
+    (summary, per_q), wall = reference
+    rng = random.Random(17)  # fixed seed: the same kill points on every machine of the same speed
+    points = sorted(rng.uniform(0.5, wall) for _ in range(4))
+    home = tmp_path / "home"
+    for at in points:
+        proc = _start(home)
+        time.sleep(at)
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGKILL)
+        _finish(proc)
+        _consistent(home)  # the old state or the new one, never half of one
+    out = _finish(_start(home))
+    assert "results:" in out, out
+    got, got_q = _result(home)
+    assert got == pytest.approx(summary, abs=1e-9)
+    pd.testing.assert_frame_equal(got_q, per_q)
+
+
+def test_two_evaluations_of_a_new_configuration_embed_once(reference, tmp_path):
+    """Two processes wanting the same new chunk set and table: one builds, the other waits and reuses."""
+    import lancedb
+
+    home = tmp_path / "home"
+    a, b = _start(home), _start(home)
+    outs = [_finish(a), _finish(b)]
+    assert a.returncode == b.returncode == 0, outs
+    assert any("waiting for" in o for o in outs), outs  # one said what it waited for
+    db = lancedb.connect(str(Layout(home).lancedb))
+    (cache,) = [n for n in db.table_names() if n.startswith("embcache__")]
+    keys = db.open_table(cache).to_arrow().column("key").to_pylist()
+    assert len(keys) == len(set(keys))  # nothing embedded twice
+    summary, _ = _result(home)
+    assert summary == pytest.approx(reference[0][0], abs=1e-9)
+
+
+def _limit_writes(max_bytes: int):
+    def apply() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG instead
+        resource.setrlimit(resource.RLIMIT_FSIZE, (max_bytes, max_bytes))
+
+    return apply
+
+
+@pytest.mark.parametrize(("limit", "where"), [(40_000, "full_document.md"), (150_000, "LanceDB")])
+def test_a_write_error_mid_run_leaves_nothing_half_written(reference, tmp_path, limit, where):
+    """Files may not grow past ``limit`` bytes (RLIMIT_FSIZE, as on a full disk): at 40 kB the second
+    paper's converted text cannot be cached, at 150 kB the LanceDB table cannot be written."""
+    home = tmp_path / "home"
+    proc = _start(home, preexec_fn=_limit_writes(limit))
+    out = _finish(proc)
+    assert proc.returncode == 2, out
+    assert "error: could not write" in out and "File too large" in out and where in out, out[-2000:]
+    assert "Traceback" not in out, out[-3000:]
+    _consistent(home)
+    assert not list(Layout(home).runs.rglob("metrics.json"))
+    out = _finish(_start(home))  # with room again: the rest is redone
+    assert "results:" in out, out
+    got, got_q = _result(home)
+    assert got == pytest.approx(reference[0][0], abs=1e-9)
+    pd.testing.assert_frame_equal(got_q, reference[0][1])
