@@ -20,7 +20,7 @@ from tests.helpers import PDF_DIR, QUESTIONS, SCHEMAS, notebook_warnings
 pytestmark = pytest.mark.shared
 
 GOLDEN = Path(__file__).parent.parent / "golden" / "e2e_three_papers.json"
-"""Metrics of the fixed configuration below, stored; `HEPWB_UPDATE_GOLDEN=1 pytest -k experiment` rewrites it."""
+"""Metrics of the fixed configuration below; `HEPWB_UPDATE_GOLDEN=1 pytest -k experiment` rewrites it."""
 PINNED = (
     "recall@1", "recall@5", "recall@10", "mrr@10", "ndcg@10", "chunk_recall@10", "chunk_ndcg@10",
     "doc_recall@1", "span_recall@5", "span_iou@5", "precision_omega", "ragas_id_context_recall",
