@@ -1,4 +1,4 @@
-"""Peak memory (RSS) while acquiring and processing the 32-paper corpus to a HEPilot-compliant chunk set.
+"""Peak memory (RSS) of acquiring, processing and evaluating the 32-paper corpus, one process per stage.
 
 Usage::
 
@@ -13,10 +13,18 @@ such as pandoc are separate processes with their own, smaller footprint:
   (the test suite's replay server: Range support, real PDFs, LaTeX tarballs), verified, with
   sources, plus all 32 copied and verified as a ``local`` source;
 * ``process`` - conversion of every acquired PDF (PDF or LaTeX path as hepwb chooses) and a
-  HEPilot-compliant 512-token chunk set written and schema-validated, in a fresh hepwb home.
+  HEPilot-compliant 512-token chunk set written and schema-validated, in a fresh hepwb home;
+* ``evaluate 1024 (fresh)`` - one ``hepwb evaluate`` run (``run_experiment``: conversion, 1024-token
+  chunk set, embedding, LanceDB table with its full-text indexes, dense retrieval of the 124 hepqa-dev
+  questions, every metric including the offline ragas ones) in a fresh home: nothing cached;
+* ``evaluate 1024 (cached)`` - the same again in that home (conversion, chunks and table reused);
+* ``evaluate 512, 3 papers`` - a small first run, fresh home.
 
-Target (issue #7): every stage below 1 GiB. The ratio column divides by the baseline of the same
-command. Exits 0 with a message when ``../shared`` is absent.
+Targets: every stage below 1 GiB (issue #7); one evaluation process under 1 GiB at 1024 tokens on the
+32 papers (issue #17; it was 1.26 GB at 512 tokens and 1.5 GB for 3 papers before the rank metrics moved
+from ranx, whose numba compilation held ~200 MiB, to ir-measures, the embedder's CPU batch went from 32
+to 4 texts, and stages hand freed memory back, ``hepwb.env.release_memory``). The ratio column divides by
+the baseline of the same command. Exits 0 with a message when ``../shared`` is absent.
 """
 
 from __future__ import annotations
@@ -71,6 +79,18 @@ print("processed", len(docs), "documents,", len(cs.chunks), "chunks, schema fail
 """
 
 
+EVALUATE = """
+import os
+os.environ["HEPWB_HOME"] = {home!r}
+from hepwb.paths import Layout
+from hepwb.pipeline import ExperimentConfig, run_experiment
+cfg = ExperimentConfig.from_params(chunk_size={size}, retriever="dense", max_docs={n})
+res = run_experiment(cfg, layout=Layout.default(), progress=False)
+print("evaluated", int(res.summary["n_questions_evaluated"]), "questions,", int(res.summary["n_chunks"]),
+      "chunks, recall@5", round(res.summary["recall@5"], 3))
+"""
+
+
 def peak_mib(code: str) -> tuple[float, str]:
     """Run ``code`` in a child Python; return its own peak RSS in MiB and its last output line."""
     code = (
@@ -103,6 +123,14 @@ def main() -> int:
         rows.append(("baseline (imports)", base, ""))
         for name, code in (("acquire", ACQUIRE), ("process", PROCESS)):
             mib, note = peak_mib(code.format(root=str(ROOT), out=str(out), home=str(home), n=args.max_docs))
+            rows.append((name, mib, note))
+        evals = (
+            ("evaluate 1024 (fresh)", Path(tmp) / "eval", 1024, args.max_docs),
+            ("evaluate 1024 (cached)", Path(tmp) / "eval", 1024, args.max_docs),
+            ("evaluate 512, 3 papers", Path(tmp) / "small", 512, 3),
+        )
+        for name, where, size, n in evals:
+            mib, note = peak_mib(EVALUATE.format(home=str(where), size=size, n=n))
             rows.append((name, mib, note))
     print(f"\n{'stage':20s} {'peak RSS MiB':>12s} {'x baseline':>10s}  note")
     for name, mib, note in rows:

@@ -1,4 +1,4 @@
-"""Retrieval evaluation: question sets, evidence location and ranx-based rank metrics.
+"""Retrieval evaluation: question sets, evidence location and rank metrics (ir-measures).
 
 Typical use::
 

@@ -3,7 +3,7 @@
 * **chunk** (``chunk_recall@k``, ``chunk_precision@k``, ``chunk_hit_rate@k``, ``chunk_mrr@k``,
   ``chunk_ndcg@k``): the
   relevant set of a question is every chunk of the chunk set relevant to one of its located quotes
-  (:func:`~hepwb.evaluation.matching.is_relevant`); ranx scores the ranked hits against it.
+  (:func:`~hepwb.evaluation.matching.is_relevant`); ir-measures (trec_eval) scores the ranked hits against it.
 * **document** (``doc_recall@k``, ``doc_precision@k``, ``doc_hit_rate@k``, ``doc_mrr@k``, ``doc_ndcg@k``):
   relevant = the
   documents holding the question's evidence; the ranking is each document's first appearance.
@@ -21,11 +21,11 @@ Example:
 
 from __future__ import annotations
 
-import warnings
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from hepwb.evaluation.rank import rank_scores
 from hepwb.evaluation.spans import precision_omega, union
 
 if TYPE_CHECKING:
@@ -55,27 +55,19 @@ def level_columns(ks: Sequence[int], span_k: int) -> list[str]:
     ]
 
 
-def _ranx(
+def _scores(
     qrels: dict[str, dict[str, int]], run: dict[str, dict[str, float]], ks: Sequence[int], prefix: str
 ) -> dict[str, dict[str, float]]:
-    """Per-query ranx scores ``{qid: {prefix_metric@k: value}}`` (queries without qrels left out)."""
-    from numba.core.errors import NumbaWarning
-    from ranx import Qrels, Run, evaluate
-
+    """Per-query scores ``{qid: {prefix_metric@k: value}}`` (queries without qrels left out)."""
     qrels = {q: r for q, r in qrels.items() if r}
     if not qrels:
         return {}
-    # ranx needs a run entry per query; an empty ranking scores 0 (a dummy id never relevant)
-    full_run = {q: run.get(q) or {"\x00none": 0.0} for q in qrels}
     metrics = [f"{m}@{k}" for k in ks for m in _FAMILIES]
-    ranx_run = Run(full_run)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", NumbaWarning)
-        evaluate(Qrels(qrels), ranx_run, metrics, return_mean=False)
+    scores = rank_scores(qrels, run, metrics)
     out: dict[str, dict[str, float]] = defaultdict(dict)
     for m in metrics:
-        for q, v in ranx_run.scores[m].items():
-            out[q][f"{prefix}_{m}"] = float(v)
+        for q, v in scores[m].items():
+            out[q][f"{prefix}_{m}"] = v
     return dict(out)
 
 
@@ -114,19 +106,19 @@ def relevant_chunks(
 def chunk_level(
     results: Mapping[str, Sequence[Hit]], relevant: Mapping[str, set[str]], ks: Sequence[int]
 ) -> dict[str, dict[str, float]]:
-    """Chunk-level ranx metrics per question; ``relevant`` from :func:`relevant_chunks`."""
+    """Chunk-level rank metrics per question; ``relevant`` from :func:`relevant_chunks`."""
     qrels = {q: dict.fromkeys(ids, 1) for q, ids in relevant.items()}
     run = {q: _positions([h.chunk_id for h in hits]) for q, hits in results.items()}
-    return _ranx(qrels, run, ks, "chunk")
+    return _scores(qrels, run, ks, "chunk")
 
 
 def document_level(
     results: Mapping[str, Sequence[Hit]], relevant_docs: Mapping[str, set[str]], ks: Sequence[int]
 ) -> dict[str, dict[str, float]]:
-    """Document-level ranx metrics per question (relevant: the documents of its evidence)."""
+    """Document-level rank metrics per question (relevant: the documents of its evidence)."""
     qrels = {q: dict.fromkeys(docs, 1) for q, docs in relevant_docs.items()}
     run = {q: _positions([h.document_id for h in hits]) for q, hits in results.items()}
-    return _ranx(qrels, run, ks, "doc")
+    return _scores(qrels, run, ks, "doc")
 
 
 def span_level(

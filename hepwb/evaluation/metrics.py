@@ -1,10 +1,10 @@
-"""Rank metrics of retrieval results against located evidence quotes, computed with ranx.
+"""Rank metrics of retrieval results against located evidence quotes, computed with ir-measures (trec_eval).
 
 Relevance follows :mod:`hepwb.evaluation.matching`: a hit is relevant to an evidence quote when it
 is in the quote's document and covers at least ``min_coverage`` of the quote's key characters.
 
 Because overlapping chunks can hold the same quote, metrics are computed per *evidence*: every
-located evidence ``e`` becomes a ranx sub-query ``e.eid`` (``"{qid}#e{i}"``) whose qrels is
+located evidence ``e`` becomes a sub-query ``e.eid`` (``"{qid}#e{i}"``) whose qrels is
 ``{e.eid: 1}``. Its run is the question's hit list in order, scored ``1 / position``, where the
 first hit relevant to ``e`` is renamed ``e.eid`` and every other hit keeps its chunk id - so
 positions are preserved and a second chunk holding the same quote does not count twice.
@@ -20,7 +20,6 @@ The hit list's order is the ranking: position 1 is the first element of ``result
 from __future__ import annotations
 
 import dataclasses
-import warnings
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ import pandas as pd
 
 from hepwb.evaluation.matching import KeyIndex, Located, is_relevant
 from hepwb.evaluation.questions import Question
+from hepwb.evaluation.rank import rank_scores
 from hepwb.exceptions import ConfigError
 from hepwb.types import Chunk, Hit
 
@@ -95,7 +95,7 @@ def _index_for(loc: Located, keyindexes: Mapping[str, KeyIndex]) -> KeyIndex:
 def _sub_run(
     loc: Located, hits: Sequence[Hit], idx: KeyIndex, min_coverage: float
 ) -> tuple[dict[str, float], int | None]:
-    """Return the ranx run of one evidence sub-query and the position of its first relevant hit."""
+    """Return the run of one evidence sub-query and the position of its first relevant hit."""
     docs: dict[str, float] = {}
     first: int | None = None
     for pos, hit in enumerate(hits, start=1):
@@ -104,20 +104,6 @@ def _sub_run(
             doc_id, first = loc.eid, pos
         docs.setdefault(doc_id, 1.0 / pos)
     return docs, first
-
-
-def _ranx_scores(
-    qrels: dict[str, dict[str, int]], run: dict[str, dict[str, float]], metrics: list[str]
-) -> dict[str, dict[str, float]]:
-    from numba.core.errors import NumbaWarning
-    from ranx import Qrels, Run
-    from ranx import evaluate as ranx_evaluate
-
-    ranx_run = Run(run)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", NumbaWarning)
-        ranx_evaluate(Qrels(qrels), ranx_run, metrics, return_mean=False)
-    return {m: {q: float(v) for q, v in ranx_run.scores[m].items()} for m in metrics}
 
 
 def evaluate(
@@ -152,7 +138,7 @@ def evaluate(
     """
     ks = _check_args(ks, min_coverage)
     columns = metric_columns(ks)
-    ranx_metrics = [c for c in columns if not c.startswith("hit_rate@")]
+    rank_metrics = [c for c in columns if not c.startswith("hit_rate@")]
     qids = {q.qid for q in questions}
     by_qid: dict[str, list[Located]] = defaultdict(list)
     for loc in located:
@@ -183,9 +169,9 @@ def evaluate(
                     "rank": first,
                 }
             )
-    scores = _ranx_scores(qrels, run, ranx_metrics) if qrels else {}
+    scores = rank_scores(qrels, run, rank_metrics) if qrels else {}
     for row in ev_rows:
-        for m in ranx_metrics:
+        for m in rank_metrics:
             row[m] = scores[m][row["eid"]]
         for k in ks:
             row[f"hit_rate@{k}"] = row[f"recall@{k}"]

@@ -9,7 +9,7 @@ the converted document) and ``reference`` the reference answer.
 Always (no LLM, no network):
 
 * ``id_context_precision`` / ``id_context_recall`` - ragas ``IDBasedContextPrecision`` / ``Recall``
-  (these equal ``chunk_precision@k`` / ``chunk_recall@k`` computed by ranx when ``k`` hits come back:
+  (these equal ``chunk_precision@k`` / ``chunk_recall@k`` computed by ir-measures when ``k`` hits come back:
   the tests check it);
 * ``nonllm_context_precision`` / ``nonllm_context_recall`` - ragas ``NonLLMContextPrecisionWithReference``
   / ``NonLLMContextRecall`` (rapidfuzz string similarity of contexts and quotes, threshold 0.5);

@@ -99,6 +99,9 @@ class ChunkStore:
             new = dict(zip(todo, vecs, strict=True))
             cache.add(new)
             known.update(new)
+            from hepwb.env import release_memory
+
+            release_memory()  # the model's activations, before LanceDB builds the table
         return np.stack([known[k] for k in keys]) if keys else np.zeros((0, self.embedder.dim), np.float32)
 
     # -- chunk tables ------------------------------------------------------------------------------

@@ -42,10 +42,12 @@ class Embedder:
 
     Args:
         model: Model name (``all-MiniLM-L6-v2`` by default).
-        batch_size: Texts per forward pass.
+        batch_size: Texts per forward pass. On CPU small batches are as fast or faster (2 cores: 11.3 s
+            at 4 vs 11.6 s at 32 for 256 texts of 256 word pieces, 14.2 s vs 17.0 s for 512 texts of ~180,
+            less padding) and hold a third of the transient memory (+92 MiB vs +275 MiB).
     """
 
-    def __init__(self, model: str = DEFAULT_MODEL, batch_size: int = 32) -> None:
+    def __init__(self, model: str = DEFAULT_MODEL, batch_size: int = 4) -> None:
         self.model = model
         self.batch_size = batch_size
         self._st: Any = None

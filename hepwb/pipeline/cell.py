@@ -40,7 +40,7 @@ _PACKAGES = (
     "sentence-transformers",
     "torch",
     "transformers",
-    "ranx",
+    "ir-measures",
     "pymupdf",
     "duckdb",
     "numpy",

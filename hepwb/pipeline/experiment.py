@@ -161,6 +161,7 @@ def run_experiment(
         progress: Show progress bars.
         inputs: Documents and questions already loaded by :func:`~hepwb.pipeline.stages.load_inputs`.
     """
+    from hepwb.env import release_memory
     from hepwb.index import get_embedder
     from hepwb.pipeline.cell import run_cell
     from hepwb.pipeline.stages import Timer, chunk_stage, index_stage, load_inputs, needs_windows
@@ -170,9 +171,12 @@ def run_experiment(
     timings = Timer()
     with timings("ingest_s"):
         inputs = inputs or load_inputs(cfg, layout, progress=progress)
+        release_memory()  # freed buffers go back to the OS: the peak stays near the largest stage's
     with timings("chunk_s"):
         cs = chunk_stage(cfg, inputs.documents, layout, inputs.log, progress=progress)
+        release_memory()
     embedder = get_embedder(cfg.embedding_model)
     with timings("index_s"):
         table = index_stage(cs, embedder, layout, windows=needs_windows(cfg), progress=progress)
+        release_memory()
     return run_cell(cfg, inputs, cs, table, embedder, layout=layout, timings=timings, progress=progress)

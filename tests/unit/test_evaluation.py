@@ -1,4 +1,4 @@
-"""Tests of hepwb.evaluation: question loading, quote location, coverage and ranx metrics."""
+"""Tests of hepwb.evaluation: question loading, quote location, coverage and rank metrics."""
 
 from __future__ import annotations
 

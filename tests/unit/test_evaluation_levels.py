@@ -80,7 +80,7 @@ def test_levels_by_hand(case):
     assert pq.loc["Q2", "chunk_recall@5"] == pytest.approx(1 / 2)
     assert pq.loc["Q2", "chunk_ndcg@5"] == pytest.approx(1 / (1 + 1 / math.log2(3)))
     assert pq.loc["Q2", "doc_mrr@5"] == 1.0 and pq.loc["Q1", "doc_precision@1"] == 1.0
-    assert pq.loc["Q2", "doc_precision@5"] == pytest.approx(1 / 5)  # ranx: relevant retrieved / k
+    assert pq.loc["Q2", "doc_precision@5"] == pytest.approx(1 / 5)  # trec_eval P@k: relevant retrieved / k
     # span: Q1's quote is the first 60 characters of c1
     l1 = len(PARTS[1][:60].rstrip())
     got = sum(c.end - c.start for c in case["chunks"] if c.chunk_id in ("c0", "c1", "x0", "c4", "c3"))
@@ -92,7 +92,7 @@ def test_levels_by_hand(case):
     assert list(pq["paper"]) == ["P01", "P01"]
 
 
-def test_ragas_id_metrics_equal_ranx_chunk_metrics(case):
+def test_ragas_id_metrics_equal_the_chunk_rank_metrics(case):
     keyidx = build_keyindexes(case["docs"].values())
     ev = evaluate(
         case["qs"], case["located"], case["results"], ks=(5,), keyindexes=keyidx, chunks=case["chunks"]
