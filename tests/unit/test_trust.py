@@ -217,3 +217,29 @@ def test_question_files_that_cannot_be_read_name_the_line_and_the_fix(tmp_path, 
     f.write_bytes(content)
     with pytest.raises(ConfigError, match=expected):
         load_questions(f)
+
+
+def test_a_run_cleared_by_a_killed_rerun_leaves_the_catalog_and_the_report(tmp_path):
+    """A re-run clears metrics.json before writing the new one; killed in between, the folder no longer
+    backs the recorded run: the next sync drops its rows (the report then lists it no more), and the
+    finished re-run is recorded again. A folder that is gone altogether (a moved project) is left alone."""
+    from hepwb.paths import Layout
+    from hepwb.pipeline import ExperimentConfig, run_experiment
+    from tests.helpers import tiny_corpus
+
+    corpus, questions = tiny_corpus(tmp_path)
+    layout = Layout(tmp_path)
+    cfg = ExperimentConfig.from_params(corpus=str(corpus), questions=str(questions), chunk_size=48,
+                                       retriever="bm25")  # fmt: skip
+    res = run_experiment(cfg, layout=layout, progress=False)
+    cat = Catalog(layout.catalog)
+    assert cat.sync_runs(layout.runs) == [res.record.run_id]
+    (res.run_dir / "metrics.json").unlink()  # what SIGKILL between "clear" and "write" leaves
+    assert cat.sync_runs(layout.runs) == []
+    assert cat.sql("SELECT count(*) AS n FROM runs")["n"].iloc[0] == 0
+    assert cat.sql("SELECT count(*) AS n FROM metrics")["n"].iloc[0] == 0
+    again = run_experiment(cfg, layout=layout, progress=False)
+    assert cat.sync_runs(layout.runs) == [again.record.run_id]
+    moved = res.run_dir.with_name("moved")
+    res.run_dir.rename(moved)
+    assert cat.forget_replaced_runs() == [] and cat.has_run(again.record.run_id)
