@@ -82,9 +82,8 @@ def convert_source(item: SourceFile, layout: Layout, log: ProcessingLog) -> Docu
     if cached is not None:
         return cached
     # one process converts a file; another wanting it meanwhile waits, then reads the cache
-    with building(
-        layout.interim / ".locks" / f"{item.conversion_key}.lock", f"the conversion of {item.path}"
-    ):
+    lock = layout.interim.parent / ".locks" / f"{item.conversion_key}.lock"  # beside the cache, not in it
+    with building(lock, f"the conversion of {item.path}"):
         cached = _from_cache(item, layout, log)
         return cached if cached is not None else _convert(item, layout, log)
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import resource
 import signal
 import subprocess
 import sys
@@ -32,10 +31,14 @@ def _env(home: Path) -> dict[str, str]:
     return {**os.environ, "HEPWB_HOME": str(home), "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
 
 
-def _start(home: Path, **kw: object) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [HEPWB, *ARGS], env=_env(home), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kw
-    )
+def _start(home: Path, max_file_bytes: int | None = None) -> subprocess.Popen[str]:
+    """`hepwb evaluate` in a child; ``max_file_bytes``: no file may grow past it (``ulimit -f``), as on a
+    full disk (SIGXFSZ ignored, so a write past the limit fails with EFBIG; set by the shell, not by a
+    ``preexec_fn``: forking this process, which holds LanceDB, would warn)."""
+    cmd = [HEPWB, *ARGS]
+    if max_file_bytes is not None:
+        cmd = ["bash", "-c", f"trap '' XFSZ; ulimit -f {max_file_bytes // 1024}; exec \"$@\"", "hepwb", *cmd]
+    return subprocess.Popen(cmd, env=_env(home), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
 def _finish(proc: subprocess.Popen[str], timeout: float = 300) -> str:
@@ -118,20 +121,12 @@ def test_two_evaluations_of_a_new_configuration_embed_once(reference, tmp_path):
     assert summary == pytest.approx(reference[0][0], abs=1e-9)
 
 
-def _limit_writes(max_bytes: int):
-    def apply() -> None:
-        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG instead
-        resource.setrlimit(resource.RLIMIT_FSIZE, (max_bytes, max_bytes))
-
-    return apply
-
-
 @pytest.mark.parametrize(("limit", "where"), [(40_000, "full_document.md"), (150_000, "LanceDB")])
 def test_a_write_error_mid_run_leaves_nothing_half_written(reference, tmp_path, limit, where):
-    """Files may not grow past ``limit`` bytes (RLIMIT_FSIZE, as on a full disk): at 40 kB the second
+    """Files may not grow past ``limit`` bytes (``ulimit -f``, as on a full disk): at 40 kB the second
     paper's converted text cannot be cached, at 150 kB the LanceDB table cannot be written."""
     home = tmp_path / "home"
-    proc = _start(home, preexec_fn=_limit_writes(limit))
+    proc = _start(home, max_file_bytes=limit)
     out = _finish(proc)
     assert proc.returncode == 2, out
     assert "error: could not write" in out and "File too large" in out and where in out, out[-2000:]
