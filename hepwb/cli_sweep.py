@@ -9,6 +9,7 @@ import typer
 
 from hepwb.cli_app import Corpus, Latex, MaxDocs, Questions, app, fail, parse_ints, parse_words
 from hepwb.exceptions import HepwbError
+from hepwb.types import JSONObject
 
 SpecFile = Annotated[
     Path | None,
@@ -50,7 +51,7 @@ def _spec(file: Path | None, **overrides: Any) -> Any:
 
 def _grid(
     chunk_sizes: str | None, retrievers: str | None, chunkers: str | None, overlaps: str | None, k: int | None
-) -> dict[str, Any]:
+) -> JSONObject:
     return {
         "chunk_size": parse_ints(chunk_sizes) if chunk_sizes else None,
         "retriever": parse_words(retrievers) if retrievers else None,

@@ -18,6 +18,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from hepwb.types import JSONObject
+
 __all__ = [
     "canonical_json",
     "code_fingerprint",
@@ -52,7 +54,7 @@ def canonical_json(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def config_hash(config: dict[str, Any]) -> str:
+def config_hash(config: JSONObject) -> str:
     """SHA-256 of the canonical JSON of ``config`` without its ``config_hash`` key (HEPilot rule).
 
     Example:

@@ -14,9 +14,15 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeAlias
 
-__all__ = ["Block", "BlockKind", "Chunk", "Document", "Hit"]
+__all__ = ["Block", "BlockKind", "Chunk", "Document", "Hit", "JSONObject"]
+
+JSONObject: TypeAlias = dict[str, Any]  # values: any JSON type (see the docstring below)
+"""A JSON object read from or written to a file: configs, records, metadata, options.
+
+``Any`` because JSON is recursive and its shape is checked where it enters hepwb (pydantic
+models, JSON schemas, :mod:`hepwb.limits`), not again by every reader."""
 
 BlockKind = Literal["heading", "text", "list", "table", "math", "code", "caption", "reference"]
 
@@ -69,7 +75,7 @@ class Document:
     label: str
     markdown: str
     blocks: tuple[Block, ...]
-    meta: dict[str, Any] = field(default_factory=dict)
+    meta: JSONObject = field(default_factory=dict)
 
     def block_text(self, block: Block) -> str:
         """Return the exact text of ``block``."""

@@ -27,6 +27,7 @@ from hepwb.exceptions import ProcessingError
 from hepwb.hepilot.log import ProcessingLog, utc_now
 from hepwb.ids import content_uuid
 from hepwb.io import read_json, write_json
+from hepwb.types import JSONObject
 
 __all__ = [
     "MIN_PDF_BYTES",
@@ -42,7 +43,7 @@ __all__ = [
 MIN_PDF_BYTES = 1024
 
 
-def discovered(records: Iterable[ArxivRecord], estimated_size: int = 1_000_000) -> list[dict[str, Any]]:
+def discovered(records: Iterable[ArxivRecord], estimated_size: int = 1_000_000) -> list[JSONObject]:
     """HEPilot discovery entries (plus hepwb's ``arxiv`` block) for arXiv records."""
     stamp = utc_now()
     out = []
@@ -73,7 +74,7 @@ def discovered(records: Iterable[ArxivRecord], estimated_size: int = 1_000_000) 
     return out
 
 
-def discovered_local(folder: str | Path, max_results: int | None = None) -> list[dict[str, Any]]:
+def discovered_local(folder: str | Path, max_results: int | None = None) -> list[JSONObject]:
     """Discovery entries for the PDFs of a local folder (metadata from its ``papers.json`` sidecar)."""
     from hepwb.acquisition.folder import corpus_files, load_sidecar
 
@@ -106,7 +107,7 @@ def discovered_local(folder: str | Path, max_results: int | None = None) -> list
     return out
 
 
-def discovered_inspire(records: Iterable[Any]) -> list[dict[str, Any]]:
+def discovered_inspire(records: Iterable[Any]) -> list[JSONObject]:
     """Discovery entries for INSPIRE records that have an arXiv eprint (the PDF comes from arXiv)."""
     out = []
     for rec in records:
@@ -128,9 +129,9 @@ def discovered_inspire(records: Iterable[Any]) -> list[dict[str, Any]]:
     return out
 
 
-def _csl(ref: dict[str, Any], i: int) -> dict[str, Any]:
+def _csl(ref: JSONObject, i: int) -> JSONObject:
     """An INSPIRE reference as a CSL-JSON item."""
-    item: dict[str, Any] = {"id": f"ref{i + 1}", "type": "article-journal"}
+    item: JSONObject = {"id": f"ref{i + 1}", "type": "article-journal"}
     title = (ref.get("title") or {}).get("title")
     if title:
         item["title"] = title
@@ -155,9 +156,7 @@ def _csl(ref: dict[str, Any], i: int) -> dict[str, Any]:
     return item
 
 
-def write_sidecar(
-    entries: Sequence[dict[str, Any]], acquisition: dict[str, Any], out_dir: str | Path
-) -> Path:
+def write_sidecar(entries: Sequence[JSONObject], acquisition: JSONObject, out_dir: str | Path) -> Path:
     """``papers.json`` beside ``pdf/`` so ``hepwb ingest --corpus <out>/pdf`` gets the metadata."""
     out = Path(out_dir)
     ok = {d["document_id"] for d in acquisition["acquired_documents"] if d["validation_status"] != "failed"}
@@ -190,11 +189,11 @@ def write_sidecar(
     return path
 
 
-def discovery_output(entries: Sequence[dict[str, Any]], client: PoliteClient | None = None) -> dict[str, Any]:
+def discovery_output(entries: Sequence[JSONObject], client: PoliteClient | None = None) -> JSONObject:
     """The ``discovery_output.json`` document (schema fields only; hepwb extras stay in entries)."""
     keep = ("document_id", "source_type", "source_url", "title", "authors", "discovery_timestamp",
             "estimated_size", "content_type")  # fmt: skip
-    doc: dict[str, Any] = {"discovered_documents": [{k: e[k] for k in keep if k in e} for e in entries]}
+    doc: JSONObject = {"discovered_documents": [{k: e[k] for k in keep if k in e} for e in entries]}
     if client is not None and client.rate_limit:
         doc["rate_limit_status"] = client.rate_limit
     return doc
@@ -288,20 +287,20 @@ def _copy_local(uri: str, dest: Path) -> Any:
     return Download(dest, dest.stat().st_size, sha256, sha512, 1)
 
 
-def _previous(path: Path) -> dict[str, dict[str, Any]]:
+def _previous(path: Path) -> dict[str, JSONObject]:
     if not path.is_file():
         return {}
     return {e["document_id"]: e for e in read_json(path).get("acquired_documents", [])}
 
 
 def acquire(
-    entries: Sequence[dict[str, Any]],
+    entries: Sequence[JSONObject],
     out_dir: str | Path,
     client: PoliteClient,
     *,
     sources: bool = False,
     log: ProcessingLog | None = None,
-) -> dict[str, Any]:
+) -> JSONObject:
     """Download, verify and record every discovered document (see the module docstring)."""
     out = Path(out_dir)
     (out / "pdf").mkdir(parents=True, exist_ok=True)
@@ -331,11 +330,9 @@ def acquire(
     return doc
 
 
-def _one(
-    e: dict[str, Any], dest: Path, client: PoliteClient, log: ProcessingLog, sources: bool
-) -> dict[str, Any]:
+def _one(e: JSONObject, dest: Path, client: PoliteClient, log: ProcessingLog, sources: bool) -> JSONObject:
     doc_id = e["document_id"]
-    record: dict[str, Any] = {
+    record: JSONObject = {
         "document_id": doc_id,
         "local_path": str(dest),
         "file_hash_sha256": "0" * 64,

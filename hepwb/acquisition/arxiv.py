@@ -25,6 +25,7 @@ from typing import Any
 
 from hepwb.acquisition.http import PoliteClient
 from hepwb.exceptions import ProcessingError
+from hepwb.types import JSONObject
 
 __all__ = ["API_URL", "OAI_URL", "ArxivAPI", "ArxivOAI", "ArxivRecord", "parse_xml", "split_version"]
 
@@ -89,7 +90,7 @@ class ArxivRecord:
     journal_ref: str = ""
     comment: str = ""
     license: str = ""
-    versions: list[dict[str, Any]] = field(default_factory=list)
+    versions: list[JSONObject] = field(default_factory=list)
     withdrawn: bool = False
 
     @property

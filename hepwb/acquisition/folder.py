@@ -16,11 +16,11 @@ import json
 import logging
 import os
 from pathlib import Path
-from typing import Any
 
 from hepwb.exceptions import ConfigError, CorpusNotFoundError
 from hepwb.io import read_json
 from hepwb.paths import shared_dir
+from hepwb.types import JSONObject
 
 _log = logging.getLogger("hepwb.corpus")
 
@@ -85,7 +85,7 @@ def corpus_files(corpus: Path, max_docs: int | None = None, only: list[str] | No
     return files
 
 
-def load_sidecar(corpus: Path) -> dict[str, dict[str, Any]]:
+def load_sidecar(corpus: Path) -> dict[str, JSONObject]:
     """Metadata from ``papers.json`` beside or above the corpus, keyed by file name and by ``pid``."""
     for cand in (corpus / "papers.json", corpus.parent / "papers.json"):
         if cand.is_file():
@@ -95,7 +95,7 @@ def load_sidecar(corpus: Path) -> dict[str, dict[str, Any]]:
                 msg = f"{cand} is not valid JSON ({exc}); fix or remove it"
                 raise ConfigError(msg) from None
             papers = data.get("papers", data) if isinstance(data, dict) else data
-            out: dict[str, dict[str, Any]] = {}
+            out: dict[str, JSONObject] = {}
             for p in papers if isinstance(papers, list) else []:
                 if not isinstance(p, dict):
                     _log.warning("%s: ignoring an entry that is not an object: %.60r", cand, p)

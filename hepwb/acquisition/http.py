@@ -33,6 +33,7 @@ from typing import Any, TypeVar
 from urllib.parse import urlparse
 
 from hepwb.exceptions import ProcessingError
+from hepwb.types import JSONObject
 
 __all__ = [
     "BLOCK",
@@ -118,7 +119,7 @@ class PoliteClient:
         )
         self._last: dict[str, float] = {}
         self._exhausted_until: dict[str, float] = {}  # host → epoch seconds of X-RateLimit-Reset
-        self.rate_limit: dict[str, Any] | None = None
+        self.rate_limit: JSONObject | None = None
         self.requests = 0
 
     def close(self) -> None:
@@ -209,7 +210,7 @@ class PoliteClient:
 
     # -- requests --------------------------------------------------------------------------------
     def get(
-        self, url: str, params: dict[str, Any] | None = None, *, accept_status: tuple[int, ...] = (200,)
+        self, url: str, params: JSONObject | None = None, *, accept_status: tuple[int, ...] = (200,)
     ) -> Any:
         """GET ``url`` (retrying); returns the response with a status in ``accept_status``."""
 

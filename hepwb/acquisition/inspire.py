@@ -21,6 +21,7 @@ from typing import Any
 
 from hepwb.acquisition.http import PoliteClient
 from hepwb.exceptions import ProcessingError
+from hepwb.types import JSONObject
 
 __all__ = ["INSPIRE_URL", "InspireAPI", "InspireRecord", "parse_inspire"]
 
@@ -43,11 +44,11 @@ class InspireRecord:
     dois: list[str] = field(default_factory=list)
     license: str = ""
     n_references: int = 0
-    references: list[dict[str, Any]] = field(default_factory=list)
+    references: list[JSONObject] = field(default_factory=list)
     date: str = ""
 
 
-def parse_inspire(data: dict[str, Any]) -> InspireRecord:
+def parse_inspire(data: JSONObject) -> InspireRecord:
     """Read a literature record (wrapped or flat)."""
     meta = data.get("metadata", data)
     if not isinstance(meta, dict) or "control_number" not in meta:
@@ -82,7 +83,7 @@ class InspireAPI:
         self.client = client
         self.base_url = base_url.rstrip("/")
 
-    def _json(self, url: str, params: dict[str, Any] | None = None) -> Any:
+    def _json(self, url: str, params: JSONObject | None = None) -> Any:
         resp = self.client.get(url, params=params)
         try:
             return resp.json()

@@ -24,6 +24,7 @@ from hepwb import defaults
 from hepwb.exceptions import ConfigError, ProcessingError
 from hepwb.hepilot.log import ProcessingLog
 from hepwb.io import write_json
+from hepwb.types import JSONObject
 
 __all__ = ["AcquireConfig", "AcquireResult", "acquire_corpus", "load_credentials"]
 
@@ -94,8 +95,8 @@ class AcquireResult:
     """What :func:`acquire_corpus` produced."""
 
     out_dir: Path
-    entries: list[dict[str, Any]]
-    acquisition: dict[str, Any]
+    entries: list[JSONObject]
+    acquisition: JSONObject
     log: ProcessingLog = field(repr=False)
 
     @property
@@ -140,7 +141,7 @@ def load_credentials(
     raise ConfigError(msg)
 
 
-def _discover(cfg: AcquireConfig, client: Any, log: ProcessingLog) -> list[dict[str, Any]]:
+def _discover(cfg: AcquireConfig, client: Any, log: ProcessingLog) -> list[JSONObject]:
     from itertools import islice
 
     from hepwb.acquisition.acquire import discovered, discovered_inspire

@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from hepwb.types import JSONObject
+
 if TYPE_CHECKING:
     from hepwb.adapt.pairs import Pair
 
@@ -54,7 +56,7 @@ class ModelCard:
     n_heldout: int
     steps: int
     seconds: float
-    settings: dict[str, Any]
+    settings: JSONObject
     heldout_before: dict[str, float]
     heldout_after: dict[str, float]
     versions: dict[str, str | None] = field(default_factory=dict)

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from hepwb.exceptions import ConfigError
+from hepwb.types import JSONObject
 
 if TYPE_CHECKING:
     from hepwb.models.embedder import Embedder
@@ -57,12 +58,12 @@ class FusionFit:
     n_questions: int
     n_folds: int
     folds: dict[str, int]
-    fold_params: dict[str, dict[str, Any]]
+    fold_params: dict[str, JSONObject]
     out_of_fold: dict[str, float]
     out_of_fold_ci95: dict[str, tuple[float, float]]
-    grid: dict[str, Any]
+    grid: JSONObject
 
-    def options(self, fold: str | None = None) -> dict[str, Any]:
+    def options(self, fold: str | None = None) -> JSONObject:
         """Retriever options of the fit (or of one fold's fit)."""
         p = self.fold_params[fold] if fold is not None else {"method": self.method, "weight": self.weight}
         return {
@@ -76,7 +77,7 @@ class FusionFit:
 
 
 def _legs(
-    table: Any, embedder: Embedder, questions: Sequence[Any], reads: Sequence[str], opts: dict[str, Any]
+    table: Any, embedder: Embedder, questions: Sequence[Any], reads: Sequence[str], opts: JSONObject
 ) -> dict[str, list[tuple[Any, Any]]]:
     """Per dense reading, both branches of every question (the lexical one is run once for all readings)."""
     from hepwb.retrieval.hybrid import HybridRetriever
@@ -166,7 +167,7 @@ def fit_fusion(
 
     folds = list(GroupKFold(n_splits=n_folds).split(np.zeros(len(questions)), groups=groups))
     fold_of_paper: dict[str, int] = {}
-    fold_params: dict[str, dict[str, Any]] = {}
+    fold_params: dict[str, JSONObject] = {}
     oof: dict[str, list[str]] = {}
     for f, (train, test) in enumerate(folds):
         r, m, w = best(train)
@@ -202,7 +203,7 @@ def fit_fusion(
     )
 
 
-def _hits(ids: list[str], by_id: dict[str, Any], cs: ChunkSet) -> list[Any]:
+def _hits(ids: list[str], by_id: JSONObject, cs: ChunkSet) -> list[Any]:
     from hepwb.types import Hit
 
     out = []

@@ -9,13 +9,13 @@ exact offsets, atomic blocks never split, nothing spans a bibliography, sizes wi
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from hepwb.chunking._spans import ChunkSpan, TokenIndex
 from hepwb.chunking.sentences import sentence_spans
 from hepwb.exceptions import ConfigError
 from hepwb.models.tokenizers import DEFAULT_TOKENIZER, get_tokenizer
-from hepwb.types import Document
+from hepwb.types import Document, JSONObject
 
 __all__ = ["SizedChunker", "Unit", "add_overlap", "block_units", "pack"]
 
@@ -68,7 +68,7 @@ class SizedChunker:
         """Tokens of new text per chunk (the overlap and the margin taken off)."""
         return max(self.chunk_size - self.overlap_tokens - self.margin, 1)
 
-    def params(self) -> dict[str, Any]:
+    def params(self) -> JSONObject:
         """Parameters defining this chunker."""
         return {
             "chunk_size": self.chunk_size,

@@ -18,7 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 from hepwb.exceptions import ConfigError
 from hepwb.ids import short_hash
 from hepwb.registry import Registry
-from hepwb.types import Chunk, Document
+from hepwb.types import Chunk, Document, JSONObject
 
 __all__ = ["CHUNKERS", "Chunker", "get_chunker", "register_chunker"]
 
@@ -29,7 +29,7 @@ class Chunker(Protocol):
 
     name: str
 
-    def params(self) -> dict[str, Any]:
+    def params(self) -> JSONObject:
         """JSON-able parameters (including the tokenizer) that fully define the strategy."""
         ...
 

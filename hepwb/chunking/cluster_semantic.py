@@ -27,7 +27,6 @@ Example:
 from __future__ import annotations
 
 import bisect
-from typing import Any
 
 import numpy as np
 
@@ -37,7 +36,7 @@ from hepwb.chunking._spans import ChunkSpan, TokenIndex, finalize
 from hepwb.chunking.base import config_key, register_chunker
 from hepwb.exceptions import ConfigError
 from hepwb.models.tokenizers import DEFAULT_TOKENIZER, get_tokenizer
-from hepwb.types import Chunk, Document
+from hepwb.types import Chunk, Document, JSONObject
 
 __all__ = ["ClusterSemanticChunker", "best_grouping"]
 
@@ -122,7 +121,7 @@ class ClusterSemanticChunker(SizedChunker):
         self.piece_size = piece_size
         self.embedding_model = embedding_model
 
-    def params(self) -> dict[str, Any]:
+    def params(self) -> JSONObject:
         """Parameters defining this chunker."""
         return {**super().params(), "piece_size": self.piece_size, "embedding_model": self.embedding_model}
 

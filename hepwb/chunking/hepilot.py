@@ -23,14 +23,12 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any
-
 from hepwb.chunking._packing import SizedChunker, add_overlap, block_units, pack
 from hepwb.chunking._spans import ChunkSpan, TokenIndex, finalize
 from hepwb.chunking.base import config_key, register_chunker
 from hepwb.exceptions import ConfigError
 from hepwb.models.tokenizers import DEFAULT_TOKENIZER, get_tokenizer
-from hepwb.types import Chunk, Document
+from hepwb.types import Chunk, Document, JSONObject
 
 __all__ = ["HepilotChunker"]
 
@@ -64,7 +62,7 @@ class HepilotChunker(SizedChunker):
             raise ConfigError(msg)
         self.min_section_fill = float(min_section_fill)
 
-    def params(self) -> dict[str, Any]:
+    def params(self) -> JSONObject:
         """Parameters defining this chunker."""
         return {**super().params(), "min_section_fill": self.min_section_fill}
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
-from typing import Any
 
 from hepwb.chunking._packing import SizedChunker
 from hepwb.chunking._spans import TokenIndex, finalize
@@ -24,7 +23,7 @@ from hepwb.chunking.base import config_key, register_chunker
 from hepwb.chunking.hepilot import HepilotChunker
 from hepwb.exceptions import ConfigError
 from hepwb.models.tokenizers import DEFAULT_TOKENIZER, get_tokenizer
-from hepwb.types import Chunk, Document
+from hepwb.types import Chunk, Document, JSONObject
 
 __all__ = ["HierarchicalChunker"]
 
@@ -55,7 +54,7 @@ class HierarchicalChunker(SizedChunker):
             raise ConfigError(msg)
         self.parent_size = parent_size
 
-    def params(self) -> dict[str, Any]:
+    def params(self) -> JSONObject:
         """Parameters defining this chunker."""
         return {**super().params(), "parent_size": self.parent_size}
 

@@ -10,8 +10,6 @@ Embedding every sentence costs time (about 170 short texts/s on 2 CPU cores); ch
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from hepwb import defaults
@@ -20,7 +18,7 @@ from hepwb.chunking._spans import TokenIndex, finalize
 from hepwb.chunking.base import config_key, register_chunker
 from hepwb.exceptions import ConfigError
 from hepwb.models.tokenizers import DEFAULT_TOKENIZER, get_tokenizer
-from hepwb.types import Chunk, Document
+from hepwb.types import Chunk, Document, JSONObject
 
 __all__ = ["SemanticChunker"]
 
@@ -55,7 +53,7 @@ class SemanticChunker(SizedChunker):
         self.embedding_model = embedding_model
         self.breakpoint_percentile = float(breakpoint_percentile)
 
-    def params(self) -> dict[str, Any]:
+    def params(self) -> JSONObject:
         """Parameters defining this chunker."""
         return {
             **super().params(),

@@ -15,14 +15,13 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
 from hepwb.chunking._packing import SizedChunker, Unit, block_units
 from hepwb.chunking._spans import ChunkSpan, TokenIndex, finalize
 from hepwb.chunking.base import config_key, register_chunker
 from hepwb.exceptions import ConfigError
 from hepwb.models.tokenizers import DEFAULT_TOKENIZER, get_tokenizer
-from hepwb.types import Chunk, Document
+from hepwb.types import Chunk, Document, JSONObject
 
 __all__ = ["SentenceWindowChunker"]
 
@@ -53,7 +52,7 @@ class SentenceWindowChunker(SizedChunker):
             raise ConfigError(msg)
         self.window = window
 
-    def params(self) -> dict[str, Any]:
+    def params(self) -> JSONObject:
         """Parameters defining this chunker."""
         return {**super().params(), "window": self.window}
 

@@ -23,7 +23,6 @@ import dataclasses
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import pandas as pd
 
@@ -31,7 +30,7 @@ from hepwb.evaluation.matching import KeyIndex, Located, is_relevant
 from hepwb.evaluation.questions import Question
 from hepwb.evaluation.rank import rank_scores
 from hepwb.exceptions import ConfigError
-from hepwb.types import Chunk, Hit
+from hepwb.types import Chunk, Hit, JSONObject
 
 __all__ = ["METRICS", "Evaluation", "evaluate", "evaluate_by", "metric_columns"]
 
@@ -154,7 +153,7 @@ def evaluate(
 
     qrels: dict[str, dict[str, int]] = {}
     run: dict[str, dict[str, float]] = {}
-    ev_rows: list[dict[str, Any]] = []
+    ev_rows: list[JSONObject] = []
     for qid, locs in by_qid.items():
         for loc in locs:
             run[loc.eid], first = _sub_run(loc, results[qid], _index_for(loc, keyindexes), min_coverage)

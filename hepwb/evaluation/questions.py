@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from hepwb.exceptions import ConfigError
+from hepwb.types import JSONObject
 
 __all__ = ["Evidence", "Question", "load_questions"]
 
@@ -167,14 +168,14 @@ def _read_csv(path: Path) -> Iterable[tuple[str, Question]]:
         if missing:
             msg = f"{path}: CSV header lacks column(s) {missing}; required columns are {list(_CSV_COLUMNS)}"
             raise ConfigError(msg)
-        groups: dict[str, tuple[str, dict[str, Any]]] = {}
+        groups: dict[str, tuple[str, JSONObject]] = {}
         for row in reader:
             lineno = reader.line_num
             where = f"{path} line {lineno}"
             qid = _text(row, "qid", where)
             if qid not in groups:
                 fields = ("qid", "question", "answer", "kind", "style")
-                record: dict[str, Any] = {k: row.get(k) for k in fields}
+                record: JSONObject = {k: row.get(k) for k in fields}
                 record["evidence"] = []
                 groups[qid] = (where, record)
             groups[qid][1]["evidence"].append(

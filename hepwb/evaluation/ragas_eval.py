@@ -30,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from hepwb import defaults
+from hepwb.types import JSONObject
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -67,7 +68,7 @@ def ragas_samples(
     relevant: Mapping[str, set[str]],
     documents: Mapping[str, Document],
     k: int = 5,
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, JSONObject]:
     """``{qid: SingleTurnSample fields}`` for the questions with located evidence."""
     quotes: dict[str, list[str]] = {}
     for loc in located:
@@ -121,7 +122,7 @@ def offline_scores(samples: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
 
 async def _llm_rows(
     samples: Mapping[str, Mapping[str, Any]], endpoint: LLMEndpoint, embedding_model: str
-) -> dict[str, Any]:
+) -> JSONObject:
     from openai import AsyncOpenAI
     from ragas.embeddings import HuggingFaceEmbeddings
     from ragas.llms import llm_factory

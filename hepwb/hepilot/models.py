@@ -11,9 +11,11 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from hepwb.types import JSONObject
 
 __all__ = [
     "AdapterConfig",
@@ -35,7 +37,7 @@ SourceType = Literal["arxiv", "indico", "internal_notes", "twiki", "code_docs", 
 class _Record(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    def dump(self) -> dict[str, Any]:
+    def dump(self) -> JSONObject:
         """JSON-ready dict, optional fields left out when unset."""
         return self.model_dump(mode="json", exclude_none=True)
 
@@ -59,7 +61,7 @@ class AdapterConfig(_Record):
     config_hash: str = Field(pattern=r"^[A-Fa-f0-9]{64}$")
     credential_id: str | None = None
     profile: str | None = None
-    x_extension: dict[str, Any] | None = None
+    x_extension: JSONObject | None = None
 
 
 class DocumentMetadata(_Record):
@@ -173,4 +175,4 @@ class LogEntry(_Record):
     document_id: str | None = None
     error_code: str | None = None
     recovery_action: str | None = None
-    context: dict[str, Any] | None = None
+    context: JSONObject | None = None

@@ -17,7 +17,6 @@ from __future__ import annotations
 import re
 import shutil
 from pathlib import Path
-from typing import Any
 
 from hepwb.hepilot.log import utc_now
 from hepwb.hepilot.models import (
@@ -31,7 +30,7 @@ from hepwb.hepilot.models import (
     ProcessingMetadata,
 )
 from hepwb.io import atomic_write_text, write_json
-from hepwb.types import Chunk, Document
+from hepwb.types import Chunk, Document, JSONObject
 
 __all__ = [
     "chunk_output_record",
@@ -210,7 +209,7 @@ def write_document(root: Path, doc: Document, chunks: list[Chunk]) -> CatalogEnt
     )
 
 
-def write_catalog(root: Path, entries: list[CatalogEntry]) -> dict[str, Any]:
+def write_catalog(root: Path, entries: list[CatalogEntry]) -> JSONObject:
     """Write ``catalog.json`` for ``entries`` and return it."""
     dist: dict[str, int] = {}
     for e in entries:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hepwb.exceptions import HepwbError
+from hepwb.types import JSONObject
 
 __all__ = ["NERClient", "NERUnavailableError"]
 
@@ -93,7 +94,7 @@ class NERClient:
         log.warning("NER failed soft for %d text(s): %s; they are indexed with no entities", len(texts), why)
         return [[] for _ in texts]
 
-    def _post(self, body: dict[str, Any]) -> Any:
+    def _post(self, body: JSONObject) -> Any:
         import httpx
 
         from hepwb.jsonpost import RetriesExhausted, post_json

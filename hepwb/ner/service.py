@@ -20,6 +20,8 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
+from hepwb.types import JSONObject
+
 if TYPE_CHECKING:
     from hepwb.models.entities import EntityExtractor
 
@@ -63,7 +65,7 @@ class NERService:
         """Base URL of the running service."""
         return f"http://{self.host}:{self._server.server_port}"
 
-    def reply(self, payload: Any) -> dict[str, Any]:
+    def reply(self, payload: Any) -> JSONObject:
         """The reply to one request body (raises ``ValueError`` for a malformed one)."""
         if not isinstance(payload, dict):
             msg = 'the body must be a JSON object: {"texts": ["...", ...]} or {"text": "..."}'
@@ -88,7 +90,7 @@ class NERService:
             def log_message(self, *args: Any) -> None:  # quiet: no line per request
                 return
 
-            def _send(self, code: int, body: dict[str, Any]) -> None:
+            def _send(self, code: int, body: JSONObject) -> None:
                 data = json.dumps(body).encode()
                 self.send_response(code)
                 self.send_header("Content-Type", "application/json")

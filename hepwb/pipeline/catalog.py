@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from hepwb.io import read_json
 from hepwb.pipeline.catalog_sweeps import SweepCatalogMixin
+from hepwb.types import JSONObject
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -40,7 +41,7 @@ def connect_catalog(path: str | Path, *, read_only: bool = False, sandbox: bool 
     return connect_waiting(path, read_only=read_only, sandbox=sandbox, what="the catalog", log=_log)
 
 
-def lance_views(db_path: str | Path) -> dict[str, Any]:
+def lance_views(db_path: str | Path) -> JSONObject:
     """``{view name: Lance dataset}`` of every chunk table in the LanceDB folder ``db_path``."""
     import re
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hepwb.pipeline.experiment import DIMENSIONS
+from hepwb.types import JSONObject
 
 _log = logging.getLogger("hepwb.catalog")
 
@@ -25,7 +26,7 @@ CONFIG_COLUMNS = DIMENSIONS
 """Configuration columns of :meth:`SweepCatalogMixin.metrics_wide` (the sweep dimensions)."""
 
 
-def option_label(name: str, options: dict[str, Any] | None) -> str:
+def option_label(name: str, options: JSONObject | None) -> str:
     """``"hybrid_linear(weight=0.5)"`` for a component with options, else its name.
 
     Example:
@@ -52,7 +53,7 @@ class SweepCatalogMixin:
         raise NotImplementedError
 
     # -- writing -----------------------------------------------------------------------------------
-    def record_sweep(self, sweep_id: str, params: dict[str, Any]) -> None:
+    def record_sweep(self, sweep_id: str, params: JSONObject) -> None:
         """Insert or refresh a sweep (its ``updated`` time decides which sweep is the latest)."""
         from hepwb.hepilot.log import utc_now
 
@@ -75,9 +76,7 @@ class SweepCatalogMixin:
                 )
             con.execute("COMMIT")
 
-    def record_stages(
-        self, sweep_id: str, rows: list[tuple[str, str, float, str, bool, dict[str, Any]]]
-    ) -> None:
+    def record_stages(self, sweep_id: str, rows: list[tuple[str, str, float, str, bool, JSONObject]]) -> None:
         """Record the stages a sweep ran or reused (``stage, key, wall_s, worker, computed, detail`` rows)."""
         from hepwb.hepilot.log import utc_now
 

@@ -20,6 +20,7 @@ from hepwb.ids import code_fingerprint
 from hepwb.pipeline.keys import cell_key, cell_name, retriever_label
 from hepwb.pipeline.record import RunInputs, RunRecord
 from hepwb.pipeline.stages import Timer, retrieve_stage
+from hepwb.types import JSONObject
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -77,7 +78,7 @@ class RunResult:
         return self.record.chunkset_id
 
 
-def environment() -> dict[str, Any]:
+def environment() -> JSONObject:
     """Python, platform and package versions, recorded with every run."""
     vers: dict[str, str | None] = {}
     for pkg in _PACKAGES:

@@ -26,7 +26,7 @@ from hepwb.ids import config_hash, text_sha256
 from hepwb.io import read_json, write_json
 from hepwb.paths import Layout
 from hepwb.pipeline.keys import chunkset_id_of, chunkset_key
-from hepwb.types import Chunk, Document
+from hepwb.types import Chunk, Document, JSONObject
 
 _log = logging.getLogger("hepwb.chunksets")
 
@@ -41,7 +41,7 @@ class ChunkSet:
 
     chunkset_id: str
     root: Path
-    chunker: dict[str, Any]
+    chunker: JSONObject
     chunks: list[Chunk]
     documents: dict[str, Document] = field(repr=False)
     hepilot_compliant: bool = False
@@ -131,7 +131,7 @@ def _load_parquet(path: Path) -> list[Chunk]:
     ]
 
 
-def truncation_report(chunks: list[Chunk], tokenizer: str | None) -> dict[str, Any] | None:
+def truncation_report(chunks: list[Chunk], tokenizer: str | None) -> JSONObject | None:
     """What an embedder limited to its model's input length would drop from these chunks.
 
     Only meaningful when the chunks were counted with the embedding model's own tokenizer (the
@@ -155,7 +155,7 @@ def truncation_report(chunks: list[Chunk], tokenizer: str | None) -> dict[str, A
     }
 
 
-def _adapter_config(chunker: Any, docs: list[Document]) -> dict[str, Any]:
+def _adapter_config(chunker: Any, docs: list[Document]) -> JSONObject:
     from hepwb import __version__
 
     params = chunker.params()

@@ -26,6 +26,7 @@ from hepwb.models.tokenizers import DEFAULT_TOKENIZER
 from hepwb.paths import Layout
 from hepwb.pipeline.cell import RunResult, environment
 from hepwb.pipeline.stages import questions_path
+from hepwb.types import JSONObject
 
 if TYPE_CHECKING:
     from hepwb.pipeline.stages import EvalInputs
@@ -83,8 +84,8 @@ class ExperimentConfig:
     min_coverage: float = 0.5
     ragas_llm: bool = False
     run_dir: str | None = None
-    chunker_options: dict[str, Any] = field(default_factory=dict)
-    retriever_options: dict[str, Any] = field(default_factory=dict)
+    chunker_options: JSONObject = field(default_factory=dict)
+    retriever_options: JSONObject = field(default_factory=dict)
 
     @classmethod
     def from_params(cls, **params: Any) -> ExperimentConfig:
@@ -127,7 +128,7 @@ class ExperimentConfig:
             raise ConfigError(msg)
         return cfg
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JSONObject:
         """Plain dict of the parameters."""
         return dataclasses.asdict(self)
 

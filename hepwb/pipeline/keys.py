@@ -28,10 +28,11 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from hepwb.ids import code_fingerprint, file_sha256, short_hash
 from hepwb.index.store import index_key
+from hepwb.types import JSONObject
 
 if TYPE_CHECKING:
     from hepwb.hepilot.log import ProcessingLog
@@ -58,7 +59,7 @@ class SourceFile:
 
     path: Path
     label: str
-    meta: dict[str, Any] = field(hash=False)
+    meta: JSONObject = field(hash=False)
     sha256: str
     source: str  # "pdf", "md" or "tex<hash of the LaTeX tree>"
 
@@ -138,7 +139,7 @@ def plan_corpus(
     return out
 
 
-def chunkset_key(chunker: str, params: dict[str, Any], conversion_keys: Sequence[str]) -> str:
+def chunkset_key(chunker: str, params: JSONObject, conversion_keys: Sequence[str]) -> str:
     """Key of a chunk set: chunker configuration, chunking code and the converted documents."""
     return short_hash(
         {
@@ -149,12 +150,12 @@ def chunkset_key(chunker: str, params: dict[str, Any], conversion_keys: Sequence
     )
 
 
-def chunkset_id_of(chunker: str, params: dict[str, Any], key: str) -> str:
+def chunkset_id_of(chunker: str, params: JSONObject, key: str) -> str:
     """The readable id (and folder name) of a chunk set with key ``key``."""
     return f"{chunker}-cs{params.get('chunk_size', 'x')}-ov{params.get('chunk_overlap', 0):g}-{key[:8]}"
 
 
-def retriever_label(name: str, options: dict[str, Any]) -> str:
+def retriever_label(name: str, options: JSONObject) -> str:
     """``hybrid_linear`` or, with options, ``hybrid_linear-<hash of the options>``.
 
     Example:
@@ -164,7 +165,7 @@ def retriever_label(name: str, options: dict[str, Any]) -> str:
     return f"{name}-{short_hash(options, 4)}" if options else name
 
 
-def cell_name(config: dict[str, Any]) -> str:
+def cell_name(config: JSONObject) -> str:
     """Stable run-folder name of a configuration (its inputs' contents not included).
 
     Example:
@@ -184,7 +185,7 @@ def cell_name(config: dict[str, Any]) -> str:
 
 
 def cell_key(
-    config: dict[str, Any],
+    config: JSONObject,
     *,
     chunkset_id: str,
     index: str,

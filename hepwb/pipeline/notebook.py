@@ -10,11 +10,11 @@ from __future__ import annotations
 import shlex
 import sys
 from pathlib import Path
-from typing import Any
 
 from hepwb.exceptions import ConfigError
 from hepwb.io import atomic_write_text
 from hepwb.paths import Layout
+from hepwb.types import JSONObject
 
 __all__ = [
     "EVALUATE_NOTEBOOK",
@@ -40,7 +40,7 @@ def notebook_path(name: str, layout: Layout | None = None) -> Path:
     raise ConfigError(msg)
 
 
-def run_notebook(name: str, output: Path, parameters: dict[str, Any], layout: Layout | None = None) -> Path:
+def run_notebook(name: str, output: Path, parameters: JSONObject, layout: Layout | None = None) -> Path:
     """Execute notebook ``name`` with papermill into ``output`` (cwd: the notebooks folder).
 
     The notebook receives ``home`` (the artefact root of ``layout``) on top of ``parameters``.
@@ -67,7 +67,7 @@ def run_notebook(name: str, output: Path, parameters: dict[str, Any], layout: La
     return output
 
 
-def notebook_parameters(config: dict[str, Any], run_dir: Path, layout: Layout) -> dict[str, Any]:
+def notebook_parameters(config: JSONObject, run_dir: Path, layout: Layout) -> JSONObject:
     """The ``20-evaluate`` parameters that reproduce ``config`` into ``run_dir``."""
     return {**config, "run_dir": str(run_dir.resolve()), "home": str(layout.root.resolve())}
 
@@ -83,7 +83,7 @@ def papermill_command(run_dir: Path, layout: Layout) -> str:
     )
 
 
-def write_rerun_files(run_dir: Path, config: dict[str, Any], layout: Layout) -> None:
+def write_rerun_files(run_dir: Path, config: JSONObject, layout: Layout) -> None:
     """Write ``parameters.yaml`` and ``rerun.sh`` (executable) into ``run_dir``."""
     import yaml
 

@@ -9,7 +9,7 @@ Example (in a notebook)::
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from hepwb import defaults
 from hepwb.hepilot.log import ProcessingLog
@@ -17,6 +17,7 @@ from hepwb.paths import Layout, shared_dir
 from hepwb.pipeline.catalog import Catalog
 from hepwb.pipeline.chunksets import ChunkSet, build_chunkset, truncation_report
 from hepwb.pipeline.corpus import ingest
+from hepwb.types import JSONObject
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -87,7 +88,7 @@ class Prepared:
         from hepwb.hepilot.schemas import validate_tree
 
         folder = schema_dir or str(shared_dir() / defaults.SCHEMA_FOLDER)
-        rows: list[dict[str, Any]] = []
+        rows: list[JSONObject] = []
         for cs in self.chunksets:
             fails = validate_tree(cs.root, folder)
             n_files = sum(1 for _ in cs.root.rglob("*.json"))

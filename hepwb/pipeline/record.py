@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from hepwb.exceptions import ConfigError
 from hepwb.ids import config_hash
 from hepwb.io import atomic_write_text
+from hepwb.types import JSONObject
 
 __all__ = ["CellFailure", "RunInputs", "RunRecord"]
 
@@ -50,7 +51,7 @@ class RunRecord(BaseModel):
     chunkset_root: str = ""
     hepilot_compliant: bool = False
     created: str = ""
-    config: dict[str, Any]
+    config: JSONObject
     config_hash: str = ""
     cell_key: str = ""
     stage_keys: dict[str, str] = Field(default_factory=dict)
@@ -59,8 +60,8 @@ class RunRecord(BaseModel):
     summary_ci95: dict[str, tuple[float, float]] = Field(default_factory=dict)
     timings_s: dict[str, float] = Field(default_factory=dict)
     inputs: RunInputs = Field(default_factory=RunInputs)
-    environment: dict[str, Any] = Field(default_factory=dict)
-    processing_errors: list[dict[str, Any]] = Field(default_factory=list)
+    environment: JSONObject = Field(default_factory=dict)
+    processing_errors: list[JSONObject] = Field(default_factory=list)
     worker: str = ""
     sweep_id: str | None = None
 
@@ -125,7 +126,7 @@ class CellFailure(BaseModel):
     error: str
     error_type: str
     traceback: str
-    config: dict[str, Any]
+    config: JSONObject
     worker: str = ""
     created: str = ""
     sweep_id: str | None = None

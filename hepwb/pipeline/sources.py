@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Any
 
 from hepwb.acquisition.folder import label_of
 from hepwb.exceptions import ProcessingError
-from hepwb.types import Document
+from hepwb.types import Document, JSONObject
 
 __all__ = ["MIN_AGREEMENT", "convert", "latex_folder", "source_key", "text_agreement"]
 
@@ -24,7 +23,7 @@ MIN_AGREEMENT = 0.9
 _PIECE = 24
 
 
-def latex_folder(meta: dict[str, Any]) -> Path | None:
+def latex_folder(meta: JSONObject) -> Path | None:
     """The LaTeX source folder recorded for a paper (``meta["tex_dir"]``), if it exists."""
     tex = meta.get("tex_dir")
     return Path(tex) if tex and Path(tex).is_dir() else None
@@ -38,7 +37,7 @@ def _tree_sha256(folder: Path) -> str:
     return h.hexdigest()
 
 
-def source_key(path: Path, meta: dict[str, Any], prefer_latex: bool) -> str:
+def source_key(path: Path, meta: JSONObject, prefer_latex: bool) -> str:
     """Cache-key part naming the converter input: ``pdf``/``md``, or ``tex-<hash of the LaTeX tree>``."""
     tex = latex_folder(meta) if prefer_latex and path.suffix.lower() == ".pdf" else None
     return f"tex{_tree_sha256(tex)[:10]}" if tex else path.suffix.lower().lstrip(".")
@@ -69,7 +68,7 @@ def _with_warning(doc: Document, warning: str) -> Document:
     )
 
 
-def convert(path: Path, meta: dict[str, Any], *, prefer_latex: bool = True) -> Document:
+def convert(path: Path, meta: JSONObject, *, prefer_latex: bool = True) -> Document:
     """Convert one corpus file (see the module docstring for the choice of converter)."""
     from hepwb.processing import pdf_to_document
     from hepwb.processing.markdown import markdown_document

@@ -16,9 +16,9 @@ import json
 import re
 import subprocess
 from pathlib import Path
-from typing import Any
 
 from hepwb.processing._latex_source import BibEntry
+from hepwb.types import JSONObject
 
 __all__ = ["bib_to_csl", "csl_text", "entry_csl", "split_references"]
 
@@ -64,7 +64,7 @@ def split_references(md: str, items: list[BibEntry]) -> tuple[str, list[tuple[Bi
     return "".join(keep), entries
 
 
-def _names(names: list[dict[str, Any]]) -> list[str]:
+def _names(names: list[JSONObject]) -> list[str]:
     out = []
     for a in names:
         if a.get("literal"):
@@ -75,7 +75,7 @@ def _names(names: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-def csl_text(item: dict[str, Any]) -> str:
+def csl_text(item: JSONObject) -> str:
     """A one-line, HEP-style rendering of a CSL-JSON item (authors, title, journal volume (year) page)."""
     names = [n for n in _names(item.get("author") or item.get("editor") or []) if n != "others"]
     etal = len(names) > 5 or any(a.get("literal") == "others" for a in item.get("author") or [])
@@ -98,11 +98,9 @@ def csl_text(item: dict[str, Any]) -> str:
     return ", ".join(" ".join(f.split()) for f in fields if f and f.strip())
 
 
-def bib_to_csl(
-    paths: list[Path], pandoc: str, warnings: list[str], timeout: float = 60
-) -> list[dict[str, Any]]:
+def bib_to_csl(paths: list[Path], pandoc: str, warnings: list[str], timeout: float = 60) -> list[JSONObject]:
     """Convert ``.bib`` files to CSL-JSON items with pandoc (sandboxed, offline); problems become warnings."""
-    items: list[dict[str, Any]] = []
+    items: list[JSONObject] = []
     for p in paths:
         try:
             res = subprocess.run(
@@ -124,7 +122,7 @@ def bib_to_csl(
     return items
 
 
-def entry_csl(entry: BibEntry, text: str, parts: list[str]) -> dict[str, Any]:
+def entry_csl(entry: BibEntry, text: str, parts: list[str]) -> JSONObject:
     """CSL-JSON for one ``\\bibitem``: id, type, note (its text) and what simple parsing finds.
 
     Example:
@@ -133,7 +131,7 @@ def entry_csl(entry: BibEntry, text: str, parts: list[str]) -> dict[str, Any]:
         >>> c["title"], c["DOI"], c["issued"], c["author"]
         ('Nice title here', '10.1000/x', {'date-parts': [[2020]]}, [{'literal': 'A. B'}])
     """
-    csl: dict[str, Any] = {"id": entry.key, "type": "article", "note": text}
+    csl: JSONObject = {"id": entry.key, "type": "article", "note": text}
     author_txt = title = ""
     if len(parts) >= 2:
         author_txt, title = parts[0], parts[1]

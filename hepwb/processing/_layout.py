@@ -24,7 +24,8 @@ import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+
+from hepwb.types import JSONObject
 
 __all__ = [
     "PageText",
@@ -129,7 +130,7 @@ def _frame(bbox: tuple[float, ...], direction: tuple[int, int], w: float, h: flo
     return (x0, y0, x1, y1)
 
 
-def _line_direction(line: dict[str, Any]) -> tuple[int, int]:
+def _line_direction(line: JSONObject) -> tuple[int, int]:
     dx, dy = line["dir"]
     return (round(dx), round(dy)) if abs(abs(dx) - 1) < 0.02 or abs(abs(dy) - 1) < 0.02 else (9, 9)
 
@@ -155,7 +156,7 @@ class PageText:
     line_numbers: int = 0
 
 
-def extract_page(page: dict[str, Any], page_no: int) -> PageText:
+def extract_page(page: JSONObject, page_no: int) -> PageText:
     """Turn one page's ``get_text("dict")`` output into rows in stream order.
 
     Only text in the page's dominant direction is kept, read in that direction's frame, so a
@@ -198,7 +199,7 @@ def extract_page(page: dict[str, Any], page_no: int) -> PageText:
     return PageText(rows, fw, fh, main != (1, 0), dropped, numbers)
 
 
-def _make_row(line: dict[str, Any], bbox: tuple[float, ...], page_no: int, block: int) -> Row | None:
+def _make_row(line: JSONObject, bbox: tuple[float, ...], page_no: int, block: int) -> Row | None:
     sizes: Counter[float] = Counter()
     bold = total = math = 0
     parts = []

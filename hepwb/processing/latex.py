@@ -49,7 +49,6 @@ import re
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import Any
 
 from hepwb.exceptions import ProcessingError
 from hepwb.ids import content_uuid
@@ -58,7 +57,7 @@ from hepwb.processing._latex_pages import locate_pages, pdf_page_keys
 from hepwb.processing._latex_refs import bib_to_csl, csl_text, entry_csl, split_references
 from hepwb.processing._latex_source import decode, read_project, strip_comments
 from hepwb.processing.markdown import parse_blocks
-from hepwb.types import Block, Document
+from hepwb.types import Block, Document, JSONObject
 
 __all__ = ["find_main_tex", "latex_to_document"]
 
@@ -141,11 +140,11 @@ def _pandoc() -> tuple[str, str]:
         raise ProcessingError(msg, code="PROC_LATEX_FAILED", path="pandoc") from exc
 
 
-def _warnings(stderr: str) -> tuple[list[str], dict[str, Any]]:
+def _warnings(stderr: str) -> tuple[list[str], JSONObject]:
     """Split pandoc's stderr into warning messages and the filter's ``HEPWB-META`` record."""
     import json
 
-    meta: dict[str, Any] = {}
+    meta: JSONObject = {}
     out: list[str] = []
     for line in stderr.splitlines():
         if line.startswith("HEPWB-META "):
@@ -233,7 +232,7 @@ def latex_to_document(
     folder_or_file: str | Path,
     *,
     label: str | None = None,
-    meta: dict[str, Any] | None = None,
+    meta: JSONObject | None = None,
     pdf: str | Path | None = None,
     citations: str = "key",
 ) -> Document:
@@ -270,7 +269,7 @@ def latex_to_document(
     warnings = [*src.warnings, *pandoc_warnings]
     body, found = split_references(out, src.items)
     refs_md: list[str] = []
-    references: list[dict[str, Any]] = []
+    references: list[JSONObject] = []
     for entry, text, parts in found:
         refs_md.append(f"[@{entry.key}] {text}")
         references.append(entry_csl(entry, text, parts))
@@ -296,7 +295,7 @@ def latex_to_document(
         Block("reference", b.start, b.end, b.page, 0, b.page_end) if b.start >= refs_at else b
         for b in parse_blocks(markdown)
     ]
-    extra: dict[str, Any] = {}
+    extra: JSONObject = {}
     if pdf is not None:
         keys_per_page = pdf_page_keys(pdf)
         located = locate_pages([markdown[b.start : b.end] for b in blocks], keys_per_page)
@@ -310,7 +309,7 @@ def latex_to_document(
     if len(warnings) > MAX_WARNINGS:
         warnings = [*warnings[:MAX_WARNINGS], f"... and {len(warnings) - MAX_WARNINGS} more warnings"]
     sha, size = _sources_hash(main, src.files, root)
-    info_meta: dict[str, Any] = {k: v for k, v in (("title", info.get("title")),) if v}
+    info_meta: JSONObject = {k: v for k, v in (("title", info.get("title")),) if v}
     if info.get("authors"):
         info_meta["authors"] = list(info["authors"])
     return Document(

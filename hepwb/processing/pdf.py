@@ -28,7 +28,7 @@ from hepwb.ids import content_uuid, file_sha256
 from hepwb.processing._blocks import build_blocks
 from hepwb.processing._layout import Row, body_font_size, drop_furniture, extract_page, order_rows
 from hepwb.processing.references import parse_references
-from hepwb.types import Block, Document
+from hepwb.types import Block, Document, JSONObject
 
 __all__ = ["pdf_to_document"]
 
@@ -128,7 +128,7 @@ def _ranges(pages: list[int]) -> str:
 
 
 def pdf_to_document(
-    path: str | Path, *, label: str | None = None, meta: dict[str, Any] | None = None
+    path: str | Path, *, label: str | None = None, meta: JSONObject | None = None
 ) -> Document:
     """Convert one PDF file into a :class:`~hepwb.types.Document`.
 
@@ -173,7 +173,7 @@ def pdf_to_document(
         blocks.append(Block(rb.kind, offset, offset + len(text), rb.page, rb.level, rb.page_end))  # type: ignore[arg-type]
         parts.append(text)
         offset += len(text)
-    info: dict[str, Any] = dict(meta or {})
+    info: JSONObject = dict(meta or {})
     info.update(
         source_file=str(path),
         file_hash=sha,

@@ -16,7 +16,8 @@ Example:
 from __future__ import annotations
 
 import re
-from typing import Any
+
+from hepwb.types import JSONObject
 
 __all__ = ["ENTRY_RE", "parse_references"]
 
@@ -69,11 +70,11 @@ def _authors(prefix: str) -> tuple[list[dict[str, str]], int]:
     return out, pos
 
 
-def _one(raw: str, index: int) -> dict[str, Any]:
+def _one(raw: str, index: int) -> JSONObject:
     text = " ".join(raw.split())
     m = ENTRY_RE.match(text)
     body = text[m.end() :] if m else text
-    item: dict[str, Any] = {"id": f"ref-{index}", "type": "article", "note": text}
+    item: JSONObject = {"id": f"ref-{index}", "type": "article", "note": text}
     if m:
         item["citation-label"] = next(g for g in m.groups() if g)
     rest = body
@@ -114,7 +115,7 @@ def _one(raw: str, index: int) -> dict[str, Any]:
     return item
 
 
-def parse_references(entries: list[str]) -> list[dict[str, Any]]:
+def parse_references(entries: list[str]) -> list[JSONObject]:
     """Turn raw bibliography entries into CSL-JSON items (``id`` ``ref-1``, ``ref-2`` ...).
 
     Args:
@@ -124,7 +125,7 @@ def parse_references(entries: list[str]) -> list[dict[str, Any]]:
         One CSL-JSON dictionary per entry, in order; fields that cannot be recognised are left
         out, ``note`` always holds the raw entry text.
     """
-    out: list[dict[str, Any]] = []
+    out: list[JSONObject] = []
     for i, raw in enumerate(entries, start=1):
         try:
             out.append(_one(str(raw), i))

@@ -8,9 +8,10 @@ Chunks section (a chunk's position is its vector's position).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
+
+from hepwb.types import JSONObject
 
 __all__ = ["FORMAT_VERSION", "RagChunk", "RagDocument", "RagFile"]
 
@@ -34,9 +35,9 @@ class RagChunk:
     context_end: int = -1
     context_text: str = ""
 
-    def meta(self) -> dict[str, Any]:
+    def meta(self) -> JSONObject:
         """The chunk's Document Metadata entry (context fields only for a context span other than its own)."""
-        out: dict[str, Any] = {
+        out: JSONObject = {
             "chunk_id": self.chunk_id,
             "chunk_index": self.chunk_index,
             "i_start": self.i_start,

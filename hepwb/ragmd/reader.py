@@ -18,6 +18,7 @@ import numpy as np
 
 from hepwb.exceptions import HepwbError
 from hepwb.ragmd.model import FORMAT_VERSION, RagChunk, RagDocument, RagFile
+from hepwb.types import JSONObject
 
 __all__ = ["RagmdError", "load", "loads", "problems"]
 
@@ -169,7 +170,7 @@ def _json(text: str, first: int, section: str, probs: _Problems) -> Any:
 
 
 def _assemble(
-    fm: dict[str, Any],
+    fm: JSONObject,
     order: Any,
     meta: Any,
     vec_lines: list[str],

@@ -17,6 +17,7 @@ import numpy as np
 
 from hepwb.exceptions import ConfigError
 from hepwb.ragmd.model import RagChunk, RagDocument, RagFile
+from hepwb.types import JSONObject
 
 if TYPE_CHECKING:
     from hepwb.ner.source import EntitySource
@@ -33,7 +34,7 @@ def _iso(ts: Any) -> str:
     return str(ts)
 
 
-def _saved(tbl: Any) -> dict[str, Any]:
+def _saved(tbl: Any) -> JSONObject:
     """What an imported file left in the table's schema metadata (``{}`` for other tables)."""
     return dict(json.loads((tbl.schema.metadata or {}).get(META_KEY, b"{}")))
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from hepwb.ragmd.model import FORMAT_VERSION, RagFile
+from hepwb.types import JSONObject
 
 __all__ = ["VECTOR_ENCODING", "dump", "dumps", "front_matter"]
 
@@ -27,7 +28,7 @@ def _j(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(", ", ": "))
 
 
-def front_matter(rf: RagFile) -> dict[str, Any]:
+def front_matter(rf: RagFile) -> JSONObject:
     """The front matter fields of ``rf``."""
     return {
         "format_version": FORMAT_VERSION,

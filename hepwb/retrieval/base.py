@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from hepwb.exceptions import ConfigError
 from hepwb.registry import Registry
-from hepwb.types import Hit
+from hepwb.types import Hit, JSONObject
 
 if TYPE_CHECKING:
     from hepwb.models.embedder import Embedder
@@ -65,13 +65,13 @@ def get_retriever(name: str, table: Any, embedder: Embedder | None = None, **par
 
 
 def rows_to_hits(
-    rows: list[dict[str, Any]],
+    rows: list[JSONObject],
     retriever: str,
     score_key: str,
     *,
     distance: bool = False,
     query: str = "",
-    why: Callable[[dict[str, Any], float], str] | None = None,
+    why: Callable[[JSONObject, float], str] | None = None,
     extra_words: Sequence[str] = (),
 ) -> list[Hit]:
     """Convert LanceDB result rows to hits.

@@ -15,7 +15,7 @@ from hepwb.exceptions import ConfigError
 from hepwb.models.analyzer import search_terms
 from hepwb.models.embedder import Embedder
 from hepwb.retrieval.base import columns, register_retriever, rows_to_hits
-from hepwb.types import Hit
+from hepwb.types import Hit, JSONObject
 
 __all__ = ["FIELDS", "BM25Retriever", "PlainBM25Retriever", "check_fields", "fts_rows"]
 
@@ -33,7 +33,7 @@ def check_fields(fields: str = "text") -> None:
 
 def fts_rows(
     table: Any, query: str, k: int, *, hep: bool = True, where: str | None = None, fields: str = "text"
-) -> list[dict[str, Any]]:
+) -> list[JSONObject]:
     """Raw BM25 result rows (with ``_score``) for ``query``; ``where`` is a SQL prefilter."""
     from hepwb.limits import MAX_QUESTION_CHARS
 
@@ -121,7 +121,7 @@ class BM25Retriever:
             rows = self._feedback_rows(query, k)
         return rows_to_hits(rows, self.name, "_score", query=query)
 
-    def _feedback_rows(self, query: str, k: int) -> list[dict[str, Any]]:
+    def _feedback_rows(self, query: str, k: int) -> list[JSONObject]:
         from hepwb.retrieval.feedback import feedback_query, feedback_terms
 
         assert self.prf is not None

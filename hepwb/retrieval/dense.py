@@ -21,7 +21,7 @@ import numpy as np
 from hepwb.exceptions import ConfigError, RetrieverUnavailableError
 from hepwb.models.embedder import Embedder
 from hepwb.retrieval.base import columns, register_retriever, rows_to_hits
-from hepwb.types import Hit
+from hepwb.types import Hit, JSONObject
 
 __all__ = ["READS", "DenseRetriever", "check_read", "dense_rows"]
 
@@ -70,7 +70,7 @@ class DenseRetriever:
         """Top ``k`` chunks by cosine similarity."""
         rows = dense_rows(self.table, self.embedder.embed([query])[0], k, read=self.read, top_m=self.top_m)
 
-        def why(r: dict[str, Any], s: float) -> str:
+        def why(r: JSONObject, s: float) -> str:
             return f"cosine {s:.3f} ({r['_windows']})" if r.get("_windows") else f"cosine {s:.3f}"
 
         return rows_to_hits(rows, self.name, "_distance", distance=True, query=query, why=why)
@@ -133,9 +133,7 @@ def dense_arrow(table: Any, vector: Any, k: int, *, read: str = "first", top_m: 
     return rows.append_column("_windows", pa.array([d for _, _, d in scored], pa.string()))
 
 
-def dense_rows(
-    table: Any, vector: Any, k: int, *, read: str = "first", top_m: int = 1
-) -> list[dict[str, Any]]:
+def dense_rows(table: Any, vector: Any, k: int, *, read: str = "first", top_m: int = 1) -> list[JSONObject]:
     """:func:`dense_arrow` as a list of row dicts."""
     return dense_arrow(table, vector, k, read=read, top_m=top_m).to_pylist()  # type: ignore[no-any-return]
 

@@ -25,7 +25,7 @@ from hepwb.ner.source import EntitySource
 from hepwb.retrieval.base import register_retriever, rows_to_hits
 from hepwb.retrieval.bm25 import fts_rows
 from hepwb.retrieval.explain import query_words
-from hepwb.types import Hit
+from hepwb.types import Hit, JSONObject
 
 __all__ = ["EntityRetriever", "strict_filter"]
 
@@ -90,7 +90,7 @@ class EntityRetriever:
         """
         ents = self.ner.batch([query])[0] if entities is None else entities
         n = max(k, self.fetch)
-        best: dict[str, tuple[float, str, dict[str, Any]]] = {}
+        best: dict[str, tuple[float, str, JSONObject]] = {}
         if ents:
             for r in fts_rows(self.table, query, n, where=strict_filter(ents)):
                 best[r["chunk_id"]] = (self.boost * float(r["_score"]), "strict", r)
@@ -102,14 +102,14 @@ class EntityRetriever:
         rows = [{**r, "_entity_score": score, "_branch": branch} for score, branch, r in ranked]
         aliases = [m.surface for m in self.extractor.find(query)]
 
-        def why(r: dict[str, Any], score: float) -> str:
+        def why(r: JSONObject, score: float) -> str:
             if r["_branch"] == "strict":
                 return f"strict: all of {', '.join(ents)} (bm25 {score / self.boost:.2f} × {self.boost:g})"
             if ents:
                 return f"soft: bm25 {score:.2f}; holds {len(held(r))}/{len(ents)} entities"
             return f"bm25 {score:.2f} (no entity in the question)"
 
-        def held(r: dict[str, Any]) -> list[str]:
+        def held(r: JSONObject) -> list[str]:
             return sorted(set(ents) & set(r.get("entities") or ()))
 
         words = [w for a in aliases for w in query_words(a)]

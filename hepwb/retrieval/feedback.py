@@ -21,6 +21,8 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from hepwb.types import JSONObject
+
 __all__ = ["feedback_query", "feedback_terms"]
 
 _STOP = frozenset(
@@ -81,7 +83,7 @@ _STOP = frozenset(
 
 
 def feedback_terms(
-    rows: Sequence[dict[str, Any]], column: str, exclude: set[str], n: int
+    rows: Sequence[JSONObject], column: str, exclude: set[str], n: int
 ) -> list[tuple[str, float]]:
     """The ``n`` heaviest feedback terms of ``rows`` (with ``_score``), weights normalised to sum to 1."""
     total = sum(float(r["_score"]) for r in rows) or 1.0

@@ -17,7 +17,7 @@ from hepwb.exceptions import ConfigError
 from hepwb.models.embedder import Embedder
 from hepwb.retrieval.base import register_retriever
 from hepwb.retrieval.hybrid import HybridRetriever, LinearHybridRetriever
-from hepwb.types import Hit
+from hepwb.types import Hit, JSONObject
 
 __all__ = ["FusionRetriever", "fit_path", "load_fit"]
 
@@ -32,7 +32,7 @@ def fit_path(fitted: str) -> Path:
     return Layout.default().data / "models" / "fusion" / f"{fitted}.json"
 
 
-def load_fit(fitted: str) -> dict[str, Any]:
+def load_fit(fitted: str) -> JSONObject:
     """A fitted fusion as saved by ``hepwb fit-fusion`` (a clear error naming the fix when missing)."""
     path = fit_path(fitted)
     try:

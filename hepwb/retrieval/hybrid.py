@@ -22,7 +22,7 @@ from hepwb.models.embedder import Embedder
 from hepwb.retrieval.base import columns, register_retriever, rows_to_hits
 from hepwb.retrieval.bm25 import FIELDS, check_fields
 from hepwb.retrieval.dense import check_read, dense_arrow
-from hepwb.types import Hit
+from hepwb.types import Hit, JSONObject
 
 __all__ = ["HybridRetriever", "LinearHybridRetriever", "check_weight"]
 
@@ -132,7 +132,7 @@ class HybridRetriever:
             .to_arrow()
         )
 
-    def rows(self, query: str, k: int) -> list[dict[str, Any]]:
+    def rows(self, query: str, k: int) -> list[JSONObject]:
         """Fused result rows with ``_relevance_score``, ``_distance`` and ``_score``.
 
         The branches are fused by LanceDB's own hybrid combination: min-max normalisation, then the
@@ -159,7 +159,7 @@ class HybridRetriever:
     def search(self, query: str, k: int = 10) -> list[Hit]:
         """Top ``k`` chunks by fused score; ``why`` shows both branch scores ("-": not in that branch)."""
 
-        def why(r: dict[str, Any], score: float) -> str:
+        def why(r: JSONObject, score: float) -> str:
             cos = None if r.get("_distance") is None else 1.0 - float(r["_distance"])
             bm25 = _fmt(r.get("_score"), ".2f")
             return f"{self.name} {score:.4f} = fuse(cosine {_fmt(cos, '.3f')}, bm25 {bm25})"

@@ -14,7 +14,7 @@ from typing import Any
 from hepwb.models.embedder import Embedder
 from hepwb.retrieval.base import get_retriever, register_retriever
 from hepwb.retrieval.explain import explain_match, query_words
-from hepwb.types import Hit
+from hepwb.types import Hit, JSONObject
 
 __all__ = ["ParentRetriever"]
 
@@ -39,7 +39,7 @@ class ParentRetriever:
         self.base = get_retriever(base, table, embedder=embedder)
         self.fetch = fetch
 
-    def _contexts(self, chunk_ids: list[str]) -> dict[str, dict[str, Any]]:
+    def _contexts(self, chunk_ids: list[str]) -> dict[str, JSONObject]:
         quoted = ", ".join("'" + c + "'" for c in chunk_ids)
         rows = (
             self.table.search()

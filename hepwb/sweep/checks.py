@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, TypeGuard
 
 from hepwb.exceptions import HepwbError
+from hepwb.types import JSONObject
 
 __all__ = ["check_value", "named"]
 
@@ -35,7 +36,7 @@ def _model(name: str) -> str | None:
     return model_problem(name)
 
 
-def _check_chunker(values: dict[str, Any], name_only: bool) -> str | None:
+def _check_chunker(values: JSONObject, name_only: bool) -> str | None:
     from hepwb.chunking import CHUNKERS, get_chunker
 
     name, options = named(values.get("chunker"))
@@ -60,7 +61,7 @@ def _check_chunker(values: dict[str, Any], name_only: bool) -> str | None:
     return None
 
 
-def _check_retriever(values: dict[str, Any]) -> str | None:
+def _check_retriever(values: JSONObject) -> str | None:
     from hepwb.retrieval import RETRIEVERS
 
     name, options = named(values.get("retriever"))
@@ -84,7 +85,7 @@ def _check_retriever(values: dict[str, Any]) -> str | None:
     return None
 
 
-def _check_corpus(values: dict[str, Any], check_inputs: bool) -> str | None:
+def _check_corpus(values: JSONObject, check_inputs: bool) -> str | None:
     from hepwb.acquisition.folder import corpus_files, resolve_corpus
 
     if not check_inputs:
@@ -98,7 +99,7 @@ def _check_corpus(values: dict[str, Any], check_inputs: bool) -> str | None:
     return None
 
 
-def _check_questions(values: dict[str, Any], check_inputs: bool) -> str | None:
+def _check_questions(values: JSONObject, check_inputs: bool) -> str | None:
     from hepwb.pipeline.experiment import questions_path
 
     if not check_inputs:
@@ -111,7 +112,7 @@ def _check_questions(values: dict[str, Any], check_inputs: bool) -> str | None:
 
 
 def check_value(
-    dim: str, values: dict[str, Any], *, check_inputs: bool = False, name_only: bool = False
+    dim: str, values: JSONObject, *, check_inputs: bool = False, name_only: bool = False
 ) -> str | None:
     """The problem with ``values[dim]`` in the cell ``values`` (which it may normalise), or ``None``.
 
@@ -175,7 +176,7 @@ def check_value(
     return None
 
 
-def named(value: Any) -> tuple[Any, dict[str, Any]]:
+def named(value: Any) -> tuple[Any, JSONObject]:
     """``"bm25"`` → ("bm25", {}); ``{"name": "hybrid_linear", "weight": 0.5}`` → (name, options)."""
     if isinstance(value, dict):
         opts = dict(value)

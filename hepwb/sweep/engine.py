@@ -23,6 +23,7 @@ from hepwb.ids import short_hash
 from hepwb.paths import Layout
 from hepwb.sweep.spec import SweepSpec
 from hepwb.sweep.tasks import Outcome, cell_task, record_cell_failure
+from hepwb.types import JSONObject
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -49,9 +50,7 @@ def default_spec_path(layout: Layout | None = None) -> Path:
     raise ConfigError(msg)
 
 
-def load_spec(
-    spec: SweepSpec | str | Path | dict[str, Any] | None, layout: Layout | None = None
-) -> SweepSpec:
+def load_spec(spec: SweepSpec | str | Path | JSONObject | None, layout: Layout | None = None) -> SweepSpec:
     """A :class:`SweepSpec` from a spec, a YAML path, a parameters mapping or ``None`` (the default grid)."""
     if isinstance(spec, SweepSpec):
         return spec
@@ -66,7 +65,7 @@ def sweep_id_of(spec: SweepSpec, cells: list[Any]) -> str:
 
 
 def plan_sweep(
-    spec: SweepSpec | str | Path | dict[str, Any] | None,
+    spec: SweepSpec | str | Path | JSONObject | None,
     layout: Layout | None = None,
     *,
     notebooks: bool = False,
@@ -133,7 +132,7 @@ class SweepResult:
 
 
 def run_sweep(
-    spec: SweepSpec | str | Path | dict[str, Any] | None = None,
+    spec: SweepSpec | str | Path | JSONObject | None = None,
     *,
     layout: Layout | None = None,
     executor: str = "local",

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from hepwb.io import write_json
 from hepwb.paths import Layout
 from hepwb.sweep.engine import load_spec, sweep_id_of
+from hepwb.types import JSONObject
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -44,7 +45,7 @@ class HalvingResult:
     winner: str
     value: float
     ci95: tuple[float, float] | None
-    rungs: list[dict[str, Any]] = field(repr=False)
+    rungs: list[JSONObject] = field(repr=False)
     cell_questions: int = 0
     full_grid_cell_questions: int = 0
     wall_s: float = 0.0
@@ -92,7 +93,7 @@ def _rank_key(out: Any, metric: str) -> tuple[float, float]:
 
 
 def run_halving(
-    spec: SweepSpec | str | dict[str, Any] | None = None,
+    spec: SweepSpec | str | JSONObject | None = None,
     *,
     layout: Layout | None = None,
     executor: str = "local",
@@ -124,7 +125,7 @@ def run_halving(
     catalog.record_sweep(sid, spec.model_dump(mode="json"))
     folder = layout.reports / "sweeps" / sid
     name = "dask" if (scheduler or cluster is not None) and executor == "local" else executor
-    rungs: list[dict[str, Any]] = []
+    rungs: list[JSONObject] = []
     spent = 0
     survivors: list[CellPlan] = list(plan.cells)
     n = min(settings.min_questions, len(order))

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from hepwb.exceptions import ConfigError, DependencyError
+from hepwb.types import JSONObject
 
 __all__ = ["KINDS", "job_prologue", "make_cluster"]
 
@@ -91,7 +92,7 @@ def make_cluster(
     if kind not in KINDS:
         msg = f"unknown batch system {kind!r}; choose one of {list(KINDS)} (or attach with --scheduler)"
         raise ConfigError(msg)
-    common: dict[str, Any] = {
+    common: JSONObject = {
         "cores": cores,
         "processes": cores,
         "memory": memory,

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from hepwb.ids import file_sha256, short_hash
 from hepwb.pipeline.keys import SourceFile, cell_key, cell_name, chunkset_id_of, chunkset_key, plan_corpus
 from hepwb.pipeline.record import RunRecord
+from hepwb.types import JSONObject
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -242,7 +243,7 @@ def plan_cells(
     return SweepPlan(sweep_id, layout, corpora, chunksets, indexes, out)
 
 
-def describe_cell(cell: CellPlan) -> dict[str, Any]:
+def describe_cell(cell: CellPlan) -> JSONObject:
     """Plain-value summary of a cell (for progress messages and results tables)."""
     cfg = cell.config
     return {

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from hepwb.sweep.tasks import Outcome, chunkset_task, convert_task, embed_task, index_task
+from hepwb.types import JSONObject
 
 if TYPE_CHECKING:
     from hepwb.sweep.executors import Executor
@@ -29,7 +30,7 @@ class Prepared:
     """The stage outcomes of a sweep and, per table, the future (or outcome) of its build."""
 
     stages: list[Outcome] = field(default_factory=list)
-    index_futures: dict[str, Any] = field(default_factory=dict)
+    index_futures: JSONObject = field(default_factory=dict)
     failed: dict[str, Outcome] = field(default_factory=dict)
     """``{chunkset id or table name: the failed outcome}`` (its cells fail with that error)."""
     embedded: int = 0
@@ -169,7 +170,7 @@ def _embed_model(
         ex.submit(embed_task, model, [texts[k] for k in b], f"{model}:{short_hash(b, 12)}", key="embed"): b
         for b in batches
     }
-    pending: dict[str, Any] = {}
+    pending: JSONObject = {}
     with _bar(progress, len(missing), f"embedding ({model})", "text") as bar:
         for fut in ex.as_completed(list(futures)):
             vectors, res = ex.result(fut)

@@ -41,6 +41,7 @@ from hepwb.exceptions import ConfigError
 from hepwb.models.tokenizers import DEFAULT_TOKENIZER
 from hepwb.pipeline.experiment import DIMENSIONS, ExperimentConfig
 from hepwb.sweep.checks import named
+from hepwb.types import JSONObject
 
 __all__ = ["DIMENSIONS", "HalvingSettings", "SweepSpec", "SweepSpecError"]
 
@@ -83,14 +84,14 @@ class SweepSpec(BaseModel):
     embedding_model: Any = DEFAULT_TOKENIZER
     retriever: Any = "bm25"
     k: Any = 10
-    grid: dict[str, Any] | list[dict[str, Any]] = Field(default_factory=dict)
-    include: list[dict[str, Any]] = Field(default_factory=list)
-    exclude: list[dict[str, Any]] = Field(default_factory=list)
+    grid: JSONObject | list[JSONObject] = Field(default_factory=dict)
+    include: list[JSONObject] = Field(default_factory=list)
+    exclude: list[JSONObject] = Field(default_factory=list)
     source: str = Field("parameters", exclude=True)
 
     # -- loading ---------------------------------------------------------------------------------
     @classmethod
-    def from_dict(cls, data: dict[str, Any], source: str = "parameters") -> SweepSpec:
+    def from_dict(cls, data: JSONObject, source: str = "parameters") -> SweepSpec:
         """Build from a mapping (notebook parameters or parsed YAML), naming unknown keys and bad types."""
         if not isinstance(data, dict):
             msg = f"{source}: a sweep specification is a mapping of keys (name, grid, ...), got {data!r:.80}"
@@ -150,13 +151,13 @@ class SweepSpec(BaseModel):
         return SweepSpec.from_dict({k: v for k, v in data.items() if k != "source"}, self.source)
 
     # -- expansion ---------------------------------------------------------------------------------
-    def _fixed(self) -> dict[str, Any]:
+    def _fixed(self) -> JSONObject:
         return {d: getattr(self, d) for d in DIMENSIONS}
 
-    def _combinations(self) -> list[tuple[dict[str, Any], dict[str, str]]]:
+    def _combinations(self) -> list[tuple[JSONObject, dict[str, str]]]:
         """Raw cell dicts with, per key, where its value came from (for messages)."""
         grids = self.grid if isinstance(self.grid, list) else [self.grid]
-        out: list[tuple[dict[str, Any], dict[str, str]]] = []
+        out: list[tuple[JSONObject, dict[str, str]]] = []
         for gi, grid in enumerate(grids):
             where = f"grid[{gi}]" if isinstance(self.grid, list) else "grid"
             dims = [(key, vals if isinstance(vals, list) else [vals]) for key, vals in grid.items()]
@@ -216,7 +217,7 @@ class SweepSpec(BaseModel):
         return out
 
 
-def _entries(value: Any) -> list[dict[str, Any]]:
+def _entries(value: Any) -> list[JSONObject]:
     if isinstance(value, dict):
         return [value]
     return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
@@ -227,7 +228,7 @@ def _suggest(key: str, names: Any) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
-def _matches(cell: dict[str, Any], pattern: dict[str, Any]) -> bool:
+def _matches(cell: JSONObject, pattern: JSONObject) -> bool:
     for key, want in pattern.items():
         have = cell.get(key)
         if key in _NAMED:
@@ -254,7 +255,7 @@ def _label(cfg: ExperimentConfig, dim: str) -> str:
 
 
 def _to_config(
-    raw: dict[str, Any], origin: dict[str, str], source: str, check_inputs: bool
+    raw: JSONObject, origin: dict[str, str], source: str, check_inputs: bool
 ) -> tuple[ExperimentConfig | None, list[str]]:
     """Validate one raw cell; returns the config or the problems (each with key, value and fix)."""
     from hepwb.sweep.checks import check_value

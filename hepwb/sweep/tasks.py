@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hepwb.types import JSONObject
+
 __all__ = [
     "Outcome",
     "cell_task",
@@ -40,7 +42,7 @@ class Outcome:
     error: str = ""
     error_type: str = ""
     traceback: str = ""
-    detail: dict[str, Any] = field(default_factory=dict)
+    detail: JSONObject = field(default_factory=dict)
 
 
 def _peak_rss_mib() -> float:
@@ -73,7 +75,7 @@ def convert_task(
 ) -> Outcome:
     """Convert one corpus file (the file whose conversion key is ``conversion_key``)."""
 
-    def body() -> dict[str, Any]:
+    def body() -> JSONObject:
         from hepwb.hepilot.log import ProcessingLog
         from hepwb.paths import Layout
         from hepwb.pipeline.corpus import convert_source
@@ -96,10 +98,10 @@ def convert_task(
     return _run("convert", conversion_key, body)
 
 
-def chunkset_task(home: str, config: dict[str, Any], inputs_key: str, chunkset_id: str) -> Outcome:
+def chunkset_task(home: str, config: JSONObject, inputs_key: str, chunkset_id: str) -> Outcome:
     """Build (or find) the chunk set of ``config``'s chunker configuration."""
 
-    def body() -> dict[str, Any]:
+    def body() -> JSONObject:
         from hepwb.sweep import worker
 
         cs = worker.chunkset(home, config, inputs_key)
@@ -116,9 +118,9 @@ def embed_task(model: str, texts: list[str], batch: str) -> tuple[Any, Outcome]:
 
     ``batch`` names the batch (the hash of its text keys) in the outcome.
     """
-    box: dict[str, Any] = {}
+    box: JSONObject = {}
 
-    def body() -> dict[str, Any]:
+    def body() -> JSONObject:
         from hepwb.sweep import worker
 
         box["vectors"] = worker.embedder(model).embed(texts)
@@ -129,11 +131,11 @@ def embed_task(model: str, texts: list[str], batch: str) -> tuple[Any, Outcome]:
 
 
 def index_task(
-    home: str, config: dict[str, Any], inputs_key: str, table: str, windows: bool, *after: Any
+    home: str, config: JSONObject, inputs_key: str, table: str, windows: bool, *after: Any
 ) -> Outcome:
     """Build (or open) the LanceDB table of ``config``'s chunk set and embedding model (and its windows)."""
 
-    def body() -> dict[str, Any]:
+    def body() -> JSONObject:
         from hepwb.sweep import worker
 
         emb = worker.embedder(config["embedding_model"])
@@ -147,7 +149,7 @@ def index_task(
 
 def cell_task(
     home: str,
-    config: dict[str, Any],
+    config: JSONObject,
     inputs_key: str,
     key: str,
     *after: Any,
@@ -169,7 +171,7 @@ def cell_task(
         else Path(home) / "reports" / "runs" / cell_name(config)
     )
 
-    def body() -> dict[str, Any]:
+    def body() -> JSONObject:
         from hepwb.sweep import worker
 
         for dep in after:
@@ -193,7 +195,7 @@ def cell_task(
     return out
 
 
-def record_cell_failure(out: Outcome, config: dict[str, Any], run_dir: Path, sweep_id: str | None) -> None:
+def record_cell_failure(out: Outcome, config: JSONObject, run_dir: Path, sweep_id: str | None) -> None:
     """Write the failure ``out`` (of the cell or of a stage it needed) into the cell's run folder."""
     from hepwb.hepilot.log import utc_now
     from hepwb.pipeline.keys import cell_name

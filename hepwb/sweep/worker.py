@@ -11,6 +11,8 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hepwb.types import JSONObject
+
 if TYPE_CHECKING:
     from hepwb.models.embedder import Embedder
     from hepwb.pipeline.chunksets import ChunkSet
@@ -53,7 +55,7 @@ def _setup() -> None:
         _configured = True
 
 
-def _cfg(config: dict[str, Any]) -> ExperimentConfig:
+def _cfg(config: JSONObject) -> ExperimentConfig:
     from hepwb.pipeline.experiment import ExperimentConfig
 
     return ExperimentConfig.from_params(**config)
@@ -73,7 +75,7 @@ def embedder(model: str) -> Embedder:
     return get_embedder(model)
 
 
-def inputs(home: str, config: dict[str, Any], inputs_key: str) -> EvalInputs:
+def inputs(home: str, config: JSONObject, inputs_key: str) -> EvalInputs:
     """Documents, questions and located evidence of ``config``'s corpus and question set."""
     _setup()
     from hepwb.pipeline.stages import load_inputs
@@ -83,7 +85,7 @@ def inputs(home: str, config: dict[str, Any], inputs_key: str) -> EvalInputs:
     return _INPUTS.get_or(key, lambda: load_inputs(cfg, _layout(home), progress=False))  # type: ignore[no-any-return]
 
 
-def chunkset(home: str, config: dict[str, Any], inputs_key: str) -> ChunkSet:
+def chunkset(home: str, config: JSONObject, inputs_key: str) -> ChunkSet:
     """The chunk set of ``config`` (built on first use, then read from disk or memory)."""
     from hepwb.pipeline.stages import chunk_stage
 
@@ -103,7 +105,7 @@ def chunkset(home: str, config: dict[str, Any], inputs_key: str) -> ChunkSet:
     )
 
 
-def table(home: str, config: dict[str, Any], inputs_key: str, *, windows: bool = False) -> Any:
+def table(home: str, config: JSONObject, inputs_key: str, *, windows: bool = False) -> Any:
     """The open LanceDB table of ``config``'s chunk set and embedding model (built on first use).
 
     ``windows``: its window tables too (they are also built when ``config``'s retriever reads windows).
@@ -122,7 +124,7 @@ def table(home: str, config: dict[str, Any], inputs_key: str, *, windows: bool =
 
 def cell(
     home: str,
-    config: dict[str, Any],
+    config: JSONObject,
     inputs_key: str,
     sweep_id: str | None,
     question_subset: list[str] | None,
@@ -155,7 +157,7 @@ def cell(
     return res.record
 
 
-def cell_notebook(home: str, config: dict[str, Any], run_dir: Path) -> RunRecord:
+def cell_notebook(home: str, config: JSONObject, run_dir: Path) -> RunRecord:
     """Run one cell as the ``20-evaluate`` notebook (papermill) into ``run_dir``; returns its record."""
     _setup()
     from hepwb.pipeline.notebook import EVALUATE_NOTEBOOK, notebook_parameters, run_notebook

@@ -19,6 +19,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from hepwb.types import JSONObject
+
 __all__ = ["SIGNAL_KINDS", "AuditLog", "new_event_id"]
 
 SIGNAL_KINDS = ("useful", "cited", "approved")
@@ -169,13 +171,13 @@ class AuditLog:
                 [status, done_ms, *values, event_id],
             )
 
-    def pending(self, action: str) -> list[dict[str, Any]]:
+    def pending(self, action: str) -> list[JSONObject]:
         """Audit rows of ``action`` left ``pending`` (by a killed job)."""
         return self.events(action=action, status="pending")
 
     def events(
         self, *, action: str | None = None, status: str | None = None, limit: int = 0
-    ) -> list[dict[str, Any]]:
+    ) -> list[JSONObject]:
         """Audit rows, newest first, with ``evidence`` and ``details`` decoded."""
         where, params = [], []
         for col, val in (("action", action), ("status", status)):
@@ -207,7 +209,7 @@ class AuditLog:
         return int(rows[0][0]) if rows and rows[0][0] is not None else None
 
     def _insert(
-        self, event_id: str, ts_ms: int, action: str, actor: str, status: str, fields: dict[str, Any]
+        self, event_id: str, ts_ms: int, action: str, actor: str, status: str, fields: JSONObject
     ) -> None:
         cols = ["event_id", "ts_ms", "action", "actor", "status", *fields]
         values = [event_id, ts_ms, action, actor, status, *(_cell(v) for v in fields.values())]

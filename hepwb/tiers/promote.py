@@ -22,10 +22,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from hepwb.exceptions import ConfigError
 from hepwb.tiers.tables import quoted, strings
+from hepwb.types import JSONObject
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -151,7 +152,7 @@ def _settle_pending(tiers: Tiers) -> tuple[str, ...]:
     return tuple(settled)
 
 
-def _running(details: dict[str, Any]) -> bool:
+def _running(details: JSONObject) -> bool:
     """Whether the process that wrote a pending row is alive on this host (then it is not settled)."""
     import os
     import socket
@@ -289,7 +290,7 @@ def revert(tiers: Tiers, event_id: str, *, actor: str = "hepwb") -> PromoteRepor
     return PromoteReport(eid, tuple(keys), mine, version_now, after)
 
 
-def why(tiers: Tiers, chunk_id: str) -> dict[str, Any]:
+def why(tiers: Tiers, chunk_id: str) -> JSONObject:
     """Why ``chunk_id`` is in LT and since when: its row's stamps and the audit event that wrote them."""
     rows = tiers.table("lt").search().where(f"chunk_id = {quoted([chunk_id])}").limit(1).to_list()
     if not rows:

@@ -27,6 +27,7 @@ from hepwb.exceptions import ConfigError, CorpusNotFoundError
 from hepwb.io import read_json, write_json
 from hepwb.paths import Layout
 from hepwb.tiers.config import TierConfig
+from hepwb.types import JSONObject
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -100,7 +101,7 @@ class Tiers:
         return int(self.clock() * 1000)
 
     @property
-    def meta(self) -> dict[str, Any]:
+    def meta(self) -> JSONObject:
         """``tiers.json``: chunking, embedding model, NER model and sources (empty before ``init_lt``)."""
         path = self.root / "tiers.json"
         return dict(read_json(path)) if path.is_file() else {}
@@ -123,7 +124,7 @@ class Tiers:
             raise CorpusNotFoundError(msg)
         return db.open_table(name)
 
-    def open_tables(self, tiers: Sequence[str]) -> dict[str, Any]:
+    def open_tables(self, tiers: Sequence[str]) -> JSONObject:
         """The latest versions of those of ``tiers`` that exist, opened through one connection."""
         from hepwb.index.lance import table_names
 
@@ -251,7 +252,7 @@ class Tiers:
     def _rows(
         self,
         corpus: str | Path | None,
-        meta: dict[str, Any],
+        meta: JSONObject,
         *,
         only: list[str] | None,
         max_docs: int | None,
@@ -405,7 +406,7 @@ class Tiers:
 
         return revert(self, event_id, actor=actor)
 
-    def why(self, chunk_id: str) -> dict[str, Any]:
+    def why(self, chunk_id: str) -> JSONObject:
         """Why ``chunk_id`` is in LT and since when (:func:`hepwb.tiers.promote.why`)."""
         from hepwb.tiers.promote import why
 
@@ -433,10 +434,10 @@ class Tiers:
         frame.insert(0, "when", pd.to_datetime(frame["ts_ms"], unit="ms", utc=True))
         return frame.drop(columns=["ts_ms"])
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> JSONObject:
         """Rows, documents and versions per tier; HOT rows past the TTL; signals and audit counts."""
         now = self.now_ms()
-        out: dict[str, Any] = {"root": str(self.root), "config": self.config.model_dump(), "meta": self.meta}
+        out: JSONObject = {"root": str(self.root), "config": self.config.model_dump(), "meta": self.meta}
         for tier in ("lt", "hot"):
             if not self.has(tier):
                 out[tier] = {"rows": 0, "documents": 0, "version": 0}

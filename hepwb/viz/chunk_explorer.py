@@ -27,7 +27,7 @@ from typing import Any
 
 from hepwb import defaults
 from hepwb.exceptions import ConfigError, HepwbError
-from hepwb.types import Block, Chunk, Document
+from hepwb.types import Block, Chunk, Document, JSONObject
 from hepwb.viz.document_view import by_label
 
 __all__ = ["CHUNK_COLOURS", "OVERLAP_STYLE", "ChunkExplorer", "chunks_html", "token_histogram"]
@@ -301,7 +301,7 @@ class ChunkExplorer:
         )
         self.refresh()
 
-    def _on_change(self, _change: dict[str, Any]) -> None:
+    def _on_change(self, _change: JSONObject) -> None:
         try:
             self.refresh()
         except HepwbError as exc:  # a control change must not kill the widget: show why instead

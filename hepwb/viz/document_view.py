@@ -17,10 +17,10 @@ from __future__ import annotations
 import base64
 import html as _html
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from hepwb.exceptions import ConfigError
-from hepwb.types import Document
+from hepwb.types import Document, JSONObject
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -133,7 +133,7 @@ class DocumentBrowser:
         doc = self.documents[label]
         return int(doc.meta.get("pages") or max((b.page_end or b.page for b in doc.blocks), default=1))
 
-    def _on_paper(self, change: dict[str, Any]) -> None:
+    def _on_paper(self, change: JSONObject) -> None:
         self.page.max = self._pages(change["new"])
         self.page.value = min(self.page.value, self.page.max)
         self.refresh()

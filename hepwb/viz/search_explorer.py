@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import html
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from hepwb.exceptions import DependencyError, RetrieverUnavailableError
 from hepwb.retrieval.explain import hits_html
+from hepwb.types import JSONObject
 
 if TYPE_CHECKING:
     from hepwb.pipeline.search import Searcher
@@ -33,9 +34,9 @@ def side_by_side_html(results: Mapping[str, Sequence[Hit] | str], width: int = 3
     return "<div style='display:flex;gap:.5em;align-items:flex-start'>" + "".join(cols) + "</div>"
 
 
-def run_all(searcher: Searcher, question: str, retrievers: Sequence[str], k: int) -> dict[str, Any]:
+def run_all(searcher: Searcher, question: str, retrievers: Sequence[str], k: int) -> JSONObject:
     """``{retriever: hits or the reason it is unavailable}``."""
-    out: dict[str, Any] = {}
+    out: JSONObject = {}
     for name in retrievers:
         try:
             out[name] = searcher.search(question, name, k)
