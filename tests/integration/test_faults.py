@@ -138,3 +138,31 @@ def test_a_write_error_mid_run_leaves_nothing_half_written(reference, tmp_path, 
     got, got_q = _result(home)
     assert got == pytest.approx(reference[0][0], abs=1e-9)
     pd.testing.assert_frame_equal(got_q, reference[0][1])
+
+
+def test_two_sweeps_on_one_project_both_finish_with_a_consistent_catalog(tmp_path):
+    """Two `hepwb sweep` of one grid at once on the same project: both finish; each run is in the catalog
+    once, with one row per metric (the catalog waits for its other writer; build locks share the work)."""
+    import duckdb
+
+    from tests.helpers import tiny_corpus
+
+    corpus, questions = tiny_corpus(tmp_path)
+    grid = tmp_path / "grid.yaml"
+    grid.write_text(
+        f"corpus: {corpus}\nquestions: {questions}\nchunk_overlap: 0.0\nretriever: bm25\n"
+        "grid:\n  chunk_size: [32, 64]\n"
+    )
+    home = tmp_path / "home"
+    cmd = [HEPWB, "sweep", str(grid), "--executor", "serial"]
+    out = {"stdout": subprocess.PIPE, "stderr": subprocess.STDOUT, "text": True}
+    procs = [subprocess.Popen(cmd, env=_env(home), **out) for _ in range(2)]
+    outs = [_finish(p) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    with duckdb.connect(str(Layout(home).catalog), read_only=True) as con:
+        runs = con.execute("SELECT run_id FROM runs WHERE status = 'ok'").fetchall()
+        per_run = con.execute(
+            "SELECT run_id, count(*), count(DISTINCT metric) FROM metrics GROUP BY run_id"
+        ).fetchall()
+    assert len(runs) == len({r[0] for r in runs}) == 2
+    assert all(n == distinct for _, n, distinct in per_run) and len(per_run) == 2
