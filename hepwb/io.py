@@ -17,7 +17,17 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["atomic_write_bytes", "atomic_write_text", "read_json", "write_json"]
+__all__ = [
+    "UNREADABLE",
+    "atomic_write_bytes",
+    "atomic_write_text",
+    "discard_folder",
+    "read_json",
+    "write_json",
+]
+
+UNREADABLE = (OSError, ValueError, KeyError, TypeError)
+"""What reading a damaged cached file raises (JSON, Arrow and Unicode decoding errors are ``ValueError``)."""
 
 
 def _umask() -> int:
@@ -73,3 +83,16 @@ def read_json(path: str | Path) -> Any:
     """Read a JSON file."""
     with Path(path).open(encoding="utf-8") as fh:
         return json.load(fh)
+
+
+def discard_folder(folder: Path, why: str = "stale") -> None:
+    """Remove ``folder`` so it vanishes at once: renamed to a hidden sibling first, then deleted.
+
+    A reader never sees a half-deleted folder under the real name, and a kill during the deletion leaves
+    only the hidden ``.<name>.<why>-<pid>`` sibling behind.
+    """
+    import shutil
+
+    gone = folder.parent / f".{folder.name}.{why}-{os.getpid()}"
+    folder.replace(gone)
+    shutil.rmtree(gone, ignore_errors=True)

@@ -97,10 +97,9 @@ class EmbeddingCache:
         )
         tbl = self._table()
         if tbl is None:
-            from hepwb.index.lance import drop_unfinished, table_names
-            from hepwb.locks import building
+            from hepwb.index.lance import drop_unfinished, table_lock, table_names
 
-            with building(Path(str(self.db.uri)) / "_locks" / f"{self.name}.lock", f"the {self.name} table"):
+            with table_lock(str(self.db.uri), self.name, f"the {self.name} table"):
                 if self.name in table_names(self.db) and not drop_unfinished(self.db, self.name):
                     self.db.open_table(self.name).add(data)  # created meanwhile by another process
                     return

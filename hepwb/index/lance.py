@@ -8,10 +8,11 @@ Example:
 from __future__ import annotations
 
 import logging
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-__all__ = ["chunkset_of", "connect", "drop_unfinished", "replace_table", "table_names"]
+__all__ = ["chunkset_of", "connect", "drop_unfinished", "replace_table", "table_lock", "table_names"]
 
 _log = logging.getLogger("hepwb.index")
 
@@ -65,3 +66,10 @@ def table_names(db: Any) -> set[str]:
     res = db.list_tables() if hasattr(db, "list_tables") else db.table_names()
     names = getattr(res, "tables", res)
     return set(names)
+
+
+def table_lock(db_path: str | Path, name: str, what: str) -> AbstractContextManager[None]:
+    """The build lock of table ``name`` in the LanceDB folder ``db_path`` (:func:`hepwb.locks.building`)."""
+    from hepwb.locks import building
+
+    return building(Path(db_path) / "_locks" / f"{name}.lock", what)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from hepwb.ids import text_sha256
-from hepwb.index.lance import connect, replace_table, table_names
+from hepwb.index.lance import connect, replace_table, table_lock, table_names
 from hepwb.io import read_json, write_json
 from hepwb.models.embedder import Embedder, model_slug
 
@@ -112,10 +112,8 @@ class ChunkStore:
         key = index_key(chunkset_id, self.embedder.model, ner_model)
         if index_complete(self.db_path, name, key):
             return self.db.open_table(name)
-        from hepwb.locks import building
-
         # one process embeds and writes a table; another asking for it meanwhile waits, then reuses it
-        with building(self.db_path / "_locks" / f"{name}.lock", f"LanceDB table {name}"):
+        with table_lock(self.db_path, name, f"LanceDB table {name}"):
             if index_complete(self.db_path, name, key):
                 return self.db.open_table(name)
             return self._build(name, key, ner_model, chunkset_id, chunks, docs)
@@ -154,13 +152,12 @@ class ChunkStore:
     def windows(self, chunkset_id: str, chunks: list[Chunk]) -> None:
         """Build the window tables of ``chunkset_id`` (:mod:`hepwb.index.windows`) unless complete."""
         from hepwb.index.windows import build_window_tables, windows_complete, windows_key
-        from hepwb.locks import building
 
         name = table_name(chunkset_id, self.embedder.model)
         key = windows_key(chunkset_id, self.embedder.model)
         if windows_complete(self.db_path, name, key):
             return
-        with building(self.db_path / "_locks" / f"{name}__windows.lock", f"window tables of {name}"):
+        with table_lock(self.db_path, f"{name}__windows", f"window tables of {name}"):
             if windows_complete(self.db_path, name, key):
                 return
             build_window_tables(self.db, name, chunks, self, self.embedder)

@@ -144,15 +144,22 @@ def model_problem(name: str) -> str | None:
     )
     if os.environ.get("HF_HUB_OFFLINE", "0").lower() in ("1", "true", "yes", "on"):
         return f"model {name!r} is not in the local Hugging Face cache and HF_HUB_OFFLINE is set: {fix}"
+    problem = _hub_problem(repo)
+    return f"{problem}: {fix}" if problem else None
+
+
+@lru_cache(maxsize=64)
+def _hub_problem(repo: str) -> str | None:
+    """Why ``repo`` is not on the hub (asked once per process and name: sweeps check every cell)."""
     from huggingface_hub import model_info
     from huggingface_hub.errors import RepositoryNotFoundError
 
     try:
         model_info(repo, timeout=10)
     except RepositoryNotFoundError:
-        return f"no model {repo!r} on the Hugging Face hub: check the spelling or {fix}"
+        return f"no model {repo!r} on the Hugging Face hub (check the spelling)"
     except Exception as exc:  # network errors of every kind
-        return f"cannot reach the Hugging Face hub to find {repo!r} ({type(exc).__name__}): {fix}"
+        return f"cannot reach the Hugging Face hub to find {repo!r} ({type(exc).__name__})"
     return None
 
 

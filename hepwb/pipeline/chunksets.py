@@ -23,7 +23,7 @@ from hepwb.hepilot.log import ProcessingLog, utc_now
 from hepwb.hepilot.models import AdapterConfig, ProcessingConfig
 from hepwb.hepilot.writer import write_catalog, write_document
 from hepwb.ids import config_hash, text_sha256
-from hepwb.io import read_json, write_json
+from hepwb.io import UNREADABLE, discard_folder, read_json, write_json
 from hepwb.paths import Layout
 from hepwb.pipeline.keys import chunkset_id_of, chunkset_key
 from hepwb.types import Chunk, Document, JSONObject
@@ -211,14 +211,7 @@ def build_chunkset(
         raise ConfigError(msg)
     cached = _cached_chunks(root, fingerprint, log)
     if cached is not None:
-        return ChunkSet(
-            chunkset_id,
-            root,
-            {"name": ch.name, **p},
-            cached,
-            by_id,
-            compliant,
-        )
+        return ChunkSet(chunkset_id, root, {"name": ch.name, **p}, cached, by_id, compliant)
     # built in a private folder and moved into place when complete: a killed build leaves no
     # half-written chunk set behind, and two processes building the same set do not mix files
     final, root = root, root.parent / f".{chunkset_id}.part-{os.getpid()}"
@@ -295,12 +288,7 @@ def _cached_chunks(root: Path, fingerprint: str, log: ProcessingLog | None) -> l
         if read_json(manifest).get("fingerprint") != fingerprint:
             return None
         return _load_parquet(table)
-    except (
-        OSError,
-        ValueError,
-        KeyError,
-        TypeError,
-    ) as exc:  # JSON, Arrow and Unicode errors are ValueErrors
+    except UNREADABLE as exc:
         msg = (
             f"cached chunk set {root} is unreadable ({type(exc).__name__}: {str(exc)[:200]}); "
             "building it again"
@@ -308,9 +296,7 @@ def _cached_chunks(root: Path, fingerprint: str, log: ProcessingLog | None) -> l
         _log.warning(msg)
         if log is not None:
             log.add("warning", "ChunkingEngine", msg, recovery_action="rebuilt the chunk set")
-        stale = root.parent / f".{root.name}.corrupt-{os.getpid()}"
-        root.replace(stale)
-        shutil.rmtree(stale, ignore_errors=True)
+        discard_folder(root, "corrupt")
         return None
 
 
@@ -321,7 +307,5 @@ def _publish(built: Path, final: Path, fingerprint: str) -> None:
         shutil.rmtree(built, ignore_errors=True)  # another process finished the same chunk set first
         return
     if final.exists():
-        stale = final.parent / f".{final.name}.stale-{os.getpid()}"
-        final.replace(stale)
-        shutil.rmtree(stale, ignore_errors=True)
+        discard_folder(final)
     built.replace(final)

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 import time
 from dataclasses import asdict
 from pathlib import Path
 
 from hepwb.exceptions import CorpusNotFoundError, ProcessingError
 from hepwb.hepilot.log import ProcessingLog, utc_now
-from hepwb.io import atomic_write_text, read_json, write_json
+from hepwb.io import UNREADABLE, atomic_write_text, discard_folder, read_json, write_json
 from hepwb.paths import Layout, shared_dir
 from hepwb.pipeline.keys import SourceFile
 from hepwb.pipeline.sources import convert
@@ -95,7 +94,7 @@ def _from_cache(item: SourceFile, layout: Layout, log: ProcessingLog) -> Documen
         return None
     try:
         return _load_cached(cache, item.conversion_key)
-    except (OSError, ValueError, KeyError, TypeError) as exc:  # JSON and Unicode errors are ValueErrors
+    except UNREADABLE as exc:
         msg = (
             f"cached conversion {cache / 'document.json'} is unreadable ({type(exc).__name__}: "
             f"{str(exc)[:200]}); converting {item.path.name} again"
@@ -103,9 +102,7 @@ def _from_cache(item: SourceFile, layout: Layout, log: ProcessingLog) -> Documen
         _log.warning(msg)
         log.add("warning", "ProcessingPipeline", msg, recovery_action="rebuilt the cache entry",
                 file_path=str(item.path))  # fmt: skip
-        stale = cache.parent / f".{cache.name}.corrupt-{os.getpid()}"
-        cache.replace(stale)
-        shutil.rmtree(stale, ignore_errors=True)
+        discard_folder(cache, "corrupt")
         return None
 
 

@@ -13,11 +13,11 @@ Example:
 from __future__ import annotations
 
 import inspect
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeGuard
 
 from hepwb.exceptions import HepwbError
+from hepwb.models.tokenizers import model_problem
 from hepwb.types import JSONObject
 
 __all__ = ["check_value", "named"]
@@ -27,13 +27,6 @@ from hepwb.limits import MIN_CHUNK_SIZE as _MIN_CHUNK
 
 def _is_int(v: Any) -> TypeGuard[int]:
     return isinstance(v, int) and not isinstance(v, bool)
-
-
-@lru_cache(maxsize=64)
-def _model(name: str) -> str | None:
-    from hepwb.models.tokenizers import model_problem
-
-    return model_problem(name)
 
 
 def _check_chunker(values: JSONObject, name_only: bool) -> str | None:
@@ -156,11 +149,11 @@ def check_value(
     if dim == "tokenizer":
         if not isinstance(v, str) or not v:
             return "a tokenizer is 'words', 'cl100k' or a model name such as 'all-MiniLM-L6-v2'"
-        return None if v in ("words", "cl100k", "cl100k_base") else _model(v)
+        return None if v in ("words", "cl100k", "cl100k_base") else model_problem(v)
     if dim == "embedding_model":
         if not isinstance(v, str) or not v:
             return "an embedding model is a sentence-transformers name or folder, e.g. 'all-MiniLM-L6-v2'"
-        return _model(v)
+        return model_problem(v)
     if dim == "chunker":
         return _check_chunker(values, name_only)
     if dim == "retriever":
