@@ -1,7 +1,9 @@
 """The evidence-matching rule of ``../shared/eval/check_quotes.py``, in one place.
 
 ``key`` keeps only ``[a-z0-9]`` of the NFKC-normalised, lowercased text, so extraction differences in
-spacing, hyphenation, ligatures and punctuation do not matter. ``piece_coverage`` is the tolerant
+spacing, hyphenation, ligatures and punctuation do not matter. Accents are folded first (NFKD,
+combining marks dropped), so ``Müller`` and the extraction artefact ``M¨uller`` both key as
+``muller``; on text without accented letters the key is exactly check_quotes' key. ``piece_coverage`` is the tolerant
 rule: the share of a quote key's consecutive 16-character pieces found in order in a text key.
 
 Example:
@@ -22,8 +24,16 @@ NON_KEY = re.compile(r"[^a-z0-9]")
 
 
 def key(s: str) -> str:
-    """Return the matching key of ``s``: NFKC, lowercase, only ``[a-z0-9]`` kept."""
-    return NON_KEY.sub("", unicodedata.normalize("NFKC", s).lower())
+    """Return the matching key of ``s``: accents folded, NFKC, lowercase, only ``[a-z0-9]`` kept.
+
+    Example:
+        >>> key("Müller"), key("M¨uller"), key("ˇCerenkov"), key("Čerenkov")
+        ('muller', 'muller', 'cerenkov', 'cerenkov')
+    """
+    s = unicodedata.normalize("NFKC", s)
+    if not s.isascii():
+        s = "".join(ch for ch in unicodedata.normalize("NFKD", s) if not unicodedata.combining(ch))
+    return NON_KEY.sub("", s.lower())
 
 
 def piece_coverage(quote_key: str, text_key: str, piece: int = 16) -> float:

@@ -19,13 +19,17 @@ from hepwb.types import Document, JSONObject
 
 __all__ = ["SizedChunker", "Unit", "add_overlap", "block_units", "pack"]
 
-UnitKind = Literal["heading", "text", "atomic", "barrier"]
+UnitKind = Literal["heading", "text", "atomic", "barrier", "caption"]
 _BPE_MARGIN = 4
 
 
 @dataclass(frozen=True, slots=True)
 class Unit:
-    """A span no chunk boundary may fall inside (``barrier``: a span no chunk may cross)."""
+    """A span no chunk boundary may fall inside.
+
+    ``barrier``: a span no chunk may cross; ``caption``: a figure or table caption (or a piece of
+    a long one), packed alone into its own chunk.
+    """
 
     start: int
     end: int
@@ -94,7 +98,7 @@ def _split_text(
 
 
 def block_units(doc: Document, tokens: TokenIndex, budget: int, *, sentences: bool = False) -> list[Unit]:
-    """Units from the document's blocks: one per heading, atomic block and paragraph.
+    """Units from the document's blocks: one per heading, atomic block, caption and paragraph.
 
     Paragraphs longer than ``budget`` (all paragraphs when ``sentences``) become sentence units, and
     sentences longer than ``budget`` are cut at word (or token) boundaries. Non-retrievable blocks
@@ -112,9 +116,16 @@ def block_units(doc: Document, tokens: TokenIndex, budget: int, *, sentences: bo
             units.extend(_split_text(doc, b.start, b.end, tokens, budget, sentences=False))
         elif b.atomic:
             units.append(Unit(b.start, b.end, "atomic", oversized=tokens.count(b.start, b.end) > budget))
+        elif b.kind == "caption":
+            units.extend(caption_units(doc, b.start, b.end, tokens, budget))
         else:
             units.extend(_split_text(doc, b.start, b.end, tokens, budget, sentences))
     return units
+
+
+def caption_units(doc: Document, start: int, end: int, tokens: TokenIndex, budget: int) -> list[Unit]:
+    """A caption as one ``caption`` unit (sentence pieces when it exceeds ``budget``)."""
+    return [Unit(u.start, u.end, "caption") for u in _split_text(doc, start, end, tokens, budget, False)]
 
 
 def pack(
@@ -123,7 +134,8 @@ def pack(
     """Greedy packing of ``units`` into chunks of at most ``budget`` tokens.
 
     A heading starts a new chunk when the current one is at least ``min_section_fill`` full (never
-    when ``None``); trailing headings move on with the content that follows them.
+    when ``None``); trailing headings move on with the content that follows them; every caption
+    unit is a chunk of its own.
     """
     out: list[ChunkSpan] = []
     cur: list[Unit] = []
@@ -133,11 +145,11 @@ def pack(
             out.append(ChunkSpan(group[0].start, group[-1].end, group[0].start))
 
     for u in units:
-        if u.kind == "barrier" or u.oversized:
+        if u.kind in ("barrier", "caption") or u.oversized:
             flush(cur)
             cur = []
-            if u.oversized:
-                out.append(ChunkSpan(u.start, u.end, u.start, oversized=True))
+            if u.oversized or u.kind == "caption":
+                out.append(ChunkSpan(u.start, u.end, u.start, oversized=u.oversized, alone=u.kind == "caption"))
             continue
         if cur:
             total = tokens.count(cur[0].start, u.end)
@@ -170,7 +182,7 @@ def add_overlap(
 
     The overlap starts at a token boundary (possibly inside a word), is shortened only where it
     would start inside an atomic block or before the previous chunk, never reaches across a
-    non-retrievable block, and oversized chunks neither get nor give overlap.
+    non-retrievable block, and oversized and caption chunks neither get nor give overlap.
     """
     if overlap_tokens == 0:
         return own
@@ -179,7 +191,7 @@ def add_overlap(
     spans: list[ChunkSpan] = []
     for k, sp in enumerate(own):
         prev = own[k - 1] if k else None
-        if prev is None or sp.oversized or prev.oversized or any(prev.end <= h < sp.start for h in hidden):
+        if prev is None or sp.oversized or prev.oversized or sp.alone or prev.alone or any(prev.end <= h < sp.start for h in hidden):
             spans.append(sp)
             continue
         first = tokens.first_token_at(sp.start)

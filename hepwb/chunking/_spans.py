@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from hepwb.processing.figures import caption_label
 from hepwb.ids import content_uuid, text_sha256
 from hepwb.types import Block, Chunk, Document
 
@@ -91,6 +92,7 @@ class ChunkSpan:
     end: int
     own_start: int
     oversized: bool = False
+    alone: bool = False  # a caption: its own chunk, no overlap given or taken
 
 
 def _section_paths(doc: Document) -> tuple[list[int], list[tuple[str, ...]]]:
@@ -114,6 +116,8 @@ def _chunk_type(blocks: list[Block]) -> str:
     kinds = {b.kind for b in blocks if b.kind != "heading"}
     if not kinds:
         return "text"
+    if kinds == {"caption"}:
+        return "caption"
     if kinds == {"table"}:
         return "table"
     if kinds == {"math"}:
@@ -133,6 +137,8 @@ def finalize(doc: Document, spans: list[ChunkSpan], tokens: TokenIndex, config_k
         h = bisect.bisect_right(head_starts, sp.own_start) - 1
         # a chunk that opens with a heading belongs to that heading's section
         section = head_paths[h] if h >= 0 else ()
+        if sp.alone and (label := caption_label(text)) is not None:
+            section = (*section, label[2])  # a caption chunk's citation names its figure or table
         lo = max(bisect.bisect_right(block_starts, sp.start) - 1, 0)
         hi = bisect.bisect_left(block_starts, sp.end)
         inside = [b for b in doc.blocks[lo:hi] if b.end > sp.start and b.start < sp.end]

@@ -141,13 +141,19 @@ class ClusterSemanticChunker(SizedChunker):
             i
             for i in range(len(pieces) - 1)
             if bisect.bisect_left(barriers, pieces[i].end) < bisect.bisect_left(barriers, pieces[i + 1].start)
+            or pieces[i].alone
+            or pieces[i + 1].alone  # a caption is a chunk of its own
         }
         sizes = [tokens.count(p.start, p.end) for p in pieces]
         starts = best_grouping(vecs, max(1, self.budget // piece_budget), sizes, self.budget, cut_after)
         ends = [*starts[1:], len(pieces)]
         own = [
             ChunkSpan(
-                pieces[a].start, pieces[b - 1].end, pieces[a].start, any(p.oversized for p in pieces[a:b])
+                pieces[a].start,
+                pieces[b - 1].end,
+                pieces[a].start,
+                any(p.oversized for p in pieces[a:b]),
+                alone=all(p.alone for p in pieces[a:b]),
             )
             for a, b in zip(starts, ends, strict=True)
         ]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from hepwb.chunking._packing import SizedChunker, Unit, add_overlap, pack
+from hepwb.chunking._packing import SizedChunker, Unit, add_overlap, caption_units, pack
 from hepwb.chunking._spans import TokenIndex, finalize
 from hepwb.chunking.base import config_key, register_chunker
 from hepwb.chunking.sentences import sentence_spans
@@ -58,6 +58,8 @@ class RecursiveChunker(SizedChunker):
                 units.append(
                     Unit(b.start, b.end, "atomic", oversized=tokens.count(b.start, b.end) > self.budget)
                 )
+            elif b.kind == "caption":
+                units.extend(caption_units(doc, b.start, b.end, tokens, self.budget))
             else:
                 units.extend(self._pieces(doc, b.start, b.end, tokens, 0))
         own = pack(units, tokens, self.budget, min_section_fill=None)

@@ -3,7 +3,7 @@
 Windows hold ``chunk_size`` tokens and start ``chunk_size - overlap`` tokens after the previous one.
 A window end that would cut display math, a table or code moves back before it (or, when the block
 starts the window, forward past it: that chunk is flagged ``oversized`` if it exceeds the budget).
-Windows never cross a bibliography block.
+Windows never cross a bibliography block, and every figure or table caption is windowed on its own.
 
 Example:
     >>> from hepwb.processing.markdown import markdown_document
@@ -28,14 +28,17 @@ __all__ = ["TokenChunker"]
 
 
 def _segments(doc: Document) -> list[tuple[int, int]]:
-    """Character ranges between non-retrievable blocks."""
+    """Character ranges between non-retrievable blocks; every caption is a range of its own."""
     segs, cur = [], 0
     for b in doc.blocks:
         if not b.retrievable:
             segs.append((cur, b.start))
             cur = b.end
+        elif b.kind == "caption":
+            segs.extend([(cur, b.start), (b.start, b.end)])
+            cur = b.end
     segs.append((cur, len(doc.markdown)))
-    return [(a, z) for a, z in segs if z > a]
+    return [(a, z) for a, z in segs if z > a and doc.markdown[a:z].strip()]
 
 
 @register_chunker("token")
@@ -51,7 +54,9 @@ class TokenChunker(SizedChunker):
         a_starts = [a for a, _ in atomic]
         spans: list[ChunkSpan] = []
         size = self.chunk_size - self.margin  # BPE tokenizers: margin for the recount
+        captions = {(b.start, b.end) for b in doc.blocks if b.kind == "caption"}
         for seg_start, seg_end in _segments(doc):
+            alone = (seg_start, seg_end) in captions
             t0 = tokens.first_token_at(seg_start)
             t1 = int(np.searchsorted(tokens.ends, seg_end, side="right"))
             i, prev_end = t0, -1
@@ -76,7 +81,7 @@ class TokenChunker(SizedChunker):
                     e -= 1
                 if e > s:
                     own = min(max(s, prev_end), e) if prev_end >= 0 else s
-                    spans.append(ChunkSpan(s, e, own, oversized=oversized))
+                    spans.append(ChunkSpan(s, e, own, oversized=oversized, alone=alone))
                     prev_end = e
                 if j >= t1:
                     break

@@ -56,6 +56,7 @@ from hepwb.processing._latex_filter import LUA_FILTER, WRITER_FORMAT
 from hepwb.processing._latex_pages import locate_pages, pdf_page_keys
 from hepwb.processing._latex_refs import bib_to_csl, csl_text, entry_csl, split_references
 from hepwb.processing._latex_source import decode, read_project, strip_comments
+from hepwb.processing.links import annotate
 from hepwb.processing.markdown import parse_blocks
 from hepwb.types import Block, Document, JSONObject
 
@@ -312,7 +313,7 @@ def latex_to_document(
     info_meta: JSONObject = {k: v for k, v in (("title", info.get("title")),) if v}
     if info.get("authors"):
         info_meta["authors"] = list(info["authors"])
-    return Document(
+    doc = Document(
         document_id=content_uuid("document", sha),
         label=label if label is not None else root.name.split("_", 1)[0],
         markdown=markdown,
@@ -330,3 +331,4 @@ def latex_to_document(
             "references": references,
         },
     )
+    return annotate(doc, pdf=pdf)

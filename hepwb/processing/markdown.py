@@ -22,7 +22,7 @@ _HEADING = re.compile(r"^(#{1,6})\s+\S")
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _MATH_ENV = re.compile(r"^\s*\\begin\{(equation|align|gather|multline|eqnarray|displaymath)(\*?)\}")
 _TABLE_SEP = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
-_CAPTION = re.compile(r"^(\*\*)?(Figure|Fig\.|Table)\s+[A-Z]?\d+", re.IGNORECASE)
+_CAPTION = re.compile(r"^(\*\*)?(Figure|Fig\.|Table)\s+[A-Z]?\d+[a-z]?\*{0,2}\s*[.:|]", re.IGNORECASE)
 _LIST = re.compile(r"^\s*([-*+]|\d+[.)])\s+")
 
 
@@ -122,10 +122,13 @@ def markdown_document(text: str, label: str, *, meta: dict[str, object] | None =
         >>> [b.kind for b in doc.blocks], doc.label
         (['heading', 'text'], 'S01')
     """
-    return Document(
+    from hepwb.processing.links import annotate
+
+    doc = Document(
         document_id=content_uuid("document", text_sha256(text)),
         label=label,
         markdown=text,
         blocks=tuple(parse_blocks(text)),
         meta=dict(meta or {}),
     )
+    return annotate(doc)

@@ -25,8 +25,11 @@ from typing import Any
 
 from hepwb.exceptions import ProcessingError
 from hepwb.ids import content_uuid, file_sha256
+from hepwb.processing._bibtail import recover_bibliography
 from hepwb.processing._blocks import build_blocks
+from hepwb.processing._diacritics import repair_diacritics
 from hepwb.processing._layout import Row, body_font_size, drop_furniture, extract_page, order_rows
+from hepwb.processing.links import annotate
 from hepwb.processing.references import parse_references
 from hepwb.types import Block, Document, JSONObject
 
@@ -161,6 +164,8 @@ def pdf_to_document(
     pages, _ = drop_furniture(pages, [h for _, h in sizes], body)
     rows = [r for page_rows, (w, _) in zip(pages, sizes, strict=True) for r in order_rows(page_rows, w)]
     rendered = build_blocks(rows, body)
+    for rb in rendered:
+        rb.text = repair_diacritics(rb.text)
     parts: list[str] = []
     blocks: list[Block] = []
     offset = 0
@@ -183,13 +188,18 @@ def pdf_to_document(
     )
     if warnings:
         info["conversion_warnings"] = warnings
+    markdown = "\n\n".join(parts)
     entries = [rb.text for rb in rendered if rb.kind == "reference"]
+    recovered, found = recover_bibliography(markdown, blocks)
+    if found:
+        blocks, entries = recovered, found
     if entries:
         info["references"] = parse_references(entries)
-    return Document(
+    doc = Document(
         document_id=content_uuid("document", sha),
         label=label if label is not None else p.stem.split("_", 1)[0],
-        markdown="\n\n".join(parts),
+        markdown=markdown,
         blocks=tuple(blocks),
         meta=info,
     )
+    return annotate(doc, pdf=p)

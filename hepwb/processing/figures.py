@@ -1,0 +1,206 @@
+"""Figure and table records: label, number, page, caption offsets and the figure's region on its page.
+
+A record is made for every caption block whose text opens with a label (``Figure 3:``,
+``FIG. 3.``, ``Fig. 3 |``, ``TABLE II.``, ``Table 2:``); roman numerals (REVTeX tables) become
+integers. The first caption of a number wins (a later ``Figure 3 (continued)`` is not a new
+figure). With the source PDF, :func:`locate_figures` finds the caption on its page and the
+region of the figure (above the caption) or table (below it) between the nearest prose
+paragraphs of the same column; :func:`render_figure` crops that region to a PNG.
+
+Example:
+    >>> caption_label("FIG. 3. Beam-spin asymmetry as a function of t.")
+    ('figure', 3, 'Figure 3')
+    >>> caption_label("TABLE II: Systematic uncertainties.")
+    ('table', 2, 'Table 2')
+    >>> caption_label("Figure shows nothing") is None
+    True
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from hepwb.types import Document, JSONObject
+
+__all__ = ["caption_label", "figure_records", "locate_figures", "pdf_of", "render_figure", "roman"]
+
+_LABEL_RE = re.compile(
+    r"^(?:\*\*|_)*(?P<kind>fig(?:ure)?s?|tab(?:le)?s?)\.?\s*(?P<num>\d{1,3}|[IVXL]{1,6})(?P<sub>[a-z]?)\b\s*[.:|)]?",
+    re.I,
+)
+_ROMAN = {"I": 1, "V": 5, "X": 10, "L": 50}
+_PROSE_MIN = 120
+_MIN_REGION = 25.0
+
+
+def roman(text: str) -> int:
+    """Value of a roman numeral (``"IV"`` -> 4); 0 when ``text`` is not one.
+
+    Example:
+        >>> roman("XIV"), roman("3")
+        (14, 0)
+    """
+    if not text or any(ch not in _ROMAN for ch in text):
+        return 0
+    total = 0
+    for i, ch in enumerate(text):
+        v = _ROMAN[ch]
+        total += -v if i + 1 < len(text) and _ROMAN[text[i + 1]] > v else v
+    return total
+
+
+def caption_label(text: str) -> tuple[str, int, str] | None:
+    """``(kind, number, label)`` of a caption's opening label, or None when it has none."""
+    m = _LABEL_RE.match(text.lstrip())
+    if m is None:
+        return None
+    num = m.group("num")
+    number = int(num) if num.isdigit() else roman(num.upper())
+    if number <= 0:
+        return None
+    kind = "figure" if m.group("kind").lower().startswith("f") else "table"
+    return kind, number, f"{kind.capitalize()} {number}"
+
+
+def figure_records(doc: Document) -> list[JSONObject]:
+    """One record per numbered figure and table of ``doc`` (from its caption blocks, in order).
+
+    Example:
+        >>> from hepwb.processing.markdown import markdown_document
+        >>> doc = markdown_document("Text.\\n\\nFigure 1: A plot.\\n\\nTable 1: Cuts.", "S01")
+        >>> [(r["id"], r["page"], r["caption_start"]) for r in figure_records(doc)]
+        [('figure-1', 1, 7), ('table-1', 1, 26)]
+    """
+    out: list[JSONObject] = []
+    seen: set[str] = set()
+    for b in doc.blocks:
+        if b.kind != "caption":
+            continue
+        found = caption_label(doc.block_text(b))
+        if found is None:
+            continue
+        kind, number, label = found
+        rid = f"{kind}-{number}"
+        if rid in seen:
+            continue
+        seen.add(rid)
+        out.append(
+            {
+                "id": rid,
+                "kind": kind,
+                "number": number,
+                "label": label,
+                "page": b.page,
+                "caption_start": b.start,
+                "caption_end": b.end,
+                "bbox": None,
+                "caption_bbox": None,
+                "image": None,
+            }
+        )
+    return out
+
+
+def pdf_of(doc: Document) -> Path | None:
+    """The PDF a document was made from (its source, or the PDF matched to a LaTeX source)."""
+    for k in ("pdf_file", "source_file"):
+        value = doc.meta.get(k)
+        if value and str(value).lower().endswith(".pdf") and Path(str(value)).is_file():
+            return Path(str(value))
+    return None
+
+
+def _caption_rect(blocks: list[tuple[Any, ...]], kind: str, number: int) -> tuple[float, ...] | None:
+    """The text block of a page that opens with the caption label ``kind number``."""
+    for b in blocks:
+        found = caption_label(str(b[4]).strip())
+        if found is not None and found[0] == kind and found[1] == number:
+            return (float(b[0]), float(b[1]), float(b[2]), float(b[3]))
+    return None
+
+
+def _is_prose(block: tuple[Any, ...]) -> bool:
+    text = " ".join(str(block[4]).split())
+    lines = str(block[4]).count("\n") + 1
+    return len(text) >= _PROSE_MIN and len(text) / lines >= 45 and sum(c.isalpha() for c in text) >= 0.6 * len(text)
+
+
+def _region(
+    blocks: list[tuple[Any, ...]], cap: tuple[float, ...], kind: str, width: float, height: float
+) -> tuple[float, float, float, float]:
+    """The figure's (above the caption) or table's (below it) region between prose paragraphs."""
+    text = [b for b in blocks if b[6] == 0 and str(b[4]).strip()]
+    left = min((float(b[0]) for b in text), default=0.0)
+    right = max((float(b[2]) for b in text), default=width)
+    top = min((float(b[1]) for b in text), default=0.0)
+    bottom = max((float(b[3]) for b in text), default=height)
+    if cap[2] - cap[0] >= 0.55 * (right - left):
+        x0, x1 = left, right
+    elif (cap[0] + cap[2]) / 2 < width / 2:
+        x0, x1 = left, max(cap[2], width / 2 - 6)
+    else:
+        x0, x1 = min(cap[0], width / 2 + 6), right
+    column = [b for b in text if float(b[2]) > x0 + 5 and float(b[0]) < x1 - 5 and _is_prose(b)]
+    above = max((float(b[3]) for b in column if float(b[3]) <= cap[1] + 1), default=top)
+    below = min((float(b[1]) for b in column if float(b[1]) >= cap[3] - 1), default=bottom)
+    if kind == "figure" or below - cap[3] < _MIN_REGION:
+        if cap[1] - above >= _MIN_REGION:
+            return (x0, above, x1, cap[1])
+    if below - cap[3] >= _MIN_REGION:
+        return (x0, cap[3], x1, below)
+    return (x0, above, x1, cap[1])
+
+
+def locate_figures(records: list[JSONObject], pdf: str | Path) -> list[str]:
+    """Fill ``caption_bbox`` and ``bbox`` (PDF points) of ``records`` from the PDF; return warnings.
+
+    A record whose caption is not found on its page (or the next one) keeps ``bbox`` None.
+    """
+    import pymupdf
+
+    missing: list[str] = []
+    with pymupdf.open(pdf) as pdoc:
+        cache: dict[int, list[tuple[Any, ...]]] = {}
+        for rec in records:
+            for page_no in (int(rec["page"]), int(rec["page"]) + 1, int(rec["page"]) - 1):
+                if not 1 <= page_no <= pdoc.page_count:
+                    continue
+                if page_no not in cache:
+                    cache[page_no] = pdoc[page_no - 1].get_text("blocks")
+                cap = _caption_rect(cache[page_no], str(rec["kind"]), int(rec["number"]))
+                if cap is None:
+                    continue
+                page = pdoc[page_no - 1]
+                box = _region(cache[page_no], cap, str(rec["kind"]), page.rect.width, page.rect.height)
+                rec["caption_bbox"] = [round(v, 1) for v in cap]
+                rec["bbox"] = [round(v, 1) for v in box]
+                rec["bbox_page"] = page_no
+                break
+            else:
+                missing.append(str(rec["label"]))
+    return [f"caption not found in the PDF for {', '.join(missing)}"] if missing else []
+
+
+def render_figure(pdf: str | Path, record: JSONObject, out: Path, *, dpi: int = 110) -> bool:
+    """Crop the record's region (caption included) from the PDF page to the PNG ``out``.
+
+    Returns:
+        False when the record has no region (nothing written).
+    """
+    import pymupdf
+
+    if not record.get("bbox"):
+        return False
+    x0, y0, x1, y1 = record["bbox"]
+    cx0, cy0, cx1, cy1 = record.get("caption_bbox") or record["bbox"]
+    clip = pymupdf.Rect(min(x0, cx0) - 2, min(y0, cy0) - 2, max(x1, cx1) + 2, max(y1, cy1) + 2)
+    with pymupdf.open(pdf) as pdoc:
+        page = pdoc[int(record.get("bbox_page", record["page"])) - 1]
+        pix = page.get_pixmap(clip=clip & page.rect, dpi=dpi)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_suffix(".tmp.png")
+        pix.save(tmp)
+        tmp.replace(out)
+    return True

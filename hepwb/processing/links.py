@@ -1,0 +1,94 @@
+"""Figures, equations, sections, citations and cross-references of a converted document, linked.
+
+:func:`annotate` is the last step of every converter. It adds to ``Document.meta``:
+
+- ``figures``: one record per numbered figure and table (:mod:`hepwb.processing.figures`), with
+  its region on the PDF page when the PDF is known;
+- ``equations``: numbered display equations (``format`` ``latex`` or ``unicode``);
+- ``sections``: numbered headings;
+- ``xrefs``: every mention of a figure, table, equation, section or bibliography entry in the
+  running text, with offsets and the id of its ``target`` (None when nothing has that number);
+- ``xref_summary``: counts of mentions and resolved mentions per kind.
+
+Example:
+    >>> from hepwb.processing.markdown import markdown_document
+    >>> doc = annotate(markdown_document("Fig. 1 shows it [1].\\n\\nFigure 1: A plot.", "S01",
+    ...                meta={"references": [{"id": "ref-1", "citation-label": "1"}]}))
+    >>> [(x["kind"], x["target"]) for x in doc.meta["xrefs"]]
+    [('figure', 'figure-1'), ('citation', 'ref-1')]
+    >>> targets_of(doc, 0, 20)
+    [('Fig. 1', 'figure-1'), ('[1]', 'ref-1')]
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hepwb.processing.figures import figure_records, locate_figures, pdf_of
+from hepwb.processing.xrefs import equation_records, find_mentions, link_mentions, section_records
+from hepwb.types import Document, JSONObject
+
+__all__ = ["annotate", "caption_of", "references_of", "targets_of"]
+
+
+def references_of(doc: Document) -> list[JSONObject]:
+    """The document's bibliography as CSL-JSON items (the ``references.json`` content)."""
+    refs = doc.meta.get("references") or doc.meta.get("inspire_references") or []
+    return [r for r in refs if isinstance(r, dict)]
+
+
+def annotate(doc: Document, *, pdf: str | Path | None = None) -> Document:
+    """Return ``doc`` with figure, equation, section and cross-reference records in its metadata.
+
+    Args:
+        doc: A converted document.
+        pdf: The PDF it was made from (default: :func:`~hepwb.processing.figures.pdf_of`); used to
+            find each figure's region on its page.
+    """
+    figures = figure_records(doc)
+    warnings: list[str] = []
+    source = Path(pdf) if pdf is not None else pdf_of(doc)
+    if source is not None and figures:
+        try:
+            warnings = locate_figures(figures, source)
+        except Exception as exc:  # regions are an extra; a PDF quirk must not lose the document
+            warnings = [f"figure regions not found ({type(exc).__name__}: {exc})"]
+    equations = equation_records(doc)
+    sections = section_records(doc)
+    mentions = link_mentions(find_mentions(doc), figures, equations, sections, references_of(doc))
+    summary: JSONObject = {}
+    for m in mentions:
+        s = summary.setdefault(str(m["kind"]), {"mentions": 0, "resolved": 0})
+        s["mentions"] += 1
+        s["resolved"] += m["target"] is not None
+    meta: JSONObject = {
+        **doc.meta,
+        "figures": figures,
+        "equations": equations,
+        "sections": sections,
+        "xrefs": mentions,
+        "xref_summary": summary,
+    }
+    if warnings:
+        meta["conversion_warnings"] = [*doc.meta.get("conversion_warnings", []), *warnings]
+    return Document(doc.document_id, doc.label, doc.markdown, doc.blocks, meta)
+
+
+def targets_of(doc: Document, start: int, end: int) -> list[tuple[str, str]]:
+    """``(mention text, target id)`` of the resolved mentions inside ``[start, end)``, deduplicated."""
+    out: list[tuple[str, str]] = []
+    for m in doc.meta.get("xrefs", []):
+        if m["target"] is None or m["start"] < start or m["end"] > end:
+            continue
+        item = (doc.markdown[m["start"] : m["end"]], str(m["target"]))
+        if item not in out:
+            out.append(item)
+    return out
+
+
+def caption_of(doc: Document, target: str) -> str:
+    """The caption text of figure/table ``target`` (``"figure-3"``), or ``""``."""
+    for f in doc.meta.get("figures", []):
+        if f["id"] == target:
+            return doc.markdown[f["caption_start"] : f["caption_end"]]
+    return ""
