@@ -24,7 +24,7 @@ JSONObject: TypeAlias = dict[str, Any]  # values: any JSON type (see the docstri
 ``Any`` because JSON is recursive and its shape is checked where it enters hepwb (pydantic
 models, JSON schemas, :mod:`hepwb.limits`), not again by every reader."""
 
-BlockKind = Literal["heading", "text", "list", "table", "math", "code", "caption", "reference"]
+BlockKind = Literal["heading", "text", "list", "table", "math", "code", "caption", "reference", "front"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +33,8 @@ class Block:
 
     Attributes:
         kind: What the block holds; ``table``, ``math`` and ``code`` are atomic for chunkers;
-            ``reference`` (bibliography entries) stays in ``full_document.md`` but is not chunked.
+            ``reference`` (bibliography entries) and ``front`` (author and affiliation lists, contact
+            and date lines of the front matter) stay in ``full_document.md`` but are not chunked.
         start: Offset of the first character in ``full_document.md``.
         end: Offset one past the last character.
         page: 1-based page number of the source where the block starts.
@@ -55,8 +56,8 @@ class Block:
 
     @property
     def retrievable(self) -> bool:
-        """Whether chunkers include the block (bibliography entries are kept out of the retrievable body)."""
-        return self.kind != "reference"
+        """Whether chunkers include the block (bibliography entries and front matter are kept out)."""
+        return self.kind not in ("reference", "front")
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,6 +29,7 @@ from hepwb.processing._bibtail import recover_bibliography
 from hepwb.processing._blocks import build_blocks
 from hepwb.processing._diacritics import repair_diacritics
 from hepwb.processing._layout import Row, body_font_size, drop_furniture, extract_page, order_rows
+from hepwb.processing.frontmatter import mark_front_matter
 from hepwb.processing.links import annotate
 from hepwb.processing.references import parse_references
 from hepwb.types import Block, Document, JSONObject
@@ -195,6 +196,7 @@ def pdf_to_document(
         blocks, entries = recovered, found
     if entries:
         info["references"] = parse_references(entries)
+    blocks, info["front_matter"] = mark_front_matter(markdown, blocks)
     doc = Document(
         document_id=content_uuid("document", sha),
         label=label if label is not None else p.stem.split("_", 1)[0],
