@@ -3,8 +3,9 @@
 ``key`` keeps only ``[a-z0-9]`` of the NFKC-normalised, lowercased text, so extraction differences in
 spacing, hyphenation, ligatures and punctuation do not matter. Accents are folded first (NFKD,
 combining marks dropped), so ``Müller`` and the extraction artefact ``M¨uller`` both key as
-``muller``; on text without accented letters the key is exactly check_quotes' key. ``piece_coverage`` is the tolerant
-rule: the share of a quote key's consecutive 16-character pieces found in order in a text key.
+``muller``; on text without accented letters the key is exactly check_quotes' key.
+``piece_coverage`` is the tolerant rule: the share of a quote key's consecutive 16-character
+pieces found in order in a text key.
 
 Example:
     >>> key("Eﬃciency of the π⁰ → γγ decay: 8.5 %")

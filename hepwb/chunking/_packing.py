@@ -149,7 +149,9 @@ def pack(
             flush(cur)
             cur = []
             if u.oversized or u.kind == "caption":
-                out.append(ChunkSpan(u.start, u.end, u.start, oversized=u.oversized, alone=u.kind == "caption"))
+                out.append(
+                    ChunkSpan(u.start, u.end, u.start, oversized=u.oversized, alone=u.kind == "caption")
+                )
             continue
         if cur:
             total = tokens.count(cur[0].start, u.end)
@@ -191,7 +193,14 @@ def add_overlap(
     spans: list[ChunkSpan] = []
     for k, sp in enumerate(own):
         prev = own[k - 1] if k else None
-        if prev is None or sp.oversized or prev.oversized or sp.alone or prev.alone or any(prev.end <= h < sp.start for h in hidden):
+        if (
+            prev is None
+            or sp.oversized
+            or prev.oversized
+            or sp.alone
+            or prev.alone
+            or any(prev.end <= h < sp.start for h in hidden)
+        ):
             spans.append(sp)
             continue
         first = tokens.first_token_at(sp.start)

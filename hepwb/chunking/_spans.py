@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from hepwb.processing.figures import caption_label
 from hepwb.ids import content_uuid, text_sha256
+from hepwb.processing.figures import caption_label
 from hepwb.types import Block, Chunk, Document
 
 if TYPE_CHECKING:

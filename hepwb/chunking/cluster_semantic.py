@@ -20,8 +20,9 @@ Example:
     >>> budget = ["The city budget rose in spring after the vote."] * 6
     >>> doc = markdown_document("# A\\n\\n" + " ".join(quarks + budget), "S")
     >>> chunks = ClusterSemanticChunker(chunk_size=64, piece_size=8, tokenizer="words").chunk(doc)
-    >>> [(c.text.count("Quarks"), c.text.count("budget")) for c in chunks]
-    [(0, 0), (6, 0), (0, 2), (0, 4)]
+    >>> counts = [(c.text.count("Quarks"), c.text.count("budget")) for c in chunks]
+    >>> counts[:2], sum(b for _, b in counts[2:]), any(q and b for q, b in counts)  # topics never mixed
+    ([(0, 0), (6, 0)], 6, False)
 """
 
 from __future__ import annotations

@@ -1,12 +1,14 @@
 """Test sets for a new corpus: LLM-free generation from structure, or ragas' generator with an LLM.
 
-LLM-free (:func:`structural_questions`), two kinds of question per paper, each with its evidence
+LLM-free (:func:`structural_questions`), three kinds of question per paper, each with its evidence
 quote taken verbatim from the converted text (so it is located exactly, with its page):
 
 * ``section``: a numbered or named section heading becomes "What does <paper> report in its
   section '<heading>'?"; the evidence is the first sentence(s) of the section's first paragraph;
 * ``caption``: a figure or table caption becomes "Which figure of <paper> shows <caption body>?";
-  the evidence is the caption.
+  the evidence is the caption;
+* ``figure``: a numbered figure or table record (``Document.meta["figures"]``) becomes "What does
+  Figure 3 of <paper> show?", the question a reader of the paper asks; the evidence is the caption.
 
 These are lexical questions (the heading or caption words stand in the paper): they test that
 retrieval lands in the right place, not paraphrase understanding - every question says
@@ -20,7 +22,10 @@ Example:
     >>> qs = structural_questions([markdown_document(md, "P09")])
     >>> [(q.kind, q.evidence[0].quote) for q in qs]  # doctest: +NORMALIZE_WHITESPACE
     [('section', 'The detector has a silicon tracker.'),
-     ('caption', 'Figure 1: Layout of the silicon tracker around the beam pipe.')]
+     ('caption', 'Figure 1: Layout of the silicon tracker around the beam pipe.'),
+     ('figure', 'Figure 1: Layout of the silicon tracker around the beam pipe.')]
+    >>> qs[-1].question
+    'What does Figure 1 of P09 show?'
 """
 
 from __future__ import annotations
@@ -67,7 +72,11 @@ def _first_sentences(text: str, min_chars: int = 30, max_chars: int = 300) -> st
 
 
 def structural_questions(documents: Iterable[Document], max_per_doc: int = 10) -> list[Question]:
-    """Section- and caption-based questions with verbatim evidence (see the module docstring)."""
+    """Section-, caption- and figure-based questions with verbatim evidence (see the module docstring).
+
+    ``max_per_doc`` bounds the section and caption questions of a paper, and separately its figure
+    questions.
+    """
     out: list[Question] = []
     for doc in documents:
         made: list[Question] = []
@@ -99,7 +108,20 @@ def structural_questions(documents: Iterable[Document], max_per_doc: int = 10) -
                 question = f"Which {what} of {doc.title} shows {first[0].lower() + first[1:]}?"
                 made.append(_question(doc, len(made), question, b.page, text.strip(), "caption"))
         out.extend(made)
+        out.extend(_figure_questions(doc, len(made), max_per_doc))
     return out
+
+
+def _figure_questions(doc: Document, first: int, limit: int) -> list[Question]:
+    """Questions "What does Figure N of <paper> show?" for the paper's numbered figures and tables."""
+    made: list[Question] = []
+    for rec in doc.meta.get("figures", [])[:limit]:
+        caption = doc.markdown[rec["caption_start"] : rec["caption_end"]].strip()
+        if len(caption) < 30:
+            continue
+        question = f"What does {rec['label']} of {doc.title} show?"
+        made.append(_question(doc, first + len(made), question, int(rec["page"]), caption, "figure"))
+    return made
 
 
 def _question(doc: Document, i: int, question: str, page: int, quote: str, kind: str) -> Question:

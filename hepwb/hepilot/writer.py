@@ -6,6 +6,8 @@
     full_document.md  document_metadata.json  processing_metadata.json
     references.json  (CSL-JSON bibliography)
     blocks.json  (hepwb extension: kind, page(s) and offsets of every block)
+    figures.json  figures/figure_3.png ...  xrefs.json  front_matter.json
+        (hepwb extensions written by :func:`hepwb.processing.links.write_link_files`)
     chunks/chunk_0001.md  chunk_0001_metadata.json ...   (file numbers are chunk_index + 1)
   catalog.json  processing_log.json  [adapter_config.json]
 ```

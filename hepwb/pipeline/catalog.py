@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hepwb.io import read_json
+from hepwb.pipeline.catalog_links import record_links
 from hepwb.pipeline.catalog_sweeps import SweepCatalogMixin
 from hepwb.types import JSONObject
 
@@ -94,6 +95,13 @@ ALTER TABLE runs ADD COLUMN IF NOT EXISTS worker VARCHAR;
 ALTER TABLE runs ADD COLUMN IF NOT EXISTS processing_errors JSON;
 CREATE TABLE IF NOT EXISTS sweep_cells (
     sweep_id VARCHAR, cell_name VARCHAR, run_id VARCHAR, status VARCHAR, reused BOOLEAN, updated VARCHAR);
+ALTER TABLE documents ADD COLUMN IF NOT EXISTS collaboration VARCHAR;
+CREATE TABLE IF NOT EXISTS figures (
+    document_id VARCHAR, figure_id VARCHAR, kind VARCHAR, number INTEGER, label VARCHAR, page INTEGER,
+    caption_start BIGINT, caption_end BIGINT, bbox JSON, image VARCHAR);
+CREATE TABLE IF NOT EXISTS xrefs (
+    document_id VARCHAR, kind VARCHAR, number VARCHAR, "start" BIGINT, "end" BIGINT, page INTEGER,
+    target VARCHAR);
 CREATE TABLE IF NOT EXISTS stage_runs (
     sweep_id VARCHAR, stage VARCHAR, key VARCHAR, wall_s DOUBLE, worker VARCHAR, computed BOOLEAN,
     detail JSON, updated VARCHAR);
@@ -171,6 +179,13 @@ class Catalog(SweepCatalogMixin):
                         len(d.markdown),
                     ],
                 )
+                collab = (d.meta.get("front_matter") or {}).get("collaboration") or d.meta.get(
+                    "collaboration"
+                )
+                con.execute(
+                    "UPDATE documents SET collaboration = ? WHERE document_id = ?", [collab, d.document_id]
+                )
+                record_links(con, d, cs.root)
             con.execute("DELETE FROM chunksets WHERE chunkset_id = ?", [cs.chunkset_id])
             con.execute(
                 "INSERT INTO chunksets VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",

@@ -21,11 +21,12 @@ from hepwb.chunking import get_chunker
 from hepwb.exceptions import ConfigError
 from hepwb.hepilot.log import ProcessingLog, utc_now
 from hepwb.hepilot.models import AdapterConfig, ProcessingConfig
-from hepwb.hepilot.writer import write_catalog, write_document
+from hepwb.hepilot.writer import document_dir, write_catalog, write_document
 from hepwb.ids import config_hash, text_sha256
 from hepwb.io import UNREADABLE, discard_folder, read_json, write_json
 from hepwb.paths import Layout
 from hepwb.pipeline.keys import chunkset_id_of, chunkset_key
+from hepwb.processing.links import write_link_files
 from hepwb.types import Chunk, Document, JSONObject
 
 _log = logging.getLogger("hepwb.chunksets")
@@ -232,6 +233,7 @@ def build_chunkset(
             )
             oversized[doc.label] = n_over
         entries.append(write_document(root, doc, doc_chunks))
+        write_link_files(document_dir(root, doc), doc)
         chunks.extend(doc_chunks)
     write_catalog(root, entries)
     if oversized:

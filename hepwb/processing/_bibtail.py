@@ -11,14 +11,16 @@ Example:
     >>> from hepwb.processing.markdown import parse_blocks
     >>> md = "Body text [1].\\n\\nFootnote. [1] A. B, J. 1 (2000) 1. [2] C. D, J. 2 (2001) 2."
     >>> blocks, entries = recover_bibliography(md, parse_blocks(md))
-    >>> [(b.kind, md[b.start:b.end]) for b in blocks]
-    [('text', 'Body text [1].'), ('text', 'Footnote.'), ('reference', '[1] A. B, J. 1 (2000) 1.'), ('reference', '[2] C. D, J. 2 (2001) 2.')]
+    >>> [(b.kind, md[b.start:b.end]) for b in blocks]  # doctest: +NORMALIZE_WHITESPACE
+    [('text', 'Body text [1].'), ('text', 'Footnote.'),
+     ('reference', '[1] A. B, J. 1 (2000) 1.'), ('reference', '[2] C. D, J. 2 (2001) 2.')]
     >>> entries
     ['[1] A. B, J. 1 (2000) 1.', '[2] C. D, J. 2 (2001) 2.']
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from hepwb.types import Block
@@ -108,7 +110,7 @@ def recover_bibliography(markdown: str, blocks: list[Block]) -> tuple[list[Block
             out.append(b)
             continue
         cuts = sorted({b.start, b.end, *(s for s in starts if b.start < s < b.end)})
-        for a, z in zip(cuts, cuts[1:], strict=False):
+        for a, z in itertools.pairwise(cuts):
             a, z = _trim(markdown, a, z)
             if z <= a:
                 continue

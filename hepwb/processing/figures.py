@@ -5,7 +5,7 @@ A record is made for every caption block whose text opens with a label (``Figure
 integers. The first caption of a number wins (a later ``Figure 3 (continued)`` is not a new
 figure). With the source PDF, :func:`locate_figures` finds the caption on its page and the
 region of the figure (above the caption) or table (below it) between the nearest prose
-paragraphs of the same column; :func:`render_figure` crops that region to a PNG.
+paragraphs of the same column; :func:`render_figures` crops those regions to PNG files.
 
 Example:
     >>> caption_label("FIG. 3. Beam-spin asymmetry as a function of t.")
@@ -24,7 +24,7 @@ from typing import Any
 
 from hepwb.types import Document, JSONObject
 
-__all__ = ["caption_label", "figure_records", "locate_figures", "pdf_of", "render_figure", "roman"]
+__all__ = ["caption_label", "figure_records", "locate_figures", "pdf_of", "render_figures", "roman"]
 
 _LABEL_RE = re.compile(
     r"^(?:\*\*|_)*(?P<kind>fig(?:ure)?s?|tab(?:le)?s?)\.?\s*(?P<num>\d{1,3}|[IVXL]{1,6})(?P<sub>[a-z]?)\b\s*[.:|)]?",
@@ -124,7 +124,11 @@ def _caption_rect(blocks: list[tuple[Any, ...]], kind: str, number: int) -> tupl
 def _is_prose(block: tuple[Any, ...]) -> bool:
     text = " ".join(str(block[4]).split())
     lines = str(block[4]).count("\n") + 1
-    return len(text) >= _PROSE_MIN and len(text) / lines >= 45 and sum(c.isalpha() for c in text) >= 0.6 * len(text)
+    return (
+        len(text) >= _PROSE_MIN
+        and len(text) / lines >= 45
+        and sum(c.isalpha() for c in text) >= 0.6 * len(text)
+    )
 
 
 def _region(
@@ -145,9 +149,8 @@ def _region(
     column = [b for b in text if float(b[2]) > x0 + 5 and float(b[0]) < x1 - 5 and _is_prose(b)]
     above = max((float(b[3]) for b in column if float(b[3]) <= cap[1] + 1), default=top)
     below = min((float(b[1]) for b in column if float(b[1]) >= cap[3] - 1), default=bottom)
-    if kind == "figure" or below - cap[3] < _MIN_REGION:
-        if cap[1] - above >= _MIN_REGION:
-            return (x0, above, x1, cap[1])
+    if (kind == "figure" or below - cap[3] < _MIN_REGION) and cap[1] - above >= _MIN_REGION:
+        return (x0, above, x1, cap[1])
     if below - cap[3] >= _MIN_REGION:
         return (x0, cap[3], x1, below)
     return (x0, above, x1, cap[1])
@@ -183,24 +186,35 @@ def locate_figures(records: list[JSONObject], pdf: str | Path) -> list[str]:
     return [f"caption not found in the PDF for {', '.join(missing)}"] if missing else []
 
 
-def render_figure(pdf: str | Path, record: JSONObject, out: Path, *, dpi: int = 110) -> bool:
-    """Crop the record's region (caption included) from the PDF page to the PNG ``out``.
+def render_figures(
+    pdf: str | Path, records: list[JSONObject], folder: Path, *, dpi: int = 110
+) -> list[str | None]:
+    """Crop each record's region (caption included) from the PDF to ``folder/<id>.png``.
 
     Returns:
-        False when the record has no region (nothing written).
+        Per record, the PNG's file name, or None when the record has no region or cannot be drawn.
     """
     import pymupdf
 
-    if not record.get("bbox"):
-        return False
-    x0, y0, x1, y1 = record["bbox"]
-    cx0, cy0, cx1, cy1 = record.get("caption_bbox") or record["bbox"]
-    clip = pymupdf.Rect(min(x0, cx0) - 2, min(y0, cy0) - 2, max(x1, cx1) + 2, max(y1, cy1) + 2)
+    names: list[str | None] = []
     with pymupdf.open(pdf) as pdoc:
-        page = pdoc[int(record.get("bbox_page", record["page"])) - 1]
-        pix = page.get_pixmap(clip=clip & page.rect, dpi=dpi)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_suffix(".tmp.png")
-        pix.save(tmp)
-        tmp.replace(out)
-    return True
+        for rec in records:
+            if not rec.get("bbox"):
+                names.append(None)
+                continue
+            x0, y0, x1, y1 = rec["bbox"]
+            cx0, cy0, cx1, cy1 = rec.get("caption_bbox") or rec["bbox"]
+            clip = pymupdf.Rect(min(x0, cx0) - 2, min(y0, cy0) - 2, max(x1, cx1) + 2, max(y1, cy1) + 2)
+            page = pdoc[int(rec.get("bbox_page") or rec["page"]) - 1]
+            name = f"{str(rec['id']).replace('-', '_')}.png"
+            try:
+                pix = page.get_pixmap(clip=clip & page.rect, dpi=dpi)
+                folder.mkdir(parents=True, exist_ok=True)
+                tmp = folder / f".{name}.part"
+                pix.save(tmp, output="png")
+                tmp.replace(folder / name)
+            except Exception:  # a crop is an extra: the record stays, without an image
+                names.append(None)
+                continue
+            names.append(name)
+    return names

@@ -35,7 +35,9 @@ from hepwb.types import Block, JSONObject
 
 __all__ = ["author_list_like", "document_header", "mark_front_matter"]
 
-_LOWER_OK = frozenset({"and", "van", "von", "der", "den", "de", "di", "da", "del", "dos", "la", "le", "du", "et", "al"})
+_LOWER_OK = frozenset(
+    {"and", "van", "von", "der", "den", "de", "di", "da", "del", "dos", "la", "le", "du", "et", "al"}
+)
 _INSTITUTION = re.compile(
     r"\b(?:Univ|Universit|Institut|Institute|Laborator|Department|Dept\.|Dipartimento|INFN|Physics|College|Cent(?:er|re)"
     r"|Academy|Faculty|School|Sezione|National|Research|Fakultät|Istituto|CERN|DESY|Fermilab|Lab)\w*",
@@ -73,9 +75,9 @@ def author_list_like(text: str) -> str:
     Example:
         >>> author_list_like("A. Aktas10, V. Andreev26, T. Anthonis4, S. Aplin10, A. Asmone34")
         'authors'
-        >>> author_list_like("1 I. Physikalisches Institut der RWTH, Aachen, Germany 2 School of Physics, University of Bristol")
+        >>> author_list_like("1 I. Physikalisches Institut der RWTH, Aachen 2 University of Bristol")
         'affiliations'
-        >>> author_list_like("The beam-spin asymmetry in hard electroproduction of photons has been measured.")
+        >>> author_list_like("The beam-spin asymmetry in hard electroproduction of photons was measured.")
         ''
     """
     if len(_words(text)) < 4:
@@ -133,9 +135,9 @@ def mark_front_matter(markdown: str, blocks: list[Block]) -> tuple[list[Block], 
                 front["abstract"] = [b.start, b.end]
                 after_abstract = False
                 continue
-            if front["abstract"] is not None and _is_prose(text) and not _ABSTRACT.match(text):
-                if not any(h.kind == "heading" and h.level >= 2 for h in out[i:_MAX_SCAN]):
-                    break  # a letter without sections: the body has begun
+            letter = not any(h.kind == "heading" and h.level >= 2 for h in out[i:_MAX_SCAN])
+            if front["abstract"] is not None and _is_prose(text) and not _ABSTRACT.match(text) and letter:
+                break  # a letter without sections: the body has begun
             continue
         out[i] = Block("front", b.start, b.end, b.page, 0, b.page_end)
         front["blocks"] += 1
@@ -143,7 +145,9 @@ def mark_front_matter(markdown: str, blocks: list[Block]) -> tuple[list[Block], 
         if kind == "collaboration" and (m := _COLLAB.match(flat)):
             front["collaboration"] = f"{m.group(1)} Collaboration"
         elif kind == "authors":
-            front["authors"].extend(n.strip() for n in _NAME.findall(flat) if n.strip() not in front["authors"])
+            front["authors"].extend(
+                n.strip() for n in _NAME.findall(flat) if n.strip() not in front["authors"]
+            )
         elif kind == "affiliations":
             front["affiliations"].append([b.start, b.end])
         elif kind == "keywords":

@@ -22,13 +22,15 @@ Example:
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
-from hepwb.processing.figures import figure_records, locate_figures, pdf_of
+from hepwb.io import write_json
+from hepwb.processing.figures import figure_records, locate_figures, pdf_of, render_figures
 from hepwb.processing.xrefs import equation_records, find_mentions, link_mentions, section_records
 from hepwb.types import Document, JSONObject
 
-__all__ = ["annotate", "caption_of", "references_of", "targets_of"]
+__all__ = ["annotate", "caption_of", "references_of", "targets_of", "write_link_files"]
 
 
 def references_of(doc: Document) -> list[JSONObject]:
@@ -92,3 +94,31 @@ def caption_of(doc: Document, target: str) -> str:
         if f["id"] == target:
             return doc.markdown[f["caption_start"] : f["caption_end"]]
     return ""
+
+
+def write_link_files(out: Path, doc: Document) -> None:
+    """Write figures.json (with PNG crops under ``figures/``), xrefs.json and front_matter.json.
+
+    Records hold offsets into ``full_document.md``, pages and boxes, never text (content stays in
+    ``.md`` files). A crop is rendered from the document's PDF when that file is at hand; each
+    figure record's ``image`` is its PNG's path relative to ``out`` (None without a crop).
+    """
+    figures = [dict(f) for f in doc.meta.get("figures", [])]
+    pdf = pdf_of(doc)
+    fig_dir = out / "figures"
+    if fig_dir.exists():
+        shutil.rmtree(fig_dir)
+    names = render_figures(pdf, figures, fig_dir) if pdf is not None and figures else [None] * len(figures)
+    for f, name in zip(figures, names, strict=True):
+        f["image"] = f"figures/{name}" if name else None
+    write_json(out / "figures.json", figures)
+    write_json(
+        out / "xrefs.json",
+        {
+            "equations": doc.meta.get("equations", []),
+            "sections": doc.meta.get("sections", []),
+            "mentions": doc.meta.get("xrefs", []),
+            "summary": doc.meta.get("xref_summary", {}),
+        },
+    )
+    write_json(out / "front_matter.json", doc.meta.get("front_matter") or {})

@@ -11,11 +11,14 @@ the bibliography are not searched; a caption's own label is not a mention.
 Example:
     >>> text = "As Fig. 3(b) and Eq. (2) show [4, 6-7]."
     >>> [(m["kind"], m["number"], text[m["start"]:m["end"]]) for m in find_text_mentions(text, 0)]
-    [('figure', '3', 'Fig. 3(b)'), ('equation', '2', 'Eq. (2)'), ('citation', '4', '[4, 6-7]'), ('citation', '6', '[4, 6-7]'), ('citation', '7', '[4, 6-7]')]
+    ... # doctest: +NORMALIZE_WHITESPACE
+    [('figure', '3', 'Fig. 3(b)'), ('equation', '2', 'Eq. (2)'), ('citation', '4', '[4, 6-7]'),
+     ('citation', '6', '[4, 6-7]'), ('citation', '7', '[4, 6-7]')]
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from hepwb.processing.figures import caption_label, roman
@@ -28,15 +31,21 @@ _LIST = rf"{_NUM}(?:\s*(?:,|and|&|[-–—]|to)\s*{_NUM})*"
 _FIG_RE = re.compile(rf"\b(?:[Ff]igs?\.|[Ff]igures?|FIGS?\.|FIGURES?)\s?~?({_LIST})")
 _TAB_RE = re.compile(rf"\b(?:[Tt]abs?\.|[Tt]ables?|TABLES?)\s?~?({_LIST})")
 _EQN = r"\(\s*[A-Z]?\d{1,3}(?:\.\d{1,3})?[a-z]?\s*\)"
-_EQ_RE = re.compile(rf"\b(?:[Ee]qs?\.|[Ee]quations?|EQS?\.)\s?~?({_EQN}(?:\s*(?:,|and|&|[-–—]|to)\s*{_EQN})*)")
-_SEC_RE = re.compile(r"(?:\b(?:[Ss]ects?\.|[Ss]ecs?\.|[Ss]ections?)|§)\s?~?((?:\d{1,2}(?:\.\d{1,2}){0,3})|[IVX]{1,5}(?:\.[A-Z])?)\b")
+_EQ_RE = re.compile(
+    rf"\b(?:[Ee]qs?\.|[Ee]quations?|EQS?\.)\s?~?({_EQN}(?:\s*(?:,|and|&|[-–—]|to)\s*{_EQN})*)"
+)
+_SEC_RE = re.compile(
+    r"(?:\b(?:[Ss]ects?\.|[Ss]ecs?\.|[Ss]ections?)|§)\s?~?((?:\d{1,2}(?:\.\d{1,2}){0,3})|[IVX]{1,5}(?:\.[A-Z])?)\b"
+)
 _CITE_RE = re.compile(r"\[(\d{1,4}(?:\s*[,–-]\s*\d{1,4})*)\]")
 _KEY_CITE_RE = re.compile(r"\[(@[^\[\]\s;,]+(?:\s*[;,]\s*@[^\[\]\s;,]+)*)\]")
 _ITEM_RE = re.compile(r"\d{1,3}|[IVX]{1,5}")
 _EQ_ITEM_RE = re.compile(r"\(\s*([A-Z]?\d{1,3}(?:\.\d{1,3})?[a-z]?)\s*\)")
 _EQNUM_END_RE = re.compile(r"\(\s*([A-Z]?\d{1,3}(?:\.\d{1,3})?)\s*\)\s*(?:\$\$)?\s*$")
 _TAG_RE = re.compile(r"\\tag\{([^{}]+)\}")
-_HEADING_NUM_RE = re.compile(r"^#+\s+(?:Appendix\s+)?((?:\d{1,2}(?:\.\d{1,2}){0,3})|[IVX]{1,5}|[A-H](?:\.\d{1,2})*)\.?\s")
+_HEADING_NUM_RE = re.compile(
+    r"^#+\s+(?:Appendix\s+)?((?:\d{1,2}(?:\.\d{1,2}){0,3})|[IVX]{1,5}|[A-H](?:\.\d{1,2})*)\.?\s"
+)
 _SKIP = frozenset({"math", "table", "code", "heading", "reference"})
 _MAX_RANGE = 30
 
@@ -58,7 +67,7 @@ def _expand(numbers: list[str], separators: list[str]) -> list[str]:
 def _numbers(items: str, pattern: re.Pattern[str]) -> list[str]:
     found = list(pattern.finditer(items))
     nums = [m.group(1) if m.groups() else m.group(0) for m in found]
-    seps = [items[a.end() : b.start()].strip() for a, b in zip(found, found[1:], strict=False)]
+    seps = [items[a.end() : b.start()].strip() for a, b in itertools.pairwise(found)]
     out = []
     for n in _expand(nums, seps):
         r = roman(n)
@@ -76,7 +85,9 @@ def find_text_mentions(text: str, offset: int) -> list[JSONObject]:
                 out.append({"kind": kind, "number": n, "start": offset + m.start(), "end": offset + m.end()})
     for m in _EQ_RE.finditer(text):
         for n in _numbers(m.group(1), _EQ_ITEM_RE):
-            out.append({"kind": "equation", "number": n, "start": offset + m.start(), "end": offset + m.end()})
+            out.append(
+                {"kind": "equation", "number": n, "start": offset + m.start(), "end": offset + m.end()}
+            )
     for m in _SEC_RE.finditer(text):
         number = m.group(1)
         r = roman(number.split(".")[0])
@@ -86,10 +97,14 @@ def find_text_mentions(text: str, offset: int) -> list[JSONObject]:
         if re.search(r"(?<!\d)0(?!\d)", m.group(1)):
             continue  # [0, 1] is an interval, not a citation
         for n in _numbers(m.group(1), re.compile(r"\d{1,4}")):
-            out.append({"kind": "citation", "number": n, "start": offset + m.start(), "end": offset + m.end()})
+            out.append(
+                {"kind": "citation", "number": n, "start": offset + m.start(), "end": offset + m.end()}
+            )
     for m in _KEY_CITE_RE.finditer(text):
         for k in re.findall(r"@([^\s;,\]]+)", m.group(1)):
-            out.append({"kind": "citation", "number": k, "start": offset + m.start(), "end": offset + m.end()})
+            out.append(
+                {"kind": "citation", "number": k, "start": offset + m.start(), "end": offset + m.end()}
+            )
     out.sort(key=lambda x: (x["start"], x["kind"] != "figure"))
     return out
 
