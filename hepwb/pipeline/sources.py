@@ -68,6 +68,15 @@ def _with_warning(doc: Document, warning: str) -> Document:
     )
 
 
+def _with_source_math(doc: Document, source: Document) -> Document:
+    """``doc`` with its display equations matched to the LaTeX of ``source`` (another version of it)."""
+    from hepwb.processing.equations import math_records, math_summary
+
+    math = math_records(doc, source)
+    meta = {**doc.meta, "math": math, "math_summary": math_summary(math)}
+    return Document(doc.document_id, doc.label, doc.markdown, doc.blocks, meta)
+
+
 def convert(path: Path, meta: JSONObject, *, prefer_latex: bool = True) -> Document:
     """Convert one corpus file (see the module docstring for the choice of converter)."""
     from hepwb.processing import pdf_to_document
@@ -95,7 +104,7 @@ def convert(path: Path, meta: JSONObject, *, prefer_latex: bool = True) -> Docum
     agreement = text_agreement(doc.markdown, path)
     if agreement < MIN_AGREEMENT:
         return _with_warning(
-            pdf_to_document(path, label=label, meta=meta),
+            _with_source_math(pdf_to_document(path, label=label, meta=meta), doc),
             f"LaTeX source {tex} not used: it agrees with the PDF on {agreement:.0%} of the prose "
             f"(< {MIN_AGREEMENT:.0%}), so it is probably another version of the paper",
         )

@@ -33,6 +33,7 @@ _LABEL_RE = re.compile(
 _ROMAN = {"I": 1, "V": 5, "X": 10, "L": 50}
 _PROSE_MIN = 120
 _MIN_REGION = 25.0
+_MARGIN = 0.07
 
 
 def roman(text: str) -> int:
@@ -115,7 +116,11 @@ def pdf_of(doc: Document) -> Path | None:
 def _caption_rect(blocks: list[tuple[Any, ...]], kind: str, number: int) -> tuple[float, ...] | None:
     """The text block of a page that opens with the caption label ``kind number``."""
     for b in blocks:
-        found = caption_label(str(b[4]).strip())
+        text = str(b[4]).strip()
+        found = caption_label(text)
+        m = _LABEL_RE.match(text)
+        if m is None or not m.group(0).rstrip().endswith((".", ":", "|", ")")):
+            continue  # "Figure 3 shows ..." in running text is not the caption
         if found is not None and found[0] == kind and found[1] == number:
             return (float(b[0]), float(b[1]), float(b[2]), float(b[3]))
     return None
@@ -138,8 +143,9 @@ def _region(
     text = [b for b in blocks if b[6] == 0 and str(b[4]).strip()]
     left = min((float(b[0]) for b in text), default=0.0)
     right = max((float(b[2]) for b in text), default=width)
-    top = min((float(b[1]) for b in text), default=0.0)
-    bottom = max((float(b[3]) for b in text), default=height)
+    # an image-only figure at the top of the page has no text above it: the top margin bounds it
+    top = min([float(b[1]) for b in blocks] + [_MARGIN * height])
+    bottom = max([float(b[3]) for b in blocks] + [(1 - _MARGIN) * height])
     if cap[2] - cap[0] >= 0.55 * (right - left):
         x0, x1 = left, right
     elif (cap[0] + cap[2]) / 2 < width / 2:
@@ -156,10 +162,12 @@ def _region(
     return (x0, above, x1, cap[1])
 
 
-def locate_figures(records: list[JSONObject], pdf: str | Path) -> list[str]:
+def locate_figures(records: list[JSONObject], pdf: str | Path, *, move_pages: bool = False) -> list[str]:
     """Fill ``caption_bbox`` and ``bbox`` (PDF points) of ``records`` from the PDF; return warnings.
 
-    A record whose caption is not found on its page (or the next one) keeps ``bbox`` None.
+    The caption is looked for on the record's page, then the next and the previous one; a record
+    whose caption is not found keeps ``bbox`` None. With ``move_pages`` (documents whose pages
+    were estimated, such as LaTeX conversions) the record takes the page where its caption is.
     """
     import pymupdf
 
@@ -171,7 +179,9 @@ def locate_figures(records: list[JSONObject], pdf: str | Path) -> list[str]:
                 if not 1 <= page_no <= pdoc.page_count:
                     continue
                 if page_no not in cache:
-                    cache[page_no] = pdoc[page_no - 1].get_text("blocks")
+                    page = pdoc[page_no - 1]
+                    images = [(*i["bbox"], "", 0, 1) for i in page.get_image_info()]
+                    cache[page_no] = [*page.get_text("blocks"), *images]
                 cap = _caption_rect(cache[page_no], str(rec["kind"]), int(rec["number"]))
                 if cap is None:
                     continue
@@ -180,6 +190,8 @@ def locate_figures(records: list[JSONObject], pdf: str | Path) -> list[str]:
                 rec["caption_bbox"] = [round(v, 1) for v in cap]
                 rec["bbox"] = [round(v, 1) for v in box]
                 rec["bbox_page"] = page_no
+                if move_pages:
+                    rec["page"] = page_no
                 break
             else:
                 missing.append(str(rec["label"]))

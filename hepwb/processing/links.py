@@ -5,6 +5,8 @@
 - ``figures``: one record per numbered figure and table (:mod:`hepwb.processing.figures`), with
   its region on the PDF page when the PDF is known;
 - ``equations``: numbered display equations (``format`` ``latex`` or ``unicode``);
+- ``math`` and ``math_summary``: every display-math block with its number and form, the LaTeX
+  when known (:mod:`hepwb.processing.equations`);
 - ``sections``: numbered headings;
 - ``xrefs``: every mention of a figure, table, equation, section or bibliography entry in the
   running text, with offsets and the id of its ``target`` (None when nothing has that number);
@@ -26,6 +28,7 @@ import shutil
 from pathlib import Path
 
 from hepwb.io import write_json
+from hepwb.processing.equations import math_records, math_summary
 from hepwb.processing.figures import figure_records, locate_figures, pdf_of, render_figures
 from hepwb.processing.xrefs import equation_records, find_mentions, link_mentions, section_records
 from hepwb.types import Document, JSONObject
@@ -52,10 +55,11 @@ def annotate(doc: Document, *, pdf: str | Path | None = None) -> Document:
     source = Path(pdf) if pdf is not None else pdf_of(doc)
     if source is not None and figures:
         try:
-            warnings = locate_figures(figures, source)
+            warnings = locate_figures(figures, source, move_pages=doc.meta.get("source_format") == "latex")
         except Exception as exc:  # regions are an extra; a PDF quirk must not lose the document
             warnings = [f"figure regions not found ({type(exc).__name__}: {exc})"]
     equations = equation_records(doc)
+    math = math_records(doc)
     sections = section_records(doc)
     mentions = link_mentions(find_mentions(doc), figures, equations, sections, references_of(doc))
     summary: JSONObject = {}
@@ -67,6 +71,8 @@ def annotate(doc: Document, *, pdf: str | Path | None = None) -> Document:
         **doc.meta,
         "figures": figures,
         "equations": equations,
+        "math": math,
+        "math_summary": math_summary(math),
         "sections": sections,
         "xrefs": mentions,
         "xref_summary": summary,
@@ -116,6 +122,8 @@ def write_link_files(out: Path, doc: Document) -> None:
         out / "xrefs.json",
         {
             "equations": doc.meta.get("equations", []),
+            "math": [{k: v for k, v in m.items() if k != "latex"} for m in doc.meta.get("math", [])],
+            "math_summary": doc.meta.get("math_summary", {}),
             "sections": doc.meta.get("sections", []),
             "mentions": doc.meta.get("xrefs", []),
             "summary": doc.meta.get("xref_summary", {}),

@@ -131,6 +131,21 @@ def _ranges(pages: list[int]) -> str:
     return ", ".join(out)
 
 
+def _reassemble(markdown: str, blocks: list[Block]) -> tuple[str, list[Block]]:
+    """Join the blocks' texts with one blank line again (after blocks were cut) and re-offset them."""
+    parts: list[str] = []
+    out: list[Block] = []
+    offset = 0
+    for b in blocks:
+        text = markdown[b.start : b.end]
+        if parts:
+            offset += 2
+        out.append(Block(b.kind, offset, offset + len(text), b.page, b.level, b.page_end))
+        parts.append(text)
+        offset += len(text)
+    return "\n\n".join(parts), out
+
+
 def pdf_to_document(
     path: str | Path, *, label: str | None = None, meta: JSONObject | None = None
 ) -> Document:
@@ -193,7 +208,8 @@ def pdf_to_document(
     entries = [rb.text for rb in rendered if rb.kind == "reference"]
     recovered, found = recover_bibliography(markdown, blocks)
     if found:
-        blocks, entries = recovered, found
+        markdown, blocks = _reassemble(markdown, recovered)
+        entries = found
     if entries:
         info["references"] = parse_references(entries)
     blocks, info["front_matter"] = mark_front_matter(markdown, blocks)

@@ -23,7 +23,12 @@ def docs(tmp_path_factory):
 
 def test_questions_have_located_evidence_on_the_right_page(docs, tmp_path):
     qs = structural_questions(docs, max_per_doc=8)
-    assert {q.kind for q in qs} == {"section", "caption"} and len(qs) >= 10
+    assert {q.kind for q in qs} == {"section", "caption", "figure"} and len(qs) >= 10
+    figure_qs = [q for q in qs if q.kind == "figure"]
+    assert any(q.question.startswith("What does Figure 1 of ") for q in figure_qs)
+    captions = {q.evidence[0].quote for q in qs if q.kind == "caption"}
+    assert all(q.evidence[0].quote in captions or q.evidence[0].quote.startswith(("FIG", "Fig", "TAB", "Tab"))
+               for q in figure_qs)  # fmt: skip
     assert all(q.style == "lexical" and q.qid.startswith(("P01-gen", "P06-gen")) for q in qs)
     located, unlocated = locate_all(qs, docs)
     assert not unlocated and all(loc.method == "strict" and loc.page_ok for loc in located)
