@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 from hepwb.processing._layout import Row
 from hepwb.processing._math import find_equations, render_math
+from hepwb.processing._mathcheck import review_math
 from hepwb.processing._refs import find_section, select, split_entries
 from hepwb.processing._tables import find_tables, render_table
 
@@ -68,6 +69,7 @@ class _Para:
     level: int = 0
     text: str = ""
     extra: list[_Para] = field(default_factory=list)
+    merged: bool = False
 
     @property
     def size(self) -> float:
@@ -357,6 +359,12 @@ def build_blocks(rows: list[Row], body: float) -> list[RenderedBlock]:
     """
     paras = _segment(rows, body)
     _classify(paras, body)
+    paras = review_math(paras, lambda p: p.rows[0].page)
+    for p in paras:
+        if p.merged:
+            p.text = render_math(p.rows)
+        elif p.kind == "text" and p.text.startswith("$$"):  # display math judged a label, row or caption
+            p.text = join_rows([r.text for r in p.rows])
     paras = _merge_continuations(paras, body)
     span = find_section([(p.kind, p.text, p.level, p.size) for p in paras])
     if span is not None:
