@@ -20,6 +20,7 @@ Example:
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import re
 
@@ -27,7 +28,7 @@ from hepwb.types import Block
 
 __all__ = ["recover_bibliography"]
 
-_MARK = r"\[{n}\]\s+(?=[A-Z\u00c0-\u024f]|https?:|www\.)"
+_MARK = re.compile(r"\[(\d{1,4})\]\s+(?=[A-Z\u00c0-\u024f]|https?:|www\.)")
 _FIRST_GAP = 2500
 _NEXT_GAP = 6000
 _TAIL_MAX = 300
@@ -36,10 +37,19 @@ _BIBLIO = re.compile(r"\((?:19|20)\d\d\)|\b(?:19|20)\d\d\b|arXiv|doi|\b\d{4}\.\d
 _KEEP = frozenset({"heading", "math", "table", "caption", "code"})
 
 
-def _find(markdown: str, n: int, pos: int, limit: int) -> int:
-    """Offset of entry marker ``[n]`` (followed by a capital or a URL) in ``[pos, limit)``, or -1."""
-    m = re.compile(_MARK.format(n=n)).search(markdown, pos, min(limit, len(markdown)))
-    return m.start() if m else -1
+class _Markers:
+    """Offsets of every entry-like marker ``[n]`` (followed by a capital or a URL), by number."""
+
+    def __init__(self, markdown: str) -> None:
+        self.at: dict[int, list[int]] = {}
+        for m in _MARK.finditer(markdown):
+            self.at.setdefault(int(m.group(1)), []).append(m.start())
+
+    def next(self, n: int, pos: int, limit: int) -> int:
+        """The first ``[n]`` in ``[pos, limit)``, or -1."""
+        offsets = self.at.get(n, [])
+        k = bisect.bisect_left(offsets, pos)
+        return offsets[k] if k < len(offsets) and offsets[k] < limit else -1
 
 
 def _entry_starts(markdown: str, kept: list[tuple[int, int]]) -> list[int]:
@@ -48,19 +58,27 @@ def _entry_starts(markdown: str, kept: list[tuple[int, int]]) -> list[int]:
     The gap allowed between two entries does not count tables, equations, captions and headings
     (``kept``): data tables often sit between the bibliography's pages.
     """
+    marks = _Markers(markdown)
     first = -1
-    pos = 0
-    while (at := _find(markdown, 1, pos, len(markdown))) >= 0:
-        if _find(markdown, 2, at + 3, at + _FIRST_GAP) >= 0:
+    for at in marks.at.get(1, []):
+        if marks.next(2, at + 3, at + _FIRST_GAP) >= 0:
             first = at
-        pos = at + 3
     if first < 0:
         return []
+    # kept characters before each span end, to measure gaps without them
+    spans = sorted(kept)
+    ends = [z for _, z in spans]
+    covered = list(itertools.accumulate((z - a for a, z in spans), initial=0))
+
+    def kept_before(x: int) -> int:
+        k = bisect.bisect_right(ends, x)
+        inside = max(0, x - spans[k][0]) if k < len(spans) else 0
+        return covered[k] + inside
+
     starts = [first]
     n = 2
-    while (at := _find(markdown, n, starts[-1] + 3, len(markdown))) >= 0:
-        skipped = sum(max(0, min(z, at) - max(a, starts[-1])) for a, z in kept)
-        if at - starts[-1] - skipped > _NEXT_GAP:
+    while (at := marks.next(n, starts[-1] + 3, len(markdown))) >= 0:
+        if at - starts[-1] - (kept_before(at) - kept_before(starts[-1])) > _NEXT_GAP:
             break
         starts.append(at)
         n += 1
@@ -98,18 +116,18 @@ def recover_bibliography(markdown: str, blocks: list[Block]) -> tuple[list[Block
         if b.kind in _KEEP or not _continuation(markdown[b.start : b.end]):
             break
         end = b.end
-    bounds = [*starts, end]
     out: list[Block] = []
     pieces: list[list[str]] = [[] for _ in starts]
     for b in blocks:
         if b.end <= first or b.start >= end or b.kind in _KEEP:
             out.append(b)
             continue
-        inside = [s for s in starts if b.start <= s < b.end]
+        lo, hi = bisect.bisect_left(starts, b.start), bisect.bisect_left(starts, b.end)
+        inside = starts[lo:hi]
         if not inside and not _continuation(markdown[b.start : b.end]):  # prose between entries
             out.append(b)
             continue
-        cuts = sorted({b.start, b.end, *(s for s in starts if b.start < s < b.end)})
+        cuts = sorted({b.start, b.end, *inside})
         for a, z in itertools.pairwise(cuts):
             a, z = _trim(markdown, a, z)
             if z <= a:
@@ -117,7 +135,7 @@ def recover_bibliography(markdown: str, blocks: list[Block]) -> tuple[list[Block
             if z <= first:  # text before the first entry keeps its kind
                 out.append(Block(b.kind, a, z, b.page, b.level, b.page_end))
                 continue
-            k = max(i for i, s in enumerate(bounds[:-1]) if s <= a) if a >= first else 0
+            k = max(bisect.bisect_right(starts, a) - 1, 0)
             out.append(Block("reference", a, z, b.page, 0, b.page_end))
             pieces[k].append(markdown[a:z])
     return out, [" ".join(p) for p in pieces if p]

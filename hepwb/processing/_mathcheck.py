@@ -10,14 +10,17 @@ fonts (``(c) sV model, gχ/gq = 2, mono-W/Z channel.``) or a row of measured val
 - a math paragraph opening with ``(a)``… followed by words is a sub-caption: plain text;
 - a math paragraph of values with three or more ``±`` and few words is a table row: plain text;
 - a math paragraph that is only an equation number (``(31)``) joins the equation just before it
-  on the same page, or becomes plain text.
+  on the same page (display math, or a short formula read as text, which becomes display math);
+  otherwise it stays, as the anchor that ``Eq. (31)`` links to.
 
 Example:
     >>> class P:  # stands in for the paragraphs of hepwb.processing._blocks
-    ...     def __init__(self, kind, text, page=1): self.kind, self.text, self.page, self.rows = kind, text, page, []
+    ...     def __init__(self, kind, text):
+    ...         self.kind, self.text, self.rows = kind, text, []
     >>> paras = [P("text", "Mx (GeV)"), P("math", "e →+p → e+γ X"), P("caption", "FIG. 4. The moment."),
-    ...          P("math", "(c) sV model, gχ/gq = 2, mono-W/Z channel."), P("math", "A = B + C"), P("math", "(3)")]
-    >>> [p.kind for p in review_math(paras, lambda p: p.rows[0].page if p.rows else p.page)]
+    ...          P("math", "(c) sV model, gχ/gq = 2, mono-W/Z channel."), P("math", "A = B + C"),
+    ...          P("math", "(3)")]
+    >>> [p.kind for p in review_math(paras, lambda p: 1)]
     ['text', 'text', 'caption', 'text', 'math']
 """
 
@@ -35,6 +38,7 @@ _SUBCAPTION = re.compile(r"^\(\s*[a-z]\s*\)\s+\S+(?:\s+\S+){2,}")
 _WORD = re.compile(r"[A-Za-z]{3,}")
 _LABEL_MAX = 40
 _LOOK = 4
+_FORMULA_MAX = 200
 
 
 def _label_like(p: Any) -> bool:
@@ -46,6 +50,14 @@ def _label_like(p: Any) -> bool:
 def _only_number(text: str) -> bool:
     rest = EQNUM_RE.sub("", text.strip().strip("$").strip()).strip(" .,;")
     return bool(EQNUM_RE.search(text.strip())) and sum(ch.isalnum() for ch in rest) < 3
+
+
+def _joinable(p: Any) -> bool:
+    """The equation a stray number belongs to: display math, or a short formula read as text."""
+    if p.kind == "math":
+        return True
+    t = p.text.strip()
+    return p.kind == "text" and len(t) <= _FORMULA_MAX and len(_WORD.findall(t)) <= 3
 
 
 def review_math(paras: list[Any], page_of: Callable[[Any], int]) -> list[Any]:
@@ -67,11 +79,11 @@ def review_math(paras: list[Any], page_of: Callable[[Any], int]) -> list[Any]:
         text = p.text.strip().removeprefix("$$").removesuffix("$$").strip()
         if _only_number(text):
             prev = out[-1] if out else None
-            if prev is not None and prev.kind == "math" and page_of(prev) == page_of(p):
+            if prev is not None and page_of(prev) == page_of(p) and _joinable(prev):
+                prev.kind = "math"
                 prev.rows.extend(p.rows)
                 prev.merged = True
-                continue
-            p.kind = "text"
+                continue  # otherwise the number stays a math block: the anchor "Eq. (n)" links to
         elif _SUBCAPTION.match(text) or (text.count("±") >= 3 and len(_WORD.findall(text)) <= 4):
             p.kind = "text"
         elif not EQNUM_RE.search(text) and i > 0 and _label_like(paras[i - 1]):

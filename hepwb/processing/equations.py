@@ -38,7 +38,7 @@ def latex_key(tex: str) -> str:
     r"""The evidence key of LaTeX math with its commands removed (``\frac{a}{b}`` -> ``ab``).
 
     Example:
-        >>> latex_key(r"\begin{equation} \mathcal{L} = \frac{1}{2}\partial_\mu \phi \label{eq:l} \end{equation}")
+        >>> latex_key(r"\begin{equation} \mathcal{L} = \frac{1}{2}\partial_\mu \label{eq:l} \end{equation}")
         'l12'
     """
     return key(_CMD.sub(" ", tex))
@@ -69,8 +69,14 @@ def math_records(doc: Document, source: Document | None = None) -> list[JSONObje
         body = _body(doc.block_text(b))
         m = _NUMBER.search(body)
         number = m.group(1) if m and not latex_doc else None
-        rec: JSONObject = {"start": b.start, "end": b.end, "page": b.page, "number": number,
-                           "form": "latex" if latex_doc else "unicode", "latex": body if latex_doc else None}  # fmt: skip
+        rec: JSONObject = {
+            "start": b.start,
+            "end": b.end,
+            "page": b.page,
+            "number": number,
+            "form": "latex" if latex_doc else "unicode",
+            "latex": body if latex_doc else None,
+        }
         if not latex_doc and candidates:
             k = key(_NUMBER.sub("", body))
             best, score = -1, 0.0

@@ -24,7 +24,16 @@ from typing import Any
 
 from hepwb.types import Document, JSONObject
 
-__all__ = ["caption_label", "figure_records", "locate_figures", "pdf_of", "render_figures", "roman"]
+__all__ = [
+    "PageLayout",
+    "caption_label",
+    "figure_records",
+    "locate_figures",
+    "page_layouts",
+    "pdf_of",
+    "render_figures",
+    "roman",
+]
 
 _LABEL_RE = re.compile(
     r"^(?:\*\*|_)*(?P<kind>fig(?:ure)?s?|tab(?:le)?s?)\.?\s*(?P<num>\d{1,3}|[IVXL]{1,6})(?P<sub>[a-z]?)\b\s*[.:|)]?",
@@ -143,7 +152,7 @@ def _region(
     text = [b for b in blocks if b[6] == 0 and str(b[4]).strip()]
     left = min((float(b[0]) for b in text), default=0.0)
     right = max((float(b[2]) for b in text), default=width)
-    # an image-only figure at the top of the page has no text above it: the top margin bounds it
+    # a figure at the top of the page has no text above it: the top margin bounds it
     top = min([float(b[1]) for b in blocks] + [_MARGIN * height])
     bottom = max([float(b[3]) for b in blocks] + [(1 - _MARGIN) * height])
     if cap[2] - cap[0] >= 0.55 * (right - left):
@@ -162,39 +171,64 @@ def _region(
     return (x0, above, x1, cap[1])
 
 
-def locate_figures(records: list[JSONObject], pdf: str | Path, *, move_pages: bool = False) -> list[str]:
-    """Fill ``caption_bbox`` and ``bbox`` (PDF points) of ``records`` from the PDF; return warnings.
+PageLayout = tuple[list[tuple[Any, ...]], float, float]
+"""A page's text blocks as pymupdf's ``get_text("blocks")`` gives them, its width and its height."""
+
+
+def page_layouts(pdf: str | Path, pages: set[int]) -> dict[int, PageLayout]:
+    """Text blocks and sizes of the 1-based ``pages`` of a PDF (text only: images cost memory)."""
+    import pymupdf
+
+    out: dict[int, PageLayout] = {}
+    with pymupdf.open(pdf) as pdoc:
+        for n in sorted(pages):
+            if 1 <= n <= pdoc.page_count:
+                page = pdoc[n - 1]
+                out[n] = (page.get_text("blocks"), page.rect.width, page.rect.height)
+    return out
+
+
+def locate_figures(
+    records: list[JSONObject],
+    pdf: str | Path | None = None,
+    *,
+    move_pages: bool = False,
+    layouts: dict[int, PageLayout] | None = None,
+) -> list[str]:
+    """Fill ``caption_bbox`` and ``bbox`` (PDF points) of ``records``; return warnings.
 
     The caption is looked for on the record's page, then the next and the previous one; a record
     whose caption is not found keeps ``bbox`` None. With ``move_pages`` (documents whose pages
     were estimated, such as LaTeX conversions) the record takes the page where its caption is.
-    """
-    import pymupdf
 
+    Args:
+        records: Figure records (:func:`figure_records`).
+        pdf: The PDF, read for the pages ``layouts`` does not give.
+        move_pages: Move a record to the page where its caption is found.
+        layouts: Pages already read (the PDF converter passes its own lines grouped in blocks).
+    """
+    wanted = {int(r["page"]) + d for r in records for d in (-1, 0, 1)}
+    layouts = dict(layouts or {})
+    if pdf is not None and wanted - set(layouts):
+        layouts.update(page_layouts(pdf, wanted - set(layouts)))
     missing: list[str] = []
-    with pymupdf.open(pdf) as pdoc:
-        cache: dict[int, list[tuple[Any, ...]]] = {}
-        for rec in records:
-            for page_no in (int(rec["page"]), int(rec["page"]) + 1, int(rec["page"]) - 1):
-                if not 1 <= page_no <= pdoc.page_count:
-                    continue
-                if page_no not in cache:
-                    page = pdoc[page_no - 1]
-                    images = [(*i["bbox"], "", 0, 1) for i in page.get_image_info()]
-                    cache[page_no] = [*page.get_text("blocks"), *images]
-                cap = _caption_rect(cache[page_no], str(rec["kind"]), int(rec["number"]))
-                if cap is None:
-                    continue
-                page = pdoc[page_no - 1]
-                box = _region(cache[page_no], cap, str(rec["kind"]), page.rect.width, page.rect.height)
-                rec["caption_bbox"] = [round(v, 1) for v in cap]
-                rec["bbox"] = [round(v, 1) for v in box]
-                rec["bbox_page"] = page_no
-                if move_pages:
-                    rec["page"] = page_no
-                break
-            else:
-                missing.append(str(rec["label"]))
+    for rec in records:
+        for page_no in (int(rec["page"]), int(rec["page"]) + 1, int(rec["page"]) - 1):
+            if page_no not in layouts:
+                continue
+            blocks, width, height = layouts[page_no]
+            cap = _caption_rect(blocks, str(rec["kind"]), int(rec["number"]))
+            if cap is None:
+                continue
+            box = _region(blocks, cap, str(rec["kind"]), width, height)
+            rec["caption_bbox"] = [round(v, 1) for v in cap]
+            rec["bbox"] = [round(v, 1) for v in box]
+            rec["bbox_page"] = page_no
+            if move_pages:
+                rec["page"] = page_no
+            break
+        else:
+            missing.append(str(rec["label"]))
     return [f"caption not found in the PDF for {', '.join(missing)}"] if missing else []
 
 

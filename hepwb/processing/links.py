@@ -29,7 +29,7 @@ from pathlib import Path
 
 from hepwb.io import write_json
 from hepwb.processing.equations import math_records, math_summary
-from hepwb.processing.figures import figure_records, locate_figures, pdf_of, render_figures
+from hepwb.processing.figures import PageLayout, figure_records, locate_figures, pdf_of, render_figures
 from hepwb.processing.xrefs import equation_records, find_mentions, link_mentions, section_records
 from hepwb.types import Document, JSONObject
 
@@ -42,20 +42,25 @@ def references_of(doc: Document) -> list[JSONObject]:
     return [r for r in refs if isinstance(r, dict)]
 
 
-def annotate(doc: Document, *, pdf: str | Path | None = None) -> Document:
+def annotate(
+    doc: Document, *, pdf: str | Path | None = None, layouts: dict[int, PageLayout] | None = None
+) -> Document:
     """Return ``doc`` with figure, equation, section and cross-reference records in its metadata.
 
     Args:
         doc: A converted document.
         pdf: The PDF it was made from (default: :func:`~hepwb.processing.figures.pdf_of`); used to
             find each figure's region on its page.
+        layouts: The PDF's pages as the converter read them (text blocks and sizes), so the PDF
+            is not read again.
     """
     figures = figure_records(doc)
     warnings: list[str] = []
     source = Path(pdf) if pdf is not None else pdf_of(doc)
     if source is not None and figures:
         try:
-            warnings = locate_figures(figures, source, move_pages=doc.meta.get("source_format") == "latex")
+            latex = doc.meta.get("source_format") == "latex"
+            warnings = locate_figures(figures, source, move_pages=latex, layouts=layouts)
         except Exception as exc:  # regions are an extra; a PDF quirk must not lose the document
             warnings = [f"figure regions not found ({type(exc).__name__}: {exc})"]
     equations = equation_records(doc)

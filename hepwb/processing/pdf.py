@@ -29,6 +29,7 @@ from hepwb.processing._bibtail import recover_bibliography
 from hepwb.processing._blocks import build_blocks
 from hepwb.processing._diacritics import repair_diacritics
 from hepwb.processing._layout import Row, body_font_size, drop_furniture, extract_page, order_rows
+from hepwb.processing.figures import PageLayout
 from hepwb.processing.frontmatter import mark_front_matter
 from hepwb.processing.links import annotate
 from hepwb.processing.references import parse_references
@@ -131,6 +132,22 @@ def _ranges(pages: list[int]) -> str:
     return ", ".join(out)
 
 
+def _layouts(pages: list[list[Row]], sizes: list[tuple[float, float]]) -> dict[int, PageLayout]:
+    """Each page's kept lines grouped by pymupdf block, as ``get_text("blocks")`` tuples (no second read)."""
+    out: dict[int, PageLayout] = {}
+    for n, (rows, (width, height)) in enumerate(zip(pages, sizes, strict=True), start=1):
+        groups: dict[int, list[Row]] = {}
+        for r in rows:
+            groups.setdefault(r.block, []).append(r)
+        blocks = [
+            (min(r.x0 for r in rs), min(r.y0 for r in rs), max(r.x1 for r in rs), max(r.y1 for r in rs),
+             "\n".join(r.text for r in rs), k, 0)
+            for k, rs in groups.items()
+        ]  # fmt: skip
+        out[n] = (blocks, width, height)
+    return out
+
+
 def _reassemble(markdown: str, blocks: list[Block]) -> tuple[str, list[Block]]:
     """Join the blocks' texts with one blank line again (after blocks were cut) and re-offset them."""
     parts: list[str] = []
@@ -220,4 +237,4 @@ def pdf_to_document(
         blocks=tuple(blocks),
         meta=info,
     )
-    return annotate(doc, pdf=p)
+    return annotate(doc, pdf=p, layouts=_layouts(pages, sizes))
