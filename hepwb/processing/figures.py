@@ -135,6 +135,11 @@ def _caption_rect(blocks: list[tuple[Any, ...]], kind: str, number: int) -> tupl
     return None
 
 
+def _is_caption(block: tuple[Any, ...]) -> bool:
+    m = _LABEL_RE.match(str(block[4]).strip())
+    return m is not None and m.group(0).rstrip().endswith((".", ":", "|", ")"))
+
+
 def _is_prose(block: tuple[Any, ...]) -> bool:
     text = " ".join(str(block[4]).split())
     lines = str(block[4]).count("\n") + 1
@@ -161,14 +166,34 @@ def _region(
         x0, x1 = left, max(cap[2], width / 2 - 6)
     else:
         x0, x1 = min(cap[0], width / 2 + 6), right
-    column = [b for b in text if float(b[2]) > x0 + 5 and float(b[0]) < x1 - 5 and _is_prose(b)]
-    above = max((float(b[3]) for b in column if float(b[3]) <= cap[1] + 1), default=top)
-    below = min((float(b[1]) for b in column if float(b[1]) >= cap[3] - 1), default=bottom)
-    if (kind == "figure" or below - cap[3] < _MIN_REGION) and cap[1] - above >= _MIN_REGION:
-        return (x0, above, x1, cap[1])
-    if below - cap[3] >= _MIN_REGION:
-        return (x0, cap[3], x1, below)
-    return (x0, above, x1, cap[1])
+    inside = [b for b in text if float(b[2]) > x0 + 5 and float(b[0]) < x1 - 5]
+    # prose paragraphs and the other captions bound the region
+    column = [b for b in inside if _is_prose(b) or (_is_caption(b) and (b[1], b[3]) != (cap[1], cap[3]))]
+    up_bound = max((b for b in column if float(b[3]) <= cap[1] + 1), key=lambda b: float(b[3]), default=None)
+    down_bound = min(
+        (b for b in column if float(b[1]) >= cap[3] - 1), key=lambda b: float(b[1]), default=None
+    )
+    above = float(up_bound[3]) if up_bound is not None else top
+    below = float(down_bound[1]) if down_bound is not None else bottom
+    up, down = (x0, above, x1, cap[1]), (x0, cap[3], x1, below)
+
+    def content(box: tuple[float, float, float, float]) -> int:
+        """Non-prose text (axis labels, table cells) inside ``box``."""
+        return sum(1 for b in inside if b not in column and box[1] - 1 <= (b[1] + b[3]) / 2 <= box[3] + 1)
+
+    tall_up, tall_down = cap[1] - above >= _MIN_REGION, below - cap[3] >= _MIN_REGION
+    has_up, has_down = tall_up and content(up) > 0, tall_down and content(down) > 0
+    if has_up != has_down:  # the side holding the figure's labels or the table's cells
+        return up if has_up else down
+    if has_up and has_down:  # stacked floats: the content between two captions is the other's
+        up_cap = up_bound is not None and _is_caption(up_bound)
+        down_cap = down_bound is not None and _is_caption(down_bound)
+        if up_cap != down_cap:
+            return down if up_cap else up
+    prefer_up = kind == "figure"  # figures float above their caption, tables below theirs
+    if prefer_up:
+        return up if tall_up or not tall_down else down
+    return down if tall_down or not tall_up else up
 
 
 PageLayout = tuple[list[tuple[Any, ...]], float, float]
