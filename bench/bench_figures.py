@@ -64,7 +64,7 @@ def _roman(n: int) -> str:
 
 
 def latex_truth(tex_dir: Path, page_keys: list[str]) -> list[tuple[str, int, int]]:
-    """``(kind, number, page)`` of every captioned figure and table of a LaTeX project (page 0 if not found)."""
+    """``(kind, number, page)`` of the captioned figures and tables of a LaTeX project (page 0: not found)."""
     from hepwb.processing._latex_source import read_project, strip_comments
     from hepwb.processing.latex import find_main_tex
 
@@ -161,7 +161,8 @@ def main() -> int:
             out.mkdir(parents=True, exist_ok=True)
             write_link_files(out, doc)
     for name, (ok, n) in tot.items():
-        print(f"  TOTAL {name}: {ok}/{n} = {ok / max(n, 1):.1%} over {len(checked)} papers ({', '.join(checked)})")
+        share = ok / max(n, 1)
+        print(f"  TOTAL {name}: {ok}/{n} = {share:.1%} over {len(checked)} papers: {', '.join(checked)}")
     print("== 2. cross-references resolved to an existing target")
     for scope, labels in (("all 32 PDFs", list(docs)), ("LaTeX-checked papers", checked)):
         per: dict[str, list[int]] = {}
@@ -181,8 +182,10 @@ def main() -> int:
     for d in default:
         for k, v in d.meta.get("math_summary", {}).items():
             fmt[k] += v
-    print(f"  display-math blocks: {fmt['blocks']}; as LaTeX: {fmt['latex']}, as Unicode text: {fmt['unicode']};"
-          f" numbered: {fmt['numbered']}")  # fmt: skip
+    print(
+        f"  display-math blocks: {fmt['blocks']}; as LaTeX: {fmt['latex']}, as Unicode text: {fmt['unicode']}"
+    )
+    print(f"  numbered (with their number): {fmt['numbered']}")
     print("== 4. body chunks that are author/affiliation lists (hepilot, 512 tokens)")
     before, now, total = _front_chunks(list(docs.values()))
     print(f"  before (front matter chunked): {before}; now: {now}; of {total} chunks")

@@ -34,7 +34,11 @@ def search(
         str | None, typer.Option(help="Search this LanceDB table (e.g. an imported .ragmd).")
     ] = None,
 ) -> None:
-    """Search a chunk set with one or more retrievers; print citations, why each hit matched and a snippet."""
+    """Search a chunk set with one or more retrievers; print citations, why, a snippet and links.
+
+    The links are what a hit mentions: figures (with their captions), tables, equations,
+    sections and bibliography entries (with arXiv id or DOI).
+    """
     import dataclasses
     from collections.abc import Callable
 
@@ -49,6 +53,7 @@ def search(
 
             idx = RagmdIndex.load(ragmd)
             label, run = str(ragmd), lambda name: idx.search(question, name, k)
+            links: Callable[[Hit], list[str]] = lambda _h: []  # noqa: E731
         else:
             s = (
                 Searcher.at_table(table)
@@ -57,18 +62,22 @@ def search(
                     corpus, chunker, chunk_size, overlap, max_docs=max_docs, prefer_latex=latex
                 )
             )
-            label, run = s.name, lambda name: s.search(question, name, k)
+            label, run, links = s.name, lambda name: s.search(question, name, k), s.links
         for name in parse_words(retrievers):
             hits = run(name)
             if as_json:
                 for h in hits:
-                    typer.echo(json.dumps({**dataclasses.asdict(h), "citation": citation(h)}))
+                    typer.echo(
+                        json.dumps({**dataclasses.asdict(h), "citation": citation(h), "links": links(h)})
+                    )
                 continue
             typer.secho(f"== {name} ({label})", bold=True)
             for h in hits:
                 typer.echo(citation(h))
                 typer.echo(f"    why: {h.why}")
                 typer.echo(f"    {snippet(h, 240)}")
+                for link in links(h):
+                    typer.echo(f"    links: {link}")
     except HepwbError as exc:
         fail(exc)
 

@@ -167,7 +167,8 @@ class Catalog(SweepCatalogMixin):
             for d in cs.documents.values():
                 con.execute("DELETE FROM documents WHERE document_id = ?", [d.document_id])
                 con.execute(
-                    "INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO documents (document_id, label, title, arxiv, pages, source_file, file_hash, "
+                    "n_chars) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     [
                         d.document_id,
                         d.label,

@@ -146,6 +146,25 @@ class Searcher:
         """The top ``k`` hits of ``retriever`` for ``question``."""
         return self.retriever(retriever).search(question, k)
 
+    def links(self, hit: Hit, width: int = 120) -> list[str]:
+        """What the hit's chunk links to, e.g. ``"Fig. 3 -> Figure 3 (p. 4): FIG. 3. ..."``."""
+        from hepwb.processing.links import describe_target, targets_of
+
+        doc = self.chunkset.documents.get(hit.document_id) if self.chunkset is not None else None
+        if doc is None:
+            return []
+        return [
+            f"{text} -> {describe_target(doc, target, width)}"
+            for text, target in targets_of(doc, hit.start, hit.end)
+        ]
+
+    def reader_context(self, hit: Hit, *, captions: bool = True) -> str:
+        """The text to hand a reader for ``hit``: its chunk, then the captions of the figures it mentions."""
+        from hepwb.processing.links import reader_context
+
+        doc = self.chunkset.documents.get(hit.document_id) if self.chunkset is not None else None
+        return hit.text if doc is None else reader_context(doc, hit.start, hit.end, captions=captions)
+
     def compare(self, question: str, retrievers: Sequence[str], k: int = defaults.SEARCH_K) -> pd.DataFrame:
         """Side-by-side table: one row per (retriever, rank) with label, pages, score, why, snippet.
 

@@ -33,7 +33,15 @@ from hepwb.processing.figures import PageLayout, figure_records, locate_figures,
 from hepwb.processing.xrefs import equation_records, find_mentions, link_mentions, section_records
 from hepwb.types import Document, JSONObject
 
-__all__ = ["annotate", "caption_of", "references_of", "targets_of", "write_link_files"]
+__all__ = [
+    "annotate",
+    "caption_of",
+    "describe_target",
+    "reader_context",
+    "references_of",
+    "targets_of",
+    "write_link_files",
+]
 
 
 def references_of(doc: Document) -> list[JSONObject]:
@@ -105,6 +113,64 @@ def caption_of(doc: Document, target: str) -> str:
         if f["id"] == target:
             return doc.markdown[f["caption_start"] : f["caption_end"]]
     return ""
+
+
+def describe_target(doc: Document, target: str, width: int = 120) -> str:
+    r"""A one-line description of a link target: a figure's caption, an equation, a reference entry.
+
+    Example:
+        >>> from hepwb.processing.markdown import markdown_document
+        >>> doc = annotate(markdown_document("See Fig. 1.\n\nFigure 1: A plot of x.", "S01"))
+        >>> describe_target(doc, "figure-1")
+        'Figure 1 (p. 1): Figure 1: A plot of x.'
+    """
+    for f in doc.meta.get("figures", []):
+        if f["id"] == target:
+            return _clip(f"{f['label']} (p. {f['page']}): {caption_of(doc, target)}", width)
+    for e in doc.meta.get("equations", []):
+        if e["id"] == target:
+            text = " ".join(doc.markdown[e["start"] : e["end"]].replace("$$", " ").split())
+            return _clip(f"Eq. ({e['number']}) (p. {e['page']}): {text}", width)
+    for sec in doc.meta.get("sections", []):
+        if sec["id"] == target:
+            heading = doc.markdown[sec["start"] :].split("\n", 1)[0].lstrip("# ")
+            return _clip(f"Section {sec['number']} (p. {sec['page']}): {heading}", width)
+    for ref in references_of(doc):
+        if str(ref.get("id")) == target:
+            ident = f" [arXiv:{ref['number'].removeprefix('arXiv:')}]" if ref.get("number") else ""
+            ident += f" [doi:{ref['DOI']}]" if ref.get("DOI") else ""
+            return _clip(f"{target}: {ref.get('note', '')}{ident}", width)
+    return target
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def reader_context(doc: Document, start: int, end: int, *, captions: bool = True) -> str:
+    r"""The text a reader gets for span ``[start, end)``: the span, then the captions it mentions.
+
+    With ``captions``, the caption of every figure and table the span mentions (and that the
+    span does not already hold) follows it, one per paragraph, so a chunk saying "Fig. 3 shows
+    the asymmetry" arrives with what Figure 3 shows.
+
+    Example:
+        >>> from hepwb.processing.markdown import markdown_document
+        >>> doc = annotate(markdown_document("As Fig. 1 shows.\n\nFigure 1: Asymmetry versus t.", "S01"))
+        >>> reader_context(doc, 0, 16)
+        'As Fig. 1 shows.\n\nFigure 1: Asymmetry versus t.'
+    """
+    text = doc.markdown[start:end]
+    if not captions:
+        return text
+    extra: list[str] = []
+    for _, target in targets_of(doc, start, end):
+        for f in doc.meta.get("figures", []):
+            if f["id"] == target and not (start <= f["caption_start"] and f["caption_end"] <= end):
+                caption = caption_of(doc, target)
+                if caption not in extra:
+                    extra.append(caption)
+    return "\n\n".join([text, *extra])
 
 
 def write_link_files(out: Path, doc: Document) -> None:
