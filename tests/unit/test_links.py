@@ -59,7 +59,7 @@ def test_figure_record_region_crop_and_links(tmp_path):
     assert (fig["id"], fig["label"], fig["page"]) == ("figure-1", "Figure 1", 1)
     caption = doc.markdown[fig["caption_start"] : fig["caption_end"]]
     assert caption.startswith("Figure 1: The beam-spin asymmetry")
-    x0, y0, x1, y1 = fig["bbox"]
+    _, y0, _, y1 = fig["bbox"]
     assert y1 <= fig["caption_bbox"][1] + 1 and y0 <= 140 and y1 >= 300  # the plot, above its caption
     by_kind = {m["kind"]: m for m in doc.meta["xrefs"]}
     assert by_kind["figure"]["target"] == "figure-1"
