@@ -3,7 +3,8 @@
 ``dense``, ``bm25`` (HEP terms), ``bm25_plain``, ``hybrid`` (RRF), ``hybrid_linear``, ``fusion``
 (cross-validated weights), ``entity``,
 ``rerank`` (cross-encoder), ``multi_query`` and ``hyde`` (OpenAI-compatible LLM endpoint) and
-``parent`` (children searched, parents returned). :func:`availability` says which can run here.
+``parent`` (children searched, parents returned) and ``xref`` (the captions of the figures and
+tables a question names, then a base retriever's hits). :func:`availability` says which can run here.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from hepwb.retrieval import generative as _generative  # noqa: F401  (registers 
 from hepwb.retrieval import hybrid as _hybrid  # noqa: F401  (registers "hybrid", "hybrid_linear")
 from hepwb.retrieval import parent as _parent  # noqa: F401  (registers "parent")
 from hepwb.retrieval import rerank as _rerank  # noqa: F401  (registers "rerank")
+from hepwb.retrieval import xref as _xref  # noqa: F401  (registers "xref")
 from hepwb.retrieval.base import RETRIEVERS, Retriever, get_retriever, register_retriever
 from hepwb.retrieval.explain import citation, hits_frame, hits_html, snippet
 

@@ -1,8 +1,10 @@
 """One paper's markdown beside the rendered PDF page, blocks coloured by kind.
 
-``page_view_html`` builds a self-contained HTML fragment (PDF page as an inline PNG on the left, the
-page's markdown blocks on the right); ``DocumentBrowser`` wraps it in ipywidgets (paper dropdown,
-page slider) for JupyterLab.
+``page_view_html`` builds a self-contained HTML fragment (PDF page as an inline PNG on the left, with
+the regions of its figures and tables outlined; the page's markdown blocks on the right, each with
+the figures, tables, equations, sections and references it links to); ``figures_html`` shows the
+page's figures: crop, label, caption and where the text mentions them. ``DocumentBrowser`` wraps
+both in ipywidgets (paper dropdown, page slider) for JupyterLab.
 
 Example:
     >>> from hepwb.processing.markdown import markdown_document
@@ -25,7 +27,7 @@ from hepwb.types import Document, JSONObject
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-__all__ = ["KIND_COLOURS", "DocumentBrowser", "by_label", "page_image_png", "page_view_html"]
+__all__ = ["KIND_COLOURS", "DocumentBrowser", "by_label", "figures_html", "page_image_png", "page_view_html"]
 
 KIND_COLOURS = {
     "heading": "#cfe2ff",
@@ -36,6 +38,7 @@ KIND_COLOURS = {
     "code": "#f8d7da",
     "caption": "#e2d9f3",
     "reference": "#e9ecef",
+    "front": "#f1f3f5",
 }
 
 
@@ -54,16 +57,78 @@ def by_label(
     return docs, first
 
 
-def page_image_png(pdf: str | Path, page: int, zoom: float = 1.3) -> bytes:
-    """Render 1-based ``page`` of ``pdf`` as PNG bytes."""
+def page_image_png(
+    pdf: str | Path,
+    page: int,
+    zoom: float = 1.3,
+    boxes: Sequence[Sequence[float]] = (),
+    clip: Sequence[float] | None = None,
+) -> bytes:
+    """Render 1-based ``page`` of ``pdf`` as PNG bytes, ``boxes`` outlined in red, cut to ``clip``."""
     import pymupdf
 
     with pymupdf.open(str(pdf)) as d:
         if not 1 <= page <= d.page_count:
             msg = f"page {page} is outside 1..{d.page_count} of {pdf}"
             raise ConfigError(msg)
-        pix = d[page - 1].get_pixmap(matrix=pymupdf.Matrix(zoom, zoom))
+        p = d[page - 1]
+        for box in boxes:  # drawn on the in-memory copy only; the file is not written
+            p.draw_rect(pymupdf.Rect(*box), color=(0.85, 0.1, 0.1), width=1.2)
+        area = pymupdf.Rect(*clip) & p.rect if clip is not None else None
+        pix = p.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), clip=area)
         return bytes(pix.tobytes("png"))
+
+
+def _pdf(doc: Document, pdf: str | Path | None) -> str | None:
+    src = pdf or doc.meta.get("pdf_file") or doc.meta.get("source_file")
+    return str(src) if src and str(src).lower().endswith(".pdf") and Path(str(src)).is_file() else None
+
+
+def _links_html(doc: Document, start: int, end: int) -> str:
+    from hepwb.processing.links import describe_target, targets_of
+
+    found = targets_of(doc, start, end)
+    if not found:
+        return ""
+    items = "; ".join(f"{_html.escape(t)} → {_html.escape(describe_target(doc, g, 90))}" for t, g in found)
+    return f'<div style="color:#0a58ca;font-size:10px;margin-top:2px">links: {items}</div>'
+
+
+def figures_html(doc: Document, page: int, *, pdf: str | Path | None = None, zoom: float = 1.0) -> str:
+    """The figures and tables on ``page``: crop, label, caption and the places that mention them.
+
+    Example:
+        >>> from hepwb.processing.markdown import markdown_document
+        >>> doc = markdown_document("As Fig. 1 shows.\\n\\nFigure 1: A plot of the asymmetry.", "S1")
+        >>> "Figure 1" in figures_html(doc, 1) and "mentioned: p. 1 (Fig. 1)" in figures_html(doc, 1)
+        True
+    """
+    src = _pdf(doc, pdf)
+    parts = []
+    for f in doc.meta.get("figures", []):
+        if int(f.get("bbox_page") or f["page"]) != page and int(f["page"]) != page:
+            continue
+        image = ""
+        if src and f.get("bbox"):
+            x0, y0, x1, y1 = f["bbox"]
+            cx0, cy0, cx1, cy1 = f.get("caption_bbox") or f["bbox"]
+            clip = (min(x0, cx0) - 2, min(y0, cy0) - 2, max(x1, cx1) + 2, max(y1, cy1) + 2)
+            png = page_image_png(src, int(f.get("bbox_page") or f["page"]), zoom, clip=clip)
+            data = base64.b64encode(png).decode("ascii")
+            alt = _html.escape(f["label"])
+            image = f'<img alt="{alt}" src="data:image/png;base64,{data}" style="max-width:100%">'
+        caption = _html.escape(doc.markdown[f["caption_start"] : f["caption_end"]])
+        where = [
+            f"p. {m.get('page')} ({_html.escape(doc.markdown[m['start'] : m['end']])})"
+            for m in doc.meta.get("xrefs", [])
+            if m["target"] == f["id"]
+        ]
+        parts.append(
+            f'<div style="border:1px solid #bbb;margin:6px 0;padding:6px"><b>{_html.escape(f["label"])}</b> '
+            f"page {f['page']}{image}<div style='font-size:12px'>{caption}</div>"
+            f"<div style='color:#555;font-size:11px'>mentioned: {', '.join(where) or 'nowhere'}</div></div>"
+        )
+    return "".join(parts) or "<em>no numbered figure or table on this page</em>"
 
 
 def _legend() -> str:
@@ -75,7 +140,7 @@ def _legend() -> str:
 
 
 def page_view_html(doc: Document, page: int = 1, *, pdf: str | Path | None = None, zoom: float = 1.3) -> str:
-    """HTML with the blocks of ``page`` (coloured by kind, with offsets) beside the rendered PDF page.
+    """HTML with the blocks of ``page`` (coloured by kind, with offsets and links) beside the rendered page.
 
     Args:
         doc: A processed document.
@@ -91,12 +156,16 @@ def page_view_html(doc: Document, page: int = 1, *, pdf: str | Path | None = Non
         rows.append(
             f'<div style="background:{KIND_COLOURS.get(b.kind, "#fff")};border:1px solid #bbb;margin:3px 0;'
             f'padding:4px;font-size:12px"><div style="color:#555;font-size:10px">{tag}</div>'
-            f'<pre style="white-space:pre-wrap;margin:0;font-family:inherit">{text}</pre></div>'
+            f'<pre style="white-space:pre-wrap;margin:0;font-family:inherit">{text}</pre>'
+            f"{_links_html(doc, b.start, b.end)}</div>"
         )
-    src = pdf or doc.meta.get("source_file")
+    src = _pdf(doc, pdf)
     image = ""
-    if src and str(src).lower().endswith(".pdf") and Path(str(src)).is_file():
-        png = base64.b64encode(page_image_png(str(src), page, zoom)).decode("ascii")
+    if src:
+        boxes = [
+            f["bbox"] for f in doc.meta.get("figures", []) if f.get("bbox") and f.get("bbox_page") == page
+        ]
+        png = base64.b64encode(page_image_png(src, page, zoom, boxes)).decode("ascii")
         alt = f"page {page} of {_html.escape(doc.label)}"
         image = f'<img alt="{alt}" src="data:image/png;base64,{png}" style="max-width:100%">'
     body = "".join(rows) or "<em>no block starts on this page</em>"
@@ -124,9 +193,10 @@ class DocumentBrowser:
         self.paper = w.Dropdown(options=sorted(self.documents), value=first, description="paper")
         self.page = w.IntSlider(value=page, min=1, max=self._pages(first), description="page")
         self.view = w.HTML()
+        self.figures = w.HTML()
         self.paper.observe(self._on_paper, names="value")
         self.page.observe(lambda _change: self.refresh(), names="value")
-        self.widget = w.VBox([w.HBox([self.paper, self.page]), self.view])
+        self.widget = w.VBox([w.HBox([self.paper, self.page]), self.view, self.figures])
         self.refresh()
 
     def _pages(self, label: str) -> int:
@@ -141,7 +211,9 @@ class DocumentBrowser:
     def refresh(self) -> None:
         """Re-render the current paper and page."""
         doc = self.documents[self.paper.value]
-        self.view.value = page_view_html(doc, min(self.page.value, self._pages(doc.label)))
+        page = min(self.page.value, self._pages(doc.label))
+        self.view.value = page_view_html(doc, page)
+        self.figures.value = "<h4>Figures and tables on this page</h4>" + figures_html(doc, page)
 
     def _ipython_display_(self) -> None:
         from IPython.display import display
