@@ -186,3 +186,37 @@ def test_hits_render_for_notebooks(setup):
     frame = hits_frame(hits)
     assert list(frame["rank"]) == [1, 2] and frame["citation"].str.contains("chars").all()
     assert "<mark>" in hits_html(hits)
+
+
+def test_xref_puts_the_named_figure_caption_first(tmp_path):
+    from hepwb.index import ChunkStore
+
+    body = " ".join(["The beam-spin asymmetry was measured in bins of t and xB with the EXP detector."] * 3)
+    texts = {
+        "F1": (
+            "CLAS",
+            body.replace("EXP", "CLAS")
+            + "\n\nFIG. 3. The beam-spin asymmetry versus t.\n\nTable 2: Cuts on W.",
+        ),
+        "F2": (
+            "HERMES",
+            f"{body.replace('EXP', 'HERMES')} Fig. 3 shows it.\n\nFIG. 3. Missing-mass spectrum.",
+        ),
+    }
+    docs = [
+        markdown_document(f"# DVCS at {exp}\n\n{text}", label, meta={"title": f"DVCS at {exp}"})
+        for label, (exp, text) in texts.items()
+    ]
+    cs = build_chunkset(docs, "hepilot", layout=Layout(tmp_path), progress=False, chunk_size=64)
+    emb = get_embedder()
+    table = ChunkStore(tmp_path / "lancedb", emb).table(cs.chunkset_id, cs.chunks, cs.documents)
+    xref = get_retriever("xref", table, embedder=emb, base="bm25")
+    hits = xref.search("What does Figure 3 of DVCS at CLAS show?", k=3)
+    assert hits[0].text == "FIG. 3. The beam-spin asymmetry versus t." and hits[0].label == "F1"
+    assert hits[0].section_path[-1] == "Figure 3" and "caption of Figure 3" in hits[0].why
+    assert [h.rank for h in hits] == [1, 2, 3]
+    assert xref.search("What does table II of DVCS at CLAS list?", k=2)[0].text == "Table 2: Cuts on W."
+    plain = get_retriever("bm25", table)
+    assert [h.chunk_id for h in xref.search("asymmetry in bins of t", k=3)] == [
+        h.chunk_id for h in plain.search("asymmetry in bins of t", k=3)
+    ]
