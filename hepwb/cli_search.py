@@ -33,6 +33,11 @@ def search(
     table: Annotated[
         str | None, typer.Option(help="Search this LanceDB table (e.g. an imported .ragmd).")
     ] = None,
+    collaboration: Annotated[
+        str | None,
+        typer.Option(help="Only papers of this collaboration (front matter or metadata), e.g. HERMES."),
+    ] = None,
+    author: Annotated[str | None, typer.Option(help="Only papers with this author, e.g. Airapetian.")] = None,
 ) -> None:
     """Search a chunk set with one or more retrievers; print citations, why, a snippet and links.
 
@@ -62,7 +67,9 @@ def search(
                     corpus, chunker, chunk_size, overlap, max_docs=max_docs, prefer_latex=latex
                 )
             )
-            label, run, links = s.name, lambda name: s.search(question, name, k), s.links
+            label, links = s.name, s.links
+            run = lambda name: s.search(question, name, k, collaboration=collaboration, author=author)  # noqa: E731
+
         for name in parse_words(retrievers):
             hits = run(name)
             if as_json:

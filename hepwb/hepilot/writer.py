@@ -80,11 +80,12 @@ def _original_url(doc: Document) -> str:
 def document_metadata(doc: Document) -> DocumentMetadata:
     """Bibliographic and provenance record of ``doc``."""
     meta = doc.meta
-    authors = meta.get("authors")
+    front = meta.get("front_matter") or {}
+    authors = meta.get("authors") or front.get("authors")
     if isinstance(authors, str):
         authors = [a.strip() for a in re.split(r"[,;]|\band\b", authors.split(":", 1)[-1]) if a.strip()]
     cats = meta.get("category")
-    collab = meta.get("collaboration") or None
+    collab = meta.get("collaboration") or front.get("collaboration") or None
     if collab and "collaboration" not in str(collab).lower():
         collab = f"{collab} Collaboration"
     raw_authors = str(meta.get("authors") or "")

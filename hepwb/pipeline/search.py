@@ -11,6 +11,7 @@ The corpus is converted, chunked and indexed on first use (every stage cached, a
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -27,9 +28,27 @@ if TYPE_CHECKING:
     from hepwb.models.embedder import Embedder
     from hepwb.pipeline.chunksets import ChunkSet
     from hepwb.retrieval.base import Retriever
-    from hepwb.types import Hit
+    from hepwb.types import Document, Hit, JSONObject
 
 __all__ = ["Searcher", "availability"]
+
+_FILTER_FETCH = 10  # candidates per requested hit when filtering by collaboration or author
+
+
+def _matches(meta: JSONObject, collaboration: str | None, author: str | None) -> bool:
+    """Whether a paper's metadata or front matter names ``collaboration`` and ``author``."""
+    front = meta.get("front_matter") or {}
+    if collaboration is not None:
+        names = " ".join(
+            str(x or "") for x in (meta.get("collaboration"), front.get("collaboration"), meta.get("authors"))
+        )
+        if collaboration.lower() not in names.lower():
+            return False
+    if author is not None:
+        people = f"{meta.get('authors') or ''} {' '.join(front.get('authors') or [])}"
+        if author.lower() not in people.lower():
+            return False
+    return True
 
 
 def availability(table: Any, embedder: Embedder, names: Sequence[str] | None = None) -> dict[str, str]:
@@ -141,10 +160,29 @@ class Searcher:
         return self._retrievers[name]
 
     def search(
-        self, question: str, retriever: str = defaults.SEARCH_RETRIEVER, k: int = defaults.SEARCH_K
+        self,
+        question: str,
+        retriever: str = defaults.SEARCH_RETRIEVER,
+        k: int = defaults.SEARCH_K,
+        *,
+        collaboration: str | None = None,
+        author: str | None = None,
     ) -> list[Hit]:
-        """The top ``k`` hits of ``retriever`` for ``question``."""
-        return self.retriever(retriever).search(question, k)
+        """The top ``k`` hits of ``retriever`` for ``question``.
+
+        ``collaboration`` and ``author`` keep the hits of papers whose front matter or metadata
+        names them (case-insensitive substring; e.g. ``"HERMES"``, ``"Airapetian"``).
+        """
+        if collaboration is None and author is None:
+            return self.retriever(retriever).search(question, k)
+        keep = {d.document_id for d in self._documents() if _matches(d.meta, collaboration, author)}
+        hits = [
+            h for h in self.retriever(retriever).search(question, k * _FILTER_FETCH) if h.document_id in keep
+        ]
+        return [dataclasses.replace(h, rank=i) for i, h in enumerate(hits[:k], start=1)]
+
+    def _documents(self) -> list[Document]:
+        return list(self.chunkset.documents.values()) if self.chunkset is not None else []
 
     def links(self, hit: Hit, width: int = 120) -> list[str]:
         """What the hit's chunk links to, e.g. ``"Fig. 3 -> Figure 3 (p. 4): FIG. 3. ..."``."""
@@ -158,12 +196,20 @@ class Searcher:
             for text, target in targets_of(doc, hit.start, hit.end)
         ]
 
-    def reader_context(self, hit: Hit, *, captions: bool = True) -> str:
-        """The text to hand a reader for ``hit``: its chunk, then the captions of the figures it mentions."""
+    def reader_context(self, hit: Hit, *, captions: bool = True, header: bool = False) -> str:
+        """The text to hand a reader for ``hit``: its chunk, then the captions of the figures it mentions.
+
+        ``header`` prepends the paper's one-line header (label, title, authors or collaboration,
+        year, arXiv id) from its metadata and front matter.
+        """
+        from hepwb.processing.frontmatter import document_header
         from hepwb.processing.links import reader_context
 
         doc = self.chunkset.documents.get(hit.document_id) if self.chunkset is not None else None
-        return hit.text if doc is None else reader_context(doc, hit.start, hit.end, captions=captions)
+        if doc is None:
+            return hit.text
+        text = reader_context(doc, hit.start, hit.end, captions=captions)
+        return f"{document_header(doc.meta, doc.label)}\n\n{text}" if header else text
 
     def compare(self, question: str, retrievers: Sequence[str], k: int = defaults.SEARCH_K) -> pd.DataFrame:
         """Side-by-side table: one row per (retriever, rank) with label, pages, score, why, snippet.

@@ -1,6 +1,7 @@
 """Figures, equations, sections, citations and cross-references of a converted document, linked.
 
-:func:`annotate` is the last step of every converter. It adds to ``Document.meta``:
+:func:`annotate` is the last step of every converter. It marks the front matter
+(:mod:`hepwb.processing.frontmatter`) where the converter has not, and adds to ``Document.meta``:
 
 - ``figures``: one record per numbered figure and table (:mod:`hepwb.processing.figures`), with
   its region on the PDF page when the PDF is known;
@@ -30,6 +31,7 @@ from pathlib import Path
 from hepwb.io import write_json
 from hepwb.processing.equations import math_records, math_summary
 from hepwb.processing.figures import PageLayout, figure_records, locate_figures, pdf_of, render_figures
+from hepwb.processing.frontmatter import mark_front_matter
 from hepwb.processing.xrefs import equation_records, find_mentions, link_mentions, section_records
 from hepwb.types import Document, JSONObject
 
@@ -62,6 +64,11 @@ def annotate(
         layouts: The PDF's pages as the converter read them (text blocks and sizes), so the PDF
             is not read again.
     """
+    if "front_matter" not in doc.meta:  # the PDF converter marks it itself, before its references
+        blocks, front = mark_front_matter(doc.markdown, list(doc.blocks))
+        doc = Document(
+            doc.document_id, doc.label, doc.markdown, tuple(blocks), {**doc.meta, "front_matter": front}
+        )
     figures = figure_records(doc)
     warnings: list[str] = []
     source = Path(pdf) if pdf is not None else pdf_of(doc)

@@ -89,3 +89,38 @@ def test_search_unknown_retriever_lists_names(md_corpus):
         app, ["search", "x", "--corpus", str(md_corpus), "--retrievers", "bm26", "--chunk-size", "64"]
     )
     assert res.exit_code == 2 and "choose one of" in res.output
+
+
+def test_search_shows_links_and_filters_by_collaboration(tmp_path, monkeypatch):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    body = "The HERMES Collaboration measured the beam-spin asymmetry, shown in Fig. 1, as predicted [1]."
+    (corpus / "B01_hermes.md").write_text(
+        f"# Asymmetry\n\n(The HERMES Collaboration)\n\n{body}\n\n"
+        "Figure 1: The beam-spin asymmetry versus phi.\n\n"
+        "## References\n\n[1] X. Ji, Phys. Rev. Lett. 78 (1997) 610, arXiv:hep-ph/9603249.",
+        encoding="utf-8",
+    )
+    (corpus / "B02_clas.md").write_text(
+        "# CLAS\n\nCLAS measured the beam-spin asymmetry too.", encoding="utf-8"
+    )
+    monkeypatch.setenv("HEPWB_HOME", str(tmp_path / "home"))
+    args = [
+        "search",
+        "beam-spin asymmetry",
+        "--corpus",
+        str(corpus),
+        "--retrievers",
+        "bm25",
+        "--chunk-size",
+        "64",
+    ]
+    res = runner.invoke(app, [*args, "-k", "3"])
+    assert res.exit_code == 0, res.output
+    assert "links: Fig. 1 -> Figure 1 (p. 1): Figure 1: The beam-spin asymmetry versus phi." in res.output
+    res = runner.invoke(app, [*args, "-k", "3", "--collaboration", "hermes"])
+    assert res.exit_code == 0, res.output
+    assert "B01" in res.output and "B02" not in res.output
+    query = ["search", "what does figure 1 show", "--corpus", str(corpus), "--retrievers", "xref"]
+    res = runner.invoke(app, [*query, "--chunk-size", "64", "-k", "1"])
+    assert res.exit_code == 0 and "caption of Figure 1 named in the query" in res.output, res.output
