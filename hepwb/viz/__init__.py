@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 from hepwb.viz.chunk_explorer import CHUNK_COLOURS, OVERLAP_STYLE, ChunkExplorer, chunks_html, token_histogram
-from hepwb.viz.document_view import KIND_COLOURS, DocumentBrowser, page_image_png, page_view_html
+from hepwb.viz.document_view import (
+    KIND_COLOURS,
+    DocumentBrowser,
+    figures_html,
+    page_image_png,
+    page_view_html,
+)
 from hepwb.viz.search_explorer import SearchExplorer, side_by_side_html
 from hepwb.viz.tier_approval import ApprovalWidget
 
@@ -16,6 +22,7 @@ __all__ = [
     "DocumentBrowser",
     "SearchExplorer",
     "chunks_html",
+    "figures_html",
     "page_image_png",
     "page_view_html",
     "side_by_side_html",
