@@ -17,7 +17,7 @@ from hepwb.exceptions import ConfigError
 from hepwb.models.tokenizers import DEFAULT_TOKENIZER, get_tokenizer
 from hepwb.types import Document, JSONObject
 
-__all__ = ["SizedChunker", "Unit", "add_overlap", "block_units", "pack"]
+__all__ = ["SizedChunker", "Unit", "add_overlap", "block_units", "caption_units", "captioned_tables", "pack"]
 
 UnitKind = Literal["heading", "text", "atomic", "barrier", "caption"]
 _BPE_MARGIN = 4
@@ -28,7 +28,7 @@ class Unit:
     """A span no chunk boundary may fall inside.
 
     ``barrier``: a span no chunk may cross; ``caption``: a figure or table caption (or a piece of
-    a long one), packed alone into its own chunk.
+    a long one; a table caption with its table), packed alone into its own chunk.
     """
 
     start: int
@@ -105,10 +105,16 @@ def block_units(doc: Document, tokens: TokenIndex, budget: int, *, sentences: bo
     (the bibliography) become barriers.
     """
     units: list[Unit] = []
-    for b in doc.blocks:
+    tabled = captioned_tables(doc)
+    for i, b in enumerate(doc.blocks):
         if not b.retrievable:
             if units and units[-1].kind != "barrier":
                 units.append(Unit(b.start, b.end, "barrier"))
+            continue
+        if i in tabled:  # a table with its caption: one caption unit, kept whole
+            if tabled[i] is not None:
+                a, z = tabled[i]
+                units.append(Unit(a, z, "caption", oversized=tokens.count(a, z) > budget))
             continue
         if b.kind == "heading" and tokens.count(b.start, b.end) <= budget:
             units.append(Unit(b.start, b.end, "heading"))
@@ -121,6 +127,21 @@ def block_units(doc: Document, tokens: TokenIndex, budget: int, *, sentences: bo
         else:
             units.extend(_split_text(doc, b.start, b.end, tokens, budget, sentences))
     return units
+
+
+def captioned_tables(doc: Document) -> dict[int, tuple[int, int] | None]:
+    """Tables next to their caption, as block index -> span of the pair.
+
+    The first block of a caption-table pair maps to the span of both, the second to None.
+    """
+    out: dict[int, tuple[int, int] | None] = {}
+    blocks = doc.blocks
+    for i in range(len(blocks) - 1):
+        a, b = blocks[i], blocks[i + 1]
+        if i in out or {a.kind, b.kind} != {"caption", "table"}:
+            continue
+        out[i], out[i + 1] = (a.start, b.end), None
+    return out
 
 
 def caption_units(doc: Document, start: int, end: int, tokens: TokenIndex, budget: int) -> list[Unit]:

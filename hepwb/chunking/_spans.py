@@ -118,6 +118,8 @@ def _chunk_type(blocks: list[Block]) -> str:
         return "text"
     if kinds == {"caption"}:
         return "caption"
+    if kinds == {"caption", "table"}:
+        return "table"
     if kinds == {"table"}:
         return "table"
     if kinds == {"math"}:
@@ -137,11 +139,12 @@ def finalize(doc: Document, spans: list[ChunkSpan], tokens: TokenIndex, config_k
         h = bisect.bisect_right(head_starts, sp.own_start) - 1
         # a chunk that opens with a heading belongs to that heading's section
         section = head_paths[h] if h >= 0 else ()
-        if sp.alone and (label := caption_label(text)) is not None:
-            section = (*section, label[2])  # a caption chunk's citation names its figure or table
         lo = max(bisect.bisect_right(block_starts, sp.start) - 1, 0)
         hi = bisect.bisect_left(block_starts, sp.end)
         inside = [b for b in doc.blocks[lo:hi] if b.end > sp.start and b.start < sp.end]
+        caption = next((b for b in inside if b.kind == "caption"), None) if sp.alone else None
+        if caption is not None and (label := caption_label(doc.block_text(caption))) is not None:
+            section = (*section, label[2])  # a caption chunk's citation names its figure or table
         pages = sorted({p for b in inside for p in range(b.page, max(b.page, b.page_end) + 1)})
         chunks.append(
             Chunk(

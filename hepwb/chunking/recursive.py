@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from hepwb.chunking._packing import SizedChunker, Unit, add_overlap, caption_units, pack
+from hepwb.chunking._packing import SizedChunker, Unit, add_overlap, caption_units, captioned_tables, pack
 from hepwb.chunking._spans import TokenIndex, finalize
 from hepwb.chunking.base import config_key, register_chunker
 from hepwb.chunking.sentences import sentence_spans
@@ -50,10 +50,15 @@ class RecursiveChunker(SizedChunker):
         """Split ``doc`` recursively and merge neighbours up to the budget."""
         tokens = TokenIndex(doc.markdown, get_tokenizer(self.tokenizer))
         units: list[Unit] = []
-        for b in doc.blocks:  # blocks are the paragraph level ("\n\n")
+        tabled = captioned_tables(doc)
+        for i, b in enumerate(doc.blocks):  # blocks are the paragraph level ("\n\n")
             if not b.retrievable:
                 if units and units[-1].kind != "barrier":
                     units.append(Unit(b.start, b.end, "barrier"))
+            elif i in tabled:  # a table with its caption, kept whole
+                if tabled[i] is not None:
+                    a, z = tabled[i]
+                    units.append(Unit(a, z, "caption", oversized=tokens.count(a, z) > self.budget))
             elif b.atomic:
                 units.append(
                     Unit(b.start, b.end, "atomic", oversized=tokens.count(b.start, b.end) > self.budget)

@@ -18,7 +18,7 @@ import bisect
 
 import numpy as np
 
-from hepwb.chunking._packing import SizedChunker
+from hepwb.chunking._packing import SizedChunker, captioned_tables
 from hepwb.chunking._spans import ChunkSpan, TokenIndex, finalize
 from hepwb.chunking.base import config_key, register_chunker
 from hepwb.models.tokenizers import get_tokenizer
@@ -28,12 +28,18 @@ __all__ = ["TokenChunker"]
 
 
 def _segments(doc: Document) -> list[tuple[int, int]]:
-    """Character ranges between non-retrievable blocks; every caption is a range of its own."""
+    """Ranges between non-retrievable blocks; every caption (with its table) is a range of its own."""
     segs, cur = [], 0
-    for b in doc.blocks:
+    tabled = captioned_tables(doc)
+    for i, b in enumerate(doc.blocks):
         if not b.retrievable:
             segs.append((cur, b.start))
             cur = b.end
+        elif i in tabled:
+            if tabled[i] is not None:
+                a, z = tabled[i]
+                segs.extend([(cur, a), (a, z)])
+                cur = z
         elif b.kind == "caption":
             segs.extend([(cur, b.start), (b.start, b.end)])
             cur = b.end
@@ -55,6 +61,7 @@ class TokenChunker(SizedChunker):
         spans: list[ChunkSpan] = []
         size = self.chunk_size - self.margin  # BPE tokenizers: margin for the recount
         captions = {(b.start, b.end) for b in doc.blocks if b.kind == "caption"}
+        captions |= {span for span in captioned_tables(doc).values() if span is not None}
         for seg_start, seg_end in _segments(doc):
             alone = (seg_start, seg_end) in captions
             t0 = tokens.first_token_at(seg_start)

@@ -22,6 +22,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from hepwb.processing._floats import float_captions
 from hepwb.processing._layout import Row
 from hepwb.processing._math import find_equations, render_math
 from hepwb.processing._mathcheck import review_math
@@ -355,7 +356,8 @@ def build_blocks(rows: list[Row], body: float) -> list[RenderedBlock]:
         body: The document's body font size.
 
     Returns:
-        The rendered blocks in order; consecutive list items are merged into one ``list`` block.
+        The rendered blocks in order; consecutive list items are merged into one ``list`` block, and
+        figure captions are moved to the end of their section (:mod:`hepwb.processing._floats`).
     """
     paras = _segment(rows, body)
     _classify(paras, body)
@@ -387,4 +389,4 @@ def build_blocks(rows: list[Row], body: float) -> list[RenderedBlock]:
             if p.kind in ("math", "table"):
                 text = p.text
             out.append(RenderedBlock(p.kind, text, page, page_end))
-    return out
+    return float_captions(out)

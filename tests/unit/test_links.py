@@ -143,14 +143,14 @@ def test_link_files_and_catalog_rows_of_a_chunk_set(tmp_path):
     cs = build_chunkset([doc], "hepilot", layout=Layout(tmp_path), progress=False, chunk_size=512)
     folder = next((cs.root / "documents").iterdir())
     figures = json.loads((folder / "figures.json").read_text())
-    assert [f["label"] for f in figures][:3] == ["Figure 1", "Figure 2", "Figure 3"]
+    assert {f["label"] for f in figures} >= {"Figure 1", "Figure 2", "Figure 3", "Table 1"}
     assert all((folder / f["image"]).is_file() for f in figures if f["image"])
     assert sum(1 for f in figures if f["image"]) >= 6
     assert json.loads((folder / "front_matter.json").read_text())["blocks"] >= 2
     cat = Catalog(tmp_path / "catalog.duckdb")
     cat.record_chunkset(cs)
-    rows = cat.sql("SELECT label, page FROM figures ORDER BY caption_start")
-    assert rows["label"].tolist()[:2] == ["Figure 1", "Figure 2"]
+    rows = cat.sql("SELECT label, page FROM figures WHERE kind = 'figure' ORDER BY number")
+    assert rows["label"].tolist()[:2] == ["Figure 1", "Figure 2"] and rows["page"].tolist()[:2] == [3, 3]
     resolved = cat.sql("SELECT count(*) AS n FROM xrefs WHERE kind = 'figure' AND target IS NOT NULL")
     assert int(resolved["n"][0]) >= 10
     caption_chunks = [c for c in cs.chunks if c.chunk_type == "caption"]
