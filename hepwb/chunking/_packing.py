@@ -112,8 +112,8 @@ def block_units(doc: Document, tokens: TokenIndex, budget: int, *, sentences: bo
                 units.append(Unit(b.start, b.end, "barrier"))
             continue
         if i in tabled:  # a table with its caption: one caption unit, kept whole
-            if tabled[i] is not None:
-                a, z = tabled[i]
+            if (pair := tabled[i]) is not None:
+                a, z = pair
                 units.append(Unit(a, z, "caption", oversized=tokens.count(a, z) > budget))
             continue
         if b.kind == "heading" and tokens.count(b.start, b.end) <= budget:

@@ -56,8 +56,8 @@ class RecursiveChunker(SizedChunker):
                 if units and units[-1].kind != "barrier":
                     units.append(Unit(b.start, b.end, "barrier"))
             elif i in tabled:  # a table with its caption, kept whole
-                if tabled[i] is not None:
-                    a, z = tabled[i]
+                if (pair := tabled[i]) is not None:
+                    a, z = pair
                     units.append(Unit(a, z, "caption", oversized=tokens.count(a, z) > self.budget))
             elif b.atomic:
                 units.append(

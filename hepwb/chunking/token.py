@@ -36,8 +36,8 @@ def _segments(doc: Document) -> list[tuple[int, int]]:
             segs.append((cur, b.start))
             cur = b.end
         elif i in tabled:
-            if tabled[i] is not None:
-                a, z = tabled[i]
+            if (pair := tabled[i]) is not None:
+                a, z = pair
                 segs.extend([(cur, a), (a, z)])
                 cur = z
         elif b.kind == "caption":
