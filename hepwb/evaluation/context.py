@@ -58,9 +58,14 @@ def evidence_in_context(
     k: int = 5,
     captions: bool = True,
     min_coverage: float = 0.5,
+    keyindexes: Mapping[str, KeyIndex] | None = None,
 ) -> float:
-    """Mean over questions of the share of their located evidence covered by the top-``k`` contexts."""
-    indexes: dict[str, KeyIndex] = {}
+    """Mean over questions of the share of their located evidence covered by the top-``k`` contexts.
+
+    ``keyindexes`` (``{document_id: KeyIndex}``, as :func:`~hepwb.evaluation.build_keyindexes` gives)
+    saves building them again.
+    """
+    indexes: dict[str, KeyIndex] = dict(keyindexes or {})
     per_question: dict[str, list[bool]] = defaultdict(list)
     for loc in located:
         doc = documents.get(loc.document_id)

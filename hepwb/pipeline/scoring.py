@@ -1,4 +1,9 @@
-"""Score one run's retrieval results: rank, chunk, paper, span and ragas metrics with 95 % intervals."""
+"""Score one run's retrieval results: rank, chunk, paper, span and ragas metrics with 95 % intervals.
+
+Also the share of evidence in the top-5 reader contexts, with the chunk alone and with the captions
+of the figures and tables it mentions (``evidence_in_context@5``, ``evidence_in_context_captions@5``;
+:mod:`hepwb.evaluation.context`).
+"""
 
 from __future__ import annotations
 
@@ -86,9 +91,20 @@ def score(
     limit = 10**9 if needs_windows(cfg) else embedder.max_seq_length
     total = sum(c.token_count for c in cs.chunks)
     n = max(len(cs.chunks), 1)
+    from hepwb.evaluation.context import evidence_in_context
+
+    kc = min(5, cfg.k)  # what a reader of the top hits is handed: the chunk, or the chunk and linked captions
+    reader = {
+        f"evidence_in_context{'_captions' if captions else ''}@{kc}": evidence_in_context(
+            located, results, cs.documents, k=kc, captions=captions, min_coverage=cfg.min_coverage,
+            keyindexes=inputs.keyindexes,
+        )
+        for captions in (False, True)
+    }  # fmt: skip
     summary = {
         **{k: float(v) for k, v in ev.summary.items()},
         **ragas_means,
+        **reader,
         "n_chunks": float(len(cs.chunks)),
         # what a dense embedder reading only the first `limit` word pieces of each chunk never sees
         "share_chunks_truncated": sum(c.token_count > limit for c in cs.chunks) / n,
