@@ -15,6 +15,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hepwb.exceptions import ConfigError
 from hepwb.hepilot.log import utc_now
 from hepwb.ids import code_fingerprint
 from hepwb.pipeline.keys import cell_key, cell_name, retriever_label
@@ -157,6 +158,8 @@ def run_cell(
     with timings("save_s"):
         run_dir.mkdir(parents=True, exist_ok=True)
         for stale in (RunRecord.FILE, "error.json", "traceback.txt"):
+            if stale == RunRecord.FILE and _same_cell(run_dir, key):
+                continue  # another process ran this very cell: its record stays until ours replaces it
             (run_dir / stale).unlink(missing_ok=True)
         _write_parquet(scores.per_question, run_dir / "per_question.parquet")
         hits = hits_frame(results, scores.relevant)
@@ -189,6 +192,18 @@ def run_cell(
     )
     record.save(run_dir)
     return RunResult(record, run_dir, scores.per_question, hits)
+
+
+def _same_cell(run_dir: Path, key: str) -> bool:
+    """Whether ``run_dir`` holds a finished record of the cell ``key`` (same configuration and code).
+
+    Two sweeps of one grid may run the same cell at once; removing the other's record while it
+    is being recorded would fail that sweep. A record of another key is stale and is removed.
+    """
+    try:
+        return RunRecord.load(run_dir).cell_key == key
+    except ConfigError:
+        return False
 
 
 def _write_parquet(frame: pd.DataFrame, path: Path) -> None:
