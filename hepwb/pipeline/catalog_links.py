@@ -12,6 +12,8 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hepwb.processing.figures import image_name
+
 if TYPE_CHECKING:
     from hepwb.types import Document
 
@@ -19,7 +21,7 @@ __all__ = ["record_links"]
 
 
 def _image(folder: Path, figure_id: str) -> str | None:
-    png = folder / "figures" / f"{figure_id.replace('-', '_')}.png"
+    png = folder / "figures" / image_name(figure_id)
     return str(png) if png.is_file() else None
 
 

@@ -27,7 +27,9 @@ from hepwb.types import Document, JSONObject
 __all__ = [
     "PageLayout",
     "caption_label",
+    "crop_box",
     "figure_records",
+    "image_name",
     "locate_figures",
     "page_layouts",
     "pdf_of",
@@ -125,17 +127,16 @@ def pdf_of(doc: Document) -> Path | None:
 def _caption_rect(blocks: list[tuple[Any, ...]], kind: str, number: int) -> tuple[float, ...] | None:
     """The text block of a page that opens with the caption label ``kind number``."""
     for b in blocks:
-        text = str(b[4]).strip()
-        found = caption_label(text)
-        m = _LABEL_RE.match(text)
-        if m is None or not m.group(0).rstrip().endswith((".", ":", "|", ")")):
+        if not _is_caption(b):
             continue  # "Figure 3 shows ..." in running text is not the caption
+        found = caption_label(str(b[4]).strip())
         if found is not None and found[0] == kind and found[1] == number:
             return (float(b[0]), float(b[1]), float(b[2]), float(b[3]))
     return None
 
 
 def _is_caption(block: tuple[Any, ...]) -> bool:
+    """A text block opening with a caption label closed by ``.``, ``:``, ``|`` or ``)``."""
     m = _LABEL_RE.match(str(block[4]).strip())
     return m is not None and m.group(0).rstrip().endswith((".", ":", "|", ")"))
 
@@ -257,6 +258,18 @@ def locate_figures(
     return [f"caption not found in the PDF for {', '.join(missing)}"] if missing else []
 
 
+def image_name(figure_id: str) -> str:
+    """File name of a record's crop under ``figures/`` (``figure-3`` -> ``figure_3.png``)."""
+    return f"{figure_id.replace('-', '_')}.png"
+
+
+def crop_box(record: JSONObject) -> tuple[float, float, float, float]:
+    """The part of the page a crop shows: the figure's region and its caption, with a 2-point margin."""
+    x0, y0, x1, y1 = record["bbox"]
+    cx0, cy0, cx1, cy1 = record.get("caption_bbox") or record["bbox"]
+    return (min(x0, cx0) - 2, min(y0, cy0) - 2, max(x1, cx1) + 2, max(y1, cy1) + 2)
+
+
 def render_figures(
     pdf: str | Path, records: list[JSONObject], folder: Path, *, dpi: int = 110
 ) -> list[str | None]:
@@ -273,11 +286,9 @@ def render_figures(
             if not rec.get("bbox"):
                 names.append(None)
                 continue
-            x0, y0, x1, y1 = rec["bbox"]
-            cx0, cy0, cx1, cy1 = rec.get("caption_bbox") or rec["bbox"]
-            clip = pymupdf.Rect(min(x0, cx0) - 2, min(y0, cy0) - 2, max(x1, cx1) + 2, max(y1, cy1) + 2)
+            clip = pymupdf.Rect(*crop_box(rec))
             page = pdoc[int(rec.get("bbox_page") or rec["page"]) - 1]
-            name = f"{str(rec['id']).replace('-', '_')}.png"
+            name = image_name(str(rec["id"]))
             try:
                 pix = page.get_pixmap(clip=clip & page.rect, dpi=dpi)
                 folder.mkdir(parents=True, exist_ok=True)

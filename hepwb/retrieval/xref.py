@@ -19,24 +19,18 @@ import re
 from typing import Any
 
 from hepwb.models.embedder import Embedder
+from hepwb.processing.figures import roman
 from hepwb.retrieval.base import columns, get_retriever, register_retriever, rows_to_hits
 from hepwb.types import Hit
 
 __all__ = ["XrefRetriever", "named_labels"]
 
 _NAMED = re.compile(r"\b(?:(fig(?:ure)?s?\.?)|(tab(?:le)?s?\.?))\s*(\d{1,3}|[IVX]{1,5})\b", re.I)
-_ROMAN = {"I": 1, "V": 5, "X": 10}
 _PAPERS = 3
 
 
 def _number(text: str) -> int:
-    if text.isdigit():
-        return int(text)
-    total = 0
-    for i, ch in enumerate(text.upper()):
-        v = _ROMAN[ch]
-        total += -v if i + 1 < len(text) and _ROMAN[text[i + 1].upper()] > v else v
-    return total
+    return int(text) if text.isdigit() else roman(text.upper())
 
 
 def _last(row: dict[str, Any]) -> str:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hepwb.exceptions import ConfigError
+from hepwb.processing.figures import crop_box
 from hepwb.types import Document, JSONObject
 
 if TYPE_CHECKING:
@@ -110,10 +111,7 @@ def figures_html(doc: Document, page: int, *, pdf: str | Path | None = None, zoo
             continue
         image = ""
         if src and f.get("bbox"):
-            x0, y0, x1, y1 = f["bbox"]
-            cx0, cy0, cx1, cy1 = f.get("caption_bbox") or f["bbox"]
-            clip = (min(x0, cx0) - 2, min(y0, cy0) - 2, max(x1, cx1) + 2, max(y1, cy1) + 2)
-            png = page_image_png(src, int(f.get("bbox_page") or f["page"]), zoom, clip=clip)
+            png = page_image_png(src, int(f.get("bbox_page") or f["page"]), zoom, clip=crop_box(f))
             data = base64.b64encode(png).decode("ascii")
             alt = _html.escape(f["label"])
             image = f'<img alt="{alt}" src="data:image/png;base64,{data}" style="max-width:100%">'
