@@ -8,8 +8,10 @@ and LanceDB), :mod:`hepwb.retrieval`, :mod:`hepwb.evaluation`, and :mod:`hepwb.p
 
 from __future__ import annotations
 
+import sys
 from importlib.metadata import PackageNotFoundError, version
 
+from hepwb.env import show_logs_in_kernel
 from hepwb.exceptions import (
     ConfigError,
     CorpusNotFoundError,
@@ -25,6 +27,12 @@ try:
     __version__ = version("hepwb")
 except PackageNotFoundError:  # pragma: no cover - running from a source tree without install
     __version__ = "0.0.0"
+
+if (
+    "ipykernel" in sys.modules
+    and getattr(sys.modules.get("IPython"), "get_ipython", lambda: None)() is not None
+):
+    show_logs_in_kernel()  # a notebook kernel: log lines as plain cell output, not red stderr
 
 __all__ = [
     "Block",

@@ -1,14 +1,16 @@
 """Process environment for offline, telemetry-free runs.
 
-Nothing here runs at import time; pipeline entry points call :func:`configure_runtime`.
+Nothing here runs at import time; pipeline entry points call :func:`configure_runtime`, and
+``import hepwb`` inside a Jupyter kernel calls :func:`show_logs_in_kernel`.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import sys
 
-__all__ = ["configure_runtime", "seed_tiktoken_cache"]
+__all__ = ["configure_runtime", "seed_tiktoken_cache", "show_logs_in_kernel"]
 
 _DEFAULTS = {
     # never phone home (see ../shared/stack/STACK.md)
@@ -36,6 +38,43 @@ def configure_runtime(*, offline: bool | None = None) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
     for noisy in ("httpx", "urllib3", "sentence_transformers", "numba", "distributed", "bokeh", "tornado"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+class _CellOutput(logging.Handler):
+    """Writes a record to the ``sys.stdout`` of the moment: a notebook cell's plain output."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            print(self.format(record), file=sys.stdout, flush=True)
+        except Exception:  # pragma: no cover - as logging.StreamHandler does
+            self.handleError(record)
+
+
+def show_logs_in_kernel(level: int = logging.INFO) -> bool:
+    """Show hepwb's log lines (``level`` and above) as plain cell output, never as red stderr.
+
+    Without a handler, Python prints a library's warnings to stderr (red in JupyterLab) and drops
+    its information. Inside a Jupyter kernel hepwb's logger gets one handler writing to the cell's
+    stdout, unless the user configured handlers for ``hepwb`` (or the root logger) already.
+    Returns whether it added the handler; a second call adds nothing.
+
+    Example:
+        >>> import subprocess
+        >>> code = ("import logging, hepwb.env as e; print(e.show_logs_in_kernel(), e.show_logs_in_kernel());"
+        ...         " logging.getLogger('hepwb.x').info('kept whole')")
+        >>> out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout
+        >>> out.splitlines()[:2]
+        ['True False', 'kept whole']
+    """
+    logger = logging.getLogger("hepwb")
+    if logger.handlers or logging.getLogger().handlers:
+        return False
+    handler = _CellOutput(level)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    logger.addHandler(handler)
+    if logger.level == logging.NOTSET or logger.level > level:
+        logger.setLevel(level)
+    return True
 
 
 _CL100K_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"

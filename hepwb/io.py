@@ -96,3 +96,19 @@ def discard_folder(folder: Path, why: str = "stale") -> None:
     gone = folder.parent / f".{folder.name}.{why}-{os.getpid()}"
     folder.replace(gone)
     shutil.rmtree(gone, ignore_errors=True)
+
+
+def folder_bytes(folder: str | Path) -> int:
+    """Bytes of every file under ``folder`` (0 when it does not exist).
+
+    Example:
+        >>> import tempfile
+        >>> d = Path(tempfile.mkdtemp())
+        >>> _ = (d / "a").write_bytes(b"12345")
+        >>> folder_bytes(d), folder_bytes(d / "missing")
+        (5, 0)
+    """
+    root = Path(folder)
+    if not root.is_dir():
+        return 0
+    return sum(p.stat().st_size for p in root.rglob("*") if p.is_file())

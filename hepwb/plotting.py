@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
+
+from hepwb.labels import human
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -10,12 +13,18 @@ if TYPE_CHECKING:
 __all__ = ["metric_heatmap", "metric_vs_chunk_size", "metrics_with_ci", "stage_times"]
 
 
-def metric_vs_chunk_size(wide: pd.DataFrame, metrics: tuple[str, ...] = ("recall@5", "mrr@10")) -> Any:
+def metric_vs_chunk_size(
+    wide: pd.DataFrame,
+    metrics: tuple[str, ...] = ("hit_rate@5", "mrr@10"),
+    intervals: Mapping[str, pd.DataFrame] | None = None,
+) -> Any:
     """Line plot of each metric against chunk size, one line per retriever (and chunker, when several).
 
     Args:
         wide: :meth:`hepwb.pipeline.Catalog.metrics_wide` output.
-        metrics: Metric columns to draw, one panel each.
+        metrics: Metric columns to draw, one panel each; put the decision metric first.
+        intervals: Per metric, ``run_id, ci_low, ci_high`` (:meth:`Catalog.intervals`): drawn as 95 %
+            error bars. A metric without intervals is drawn without bars and says so in its title.
 
     Returns:
         The matplotlib figure.
@@ -24,25 +33,31 @@ def metric_vs_chunk_size(wide: pd.DataFrame, metrics: tuple[str, ...] = ("recall
     import matplotlib.pyplot as plt
 
     present = [m for m in metrics if m in wide.columns]
-    fig, axes = plt.subplots(1, max(len(present), 1), figsize=(5 * max(len(present), 1), 3.6), squeeze=False)
+    fig, axes = plt.subplots(1, max(len(present), 1), figsize=(5 * max(len(present), 1), 3.8), squeeze=False)
+    keys = ["chunker", "retriever"] if wide.get("chunker", wide["retriever"]).nunique() > 1 else ["retriever"]
     for ax, metric in zip(axes[0], present, strict=False):
-        keys = (
-            ["chunker", "retriever"]
-            if wide.get("chunker", wide["retriever"]).nunique() > 1
-            else ["retriever"]
-        )
-        for name, grp in wide.groupby(keys):
+        ci = (intervals or {}).get(metric)
+        frame = wide.merge(ci, on="run_id", how="left") if ci is not None else wide
+        for name, grp in frame.groupby(keys):
             grp = grp.sort_values("chunk_size")
             label = " / ".join(map(str, name)) if isinstance(name, tuple) else str(name)
-            ax.plot(grp["chunk_size"], grp[metric], marker="o", label=label)
+            if ci is not None and grp["ci_low"].notna().any():
+                yerr = [
+                    (grp[metric] - grp["ci_low"]).clip(lower=0),
+                    (grp["ci_high"] - grp[metric]).clip(lower=0),
+                ]
+                ax.errorbar(grp["chunk_size"], grp[metric], yerr=yerr, marker="o", capsize=3, label=label)
+            else:
+                ax.plot(grp["chunk_size"], grp[metric], marker="o", label=label)
         ax.set_xscale("log", base=2)
         ax.set_xticks(sorted(wide["chunk_size"].unique()))
         ax.get_xaxis().set_major_formatter(matplotlib.ticker.ScalarFormatter())
         ax.set_xlabel("chunk size (tokens)")
-        ax.set_ylabel(metric)
-        ax.set_ylim(0, 1)
+        ax.set_ylabel(human(metric))
+        ax.set_title(f"{human(metric)}" + (" (bars: 95 % interval)" if ci is not None else ""), fontsize=10)
+        ax.set_ylim(0, 1.05)
         ax.grid(alpha=0.3)
-        ax.legend(title=" / ".join(keys))
+        ax.legend(title=" / ".join(keys), fontsize=8)
     fig.tight_layout()
     return fig
 

@@ -319,7 +319,13 @@ def acquire(
             # HEPilot: verify SHA-256 *and* SHA-512 before trusting a file already on disk
             if file_hashes(dest) == (old["file_hash_sha256"], old.get("file_hash_sha512")):
                 results.append(old)
-                log.add("info", "acquisition", f"{name}: verified copy on disk, skipped", document_id=doc_id)
+                log.add(
+                    "info",
+                    "acquisition",
+                    f"{name}: verified copy on disk, skipped",
+                    document_id=doc_id,
+                    detail=True,
+                )
                 continue
             log.add("warning", "acquisition", f"{name}: the file on disk does not match its recorded "
                     "SHA-256/SHA-512; downloading it again", document_id=doc_id)  # fmt: skip
@@ -364,6 +370,7 @@ def _one(e: JSONObject, dest: Path, client: PoliteClient, log: ProcessingLog, so
             "acquisition",
             f"{dest.name}: {got.size} bytes, sha256 {got.sha256[:12]}",
             document_id=doc_id,
+            detail=True,
         )
         src_url = e.get("arxiv", {}).get("source_url")
         if sources and src_url:
@@ -371,7 +378,13 @@ def _one(e: JSONObject, dest: Path, client: PoliteClient, log: ProcessingLog, so
             try:
                 client.download(src_url, tar)
                 names = extract_source(tar.read_bytes(), dest.parent.parent / "tex" / dest.stem)
-                log.add("info", "acquisition", f"{dest.stem}: {len(names)} source files", document_id=doc_id)
+                log.add(
+                    "info",
+                    "acquisition",
+                    f"{dest.stem}: {len(names)} source files",
+                    document_id=doc_id,
+                    detail=True,
+                )
             except ProcessingError as exc:
                 record["validation_status"] = "warning"
                 log.add("warning", "acquisition", str(exc), document_id=doc_id, error_code=exc.code,

@@ -30,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from hepwb import defaults
+from hepwb.aio import run_isolated
 from hepwb.types import JSONObject
 
 if TYPE_CHECKING:
@@ -106,17 +107,23 @@ def offline_scores(samples: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
         "nonllm_context_recall": NonLLMContextRecall(),
     }
     presence = StringPresence()
-    rows = {}
-    for qid, fields in samples.items():
-        sample = SingleTurnSample(**fields)
-        row = {name: float(m.single_turn_score(sample)) for name, m in metrics.items()}
-        joined = SingleTurnSample(
-            response="\n".join(fields["retrieved_contexts"]), reference=fields["reference"]
-        )
-        row["answer_in_context"] = (
-            float(presence.single_turn_score(joined)) if fields["reference"] else float("nan")
-        )
-        rows[qid] = row
+
+    async def score_all() -> dict[str, dict[str, float]]:
+        # the async API: ragas' synchronous single_turn_score applies nest_asyncio to a running loop
+        rows = {}
+        for qid, fields in samples.items():
+            sample = SingleTurnSample(**fields)
+            row = {name: float(await m.single_turn_ascore(sample)) for name, m in metrics.items()}
+            joined = SingleTurnSample(
+                response="\n".join(fields["retrieved_contexts"]), reference=fields["reference"]
+            )
+            row["answer_in_context"] = (
+                float(await presence.single_turn_ascore(joined)) if fields["reference"] else float("nan")
+            )
+            rows[qid] = row
+        return rows
+
+    rows = run_isolated(score_all())
     return pd.DataFrame.from_dict(rows, orient="index", columns=list(OFFLINE_METRICS))
 
 
@@ -169,5 +176,5 @@ def llm_scores(
     _quiet()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
-        rows = asyncio.run(_llm_rows(samples, endpoint, embedding_model))
+        rows = run_isolated(_llm_rows(samples, endpoint, embedding_model))
     return pd.DataFrame.from_dict(rows, orient="index", columns=[*LLM_METRICS, "response"])

@@ -33,9 +33,20 @@ Values: TypeAlias = "Sequence[float] | np.ndarray"
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["CI", "PairedResult", "bootstrap_ci", "compare_runs", "paired_test", "summary_with_ci"]
+__all__ = [
+    "ALPHA",
+    "CI",
+    "PairedResult",
+    "bootstrap_ci",
+    "compare_runs",
+    "holm",
+    "paired_test",
+    "summary_with_ci",
+]
 
 SEED = 12345
+ALPHA = 0.05
+"""The significance level of every test hepwb reports (after Holm's adjustment where several are made)."""
 
 
 @dataclass(frozen=True)
@@ -63,8 +74,8 @@ class PairedResult:
 
     @property
     def significant(self) -> bool:
-        """Whether the difference is significant at the 5 % level."""
-        return self.p_value < 0.05
+        """Whether the difference is significant at the 5 % level (this one test alone)."""
+        return self.p_value < ALPHA
 
 
 def _values(values: Values) -> np.ndarray:
@@ -142,10 +153,36 @@ def summary_with_ci(per_question: pd.DataFrame, metrics: Sequence[str] | None = 
     return pd.DataFrame(rows)
 
 
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjustment of ``p_values`` (family-wise error rate over all the comparisons).
+
+    Compare each adjusted p-value with the level (0.05): it then holds for the whole family of tests,
+    not for each test alone. Holm is uniformly more powerful than Bonferroni and assumes nothing about
+    the dependence between tests (the runs here share questions, so they are dependent).
+
+    Example:
+        >>> holm([0.01, 0.04, 0.03])
+        [0.03, 0.06, 0.06]
+    """
+    p = np.asarray(p_values, dtype=float)
+    order = np.argsort(p, kind="stable")
+    m = p.size
+    adjusted = np.empty(m)
+    running = 0.0
+    for i, idx in enumerate(order):
+        running = max(running, min(1.0, (m - i) * p[idx]))
+        adjusted[idx] = running
+    return [round(float(v), 12) for v in adjusted]
+
+
 def compare_runs(
     per_question: Mapping[str, pd.DataFrame], metric: str = "hit_rate@5", baseline: str | None = None
 ) -> pd.DataFrame:
-    """Paired comparison of each run against ``baseline`` (default: the first) on ``metric``."""
+    """Paired comparison of each run against ``baseline`` (default: the first) on ``metric``.
+
+    ``p_value`` is each test's own; ``p_holm`` is Holm-adjusted over the comparisons in this table,
+    and ``significant`` uses ``p_holm`` < 0.05 (testing many runs makes some look better by chance).
+    """
     import pandas as pd
 
     names = list(per_question)
@@ -168,9 +205,13 @@ def compare_runs(
                 "ci_low": res.diff.low,
                 "ci_high": res.diff.high,
                 "p_value": res.p_value,
-                "significant": res.significant,
                 "better": res.n_a_better,
                 "worse": res.n_b_better,
             }
         )
-    return pd.DataFrame(rows)
+    for row, adjusted in zip(rows, holm([float(str(r["p_value"])) for r in rows]), strict=True):
+        row["p_holm"] = adjusted
+        row["significant"] = adjusted < ALPHA
+    columns = ["run", "baseline", "metric", "diff", "ci_low", "ci_high", "p_value", "p_holm", "significant",
+               "better", "worse"]  # fmt: skip
+    return pd.DataFrame(rows, columns=columns)

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hepwb import defaults
+from hepwb.aio import off_loop
 from hepwb.evaluation.questions import Evidence, Question
 from hepwb.io import atomic_write_text
 
@@ -188,7 +189,8 @@ def ragas_questions(documents: Sequence[Document], endpoint: LLMEndpoint, size: 
     lc_docs = [LCDocument(page_content=d.markdown, metadata={"label": d.label}) for d in documents]
     with warnings.catch_warnings():  # ragas notes that a sync embedding model runs in its async loop
         warnings.filterwarnings("ignore", message="Using sync embedding model", category=UserWarning)
-        data = gen.generate_with_langchain_docs(lc_docs, testset_size=size, raise_exceptions=True)
+        # off the caller's loop: ragas applies nest_asyncio to a running one (a Jupyter kernel's)
+        data = off_loop(gen.generate_with_langchain_docs, lc_docs, testset_size=size, raise_exceptions=True)
     if not isinstance(data, Testset):  # an Executor is returned only when asked for one
         msg = f"ragas returned {type(data).__name__} instead of a test set"
         raise TypeError(msg)

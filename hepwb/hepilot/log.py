@@ -39,9 +39,15 @@ class ProcessingLog:
         document_id: str | None = None,
         error_code: str | None = None,
         recovery_action: str | None = None,
+        detail: bool = False,
         **context: Any,
     ) -> LogEntry:
-        """Record one event (and log it through :mod:`logging`)."""
+        """Record one event (and log it through :mod:`logging`).
+
+        ``detail=True`` marks a per-document line: recorded at its level in the processing log, sent to
+        :mod:`logging` at DEBUG only, so a run over thousands of papers prints its summaries, not one
+        line per paper.
+        """
         entry = LogEntry(
             timestamp=utc_now(),
             trace_id=self.trace_id,
@@ -54,7 +60,8 @@ class ProcessingLog:
             context=context or None,
         )
         self.entries.append(entry)
-        _logger.log(logging.getLevelName(level.upper()) if level != "critical" else logging.CRITICAL, message)
+        echo = logging.DEBUG if detail else logging.getLevelNamesMapping()[level.upper()]
+        _logger.log(echo, message)
         return entry
 
     @property

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -203,21 +204,60 @@ class SweepCatalogMixin:
         return pd.DataFrame([json.loads(d) for d in df["data"]])
 
     def breakdown(
-        self, metric: str = "recall@5", by: str = "kind", sweep: str | None = "all"
+        self,
+        metric: str = "hit_rate@5",
+        by: str = "kind",
+        sweep: str | None = "all",
+        runs: Sequence[str] | None = None,
     ) -> pd.DataFrame:
-        """Mean of a per-question ``metric`` grouped by a question field (``kind``, ``style``) per run."""
+        """``metric`` per question group (``kind``, ``style``, ``paper``) with *n* and a 95 % interval.
+
+        One row per group and run (``runs``: these run ids only; default every run of ``sweep``),
+        columns ``by, run_id, n, mean, ci_low, ci_high`` (percentile bootstrap over the group's
+        questions). Groups of a few questions get wide intervals: read them before the means.
+        """
+        import pandas as pd
+
+        from hepwb.evaluation.stats import bootstrap_ci
+
         cond, params = self._run_filter(sweep)
+        if runs is not None:
+            cond += " AND r.run_id IN (SELECT unnest(?::VARCHAR[]))"
+            params = [*params, list(runs)]
         df = self.sql(
-            "SELECT r.retriever, r.chunk_size, json_extract_string(q.data, '$.' || ?) AS grp, "
+            "SELECT r.run_id, json_extract_string(q.data, '$.' || ?) AS grp, "
             "TRY_CAST(json_extract(q.data, '$.\"' || ? || '\"') AS DOUBLE) AS v "
             f"FROM question_results q JOIN runs r USING (run_id) WHERE {cond}",
             [by, metric, *params],
         )
-        if df.empty:
-            return df
-        out = df.groupby(["grp", "retriever", "chunk_size"])["v"].mean().unstack(["retriever", "chunk_size"])
-        out.index.name = by
-        return out.round(3)
+        cols = [by, "run_id", "n", "mean", "ci_low", "ci_high"]
+        rows = []
+        for (grp, run_id), values in df.dropna(subset=["v"]).groupby(["grp", "run_id"], sort=True)["v"]:
+            ci = bootstrap_ci(values.to_numpy(dtype=float))
+            rows.append([grp, run_id, ci.n, ci.mean, ci.low, ci.high])
+        return pd.DataFrame(rows, columns=cols)
+
+    def compute_seconds(self, run_id: str) -> float:
+        """The compute a run's stages took, in seconds, as measured when each was built.
+
+        Its own cell (retrieval, scoring, saving; for a run outside a sweep also conversion, chunking
+        and indexing as timed then) plus, from ``stage_runs``, the building of its chunk set and of its
+        LanceDB table wherever a sweep computed them. Embedding batches are shared by every table of a
+        model and are reported per sweep under *Where the time went*, not here.
+        """
+        from hepwb.index.store import table_name
+
+        run = self.sql("SELECT chunkset_id, embedding_model, timings FROM runs WHERE run_id = ?", [run_id])
+        if run.empty:
+            return float("nan")
+        cs_id, model, raw = run.iloc[0]
+        own = sum(float(v) for v in json.loads(raw or "{}").values())
+        built = self.sql(
+            "SELECT coalesce(sum(w), 0) FROM (SELECT max(wall_s) AS w FROM stage_runs WHERE computed AND "
+            "((stage = 'chunkset' AND key = ?) OR (stage = 'index' AND key = ?)) GROUP BY stage, key)",
+            [cs_id, table_name(str(cs_id), str(model))],
+        )
+        return round(own + float(str(built.iloc[0, 0])), 3)
 
     def failures(self, sweep: str | None = "latest") -> pd.DataFrame:
         """The failed cells of ``sweep`` with their error (the traceback is in each run folder)."""

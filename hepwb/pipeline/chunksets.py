@@ -229,6 +229,7 @@ def build_chunkset(
                 "ChunkingEngine",
                 f"{n_over} oversized atomic unit(s) in {doc.label} kept whole",
                 document_id=doc.document_id,
+                detail=True,
                 chunkset=chunkset_id,
             )
             oversized[doc.label] = n_over
@@ -237,8 +238,8 @@ def build_chunkset(
         chunks.extend(doc_chunks)
     write_catalog(root, entries)
     if oversized:
-        log.add(
-            "warning",
+        log.add(  # information, not a fault: no strategy ever cuts an equation, table or code block
+            "info",
             "ChunkingEngine",
             f"chunk set {chunkset_id}: {sum(oversized.values())} table/equation/code block(s) longer than "
             f"the chunk size kept whole as oversized chunks in {len(oversized)} document(s)",

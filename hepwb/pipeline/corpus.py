@@ -157,6 +157,7 @@ def _convert(item: SourceFile, layout: Layout, log: ProcessingLog) -> Document |
         "ProcessingPipeline",
         f"converted {path.name}",
         document_id=doc.document_id,
+        detail=True,
         file_path=str(path),
         pages=doc.meta.get("pages"),
     )

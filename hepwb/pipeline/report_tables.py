@@ -1,8 +1,10 @@
-"""The report's tables for people: human column names, the best value marked, and a "what to use" summary.
+"""The report's tables for people: human column names, the best value marked, nothing cut or hidden.
 
 ``headline_html`` renders the runs of a sweep as one HTML table (never cut with "…"), each metric's best
-value in bold on green. ``what_to_use`` picks the best configuration per chunk size and says, with a paired
-permutation test on the same questions, whether it is really better than the runner-up.
+value in bold on green. With ``sticky=True`` the configuration column stays in view while a wide table
+scrolls sideways. ``verdict_html`` renders a :class:`~hepwb.pipeline.verdict.Verdict` (best first, the
+indistinguishable rows shaded, the recommended one starred, with costs). ``inputs_table`` shows the
+corpus and question set of the runs with paths relative to the project and ``None`` as "all".
 
 Example:
     >>> import pandas as pd
@@ -16,144 +18,199 @@ Example:
 from __future__ import annotations
 
 import html as _html
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from hepwb import defaults
+from hepwb.labels import LABELS, human
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["LABELS", "headline_html", "human", "what_to_use"]
+    from hepwb.pipeline.verdict import Verdict
 
-LABELS = {
-    "chunker": "chunker",
-    "chunk_size": "chunk size (tokens)",
-    "chunk_overlap": "overlap",
-    "embedding_model": "embedding model",
-    "tokenizer": "tokenizer",
-    "retriever": "retriever",
-    "retriever_options": "retriever options",
-    "k": "k",
-    "n_questions": "questions",
-    "n_chunks": "chunks",
-    "mean_chunk_tokens": "mean tokens per chunk",
-    "hit_rate@5": "found@5",
-    "recall@1": "recall@1",
-    "recall@5": "recall@5",
-    "recall@10": "recall@10",
-    "mrr@10": "MRR@10",
-    "ndcg@10": "nDCG@10",
-    "chunk_precision@5": "chunk precision@5",
-    "doc_recall@5": "paper recall@5",
-    "span_recall@5": "span recall@5 (Chroma)",
-    "span_iou@5": "span IoU@5 (Chroma)",
-    "precision_omega": "precision Ω (Chroma)",
-    "share_chunks_truncated": "chunks truncated by the embedder",
-    "n_evidence_located": "evidence located",
-}
-"""Human names of the catalog's columns (others are shown as they are)."""
+__all__ = [
+    "DECISION_METRICS",
+    "IDENTITY_COLUMNS",
+    "LABELS",
+    "config_label",
+    "headline_html",
+    "human",
+    "inputs_table",
+    "verdict_html",
+]
 
-_LOWER_IS_BETTER = {"share_chunks_truncated"}
+IDENTITY_COLUMNS = ("chunker", "chunk_size", "chunk_overlap", "retriever")
+"""The columns that say which configuration a row is."""
+DECISION_METRICS = ("hit_rate@5", "recall@5", "mrr@10", "ndcg@10", "doc_recall@5")
+"""The five metrics of the compact decision table, the decision metric first."""
+
+_LOWER_IS_BETTER = {"share_chunks_truncated", "index_mib", "query_p50_ms", "query_p95_ms", "compute_s"}
 _NOT_SCORES = {"n_questions", "n_chunks", "mean_chunk_tokens", "n_evidence_located", "chunk_size", "k"}
 _STYLE = (
-    "<style>.hw-headline{border-collapse:collapse;font-size:13px}"
+    "<style>.hw-scroll{overflow-x:auto;max-width:100%}"
+    ".hw-headline{border-collapse:separate;border-spacing:0;font-size:13px}"
     ".hw-headline th,.hw-headline td{padding:3px 8px;border-bottom:1px solid #ddd;text-align:right;"
-    "white-space:nowrap}.hw-headline th{background:#f4f4f8}.hw-headline td.hw-text{text-align:left}"
-    ".hw-headline td.hw-best{font-weight:bold;background:#d9f2d9}</style>"
+    "white-space:nowrap;background:#fff}.hw-headline th{background:#f4f4f8}"
+    ".hw-headline td.hw-text{text-align:left}"
+    ".hw-headline td.hw-best{font-weight:bold;background:#d9f2d9}"
+    "table.hw-headline th.hw-sticky,table.hw-headline td.hw-sticky{position:sticky;left:0;z-index:1;"
+    "text-align:left;border-right:2px solid #ccc}table.hw-headline td.hw-text{text-align:left}"
+    ".hw-headline tr.hw-same td{background:#eef6ee}"
+    ".hw-headline tr.hw-top td{background:#d9f2d9;font-weight:bold}"
+    ".hw-verdict{font-size:15px;line-height:1.5;border-left:4px solid #2a7;padding:6px 12px;"
+    "background:#f6fbf7}"
+    ".hw-defs{font-size:13px;margin:4px 0}</style>"
 )
 
 
-def human(column: str) -> str:
-    """The human name of a catalog column.
-
-    Example:
-        >>> human("hit_rate@5"), human("something_else")
-        ('found@5', 'something_else')
-    """
-    return LABELS.get(column, column)
-
-
 def _fmt(value: object) -> str:
+    if value is None:
+        return "all"
     if isinstance(value, float):
-        return f"{value:.3f}" if value == value else "–"  # NaN
+        return f"{value:.3f}" if not math.isnan(value) else "–"
     return _html.escape(str(value))
 
 
-def headline_html(wide: pd.DataFrame, columns: Sequence[str], metric: str) -> str:
-    """The runs as one HTML table sorted by ``metric``, best value of every score column marked."""
+def headline_html(wide: pd.DataFrame, columns: Sequence[str], metric: str, *, sticky: bool = False) -> str:
+    """The runs as one HTML table sorted by ``metric``, best value of every score column marked.
+
+    With ``sticky`` the identity columns among ``columns`` are folded into one *configuration* column
+    that stays in place while the table scrolls sideways (for the full table of every metric).
+    """
     import pandas as pd
 
     cols = [c for c in columns if c in wide.columns]
-    frame = wide[cols].sort_values(metric, ascending=False) if metric in cols else wide[cols]
+    frame = wide.sort_values(metric, ascending=False) if metric in wide.columns else wide
+    if sticky:
+        ident = [c for c in cols if c in IDENTITY_COLUMNS or c == "embedding_model"]
+        cols = [c for c in cols if c not in ident]
+        labels = [config_label(r) for r in frame.to_dict("records")]
     best: dict[str, float] = {}
     for c in cols:
         if c in _NOT_SCORES or not pd.api.types.is_numeric_dtype(frame[c]) or frame[c].isna().all():
             continue
         best[c] = float(frame[c].min() if c in _LOWER_IS_BETTER else frame[c].max())
     head = "".join(f"<th>{_html.escape(human(c))}</th>" for c in cols)
+    if sticky:
+        head = f'<th class="hw-sticky">configuration</th>{head}'
     rows = []
-    for rec in frame.itertuples(index=False):
-        cells = []
+    for i, rec in enumerate(frame[cols].itertuples(index=False)):
+        cells = [f'<td class="hw-sticky">{_html.escape(labels[i])}</td>'] if sticky else []
         for c, v in zip(cols, rec, strict=True):
             cls = "hw-text" if isinstance(v, str) else ""
             if c in best and isinstance(v, int | float) and abs(float(v) - best[c]) < 1e-12:
                 cls += " hw-best"
             cells.append(f'<td class="{cls.strip()}">{_fmt(v)}</td>')
         rows.append(f"<tr>{''.join(cells)}</tr>")
-    return f'{_STYLE}<table class="hw-headline"><tr>{head}</tr>{"".join(rows)}</table>'
+    table = f'<table class="hw-headline"><tr>{head}</tr>{"".join(rows)}</table>'
+    return f'{_STYLE}<div class="hw-scroll">{table}</div>'
 
 
-def _label(row: pd.Series) -> str:
-    parts = [
-        str(row.get("chunker", "")),
-        f"overlap {row.get('chunk_overlap', '')}",
-        str(row.get("retriever", "")),
-    ]
+def config_label(row: Mapping[Any, Any]) -> str:
+    """A configuration in one line: chunker, chunk size, overlap, retriever (options), model if not default.
+
+    Example:
+        >>> config_label({"chunker": "hepilot", "chunk_size": 512, "chunk_overlap": 0.1, "retriever": "bm25",
+        ...               "embedding_model": "all-MiniLM-L6-v2"})
+        'hepilot · 512 tokens · overlap 0.1 · bm25'
+    """
+    parts = [str(row.get("chunker") or "")]
+    if row.get("chunk_size") is not None:
+        parts.append(f"{int(str(row['chunk_size']))} tokens")
+    parts += [f"overlap {row.get('chunk_overlap', '')}", str(row.get("retriever") or "")]
     opts = row.get("retriever_options")
     if isinstance(opts, str) and opts not in ("", "{}"):
         parts.append(opts)
-    if "embedding_model" in row and str(row["embedding_model"]) != defaults.EMBEDDING_MODEL:
-        parts.append(str(row["embedding_model"]))
+    model = row.get("embedding_model")
+    if model is not None and str(model) != defaults.EMBEDDING_MODEL:
+        parts.append(str(model))
     return " · ".join(p for p in parts if p)
 
 
-def what_to_use(
-    wide: pd.DataFrame, per_question: Callable[[str], pd.DataFrame], metric: str = "hit_rate@5"
-) -> pd.DataFrame:
-    """Per chunk size: the best configuration, the runner-up, and whether the difference is real.
+def verdict_html(v: Verdict, *, max_rows: int = 12) -> str:
+    """The verdict: one sentence, then the best ``max_rows`` runs with interval, test and cost.
 
-    Args:
-        wide: One row per run (``Catalog.metrics_wide``) with ``run_id`` and ``chunk_size``.
-        per_question: Returns a run's per-question table (``Catalog.per_question``).
-        metric: The deciding metric.
+    Rows that cannot be told apart from the best are shaded; the recommended one is starred.
+    """
+    name = human(v.metric)
+    cols = ["configuration", name, "95 % interval", "difference", "p (Holm)", "verdict",
+            human("index_mib"), human("query_p50_ms"), human("compute_s")]  # fmt: skip
+    head = "".join(
+        f'<th class="hw-sticky">{c}</th>' if c == "configuration" else f"<th>{_html.escape(c)}</th>"
+        for c in cols
+    )
+    rows = []
+    shown = v.table.head(max_rows)
+    for rec in shown.to_dict("records"):
+        star = " ★" if rec["run_id"] == v.recommended else ""
+        cls = {"best": "hw-top", "indistinguishable": "hw-same"}.get(str(rec["verdict"]), "")
+        cells = [
+            f'<td class="hw-sticky">{_html.escape(str(rec["configuration"]) + star)}</td>',
+            f"<td>{rec[name]:.3f}</td>",
+            f"<td>{rec['ci_low']:.3f} – {rec['ci_high']:.3f}</td>",
+            f"<td>{rec['difference']:+.3f}</td>" if rec["verdict"] != "best" else "<td></td>",
+            f"<td>{_fmt(rec['p (Holm)'])}</td>",
+            f'<td class="hw-text">{_html.escape(str(rec["verdict"]))}</td>',
+            f"<td>{_fmt(rec.get('index_mib'))}</td>",
+            f"<td>{_fmt(rec.get('query_p50_ms'))}</td>",
+            f"<td>{_fmt(rec.get('compute_s'))}</td>",
+        ]
+        rows.append(f'<tr class="{cls}">{"".join(cells)}</tr>')
+    more = len(v.table) - len(shown)
+    note = f"<p>… and {more} more run(s), all in the full table below.</p>" if more > 0 else ""
+    return (
+        f'{_STYLE}<p class="hw-verdict">{v.sentence()}</p><div class="hw-scroll">'
+        f'<table class="hw-headline"><tr>{head}</tr>{"".join(rows)}</table></div>{note}'
+    )
 
-    Returns:
-        One row per chunk size: ``best``, its ``metric``, ``runner_up``, ``diff``, ``p_value`` and a
-        ``verdict`` sentence.
+
+def inputs_table(wide: pd.DataFrame, root: str | Path | None = None) -> pd.DataFrame:
+    """Corpus, question set, papers and model of the runs: paths relative to ``root``, ``None`` as "all".
+
+    Example:
+        >>> import pandas as pd
+        >>> wide = pd.DataFrame({"corpus": ["/w/proj/data/pdf", "/elsewhere/pdf"],
+        ...                      "questions": ["/w/shared/q.jsonl"] * 2, "max_docs": [None, 3],
+        ...                      "embedding_model": ["m"] * 2, "tokenizer": ["m"] * 2})
+        >>> t = inputs_table(wide, "/w/proj")
+        >>> t["corpus"].tolist(), t["questions"].tolist(), t["papers"].tolist()
+        (['data/pdf', '/elsewhere/pdf'], ['../shared/q.jsonl', '../shared/q.jsonl'], ['all', 'first 3'])
     """
     import pandas as pd
 
-    from hepwb.evaluation.stats import paired_test
+    base = Path(root).resolve() if root is not None else None
 
-    rows = []
-    for size, group in wide.groupby("chunk_size", sort=True):
-        ranked = group.sort_values(metric, ascending=False)
-        top = ranked.iloc[0]
-        row = {"chunk size": int(str(size)), "best": _label(top), human(metric): float(top[metric])}
-        if len(ranked) < 2:
-            rows.append({**row, "runner-up": "", "difference": float("nan"), "p": float("nan"),
-                         "verdict": "the only configuration at this size"})  # fmt: skip
-            continue
-        second = ranked.iloc[1]
-        a = per_question(str(top["run_id"])).set_index("qid")[metric]
-        b = per_question(str(second["run_id"])).set_index("qid")[metric].reindex(a.index)
-        res = paired_test(a.tolist(), b.tolist())
-        verdict = (
-            f"significantly better than the runner-up (p = {res.p_value:.3f})"
-            if res.significant
-            else f"not distinguishable from the runner-up on these questions (p = {res.p_value:.2f})"
-        )
-        rows.append({**row, "runner-up": _label(second), "difference": float(res.diff.mean), "p": res.p_value,
-                     "verdict": verdict})  # fmt: skip
-    return pd.DataFrame(rows)
+    def rel(value: object) -> str:
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            return "default"
+        p = Path(str(value))
+        if base is not None and p.is_absolute():
+            try:
+                return p.resolve().relative_to(base).as_posix()
+            except ValueError:
+                if base.parent == Path(base.anchor):
+                    return str(p)
+                try:  # ../shared beside the project
+                    return Path("..", p.resolve().relative_to(base.parent)).as_posix()
+                except ValueError:
+                    return str(p)
+        return str(p)
+
+    def docs(value: object) -> str:
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            return "all"
+        return f"first {int(float(str(value)))}"
+
+    out = pd.DataFrame(
+        {
+            "corpus": [rel(v) for v in wide.get("corpus", [])],
+            "questions": [rel(v) for v in wide.get("questions", [])],
+            "papers": [docs(v) for v in wide.get("max_docs", [])],
+            "embedding model": list(wide.get("embedding_model", [])),
+            "tokenizer": list(wide.get("tokenizer", [])),
+        }
+    )
+    return out.drop_duplicates().reset_index(drop=True)

@@ -196,8 +196,12 @@ def retrieve_stage(
     *,
     progress: bool = True,
     questions_sha256: str = "",
+    latencies_ms: dict[str, float] | None = None,
 ) -> dict[str, list[Hit]]:
-    """The top ``cfg.k`` hits of ``cfg``'s retriever for every question."""
+    """The top ``cfg.k`` hits of ``cfg``'s retriever for every question.
+
+    ``latencies_ms``, when given, receives each question's search time in milliseconds.
+    """
     from tqdm.auto import tqdm
 
     from hepwb.retrieval import get_retriever
@@ -205,8 +209,15 @@ def retrieve_stage(
     retriever = get_retriever(cfg.retriever, table, embedder=embedder, **cfg.retriever_options)
     # a retriever fitted on this very question set answers each question out of fold (``fusion``)
     oof = getattr(retriever, "out_of_fold", None)
+    if latencies_ms is not None and questions:
+        retriever.search(
+            questions[0].question, cfg.k
+        )  # warm-up (model load, caches): latency is per warm query
     out = {}
     for q in tqdm(questions, desc=f"retrieving ({cfg.retriever})", unit="q", disable=not progress):
         own = oof(q, questions_sha256) if oof is not None else None
+        start = time.perf_counter()
         out[q.qid] = (own or retriever).search(q.question, cfg.k)
+        if latencies_ms is not None:
+            latencies_ms[q.qid] = 1000 * (time.perf_counter() - start)
     return out

@@ -36,6 +36,7 @@ __all__ = [
     "hits_frame",
     "hits_html",
     "query_words",
+    "section_label",
     "snippet",
 ]
 
@@ -249,6 +250,21 @@ def snippet(hit: Hit, width: int = 300, mark: tuple[str, str] = ("**", "**")) ->
     return ("…" if lo > 0 else "") + body + ("…" if hi < len(text) else "")
 
 
+def section_label(section_path: Sequence[str], title: str = "") -> str:
+    """The section of a chunk without the paper's title (which the citation already names).
+
+    Example:
+        >>> section_label(("A DVCS measurement", "3 Analysis", "3.1 Cuts"), "A DVCS measurement")
+        '3 Analysis > 3.1 Cuts'
+        >>> section_label(("A DVCS measurement",), "A DVCS measurement")
+        ''
+    """
+    parts = list(section_path)
+    if parts and title and " ".join(parts[0].split()).lower() == " ".join(title.split()).lower():
+        parts = parts[1:]
+    return " > ".join(parts)
+
+
 def citation(hit: Hit) -> str:
     """One-line citation: title, arXiv id, page(s), section, character offsets and score."""
     parts = [f"[{hit.rank}] {hit.title or hit.label}"]
@@ -273,7 +289,7 @@ def hits_frame(hits: Sequence[Hit]) -> pd.DataFrame:
                 "rank": h.rank,
                 "label": h.label,
                 "pages": ",".join(map(str, h.pages)),
-                "section": " > ".join(h.section_path),
+                "section": section_label(h.section_path, h.title),
                 "score": round(h.score, 4),
                 "why": h.why,
                 "citation": citation(h),

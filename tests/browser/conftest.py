@@ -65,9 +65,13 @@ def parameterized(notebook: str, folder: Path, **parameters) -> str:
     return notebook
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def lab(tmp_path_factory):
-    """JupyterLab serving a temporary folder (the app exposed to the page for driving commands)."""
+    """One JupyterLab for the whole session, serving a temporary folder (the app exposed to the page).
+
+    Its kernels share the session's ``$HEPWB_HOME``, so converted papers and embeddings cached by one
+    notebook (or test) are reused by the next, as on a user's machine.
+    """
     root = tmp_path_factory.mktemp("lab")
     port, token = _free_port(), secrets.token_hex(16)
     cmd = [
@@ -77,16 +81,19 @@ def lab(tmp_path_factory):
     ]  # fmt: skip
     if os.geteuid() == 0:
         cmd.append("--allow-root")
-    # no "Would you like to get notified about Jupyter news?" toast over the widgets
-    settings = root / ".lab-settings" / "@jupyterlab" / "apputils-extension"
-    settings.mkdir(parents=True)
-    (settings / "notification.jupyterlab-settings").write_text('{"fetchNews": "false"}')
-    env = {**os.environ, "HEPWB_HOME": str(root), "HF_HUB_OFFLINE": "1",
-           "JUPYTERLAB_SETTINGS_DIR": str(root / ".lab-settings")}  # fmt: skip
+    # no "Would you like to get notified about Jupyter news?" toast over the widgets; no autosave
+    settings = root / ".lab-settings" / "@jupyterlab"
+    (settings / "apputils-extension").mkdir(parents=True)
+    (settings / "apputils-extension" / "notification.jupyterlab-settings").write_text(
+        '{"fetchNews": "false"}'
+    )
+    (settings / "docmanager-extension").mkdir(parents=True)
+    (settings / "docmanager-extension" / "plugin.jupyterlab-settings").write_text('{"autosave": false}')
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "JUPYTERLAB_SETTINGS_DIR": str(root / ".lab-settings")}
     log = (root / "lab.log").open("w")
     proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 90
+    deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         try:
             if httpx.get(f"{url}/api/status", params={"token": token}, timeout=2).status_code == 200:
@@ -107,19 +114,37 @@ def lab(tmp_path_factory):
         log.close()
 
 
+def shutdown_kernels(lab) -> None:
+    """End every kernel of ``lab`` (each holds a model in memory): as closing the notebooks would."""
+    params = {"token": lab["token"]}
+    for session in httpx.get(f"{lab['url']}/api/sessions", params=params, timeout=30).json():
+        httpx.delete(f"{lab['url']}/api/sessions/{session['id']}", params=params, timeout=60)
+
+
 _FIND = (
     "const nb = Array.from(window.jupyterapp.shell.widgets('main'))"
     ".find(w => w.context && w.context.path === path);"
 )
+EXPECT_STDERR = "expect-stderr"
+"""Tag of a notebook cell whose stderr output is expected (a documented warning); any other fails."""
+
+_STATE = (
+    f"(path) => {{ {_FIND} if (!nb) return null;"
+    " const cells = nb.content.widgets.filter(c => c.model.type === 'code');"
+    " const k = nb.sessionContext.session && nb.sessionContext.session.kernel;"
+    " return {kernel: k ? k.status : 'none', cells: cells.map(c => ({"
+    "   count: c.model.executionCount, tags: c.model.getMetadata('tags') || [],"
+    "   source: c.model.sharedModel.getSource().slice(0, 80),"
+    "   outputs: c.outputArea ? c.outputArea.model.toJSON().map(o => ({"
+    "     type: o.output_type, name: o.name || '',"
+    "     text: String(o.text || o.evalue || '').slice(0, 500), ename: o.ename || ''})) : []}))}; }"
+)
 
 
-def open_and_run(browser, lab, notebook: str, timeout_s: float = 240):
-    """Open ``notebook`` in a fresh JupyterLab workspace, run all its cells, return the page when done.
-
-    Fails with the error of the first cell that raised.
-    """
+def open_notebook(browser, lab, notebook: str):
+    """Open ``notebook`` (a path under the lab's root) in a fresh workspace; the page, its kernel idle."""
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    workspace = notebook.replace(".ipynb", "").replace(".", "-")
+    workspace = notebook.replace(".ipynb", "").replace(".", "-").replace("/", "-")
     page.goto(f"{lab['url']}/lab/workspaces/{workspace}/tree/{notebook}?reset&token={lab['token']}")
     # the page's scripts may not have created the app yet: wait for it before looking inside it
     page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell", timeout=120_000)
@@ -129,27 +154,65 @@ def open_and_run(browser, lab, notebook: str, timeout_s: float = 240):
         arg=notebook,
         timeout=120_000,
     )
+    return page
+
+
+def run_all(page, notebook: str, timeout_s: float = 600, command: str = "notebook:run-all-cells") -> dict:
+    """Queue every cell at once (JupyterLab's *Run All*, or ``command``), wait until it is done.
+
+    Done means: the kernel is idle and every code cell has an execution count, or some cell shows an
+    error (Run All stops there). Returns the notebook's final state (kernel status, cells, outputs).
+    """
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     page.evaluate(
         f"(path) => {{ {_FIND} window.jupyterapp.shell.activateById(nb.id);"
-        " return window.jupyterapp.commands.execute('notebook:run-all-cells'); }",
+        f" return window.jupyterapp.commands.execute({command!r}); }}",
         notebook,
     )
-    page.wait_for_function(
-        f"(path) => {{ {_FIND} const cells = nb.content.widgets.filter(c => c.model.type === 'code');"
-        " const failed = cells.some(c => c.outputArea && c.outputArea.model.toJSON()"
-        "   .some(o => o.output_type === 'error'));"
-        " return failed || (cells.every(c => c.model.executionCount !== null)"
-        " && nb.sessionContext.session.kernel.status === 'idle'); }",
-        arg=notebook,
-        timeout=timeout_s * 1000,
-    )
-    errors = page.evaluate(
-        f"(path) => {{ {_FIND} return nb.content.widgets"
-        ".filter(c => c.model.type === 'code' && c.outputArea)"
-        ".flatMap(c => c.outputArea.model.toJSON().filter(o => o.output_type === 'error'))"
-        ".map(o => o.ename + ': ' + o.evalue); }",
-        notebook,
-    )
+    try:
+        page.wait_for_function(
+            f"(path) => {{ {_FIND} const cells = nb.content.widgets.filter(c => c.model.type === 'code');"
+            " const failed = cells.some(c => c.outputArea && c.outputArea.model.toJSON()"
+            "   .some(o => o.output_type === 'error'));"
+            " return failed || (cells.every(c => c.model.executionCount !== null)"
+            " && nb.sessionContext.session.kernel.status === 'idle'); }",
+            arg=notebook,
+            timeout=timeout_s * 1000,
+        )
+    except PlaywrightTimeout:
+        state = page.evaluate(_STATE, notebook)
+        waiting = [c["source"] for c in state["cells"] if c["count"] is None]
+        pytest.fail(
+            f"{notebook}: Run All did not finish in {timeout_s:.0f} s (kernel {state['kernel']}); "
+            f"{len(waiting)} cell(s) never ran, the first: {waiting[:1]}; "
+            f"stderr so far: {problems(state, stderr=True)[:3]}"
+        )
+    return page.evaluate(_STATE, notebook)
+
+
+def problems(state: dict, *, stderr: bool = True) -> list[str]:
+    """Every error output, and every stderr output of a cell not tagged ``expect-stderr``."""
+    out = []
+    for cell in state["cells"]:
+        for o in cell["outputs"]:
+            if o["type"] == "error":
+                out.append(f"{cell['source']!r}: {o['ename']}: {o['text']}")
+            elif (
+                stderr
+                and o["type"] == "stream"
+                and o["name"] == "stderr"
+                and EXPECT_STDERR not in cell["tags"]
+            ):
+                out.append(f"{cell['source']!r} wrote to stderr: {o['text']}")
+    return out
+
+
+def open_and_run(browser, lab, notebook: str, timeout_s: float = 600):
+    """Open ``notebook``, Run All, fail on the first error output; return the page."""
+    page = open_notebook(browser, lab, notebook)
+    state = run_all(page, notebook, timeout_s)
+    errors = problems(state, stderr=False)
     assert not errors, f"{notebook} failed in the browser: {errors}"
     return page
 

@@ -29,19 +29,56 @@ def test_report_reads_well_in_a_browser(browser, tmp_path):
     html = render_report(layout, sweep=res.sweep_id)
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     page.goto(html.as_uri())
-    headline = page.locator("table.hw-headline")
-    headers = headline.locator("th").all_inner_texts()
-    assert {"chunk size (tokens)", "retriever", "found@5", "MRR@10"} <= set(headers)
-    assert "hit_rate@5" not in headers
-    assert headline.locator("tr").count() == 1 + 4  # every run, none cut
-    assert headline.locator("td.hw-best").count() >= 1
-    assert "…" not in headline.inner_text()
+    # the first screen answers: what should I use, how sure is that, what does it cost
+    verdict = page.locator("p.hw-verdict")
+    assert verdict.count() == 1 and verdict.is_visible()
+    assert verdict.bounding_box()["y"] < 1000
+    text = verdict.inner_text()
+    assert "Best:" in text and "95 % interval" in text and "questions" in text and "Holm" in text
+    decision = page.locator("table.hw-headline").first
+    assert decision.bounding_box()["y"] < 1000
+    headers = decision.locator("th").all_inner_texts()
+    assert {"configuration", "found@5", "95 % interval", "p (Holm)", "verdict", "index (MiB)",
+            "query p50 (ms)", "compute (s)"} <= set(headers)  # fmt: skip
+    assert decision.locator("tr").count() == 1 + 4
+    verdicts = [decision.locator("tr").nth(i).locator("td").nth(5).inner_text() for i in range(1, 5)]
+    assert verdicts[0] == "best" and set(verdicts[1:]) <= {"indistinguishable", "worse"}
+    costs = decision.locator("tr").nth(1).locator("td")
+    assert float(costs.nth(6).inner_text()) > 0 and float(costs.nth(7).inner_text()) > 0  # index MiB, p50 ms
+    assert float(costs.nth(8).inner_text()) > 0  # compute s
     body = page.locator("body").inner_text()
-    assert "What to use" in body and ("significantly better" in body or "not distinguishable" in body)
-    assert body.index("What to use") < body.index("Headline metrics")
+    definition = body.index("found@5 (hit_rate@5, the decision metric): share of questions")
+    assert definition < body.index("What to use") < body.index("Decision table")
+    # the compact decision table: identity columns and the five metrics, nothing cut
+    compact = page.locator("table.hw-headline").nth(1)
+    headers = compact.locator("th").all_inner_texts()
+    assert headers == ["chunker", "chunk size (tokens)", "overlap", "retriever", "found@5", "recall@5",
+                       "MRR@10", "nDCG@10", "paper recall@5"]  # fmt: skip
+    assert compact.locator("tr").count() == 1 + 4 and compact.locator("td.hw-best").count() >= 1
+    assert "…" not in compact.inner_text() and "hit_rate@5" not in headers
+    # the full table scrolls sideways with its configuration column in view
+    full = page.locator("table.hw-headline").last
+    sticky = full.locator("td.hw-sticky").first
+    assert sticky.evaluate("e => getComputedStyle(e).position") == "sticky"
+    scroller = full.locator("xpath=..")
+    x0 = sticky.bounding_box()["x"]
+    scroller.evaluate("e => { e.scrollLeft = e.scrollWidth; }")
+    page.wait_for_function(
+        "(e) => e.scrollLeft > 0 || e.scrollWidth <= e.clientWidth", arg=scroller.element_handle()
+    )
+    assert abs(sticky.bounding_box()["x"] - x0) < 2
+    # no pandas index column, no absolute path, no "None"
+    inputs = page.locator("table", has=page.locator("th", has_text="papers")).first
+    assert "None" not in inputs.inner_text() and str(tmp_path) not in inputs.inner_text()
+    assert "max_docs" not in body
     heatmap = page.locator("img[alt^='Heatmap of the main metric']")
     assert heatmap.count() == 1 and heatmap.evaluate("img => img.naturalWidth") > 100
-    assert page.locator("img").count() >= 2 and page.locator("img:not([alt])").count() == 0
+    lines = page.locator("img[alt*='95 % error bars']")
+    assert lines.count() == 1 and lines.evaluate("img => img.naturalWidth") > 100
+    assert page.locator("img").count() >= 3 and page.locator("img:not([alt])").count() == 0
+    # breakdowns carry n and intervals
+    kinds = page.locator("table", has=page.locator("th", has_text="kind")).first
+    assert {"n", "ci_low", "ci_high"} <= set(kinds.locator("th").all_inner_texts())
     screenshot(page, "report.png")
     page.close()
 

@@ -1,0 +1,131 @@
+"""Questions a run missed, as a physicist checks them: the question, the passage it needed, what came first.
+
+:func:`missed` takes a configuration and its :class:`~hepwb.pipeline.cell.RunResult` and returns, for
+the first ``n`` questions with no relevant chunk in the top 5, the question, the expected passage
+(paper, page, section, the evidence quote as it stands in the converted text) and the retriever's top
+hit (paper, page, section, a snippet with the question's words highlighted). :func:`misses_html`
+renders them for a notebook; every string is escaped.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from hepwb.paths import Layout
+from hepwb.pipeline.search import Searcher
+from hepwb.pipeline.stages import load_inputs
+from hepwb.retrieval.explain import section_label, snippet
+
+if TYPE_CHECKING:
+    from hepwb.pipeline.cell import RunResult
+    from hepwb.pipeline.experiment import ExperimentConfig
+    from hepwb.types import Hit
+
+__all__ = ["Miss", "missed", "misses_html"]
+
+
+@dataclass(frozen=True)
+class Miss:
+    """One missed question: where its evidence is, and what the retriever put first instead."""
+
+    qid: str
+    question: str
+    kind: str
+    first_relevant_rank: int | None
+    paper: str
+    page: int | None
+    section: str
+    quote: str
+    top: Hit | None
+
+
+def missed(
+    cfg: ExperimentConfig,
+    result: RunResult,
+    layout: Layout | None = None,
+    n: int = 2,
+    metric: str = "hit_rate@5",
+) -> list[Miss]:
+    """The first ``n`` questions of ``result`` whose ``metric`` is 0, each with its evidence and top hit.
+
+    Uses the cached stages of ``cfg`` (nothing is converted, chunked or embedded again).
+    """
+    layout = layout or Layout.default()
+    pq = result.per_question
+    evaluated = pq[pq["n_located"] > 0] if "n_located" in pq.columns else pq
+    qids = [str(q) for q in evaluated.loc[evaluated[metric] == 0, "qid"]][:n]
+    if not qids:
+        return []
+    inputs = load_inputs(cfg, layout, progress=False)
+    searcher = Searcher.open(
+        cfg.corpus, cfg.chunker, cfg.chunk_size, cfg.chunk_overlap, cfg.tokenizer, cfg.embedding_model,
+        cfg.max_docs, cfg.prefer_latex, layout,
+    )  # fmt: skip
+    retriever = searcher.retriever(cfg.retriever, **cfg.retriever_options)
+    docs = inputs.by_id
+    chunks = searcher.chunkset.chunks if searcher.chunkset is not None else []
+    questions = {q.qid: q for q in inputs.questions}
+    ranks = dict(zip(pq["qid"].astype(str), pq.get("first_relevant_rank", [None] * len(pq)), strict=True))
+    out = []
+    for qid in qids:
+        q = questions[qid]
+        where = next(loc for loc in inputs.located if loc.qid == qid)
+        doc = docs[where.document_id]
+        home = next(
+            (c for c in chunks if c.document_id == doc.document_id and c.start <= where.start < c.end), None
+        )
+        hits = retriever.search(q.question, 1)
+        rank = ranks.get(qid)
+        out.append(
+            Miss(
+                qid=qid,
+                question=q.question,
+                kind=q.kind,
+                first_relevant_rank=int(rank) if rank is not None and rank == rank else None,
+                paper=doc.label,
+                page=doc.page_at(where.start) or None,
+                section=section_label(home.section_path, doc.title) if home is not None else "",
+                quote=doc.markdown[where.start : where.end],
+                top=hits[0] if hits else None,
+            )
+        )
+    return out
+
+
+def _where(paper: str, page: int | None, section: str) -> str:
+    parts = [paper] + ([f"p. {page}"] if page else []) + ([f"§ {section}"] if section else [])
+    return html.escape(", ".join(parts))
+
+
+def misses_html(misses: list[Miss], width: int = 360) -> str:
+    """The missed questions as HTML: question, expected passage, top hit with highlighted snippet."""
+    if not misses:
+        return "<p>No question was missed.</p>"
+    items = []
+    for m in misses:
+        found = (
+            f"first relevant chunk at rank {m.first_relevant_rank}"
+            if m.first_relevant_rank
+            else "not in the top k"
+        )
+        top = "<i>no hit</i>"
+        if m.top is not None:
+            h = m.top
+            snip = (
+                html.escape(snippet(h, width, ("\x00", "\x01")))
+                .replace("\x00", "<mark>")
+                .replace("\x01", "</mark>")
+            )
+            page = min(h.pages) if h.pages else None
+            top = f"<b>{_where(h.label, page, section_label(h.section_path, h.title))}</b><br>{snip}"
+        items.append(
+            "<div class='hw-miss' style='border-left:3px solid #c63;padding:4px 10px;margin:8px 0'>"
+            f"<div><b>{html.escape(m.qid)}</b> ({html.escape(m.kind)}, {found}): "
+            f"{html.escape(m.question)}</div>"
+            f"<div style='margin-top:4px'><b>Expected</b> — {_where(m.paper, m.page, m.section)}"
+            f"<blockquote style='margin:2px 0 2px 12px;color:#333'>{html.escape(m.quote)}</blockquote></div>"
+            f"<div><b>Top hit</b> — {top}</div></div>"
+        )
+    return "".join(items)

@@ -1,0 +1,171 @@
+"""One verdict over a whole sweep: the best configuration, how sure that is, and what each candidate costs.
+
+:func:`verdict` ranks every finished run of a sweep by the decision metric, tests the best against
+each other run on the same questions (paired permutation test, Holm-adjusted over all those
+comparisons) and keeps as *indistinguishable* every run whose adjusted p-value is at least 0.05.
+Each row carries its cost: the LanceDB table's size on disk, the median query latency and the
+compute its stages took. Among the indistinguishable runs the cheapest (lowest query p50, then the
+smaller index) is the *recommended* one: as good as the best on this question set, and cheaper.
+
+Example:
+    >>> import pandas as pd
+    >>> wide = pd.DataFrame({"run_id": ["a", "b", "c"], "chunk_size": [256, 512, 512],
+    ...                      "retriever": ["bm25", "bm25", "dense"], "hit_rate@5": [0.7, 0.75, 0.2],
+    ...                      "query_p50_ms": [3.0, 4.0, 9.0], "index_mib": [1.0, 0.8, 0.8]})
+    >>> scores = {"a": [1, 1, 0, 1] * 5, "b": [1, 1, 1, 1, 0] * 4, "c": [0, 0, 0, 1] * 5}
+    >>> pq = lambda r: pd.DataFrame({"qid": range(20), "hit_rate@5": scores[r]})
+    >>> v = verdict(wide, pq, "hit_rate@5")
+    >>> v.best, v.recommended, list(v.table["verdict"])
+    ('b', 'a', ['best', 'indistinguishable', 'worse'])
+"""
+
+from __future__ import annotations
+
+import html as _html
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from hepwb.evaluation.stats import ALPHA, bootstrap_ci, compare_runs
+from hepwb.pipeline.report_tables import config_label, human
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["COST_COLUMNS", "METRIC_DEFINITIONS", "Verdict", "definitions_html", "verdict"]
+
+COST_COLUMNS = ("index_mib", "query_p50_ms", "compute_s")
+"""The cost of a configuration: table size on disk (MiB), median query latency (ms), stage compute (s)."""
+
+METRIC_DEFINITIONS = {
+    "hit_rate@5": "share of questions with at least one relevant chunk among the first 5 hits",
+    "recall@5": "share of a question's evidence quotes found in the first 5 hits, averaged over questions",
+    "mrr@10": "mean of 1/rank of the first relevant hit (0 when none in the first 10)",
+    "ndcg@10": "rank-discounted gain of the relevant hits in the first 10, normalised to the ideal order",
+}
+"""One line per metric the report decides or plots with; a chunk is relevant when it holds ≥ ½ of a quote."""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The sweep's verdict: ``table`` has one row per run, best first."""
+
+    metric: str
+    best: str
+    recommended: str
+    table: pd.DataFrame
+    n_questions: int
+    n_comparisons: int
+
+    def sentence(self) -> str:
+        """The verdict in words (HTML-safe text)."""
+        rows = {str(r["run_id"]): r for r in self.table.to_dict("records")}
+        b = rows[self.best]
+        name = human(self.metric)
+        text = (
+            f"Best: {b['configuration']} with {name} {b[name]:.3f} "
+            f"(95 % interval {b['ci_low']:.3f}–{b['ci_high']:.3f}, {self.n_questions} questions)."
+        )
+        same = int((self.table["verdict"] == "indistinguishable").sum())
+        if same:
+            text += (
+                f" {same} other configuration(s) cannot be told apart from it (paired permutation tests, "
+                f"Holm-adjusted over {self.n_comparisons} comparisons, p ≥ {ALPHA})."
+            )
+        elif self.n_comparisons:
+            text += (
+                f" It is significantly better than every other configuration (paired permutation tests, "
+                f"Holm-adjusted over {self.n_comparisons} comparisons, p < {ALPHA})."
+            )
+        if self.recommended != self.best:
+            r = rows[self.recommended]
+            text += (
+                f" Recommended: {r['configuration']}, as good on these questions and cheaper "
+                f"(query p50 {_cost(r, 'query_p50_ms', 'ms')}, index {_cost(r, 'index_mib', 'MiB')})."
+            )
+        return _html.escape(text)
+
+
+def _cost(row: Mapping[Any, Any], column: str, unit: str) -> str:
+    value = row.get(column)
+    return f"{float(value):.3g} {unit}" if isinstance(value, int | float) and not math.isnan(value) else "–"
+
+
+def verdict(
+    wide: pd.DataFrame,
+    per_question: Callable[[str], pd.DataFrame],
+    metric: str = "hit_rate@5",
+    compute_s: Callable[[str], float] | None = None,
+) -> Verdict:
+    """Rank every run of ``wide`` by ``metric`` and test the best against all the others.
+
+    Args:
+        wide: One row per run (``Catalog.metrics_wide``) with ``run_id`` and the configuration columns;
+            ``query_p50_ms`` and ``index_mib`` where the runs recorded them.
+        per_question: A run's per-question table (``Catalog.per_question``).
+        metric: The decision metric.
+        compute_s: A run's stage compute in seconds (``Catalog.compute_seconds``), if known.
+
+    Returns:
+        The :class:`Verdict`; its table has ``configuration``, the metric with its 95 % interval, the
+        difference to the best with Holm-adjusted ``p``, ``verdict`` (best / indistinguishable /
+        worse / better-but-not-best is impossible by construction) and the cost columns.
+    """
+    import pandas as pd
+
+    if wide.empty or metric not in wide.columns:
+        msg = f"no finished run has the metric {metric!r}: nothing to decide"
+        raise ValueError(msg)
+    ranked = wide.sort_values([metric, "run_id"], ascending=[False, True]).reset_index(drop=True)
+    best = str(ranked.loc[0, "run_id"])
+    frames = {str(r): per_question(str(r)) for r in ranked["run_id"]}
+    compared = compare_runs(frames, metric=metric, baseline=best) if len(ranked) > 1 else None
+    tests = {str(t["run"]): t for t in compared.to_dict("records")} if compared is not None else {}
+    rows = []
+    for rec in ranked.to_dict("records"):
+        run = str(rec["run_id"])
+        ci = bootstrap_ci(frames[run][metric].to_numpy(dtype=float))
+        row = {
+            "run_id": run,
+            "configuration": config_label(rec),
+            human(metric): float(rec[metric]),
+            "ci_low": ci.low,
+            "ci_high": ci.high,
+            "n": ci.n,
+            "difference": 0.0,
+            "p (Holm)": float("nan"),
+            "verdict": "best",
+        }
+        if run in tests:
+            t = tests[run]
+            row["difference"] = float(t["diff"])
+            row["p (Holm)"] = float(t["p_holm"])
+            row["verdict"] = "worse" if bool(t["significant"]) else "indistinguishable"
+        for col in COST_COLUMNS:
+            row[col] = float(rec[col]) if col in rec and rec[col] is not None else float("nan")
+        if compute_s is not None:
+            row["compute_s"] = compute_s(run)
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    candidates = table[table["verdict"] != "worse"]
+    cheapest = candidates.sort_values(
+        ["query_p50_ms", "index_mib", human(metric)], ascending=[True, True, False], na_position="last"
+    )
+    recommended = str(cheapest.iloc[0]["run_id"])
+    return Verdict(metric, best, recommended, table, int(str(rows[0]["n"])), len(tests))
+
+
+def definitions_html(metrics: list[str]) -> str:
+    """A definition list of ``metrics`` (their human names) for the top of a report.
+
+    Example:
+        >>> "found@5" in definitions_html(["hit_rate@5"])
+        True
+    """
+    items = "".join(
+        f"<li><b>{_html.escape(human(m))}</b>: {_html.escape(METRIC_DEFINITIONS[m])}</li>"
+        for m in metrics
+        if m in METRIC_DEFINITIONS
+    )
+    return f"<ul class='hw-defs'>{items}</ul>"
