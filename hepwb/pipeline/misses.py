@@ -52,6 +52,8 @@ def missed(
 
     Uses the cached stages of ``cfg`` (nothing is converted, chunked or embedded again).
     """
+    import pandas as pd
+
     layout = layout or Layout.default()
     pq = result.per_question
     evaluated = pq[pq["n_located"] > 0] if "n_located" in pq.columns else pq
@@ -83,7 +85,7 @@ def missed(
                 qid=qid,
                 question=q.question,
                 kind=q.kind,
-                first_relevant_rank=int(rank) if rank is not None and rank == rank else None,
+                first_relevant_rank=None if pd.isna(rank) else int(rank),
                 paper=doc.label,
                 page=doc.page_at(where.start) or None,
                 section=section_label(home.section_path, doc.title) if home is not None else "",

@@ -117,18 +117,26 @@ def _starts_special(lines: list[str], k: int) -> bool:
 def markdown_document(text: str, label: str, *, meta: dict[str, object] | None = None) -> Document:
     """Build a :class:`Document` from markdown text (ID derived from the text's hash).
 
+    Without a ``title`` in ``meta`` the first level-1 heading is the title.
+
     Example:
         >>> doc = markdown_document("# T\\n\\nBody.", "S01")
-        >>> [b.kind for b in doc.blocks], doc.label
-        (['heading', 'text'], 'S01')
+        >>> [b.kind for b in doc.blocks], doc.label, doc.title
+        (['heading', 'text'], 'S01', 'T')
     """
     from hepwb.processing.links import annotate
 
+    blocks = tuple(parse_blocks(text))
+    info = dict(meta or {})
+    if not info.get("title"):
+        h1 = next((b for b in blocks if b.kind == "heading" and b.level == 1), None)
+        if h1 is not None and text[h1.start : h1.end].lstrip("#").strip():
+            info["title"] = text[h1.start : h1.end].lstrip("#").strip()
     doc = Document(
         document_id=content_uuid("document", text_sha256(text)),
         label=label,
         markdown=text,
-        blocks=tuple(parse_blocks(text)),
-        meta=dict(meta or {}),
+        blocks=blocks,
+        meta=info,
     )
     return annotate(doc)

@@ -273,8 +273,9 @@ def citation(hit: Hit) -> str:
     if hit.pages:
         first, last = min(hit.pages), max(hit.pages)
         parts.append(f"p. {first}" if first == last else f"pp. {first}-{last}")
-    if hit.section_path:
-        parts.append(f"§ {hit.section_path[-1]}")
+    section = section_label(hit.section_path, hit.title)
+    if section:
+        parts.append(f"§ {section.split(' > ')[-1]}")
     parts.append(f"chars {hit.start}-{hit.end}")
     return ", ".join(parts) + f" ({hit.retriever} {hit.score:.3f})"
 

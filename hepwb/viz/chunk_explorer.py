@@ -22,13 +22,14 @@ import base64
 import html as _html
 import io
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from hepwb import defaults
 from hepwb.exceptions import ConfigError, HepwbError
+from hepwb.paths import Layout
 from hepwb.types import Block, Chunk, Document, JSONObject
-from hepwb.viz.document_view import by_label
+from hepwb.viz.document_view import by_label, corpus_papers
 
 __all__ = ["CHUNK_COLOURS", "OVERLAP_STYLE", "ChunkExplorer", "chunks_html", "token_histogram"]
 
@@ -100,7 +101,35 @@ def _atomic_blocks(doc: Document, limit: int) -> list[Block]:
     return out
 
 
-def chunks_html(doc: Document, chunks: Sequence[Chunk], *, max_chars: int | None = None) -> str:
+def body_start(doc: Document, chunks: Sequence[Chunk]) -> int:
+    """Offset of the first chunk of the body: after the title and the front matter (never chunked).
+
+    Example:
+        >>> from hepwb.chunking import get_chunker
+        >>> from hepwb.processing.markdown import markdown_document
+        >>> doc = markdown_document("# Title\\n\\nFirst paragraph.", "S1")
+        >>> chunks = get_chunker("token", chunk_size=64, chunk_overlap=0.0, tokenizer="words").chunk(doc)
+        >>> body_start(doc, chunks)  # the title shares the first chunk here
+        0
+    """
+    first_body = next((b.start for b in doc.blocks if b.kind not in ("heading", "front")), 0)
+    return min((c.start for c in chunks if c.end > first_body), default=0)
+
+
+def _front_html(text: str) -> str:
+    if not text.strip():
+        return ""
+    return (
+        '<details class="hw-front" style="margin:2px 0 6px 0;font-size:12px;color:#555"><summary>'
+        f"title and front matter ({len(text)} characters before the first body chunk; authors and "
+        "affiliations are kept out of the chunks) — show</summary>"
+        f'<pre style="white-space:pre-wrap;font-size:12px">{_html.escape(text)}</pre></details>'
+    )
+
+
+def chunks_html(
+    doc: Document, chunks: Sequence[Chunk], *, max_chars: int | None = None, from_body: bool = True
+) -> str:
     """HTML of ``doc``'s markdown with chunk boundaries, overlaps and atomic blocks marked.
 
     Each chunk's text is shaded (alternating colours) and preceded by a label with its index and token
@@ -110,7 +139,9 @@ def chunks_html(doc: Document, chunks: Sequence[Chunk], *, max_chars: int | None
     Args:
         doc: A processed document.
         chunks: Chunks of ``doc`` with exact offsets (``doc.markdown[c.start:c.end] == c.text``).
-        max_chars: Render only the first ``max_chars`` characters (default: all).
+        max_chars: Render only ``max_chars`` characters from where the view starts (default: all).
+        from_body: Start at the first body chunk (:func:`body_start`), the title and front matter before
+            it collapsed into a *show* line; ``False`` starts at the first character.
 
     Returns:
         A self-contained HTML fragment (inline styles, a legend).
@@ -122,14 +153,15 @@ def chunks_html(doc: Document, chunks: Sequence[Chunk], *, max_chars: int | None
         msg = f"max_chars must be a positive number of characters or None, not {max_chars!r}"
         raise ConfigError(msg)
     text = doc.markdown
-    limit = len(text) if max_chars is None else min(max_chars, len(text))
-    shown = sorted((c for c in chunks if c.start < limit), key=lambda c: (c.start, c.index))
-    blocks = _atomic_blocks(doc, limit)
-    cuts = {0, limit}
+    first = body_start(doc, chunks) if from_body else 0
+    limit = len(text) if max_chars is None else min(first + max_chars, len(text))
+    shown = sorted((c for c in chunks if first <= c.start < limit), key=lambda c: (c.start, c.index))
+    blocks = [b for b in _atomic_blocks(doc, limit) if b.start >= first]
+    cuts = {first, limit}
     for c in shown:
-        cuts.update(p for p in (c.start, c.end) if 0 <= p <= limit)
+        cuts.update(p for p in (c.start, c.end) if first <= p <= limit)
     for b in blocks:
-        cuts.update(p for p in (b.start, b.end) if 0 <= p <= limit)
+        cuts.update(p for p in (b.start, b.end) if first <= p <= limit)
     points = sorted(cuts)
     starts: dict[int, list[Chunk]] = {}
     for c in shown:
@@ -163,7 +195,8 @@ def chunks_html(doc: Document, chunks: Sequence[Chunk], *, max_chars: int | None
     )
     body = "".join(parts)
     return (
-        f'<div class="hw-chunks">{head}{_legend()}<pre style="white-space:pre-wrap;line-height:1.7;'
+        f'<div class="hw-chunks">{head}{_legend()}{_front_html(text[:first])}'
+        '<pre style="white-space:pre-wrap;line-height:1.7;'
         f'font-size:12px;max-height:1100px;overflow:auto">{body}</pre>{more}</div>'
     )
 
@@ -245,7 +278,10 @@ class ChunkExplorer:
         chunk_size: Token budget per chunk, 64..2048.
         chunk_overlap: Overlap between consecutive chunks as a fraction of ``chunk_size``, 0..0.5.
         tokenizer: Token counter (``all-MiniLM-L6-v2``, ``cl100k`` or ``words``).
-        max_chars: Characters of the paper rendered in the view (None: all).
+        max_chars: Characters of the paper rendered in the view (None: all), from its first body chunk.
+        labels: Every paper the list offers (default: those of ``documents``); with ``loader``, the
+            others are loaded when chosen (:meth:`from_corpus` does this for a whole corpus).
+        loader: Returns the document of a label not in ``documents``.
 
     Raises:
         ConfigError: No documents, an unknown paper or strategy, or a value out of range.
@@ -261,22 +297,36 @@ class ChunkExplorer:
         chunk_overlap: float = defaults.CHUNK_OVERLAP,
         tokenizer: str = defaults.EMBEDDING_MODEL,
         max_chars: int | None = 30_000,
+        labels: Sequence[str] | None = None,
+        loader: Callable[[str], Document] | None = None,
     ) -> None:
         import ipywidgets as w
 
         from hepwb.chunking import CHUNKERS
 
         self.documents, first = by_label(documents, label, "ChunkExplorer")
+        self.loader = loader
+        options = list(labels) if labels is not None and loader is not None else sorted(self.documents)
         CHUNKERS.get(strategy)  # unknown names raise ConfigError listing the valid ones
         _check(chunk_size, chunk_overlap)
         self.tokenizer = tokenizer
         self.max_chars = max_chars
         self.chunks: list[Chunk] = []
         self._cache: dict[tuple[str, str, int, float], list[Chunk]] = {}
-        self.paper = w.Dropdown(options=sorted(self.documents), value=first, description="paper")
-        self.strategy = w.Dropdown(options=CHUNKERS.names(), value=strategy, description="strategy")
+        wide = {"description_width": "initial"}
+        self.paper = w.Dropdown(options=options, value=first, description="paper", style=wide)
+        self.strategy = w.Dropdown(
+            options=CHUNKERS.names(), value=strategy, description="strategy", style=wide
+        )
+        # the sliders share the notebook's width: 64..2048 tokens in steps of 32 need room to hit a value
         self.chunk_size = w.IntSlider(
-            value=chunk_size, min=_SIZE_RANGE[0], max=_SIZE_RANGE[1], step=32, description="chunk size"
+            value=chunk_size,
+            min=_SIZE_RANGE[0],
+            max=_SIZE_RANGE[1],
+            step=32,
+            description="chunk size",
+            style=wide,
+            layout=w.Layout(width="62%"),
         )
         self.chunk_overlap = w.FloatSlider(
             value=chunk_overlap,
@@ -284,6 +334,8 @@ class ChunkExplorer:
             max=_OVERLAP_RANGE[1],
             step=0.05,
             description="overlap",
+            style=wide,
+            layout=w.Layout(width="36%"),
         )
         self.summary = w.HTML()
         self.view = w.HTML()
@@ -293,13 +345,35 @@ class ChunkExplorer:
         self.widget = w.VBox(
             [
                 w.HBox([self.paper, self.strategy]),
-                w.HBox([self.chunk_size, self.chunk_overlap]),
+                w.HBox([self.chunk_size, self.chunk_overlap], layout=w.Layout(width="100%")),
                 self.summary,
                 self.histogram,
                 self.view,
             ]
         )
         self.refresh()
+
+    @classmethod
+    def from_corpus(
+        cls,
+        corpus: str | None = None,
+        *,
+        paper: str | None = None,
+        layout: Layout | None = None,
+        max_docs: int | None = None,
+        prefer_latex: bool = True,
+        **options: Any,
+    ) -> ChunkExplorer:
+        """An explorer listing every paper of ``corpus`` (the first ``max_docs``).
+
+        Each paper is converted, or read from the cache, when first chosen.
+
+        ``options`` are the constructor's (``strategy``, ``chunk_size``, ``chunk_overlap`` …).
+        """
+        doc, labels, load = corpus_papers(
+            corpus, paper, layout=layout, max_docs=max_docs, prefer_latex=prefer_latex
+        )
+        return cls([doc], label=doc.label, labels=labels, loader=load, **options)
 
     def _on_change(self, _change: JSONObject) -> None:
         try:
@@ -327,6 +401,8 @@ class ChunkExplorer:
         """Re-chunk the current paper with the current controls and redraw summary, view and histogram."""
         import matplotlib.pyplot as plt
 
+        if self.paper.value not in self.documents and self.loader is not None:
+            self.documents[self.paper.value] = self.loader(self.paper.value)
         doc = self.documents[self.paper.value]
         self.chunks = self._chunk()
         self.summary.value = _summary(self.chunks, self.tokenizer) + (

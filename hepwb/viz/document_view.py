@@ -21,14 +21,25 @@ import html as _html
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hepwb.acquisition.folder import file_labels, resolve_corpus
 from hepwb.exceptions import ConfigError
+from hepwb.paths import Layout
+from hepwb.pipeline.corpus import ingest
 from hepwb.processing.figures import crop_box
-from hepwb.types import Document, JSONObject
+from hepwb.types import Block, Document, JSONObject
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
-__all__ = ["KIND_COLOURS", "DocumentBrowser", "by_label", "figures_html", "page_image_png", "page_view_html"]
+__all__ = [
+    "KIND_COLOURS",
+    "DocumentBrowser",
+    "by_label",
+    "corpus_papers",
+    "figures_html",
+    "page_image_png",
+    "page_view_html",
+]
 
 KIND_COLOURS = {
     "heading": "#cfe2ff",
@@ -56,6 +67,35 @@ def by_label(
         msg = f"no document labelled {first!r}; choose one of {sorted(docs)}"
         raise ConfigError(msg)
     return docs, first
+
+
+def corpus_papers(
+    corpus: str | Path | None,
+    paper: str | None = None,
+    *,
+    layout: Layout | None = None,
+    max_docs: int | None = None,
+    prefer_latex: bool = True,
+) -> tuple[Document, list[str], Callable[[str], Document]]:
+    """For a widget listing every paper of ``corpus``: the paper shown first, all labels, a loader.
+
+    The loader converts a paper, or reads it from the cache, when a user first picks it, so a corpus of
+    thousands of papers costs nothing until one is opened.
+    """
+    labels = file_labels(resolve_corpus(corpus))[:max_docs]
+    if not labels:
+        msg = f"no PDF or markdown file in the corpus {corpus!r}: point corpus at a folder of papers"
+        raise ConfigError(msg)
+    first = paper or labels[0]
+    if first not in labels:
+        msg = f"no paper labelled {first!r} in the corpus; choose one of {labels}"
+        raise ConfigError(msg)
+
+    def load(label: str) -> Document:
+        (doc,) = ingest(corpus, only=[label], layout=layout, prefer_latex=prefer_latex, progress=False)
+        return doc
+
+    return load(first), labels, load
 
 
 def page_image_png(
@@ -137,6 +177,17 @@ def _legend() -> str:
     return f'<div style="margin:4px 0 8px 0;font-size:12px">{items}</div>'
 
 
+def _block_html(doc: Document, b: Block) -> str:
+    text = _html.escape(doc.block_text(b))
+    tag = f"{b.kind}{' h' + str(b.level) if b.level else ''} · [{b.start}:{b.end}]"
+    return (
+        f'<div style="background:{KIND_COLOURS.get(b.kind, "#fff")};border:1px solid #bbb;margin:3px 0;'
+        f'padding:4px;font-size:12px"><div style="color:#555;font-size:10px">{tag}</div>'
+        f'<pre style="white-space:pre-wrap;margin:0;font-family:inherit">{text}</pre>'
+        f"{_links_html(doc, b.start, b.end)}</div>"
+    )
+
+
 def page_view_html(doc: Document, page: int = 1, *, pdf: str | Path | None = None, zoom: float = 1.3) -> str:
     """HTML with the blocks of ``page`` (coloured by kind, with offsets and links) beside the rendered page.
 
@@ -147,16 +198,21 @@ def page_view_html(doc: Document, page: int = 1, *, pdf: str | Path | None = Non
         zoom: Rendering scale of the page image.
     """
     blocks = [b for b in doc.blocks if b.page <= page <= max(b.page, b.page_end)]
-    rows = []
-    for b in blocks:
-        text = _html.escape(doc.block_text(b))
-        tag = f"{b.kind}{' h' + str(b.level) if b.level else ''} · [{b.start}:{b.end}]"
-        rows.append(
-            f'<div style="background:{KIND_COLOURS.get(b.kind, "#fff")};border:1px solid #bbb;margin:3px 0;'
-            f'padding:4px;font-size:12px"><div style="color:#555;font-size:10px">{tag}</div>'
-            f'<pre style="white-space:pre-wrap;margin:0;font-family:inherit">{text}</pre>'
-            f"{_links_html(doc, b.start, b.end)}</div>"
-        )
+    rows: list[str] = []
+    front: list[str] = []
+    for b in [*blocks, None]:
+        if b is not None and b.kind == "front":
+            front.append(_block_html(doc, b))
+            continue
+        if front:  # author lists and affiliations: collapsed, one click away
+            rows.append(
+                '<details class="hw-front" style="margin:3px 0;font-size:12px"><summary>front matter: '
+                f"{len(front)} block(s) of authors, affiliations and dates (kept out of the chunks) — show"
+                f"</summary>{''.join(front)}</details>"
+            )
+            front = []
+        if b is not None:
+            rows.append(_block_html(doc, b))
     src = _pdf(doc, pdf)
     image = ""
     if src:
@@ -182,14 +238,29 @@ class DocumentBrowser:
         documents: Processed documents (e.g. ``hepwb.pipeline.ingest(...)``).
         label: Paper shown first (default: the first).
         page: Page shown first.
+        labels: Every paper the list offers (default: those of ``documents``); with ``loader`` the others
+            are loaded when chosen (``ChunkExplorer.from_corpus`` builds both for a corpus).
+        loader: Returns the document of a label not in ``documents``.
     """
 
-    def __init__(self, documents: list[Document], label: str | None = None, page: int = 1) -> None:
+    def __init__(
+        self,
+        documents: list[Document],
+        label: str | None = None,
+        page: int = 1,
+        *,
+        labels: Sequence[str] | None = None,
+        loader: Callable[[str], Document] | None = None,
+    ) -> None:
         import ipywidgets as w
 
         self.documents, first = by_label(documents, label, "DocumentBrowser")
-        self.paper = w.Dropdown(options=sorted(self.documents), value=first, description="paper")
-        self.page = w.IntSlider(value=page, min=1, max=self._pages(first), description="page")
+        self.loader = loader
+        options = list(labels) if labels is not None and loader is not None else sorted(self.documents)
+        self.paper = w.Dropdown(options=options, value=first, description="paper")
+        self.page = w.IntSlider(
+            value=page, min=1, max=self._pages(first), description="page", layout=w.Layout(width="50%")
+        )
         self.view = w.HTML()
         self.figures = w.HTML()
         self.paper.observe(self._on_paper, names="value")
@@ -197,8 +268,27 @@ class DocumentBrowser:
         self.widget = w.VBox([w.HBox([self.paper, self.page]), self.view, self.figures])
         self.refresh()
 
+    @classmethod
+    def from_corpus(
+        cls,
+        corpus: str | Path | None = None,
+        *,
+        paper: str | None = None,
+        page: int = 1,
+        layout: Layout | None = None,
+        max_docs: int | None = None,
+    ) -> DocumentBrowser:
+        """A browser listing every paper of ``corpus`` (each converted or read from the cache when chosen)."""
+        doc, labels, load = corpus_papers(corpus, paper, layout=layout, max_docs=max_docs)
+        return cls([doc], doc.label, page, labels=labels, loader=load)
+
+    def _doc(self, label: str) -> Document:
+        if label not in self.documents and self.loader is not None:
+            self.documents[label] = self.loader(label)
+        return self.documents[label]
+
     def _pages(self, label: str) -> int:
-        doc = self.documents[label]
+        doc = self._doc(label)
         return int(doc.meta.get("pages") or max((b.page_end or b.page for b in doc.blocks), default=1))
 
     def _on_paper(self, change: JSONObject) -> None:
@@ -208,8 +298,8 @@ class DocumentBrowser:
 
     def refresh(self) -> None:
         """Re-render the current paper and page."""
-        doc = self.documents[self.paper.value]
-        page = min(self.page.value, self._pages(doc.label))
+        doc = self._doc(self.paper.value)
+        page = min(self.page.value, self._pages(self.paper.value))
         self.view.value = page_view_html(doc, page)
         self.figures.value = "<h4>Figures and tables on this page</h4>" + figures_html(doc, page)
 

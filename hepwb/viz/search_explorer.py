@@ -14,11 +14,20 @@ if TYPE_CHECKING:
     from hepwb.pipeline.search import Searcher
     from hepwb.types import Hit
 
-__all__ = ["SearchExplorer", "side_by_side_html"]
+__all__ = ["SearchExplorer", "availability_lines", "side_by_side_html"]
 
 
-def side_by_side_html(results: Mapping[str, Sequence[Hit] | str], width: int = 300) -> str:
-    """One column per retriever: its hits with highlighted snippets (a string: why it did not run)."""
+def side_by_side_html(results: Mapping[str, Sequence[Hit] | str], width: int = 300, per_row: int = 3) -> str:
+    """One column per retriever: its hits with highlighted snippets (a string: why it did not run).
+
+    At most ``per_row`` columns side by side (each an equal share of the notebook's width, its text
+    wrapping); more retrievers continue on the next row.
+
+    Example:
+        >>> html_ = side_by_side_html({"bm25": [], "dense": [], "hybrid": [], "entity": "unavailable"})
+        >>> html_.count("class='hw-column'"), "repeat(3, minmax(0, 1fr))" in html_
+        (4, True)
+    """
     cols = []
     for name, hits in results.items():
         body = (
@@ -28,10 +37,27 @@ def side_by_side_html(results: Mapping[str, Sequence[Hit] | str], width: int = 3
         )
         cols.append(
             f"<div class='hw-column' data-retriever='{html.escape(name)}' "
-            "style='flex:1;min-width:260px;border-left:3px solid #ccd;padding:0 .6em'>"
+            "style='min-width:0;overflow-wrap:anywhere;border-left:3px solid #ccd;padding:0 .6em'>"
             f"<h4 style='margin:.2em 0'>{html.escape(name)}</h4>{body}</div>"
         )
-    return "<div style='display:flex;gap:.5em;align-items:flex-start'>" + "".join(cols) + "</div>"
+    n = max(1, min(per_row, len(cols)))
+    grid = f"display:grid;grid-template-columns:repeat({n}, minmax(0, 1fr));gap:.8em .5em;align-items:start"
+    return f"<div class='hw-columns' style='{grid}'>" + "".join(cols) + "</div>"
+
+
+def availability_lines(states: Mapping[str, str]) -> str:
+    """Which retrievers can run here, one readable line each (the whole reason, never cut).
+
+    Example:
+        >>> print(availability_lines({"bm25": "ok", "rerank": "no cross-encoder model: install one"}))
+        bm25      ok
+        rerank    cannot run here: no cross-encoder model: install one
+    """
+    width = max((len(n) for n in states), default=0) + 4
+    return "\n".join(
+        f"{name:<{width}}{'ok' if state == 'ok' else 'cannot run here: ' + state}"
+        for name, state in states.items()
+    )
 
 
 def run_all(searcher: Searcher, question: str, retrievers: Sequence[str], k: int) -> JSONObject:
@@ -61,8 +87,9 @@ class SearchExplorer:
 
         self.searcher = searcher
         self.question = w.Text(value=question, description="question", layout=w.Layout(width="90%"))
-        self.retrievers = w.SelectMultiple(
-            options=RETRIEVERS.names(), value=tuple(retrievers), description="retrievers"
+        names = RETRIEVERS.names()
+        self.retrievers = w.SelectMultiple(  # every name visible, the chosen ones selected
+            options=names, value=tuple(retrievers), description="retrievers", rows=len(names)
         )
         self.k = w.IntSlider(value=k, min=1, max=20, description="k")
         self.button = w.Button(description="search", button_style="primary")

@@ -33,6 +33,8 @@ def test_chunk_explorer_rechunks_when_the_slider_moves(browser, lab):
     before = _chunk_count(explorer)
     spans_before = explorer.locator(".hw-label").count()
     assert spans_before == before >= 1
+    # every paper of the corpus is in the list, and the view opens on the body, front matter collapsed
+    assert explorer.locator("select").first.locator("option").all_inner_texts() == ["A01", "B02", "C03"]
     # move the chunk-size slider to its smallest value with the keyboard, as a user can
     slider = explorer.locator(".widget-slider", has_text="chunk size")
     readout = slider.locator(".widget-readout")
@@ -40,9 +42,12 @@ def test_chunk_explorer_rechunks_when_the_slider_moves(browser, lab):
     handle = slider.get_by_role("slider")
     handle.focus()
     page.keyboard.press("Home")
+    # wait for the whole redraw (summary, view and readout), not only its first part
     page.wait_for_function(
         "([el, n]) => { const p = el.querySelector('.hw-summary');"
-        " const m = p && p.innerText.match(/(\\d+) chunks/); return m && Number(m[1]) !== n; }",
+        " const m = p && p.innerText.match(/(\\d+) chunks/); if (!m || Number(m[1]) === n) return false;"
+        " const r = el.querySelector('.widget-readout');"
+        " return el.querySelectorAll('.hw-label').length === Number(m[1]) && r && r.innerText.trim() === '64'; }",
         arg=[explorer.element_handle(), before],
         timeout=60_000,
     )

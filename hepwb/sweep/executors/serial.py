@@ -11,13 +11,13 @@ from hepwb.sweep.executors.base import register_executor
 __all__ = ["SerialExecutor"]
 
 
-def _resolve(value: Any) -> Any:
-    return value.result() if isinstance(value, Future) else value
-
-
 @register_executor("serial")
 class SerialExecutor:
-    """Runs tasks at submission, in this process (for debugging: breakpoints and tracebacks work).
+    """Runs tasks in this process, one after another (for debugging: breakpoints and tracebacks work).
+
+    A task runs when its result is first needed: when :meth:`as_completed` reaches it, when
+    :meth:`result` asks for it, or when a later task takes it as an argument. Submitting a batch
+    therefore returns at once, and a progress bar opened after the submissions advances task by task.
 
     Example:
         >>> with SerialExecutor() as ex:
@@ -29,29 +29,45 @@ class SerialExecutor:
     name = "serial"
 
     def __init__(self, **_: Any) -> None:
-        pass
+        self._pending: dict[Future[Any], tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]] = {}
 
     def submit(
         self, fn: Callable[..., Any], *args: Any, key: str | None = None, **kwargs: Any
     ) -> Future[Any]:
-        """Run ``fn`` now; the returned future holds its result or exception."""
+        """Queue ``fn``; it runs when its result is needed, in submission order per request."""
         fut: Future[Any] = Future()
+        self._pending[fut] = (fn, args, kwargs)
+        return fut
+
+    def _resolve(self, value: Any) -> Any:
+        if isinstance(value, Future):
+            self._run(value)
+            return value.result()
+        return value
+
+    def _run(self, fut: Future[Any]) -> None:
+        task = self._pending.pop(fut, None)
+        if task is None:
+            return
+        fn, args, kwargs = task
         try:
-            value = fn(*[_resolve(a) for a in args], **{k: _resolve(v) for k, v in kwargs.items()})
+            value = fn(*[self._resolve(a) for a in args], **{k: self._resolve(v) for k, v in kwargs.items()})
         except BaseException as exc:  # kept in the future, raised by result() like a remote task's
             if isinstance(exc, KeyboardInterrupt | SystemExit):
                 raise
             fut.set_exception(exc)
         else:
             fut.set_result(value)
-        return fut
 
     def as_completed(self, futures: Iterable[Future[Any]]) -> Iterator[Future[Any]]:
-        """The futures in submission order (all are already done)."""
-        return iter(list(futures))
+        """The futures in submission order, each run as it is reached."""
+        for fut in list(futures):
+            self._run(fut)
+            yield fut
 
     def result(self, future: Future[Any]) -> Any:
-        """The task's result."""
+        """The task's result (running it first if it has not run)."""
+        self._run(future)
         return future.result()
 
     def describe(self) -> str:
@@ -65,5 +81,7 @@ class SerialExecutor:
     def __enter__(self) -> SerialExecutor:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        return None
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        if exc_type is None:  # tasks nobody asked for still run, as on an eager executor
+            for fut in list(self._pending):
+                self._run(fut)
