@@ -47,7 +47,8 @@ def test_chunk_explorer_rechunks_when_the_slider_moves(browser, lab):
         "([el, n]) => { const p = el.querySelector('.hw-summary');"
         " const m = p && p.innerText.match(/(\\d+) chunks/); if (!m || Number(m[1]) === n) return false;"
         " const r = el.querySelector('.widget-readout');"
-        " return el.querySelectorAll('.hw-label').length === Number(m[1]) && r && r.innerText.trim() === '64'; }",
+        " return el.querySelectorAll('.hw-label').length === Number(m[1])"
+        "   && r && r.innerText.trim() === '64'; }",
         arg=[explorer.element_handle(), before],
         timeout=60_000,
     )

@@ -1,4 +1,4 @@
-"""What the notebooks show a physicist: missed questions with their evidence, explorers over a whole corpus."""
+"""What notebooks show a physicist: missed questions with their evidence, explorers over a whole corpus."""
 
 from __future__ import annotations
 
@@ -25,13 +25,14 @@ def corpus(tmp_path_factory):
 def test_a_missed_question_shows_the_passage_it_needed_and_the_top_hit(corpus, tmp_path):
     docs, questions = corpus
     # worded with A01's words, answered in B02 with none of them: BM25's top 5 are all elsewhere
-    trap = {"qid": "q9", "question": "What does the HERMES beam-spin asymmetry measurement eliminate?", "answer": "-",
-            "kind": "method", "evidence": [{"doc": "B02", "quote": "an area-based subtraction removes it"}]}  # fmt: skip
+    trap = {"qid": "q9", "question": "What does the HERMES beam-spin asymmetry measurement eliminate?",
+            "answer": "-", "kind": "method",
+            "evidence": [{"doc": "B02", "quote": "an area-based subtraction removes it"}]}  # fmt: skip
     qfile = tmp_path / "q.jsonl"
     qfile.write_text(questions.read_text() + json.dumps(trap) + "\n")
     layout = Layout(tmp_path)
-    cfg = ExperimentConfig.from_params(corpus=str(docs), questions=str(qfile), chunk_size=16, chunk_overlap=0.0,
-                                       retriever="bm25", k=5)  # fmt: skip
+    cfg = ExperimentConfig.from_params(corpus=str(docs), questions=str(qfile), chunk_size=16,
+                                       chunk_overlap=0.0, retriever="bm25", k=5)  # fmt: skip
     result = run_experiment(cfg, layout=layout, progress=False)
     misses = missed(cfg, result, layout, n=5)
     by_qid = {m.qid: m for m in misses}
