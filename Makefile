@@ -11,7 +11,7 @@ export ORT_DISABLE_TELEMETRY ?= 1
 export HF_HUB_DISABLE_TELEMETRY ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: help env lab tutorials report test test-all lint format clean-artefacts
+.PHONY: help env lab tutorials report test test-all browser-stress lint format clean-artefacts
 
 help:  ## List the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -42,6 +42,9 @@ test: $(STAMP)  ## The test suite (CI runs exactly this)
 
 test-all: $(STAMP)  ## Tests including those marked slow (deselected by `make test`)
 	$(PY) -m pytest -m "" $(PYTEST_ARGS)
+
+browser-stress: $(STAMP)  ## The browser tests RUNS (5) times in a row beside two CPU-bound processes
+	bash tests/browser/stress.sh $${RUNS:-5}
 
 lint: $(STAMP)  ## ruff (lint + format check), mypy --strict over hepwb/, import-linter's layer contracts
 	$(VENV)/bin/ruff check hepwb tests bench

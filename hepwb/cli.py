@@ -27,6 +27,7 @@ from hepwb.cli_app import (
     parse_options,
 )
 from hepwb.exceptions import HepwbError
+from hepwb.labels import human
 
 __all__ = ["app", "main"]
 
@@ -113,7 +114,8 @@ def evaluate(
     ci = res.record.summary_ci95
     for name, value in res.summary.items():
         low_high = f"  [{ci[name][0]:.3f}, {ci[name][1]:.3f}]" if name in ci else ""
-        typer.echo(f"{name:28s} {value:10.4f}{low_high}")
+        shown = f"{human(name)} ({name})" if human(name) != name else name  # found@5 (hit_rate@5)
+        typer.echo(f"{shown:36s} {value:10.4f}{low_high}")
     typer.echo(f"results: {res.run_dir}")
 
 

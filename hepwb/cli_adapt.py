@@ -9,6 +9,7 @@ import typer
 from hepwb import defaults
 from hepwb.cli_app import Corpus, Latex, MaxDocs, Overlap, Questions, app, fail
 from hepwb.exceptions import HepwbError
+from hepwb.labels import human
 
 
 @app.command()
@@ -108,4 +109,4 @@ def fit_fusion(
     )
     for metric in ("hit_rate@5", "recall@5", "mrr@10", "ndcg@10"):
         lo, hi = fit.out_of_fold_ci95.get(metric, (float("nan"), float("nan")))
-        typer.echo(f"out of fold {metric:10s} {fit.out_of_fold[metric]:.3f}  [{lo:.3f}, {hi:.3f}]")
+        typer.echo(f"out of fold {human(metric):10s} {fit.out_of_fold[metric]:.3f}  [{lo:.3f}, {hi:.3f}]")

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import html as _html
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +28,7 @@ from hepwb.labels import LABELS, human
 
 if TYPE_CHECKING:
     import pandas as pd
+    from pandas.io.formats.style import Styler
 
     from hepwb.pipeline.verdict import Verdict
 
@@ -39,6 +40,7 @@ __all__ = [
     "headline_html",
     "human",
     "inputs_table",
+    "styled",
     "verdict_html",
 ]
 
@@ -214,3 +216,25 @@ def inputs_table(wide: pd.DataFrame, root: str | Path | None = None) -> pd.DataF
         }
     )
     return out.drop_duplicates().reset_index(drop=True)
+
+
+def styled(frame: pd.DataFrame, precision: int = 3, wrap: Sequence[str] = ()) -> Styler:
+    """``frame`` for a notebook or report: no index column, every cell HTML-escaped, numbers rounded.
+
+    Columns named in ``wrap`` (snippets, explanations) are left-aligned and wrap instead of widening
+    the table. pandas' ``Styler`` does not escape by default: a paper title or file name holding
+    ``<script>`` would run; this one shows it as text.
+
+    Example:
+        >>> import pandas as pd
+        >>> html = styled(pd.DataFrame({"file": ["<img src=x onerror=alert(1)>"], "p": [0.12345]})).to_html()
+        >>> "&lt;img" in html and "<img" not in html and "0.123" in html
+        True
+    """
+    out = frame.style.hide(axis="index").format(precision=precision, escape="html")
+    cols: list[Hashable] = [c for c in wrap if c in frame.columns]
+    if cols:
+        out = out.set_properties(
+            subset=cols, **{"text-align": "left", "white-space": "normal", "min-width": "16em"}
+        )
+    return out

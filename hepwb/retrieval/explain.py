@@ -9,7 +9,7 @@ Example:
     >>> hit = Hit("c1", "d1", "P07", 120, 175, 1, 7.5, text, "bm25", (3,), ("2 Results",),
     ...           "Charmonium at the LHC", "2101.00001", highlights=tuple(spans))
     >>> citation(hit)
-    '[1] Charmonium at the LHC, arXiv:2101.00001, p. 3, § 2 Results, chars 120-175 (bm25 7.500)'
+    '[1] P07 · Charmonium at the LHC, arXiv:2101.00001, p. 3, § 2 Results, chars 120-175 (bm25 7.500)'
     >>> snippet(hit, width=40)
     '…the **J/ψ** production **cross section**…'
 """
@@ -258,16 +258,24 @@ def section_label(section_path: Sequence[str], title: str = "") -> str:
         '3 Analysis > 3.1 Cuts'
         >>> section_label(("A DVCS measurement",), "A DVCS measurement")
         ''
+        >>> section_label(("A DVCS measurement at HERA H1 Collaboration", "3 Cuts"), "A DVCS measurement at HERA")
+        '3 Cuts'
     """
     parts = list(section_path)
-    if parts and title and " ".join(parts[0].split()).lower() == " ".join(title.split()).lower():
+    first, name = " ".join(parts[0].split()).lower() if parts else "", " ".join(title.split()).lower()
+    if first and name and (first.startswith(name) or name.startswith(first)):  # a title with a subtitle
         parts = parts[1:]
     return " > ".join(parts)
 
 
 def citation(hit: Hit) -> str:
-    """One-line citation: title, arXiv id, page(s), section, character offsets and score."""
-    parts = [f"[{hit.rank}] {hit.title or hit.label}"]
+    """One-line citation: paper label and title, arXiv id, page(s), section, character offsets and score."""
+    name = (
+        f"{hit.label} · {hit.title}"
+        if hit.title and hit.label and hit.title != hit.label
+        else hit.title or hit.label
+    )
+    parts = [f"[{hit.rank}] {name}"]
     if hit.arxiv:
         parts.append(f"arXiv:{hit.arxiv}")
     if hit.pages:

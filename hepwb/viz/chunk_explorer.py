@@ -405,11 +405,8 @@ class ChunkExplorer:
             self.documents[self.paper.value] = self.loader(self.paper.value)
         doc = self.documents[self.paper.value]
         self.chunks = self._chunk()
-        self.summary.value = _summary(self.chunks, self.tokenizer) + (
-            f'<p style="font-size:12px;color:#555">{_html.escape(self.strategy.value)} · chunk size '
-            f"{self.chunk_size.value} · overlap {self.chunk_overlap.value:.2f}</p>"
-        )
-        self.view.value = chunks_html(doc, self.chunks, max_chars=self.max_chars)
+        # histogram, view, then summary: the browser receives the updates in this order, so a summary
+        # showing the new count means the whole explorer has been redrawn
         fig = token_histogram(self.chunks, int(self.chunk_size.value))
         buf = io.BytesIO()
         fig.savefig(buf, format="png", dpi=90)
@@ -421,6 +418,11 @@ class ChunkExplorer:
                 "data": {"image/png": png, "text/plain": f"<token histogram of {len(self.chunks)} chunks>"},
                 "metadata": {},
             },
+        )
+        self.view.value = chunks_html(doc, self.chunks, max_chars=self.max_chars)
+        self.summary.value = _summary(self.chunks, self.tokenizer) + (
+            f'<p style="font-size:12px;color:#555">{_html.escape(self.strategy.value)} · chunk size '
+            f"{self.chunk_size.value} · overlap {self.chunk_overlap.value:.2f}</p>"
         )
 
     def _ipython_display_(self) -> None:

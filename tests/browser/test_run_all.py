@@ -3,8 +3,8 @@
 All cells are queued at once (JupyterLab's ``notebook:run-all-cells``), as a person does, not run one
 by one as nbval does. A notebook passes when the kernel is idle, every code cell has an execution
 count, and no cell shows an error or writes to stderr (unless tagged ``expect-stderr``). The notebooks
-run with their own small defaults. Each tutorial's last cells are saved as a screenshot under
-``reports/screenshots/``, and every notebook's Run-All wall time to ``reports/screenshots/run-all.json``.
+run with their own small defaults. Each notebook's last cells are saved as a screenshot under
+``reports/screenshots/run-all-<name>.png``, and its Run-All wall time to ``reports/screenshots/run-all.json``.
 """
 
 from __future__ import annotations
@@ -60,10 +60,9 @@ def test_run_all_in_jupyterlab(browser, lab, notebooks, notebook):
         assert not found, f"{notebook} after Run All: {found}"
         assert state["kernel"] == "idle" and all(c["count"] is not None for c in state["cells"])
         _record_time(notebook, wall)
-        if notebook.startswith("tutorials/"):
-            page.locator(".jp-Notebook .jp-Cell").last.scroll_into_view_if_needed()
-            panel = page.locator(".jp-NotebookPanel:visible").first
-            panel.screenshot(path=str(SCREENSHOTS / f"run-all-{Path(notebook).stem}.png"))
+        page.locator(".jp-Notebook .jp-Cell").last.scroll_into_view_if_needed()
+        panel = page.locator(".jp-NotebookPanel:visible").first
+        panel.screenshot(path=str(SCREENSHOTS / f"run-all-{Path(notebook).stem}.png"))
     finally:
         page.close()
         shutdown_kernels(lab)

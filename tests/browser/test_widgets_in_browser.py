@@ -39,17 +39,18 @@ def test_chunk_explorer_rechunks_when_the_slider_moves(browser, lab):
     slider = explorer.locator(".widget-slider", has_text="chunk size")
     readout = slider.locator(".widget-readout")
     assert readout.inner_text().strip() == "256"
+    histogram = explorer.locator(".widget-output img").first.get_attribute("src")
     handle = slider.get_by_role("slider")
     handle.focus()
     page.keyboard.press("Home")
     # wait for the whole redraw (summary, view and readout), not only its first part
     page.wait_for_function(
-        "([el, n]) => { const p = el.querySelector('.hw-summary');"
+        "([el, n, png]) => { const p = el.querySelector('.hw-summary');"
         " const m = p && p.innerText.match(/(\\d+) chunks/); if (!m || Number(m[1]) === n) return false;"
-        " const r = el.querySelector('.widget-readout');"
+        " const r = el.querySelector('.widget-readout'); const img = el.querySelector('.widget-output img');"
         " return el.querySelectorAll('.hw-label').length === Number(m[1])"
-        "   && r && r.innerText.trim() === '64'; }",
-        arg=[explorer.element_handle(), before],
+        "   && r && r.innerText.trim() === '64' && img && img.getAttribute('src') !== png; }",
+        arg=[explorer.element_handle(), before, histogram],
         timeout=60_000,
     )
     after = _chunk_count(explorer)
