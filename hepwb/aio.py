@@ -17,7 +17,7 @@ Example:
     42
     >>> async def inside_a_running_loop() -> int:
     ...     return run_isolated(answer())  # as in a notebook cell under ipykernel 7
-    >>> asyncio.run(inside_a_running_loop())
+    >>> run_isolated(inside_a_running_loop())
     42
 """
 
@@ -37,8 +37,10 @@ def loop_is_running() -> bool:
     """Whether the calling thread is inside a running asyncio loop (a Jupyter cell is).
 
     Example:
-        >>> loop_is_running()
-        False
+        >>> async def cell() -> bool:
+        ...     return loop_is_running()
+        >>> run_isolated(cell())
+        True
     """
     try:
         asyncio.get_running_loop()
@@ -71,7 +73,7 @@ def off_loop(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
         False
         >>> async def in_a_cell() -> bool:
         ...     return off_loop(loop_is_running)
-        >>> asyncio.run(in_a_cell())
+        >>> run_isolated(in_a_cell())
         False
     """
     if not loop_is_running():

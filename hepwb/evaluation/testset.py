@@ -17,7 +17,7 @@ reads back. With an LLM endpoint, :func:`ragas_questions` runs ragas' ``TestsetG
 
 Example:
     >>> from hepwb.processing.markdown import markdown_document
-    >>> md = "# Title\\n\\n## 2 Detector\\n\\nThe detector has a silicon tracker. It is fast.\\n\\n"
+    >>> md = "# A silicon tracker\\n\\n## 2 Detector\\n\\nThe detector has a silicon tracker. It is fast.\\n\\n"
     >>> md += "Figure 1: Layout of the silicon tracker around the beam pipe."
     >>> qs = structural_questions([markdown_document(md, "P09")])
     >>> [(q.kind, q.evidence[0].quote) for q in qs]  # doctest: +NORMALIZE_WHITESPACE
@@ -25,7 +25,7 @@ Example:
      ('caption', 'Figure 1: Layout of the silicon tracker around the beam pipe.'),
      ('figure', 'Figure 1: Layout of the silicon tracker around the beam pipe.')]
     >>> qs[-1].question
-    'What does Figure 1 of P09 show?'
+    'What does Figure 1 of A silicon tracker show?'
 """
 
 from __future__ import annotations

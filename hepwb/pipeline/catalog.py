@@ -269,7 +269,7 @@ class Catalog(SweepCatalogMixin):
             self._record_queries(con, m.inputs.questions_sha256, m.inputs.questions_file)
             con.executemany(
                 "INSERT INTO metrics VALUES (?, ?, ?)",
-                [[m.run_id, k, float(v)] for k, v in m.summary.items()],
+                [[m.run_id, k, float(v)] for k, v in {**m.summary, **m.costs}.items()],
             )
             ci_rows = [[m.run_id, k, lo, hi] for k, (lo, hi) in m.summary_ci95.items()]
             if ci_rows:

@@ -152,7 +152,7 @@ def run_cell(
         )
     with timings("evaluate_s"):
         scores = score(cfg, inputs, cs, questions, results, embedder, with_ci=with_ci)
-    scores.summary.update(cost_summary(latencies, table))
+    costs = cost_summary(latencies, table)
     config = cfg.to_dict()
     idx = index_key(cs.chunkset_id, cfg.embedding_model)
     key = cell_key(
@@ -187,6 +187,7 @@ def run_cell(
         summary=scores.summary,
         summary_ci95=scores.ci95,
         timings_s={k: round(v, 3) for k, v in timings.items()},
+        costs=costs,
         inputs=RunInputs(
             corpus_documents=inputs.corpus_documents,
             questions_file=str(inputs.questions_path),

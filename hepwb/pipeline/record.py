@@ -59,6 +59,9 @@ class RunRecord(BaseModel):
     summary: dict[str, float] = Field(default_factory=dict)
     summary_ci95: dict[str, tuple[float, float]] = Field(default_factory=dict)
     timings_s: dict[str, float] = Field(default_factory=dict)
+    costs: dict[str, float] = Field(default_factory=dict)
+    """What the configuration costs (``index_mib``, ``query_p50_ms``, ``query_p95_ms``): measured, so they
+    vary from run to run, unlike ``summary``; the catalog stores them beside the metrics."""
     inputs: RunInputs = Field(default_factory=RunInputs)
     environment: JSONObject = Field(default_factory=dict)
     processing_errors: list[JSONObject] = Field(default_factory=list)
