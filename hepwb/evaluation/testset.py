@@ -17,7 +17,8 @@ reads back. With an LLM endpoint, :func:`ragas_questions` runs ragas' ``TestsetG
 
 Example:
     >>> from hepwb.processing.markdown import markdown_document
-    >>> md = "# A silicon tracker\\n\\n## 2 Detector\\n\\nThe detector has a silicon tracker. It is fast.\\n\\n"
+    >>> md = "# A silicon tracker\\n\\n## 2 Detector\\n\\n"
+    >>> md += "The detector has a silicon tracker. It is fast.\\n\\n"
     >>> md += "Figure 1: Layout of the silicon tracker around the beam pipe."
     >>> qs = structural_questions([markdown_document(md, "P09")])
     >>> [(q.kind, q.evidence[0].quote) for q in qs]  # doctest: +NORMALIZE_WHITESPACE

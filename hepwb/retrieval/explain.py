@@ -258,7 +258,7 @@ def section_label(section_path: Sequence[str], title: str = "") -> str:
         '3 Analysis > 3.1 Cuts'
         >>> section_label(("A DVCS measurement",), "A DVCS measurement")
         ''
-        >>> section_label(("A DVCS measurement at HERA H1 Collaboration", "3 Cuts"), "A DVCS measurement at HERA")
+        >>> section_label(("A DVCS measurement at HERA H1", "3 Cuts"), "A DVCS measurement at HERA")
         '3 Cuts'
     """
     parts = list(section_path)
