@@ -136,9 +136,11 @@ def metric_heatmap(
                 color="black" if r[metric] > 0.6 else "white")  # fmt: skip
     ax.set_xticks(range(len(xs)), [str(v) for v in xs])
     ax.set_yticks(range(len(ys)), [str(v) for v in ys])
-    ax.set_xlabel(x)
-    ax.set_ylabel(y)
-    ax.set_title(f"{metric} (95 % interval)" + (" - best over the other dimensions" if several else ""))
+    ax.set_xlabel(human(x))
+    ax.set_ylabel(human(y))
+    ax.set_title(
+        f"{human(metric)} (95 % interval)" + (" - best over the other dimensions" if several else "")
+    )
     fig.colorbar(im, ax=ax, fraction=0.046)
     fig.tight_layout()
     return fig

@@ -50,7 +50,15 @@ DECISION_METRICS = ("hit_rate@5", "recall@5", "mrr@10", "ndcg@10", "doc_recall@5
 """The five metrics of the compact decision table, the decision metric first."""
 
 _LOWER_IS_BETTER = {"share_chunks_truncated", "index_mib", "query_p50_ms", "query_p95_ms", "compute_s"}
-_NOT_SCORES = {"n_questions", "n_chunks", "mean_chunk_tokens", "n_evidence_located", "chunk_size", "k"}
+_NOT_SCORES = {
+    "n_questions",
+    "n_chunks",
+    "mean_chunk_tokens",
+    "n_evidence_located",
+    "chunk_size",
+    "chunk_overlap",
+    "k",
+}
 _STYLE = (
     "<style>.hw-scroll{overflow-x:auto;max-width:100%}"
     ".hw-headline{border-collapse:separate;border-spacing:0;font-size:13px}"
@@ -232,6 +240,9 @@ def styled(frame: pd.DataFrame, precision: int = 3, wrap: Sequence[str] = ()) ->
         True
     """
     out = frame.style.hide(axis="index").format(precision=precision, escape="html")
+    text: list[Hashable] = [c for c in frame.columns if frame[c].dtype == object and c not in wrap]
+    if text:  # words read from the left
+        out = out.set_properties(subset=text, **{"text-align": "left"})
     cols: list[Hashable] = [c for c in wrap if c in frame.columns]
     if cols:
         out = out.set_properties(
