@@ -171,3 +171,26 @@ def test_run_records_say_clearly_what_is_wrong(tmp_path):
     with pytest.raises(ConfigError, match="is not a hepwb run record"):
         RunRecord.load(tmp_path)
     assert RunRecord.finished(tmp_path) is None
+
+
+def test_the_serial_executor_runs_a_task_when_its_result_is_needed():
+    """A progress bar opened after the submissions advances task by task (it saw nothing for minutes)."""
+    from hepwb.sweep.executors.serial import SerialExecutor
+
+    ran: list[int] = []
+
+    def task(i: int, *_: object) -> int:
+        ran.append(i)
+        return i
+
+    with SerialExecutor() as ex:
+        futures = [ex.submit(task, i) for i in range(3)]
+        assert ran == []  # nothing runs at submission
+        seen = []
+        for fut in ex.as_completed(futures):
+            seen.append((ex.result(fut), list(ran)))
+        assert seen == [(0, [0]), (1, [0, 1]), (2, [0, 1, 2])]
+        later = ex.submit(task, 9, futures[0])  # a finished future as an argument
+        failing = ex.submit(divmod, 1, 0)
+    assert ran == [0, 1, 2, 9] and later.result() == 9  # pending tasks run when the block ends
+    assert isinstance(failing.exception(), ZeroDivisionError)
