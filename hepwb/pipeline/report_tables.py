@@ -227,7 +227,7 @@ def inputs_table(wide: pd.DataFrame, root: str | Path | None = None) -> pd.DataF
 
 
 def styled(frame: pd.DataFrame, precision: int = 3, wrap: Sequence[str] = ()) -> Styler:
-    """``frame`` for a notebook or report: no index column, every cell HTML-escaped, numbers rounded.
+    """``frame`` for people: human column names, no index column, cells HTML-escaped, numbers rounded.
 
     Columns named in ``wrap`` (snippets, explanations) are left-aligned and wrap instead of widening
     the table. pandas' ``Styler`` does not escape by default: a paper title or file name holding
@@ -235,10 +235,13 @@ def styled(frame: pd.DataFrame, precision: int = 3, wrap: Sequence[str] = ()) ->
 
     Example:
         >>> import pandas as pd
-        >>> html = styled(pd.DataFrame({"file": ["<img src=x onerror=alert(1)>"], "p": [0.12345]})).to_html()
-        >>> "&lt;img" in html and "<img" not in html and "0.123" in html
+        >>> frame = pd.DataFrame({"file": ["<img src=x onerror=alert(1)>"], "hit_rate@5": [0.12345]})
+        >>> html = styled(frame).to_html()
+        >>> "&lt;img" in html and "<img" not in html and "0.123" in html and "found@5" in html
         True
     """
+    frame = frame.rename(columns=lambda c: human(str(c)))  # hit_rate@5 -> found@5, as everywhere
+    wrap = [human(c) for c in wrap]
     out = frame.style.hide(axis="index").format(precision=precision, escape="html")
     text: list[Hashable] = [c for c in frame.columns if frame[c].dtype == object and c not in wrap]
     if text:  # words read from the left
