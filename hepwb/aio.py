@@ -26,11 +26,12 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 from collections.abc import Callable, Coroutine
-from typing import Any, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 __all__ = ["loop_is_running", "off_loop", "run_isolated"]
 
 T = TypeVar("T")
+P = ParamSpec("P")
 
 
 def loop_is_running() -> bool:
@@ -55,13 +56,10 @@ def run_isolated(coro: Coroutine[Any, Any, T]) -> T:
     Without a running loop in this thread it is ``asyncio.run``; inside one (a notebook cell) the
     new loop lives in a worker thread and this call blocks until it is done. Exceptions propagate.
     """
-    if not loop_is_running():
-        return asyncio.run(coro)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="hepwb-aio") as pool:
-        return pool.submit(asyncio.run, coro).result()
+    return off_loop(asyncio.run, coro)
 
 
-def off_loop(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+def off_loop(fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
     """Call ``fn(*args, **kwargs)`` where no event loop is running, so it cannot patch one.
 
     Directly when this thread has no running loop; otherwise in a worker thread, blocking until it

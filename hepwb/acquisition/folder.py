@@ -29,7 +29,6 @@ __all__ = [
     "corpus_files",
     "corpus_labels",
     "default_corpus",
-    "file_labels",
     "label_of",
     "load_sidecar",
     "resolve_corpus",
@@ -120,15 +119,6 @@ def load_sidecar(corpus: Path) -> dict[str, JSONObject]:
                     out[str(p["pid"])] = p
             return out
     return {}
-
-
-def file_labels(corpus: Path) -> list[str]:
-    """The label of each document of ``corpus``, in file-name order (``papers.json`` pid, else prefix)."""
-    sidecar = load_sidecar(corpus)
-    return [
-        str((sidecar.get(p.name) or sidecar.get(label_of(p)) or {}).get("pid") or label_of(p))
-        for p in corpus_files(corpus)
-    ]
 
 
 def corpus_labels(corpus: Path) -> set[str]:

@@ -44,6 +44,7 @@ __all__ = [
     "chunkset_id_of",
     "chunkset_key",
     "index_key",
+    "labelled_files",
     "plan_corpus",
     "retriever_label",
 ]
@@ -81,25 +82,25 @@ def safe_label(label: str) -> bool:
     return bool(re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,127}", label))
 
 
-def plan_corpus(
+def labelled_files(
     corpus: str | Path | None,
     *,
     max_docs: int | None = None,
     only: list[str] | None = None,
-    prefer_latex: bool = True,
     log: ProcessingLog | None = None,
-) -> list[SourceFile]:
-    """The files of ``corpus`` with their labels, hashes and converter inputs (nothing converted).
+) -> list[tuple[Path, JSONObject, str]]:
+    """The files of ``corpus`` with their ``papers.json`` metadata and the label each document gets.
 
-    Unreadable files are logged (``log``) and left out; labels used twice fall back to the file name.
+    A label is the sidecar's ``pid`` or the file-name prefix; one that is not a plain name, or that
+    another file already took, falls back to the file name (logged to ``log``). Only the folder listing
+    and the sidecar are read, so a widget can list thousands of papers at once.
     """
     from hepwb.acquisition.folder import corpus_files, label_of, load_sidecar, resolve_corpus
-    from hepwb.pipeline.sources import source_key
 
     folder = resolve_corpus(corpus)
     sidecar = load_sidecar(folder)
     seen: dict[str, str] = {}
-    out: list[SourceFile] = []
+    out: list[tuple[Path, JSONObject, str]] = []
     for path in corpus_files(folder, max_docs, only):
         meta = dict(sidecar.get(path.name) or sidecar.get(label_of(path)) or {})
         label = str(meta.get("pid") or label_of(path))
@@ -122,6 +123,26 @@ def plan_corpus(
             label = path.stem
         seen[label] = path.name
         meta["pid"] = label
+        out.append((path, meta, label))
+    return out
+
+
+def plan_corpus(
+    corpus: str | Path | None,
+    *,
+    max_docs: int | None = None,
+    only: list[str] | None = None,
+    prefer_latex: bool = True,
+    log: ProcessingLog | None = None,
+) -> list[SourceFile]:
+    """The files of ``corpus`` with their labels, hashes and converter inputs (nothing converted).
+
+    Unreadable files are logged (``log``) and left out; labels used twice fall back to the file name.
+    """
+    from hepwb.pipeline.sources import source_key
+
+    out: list[SourceFile] = []
+    for path, meta, label in labelled_files(corpus, max_docs=max_docs, only=only, log=log):
         try:
             sha = file_sha256(path)
         except OSError as exc:

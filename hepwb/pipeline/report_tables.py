@@ -71,8 +71,7 @@ _STYLE = (
     ".hw-headline tr.hw-same td{background:#eef6ee}"
     ".hw-headline tr.hw-top td{background:#d9f2d9;font-weight:bold}"
     ".hw-verdict{font-size:15px;line-height:1.5;border-left:4px solid #2a7;padding:6px 12px;"
-    "background:#f6fbf7}"
-    ".hw-defs{font-size:13px;margin:4px 0}</style>"
+    "background:#f6fbf7}</style>"
 )
 
 

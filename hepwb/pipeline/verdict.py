@@ -33,18 +33,10 @@ from hepwb.pipeline.report_tables import config_label, human
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["COST_COLUMNS", "METRIC_DEFINITIONS", "Verdict", "definitions_html", "verdict"]
+__all__ = ["COST_COLUMNS", "Verdict", "verdict"]
 
 COST_COLUMNS = ("index_mib", "query_p50_ms", "compute_s")
 """The cost of a configuration: table size on disk (MiB), median query latency (ms), stage compute (s)."""
-
-METRIC_DEFINITIONS = {
-    "hit_rate@5": "share of questions with at least one relevant chunk among the first 5 hits",
-    "recall@5": "share of a question's evidence quotes found in the first 5 hits, averaged over questions",
-    "mrr@10": "mean of 1/rank of the first relevant hit (0 when none in the first 10)",
-    "ndcg@10": "rank-discounted gain of the relevant hits in the first 10, normalised to the ideal order",
-}
-"""One line per metric the report decides or plots with; a chunk is relevant when it holds ≥ ½ of a quote."""
 
 
 @dataclass(frozen=True)
@@ -154,18 +146,3 @@ def verdict(
     )
     recommended = str(cheapest.iloc[0]["run_id"])
     return Verdict(metric, best, recommended, table, int(str(rows[0]["n"])), len(tests))
-
-
-def definitions_html(metrics: list[str]) -> str:
-    """A definition list of ``metrics`` (their human names) for the top of a report.
-
-    Example:
-        >>> "found@5" in definitions_html(["hit_rate@5"])
-        True
-    """
-    items = "".join(
-        f"<li><b>{_html.escape(human(m))}</b>: {_html.escape(METRIC_DEFINITIONS[m])}</li>"
-        for m in metrics
-        if m in METRIC_DEFINITIONS
-    )
-    return f"<ul class='hw-defs'>{items}</ul>"

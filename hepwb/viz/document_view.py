@@ -21,10 +21,10 @@ import html as _html
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hepwb.acquisition.folder import file_labels, resolve_corpus
 from hepwb.exceptions import ConfigError
 from hepwb.paths import Layout
 from hepwb.pipeline.corpus import ingest
+from hepwb.pipeline.keys import labelled_files
 from hepwb.processing.figures import crop_box
 from hepwb.types import Block, Document, JSONObject
 
@@ -82,7 +82,7 @@ def corpus_papers(
     The loader converts a paper, or reads it from the cache, when a user first picks it, so a corpus of
     thousands of papers costs nothing until one is opened.
     """
-    labels = file_labels(resolve_corpus(corpus))[:max_docs]
+    labels = [label for _, _, label in labelled_files(corpus, max_docs=max_docs)]
     if not labels:
         msg = f"no PDF or markdown file in the corpus {corpus!r}: point corpus at a folder of papers"
         raise ConfigError(msg)
