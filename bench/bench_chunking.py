@@ -139,7 +139,8 @@ def token_stats(row: Row, chunks: list[list[str]], hf_tok: Any) -> None:
 
 def hepwb_rows(docs: list[Any], skip: set[str] = frozenset()) -> list[tuple[Row, Callable[[], PassFn]]]:
     """hepwb strategies at 512 tokens, 10 % overlap (section: its default 0), default tokenizer."""
-    from hepwb.chunking import CHUNKERS, DEFAULT_TOKENIZER, get_chunker
+    from hepwb.chunking import CHUNKERS, get_chunker
+    from hepwb.defaults import EMBEDDING_MODEL
 
     def maker(name: str, params: dict[str, Any]) -> Callable[[], PassFn]:
         def make() -> PassFn:
@@ -156,7 +157,7 @@ def hepwb_rows(docs: list[Any], skip: set[str] = frozenset()) -> list[tuple[Row,
         if name != "section":
             params["chunk_overlap"] = OVERLAP
         note = "overlap 0 (default)" if name == "section" else "overlap 10%"
-        out.append((Row("hepwb", name, DEFAULT_TOKENIZER, note=note), maker(name, params)))
+        out.append((Row("hepwb", name, EMBEDDING_MODEL, note=note), maker(name, params)))
     # Like-for-like reference for langchain's tiktoken-only TokenTextSplitter.
     params = {"chunk_size": CHUNK_SIZE, "chunk_overlap": OVERLAP, "tokenizer": "cl100k"}
     out.append(

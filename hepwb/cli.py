@@ -26,8 +26,8 @@ from hepwb.cli_app import (
     parse_ints,
     parse_options,
 )
-from hepwb.exceptions import HepwbError
 from hepwb.labels import human
+from hepwb.limits import HEPILOT_CHUNK_SIZE
 
 __all__ = ["app", "main"]
 
@@ -37,28 +37,29 @@ def ingest(
     corpus: Corpus = None,
     max_docs: MaxDocs = None,
     latex: Latex = True,
-    chunk_sizes: Sizes = "512",
+    chunk_sizes: Sizes = str(defaults.CHUNK_SIZE),
     chunk_overlap: Overlap = defaults.CHUNK_OVERLAP,
     chunker: Annotated[str, typer.Option(help="Chunking strategy name.")] = defaults.CHUNKER,
     hepilot_compliant: Annotated[
-        bool, typer.Option(help="HEPilot-compliant mode: refuse chunk sizes outside 512-4096 tokens.")
+        bool,
+        typer.Option(
+            help="HEPilot-compliant mode: refuse chunk sizes outside "
+            f"{HEPILOT_CHUNK_SIZE.low:g}-{HEPILOT_CHUNK_SIZE.high:g} tokens (the specification's range)."
+        ),
     ] = False,
 ) -> None:
     """Convert a corpus and write one HEPilot output tree per chunk size (data/processed/chunksets/)."""
     from hepwb.pipeline.prepare import prepare
 
-    try:
-        prep = prepare(
-            corpus,
-            max_docs=max_docs,
-            prefer_latex=latex,
-            chunker=chunker,
-            require_compliant=hepilot_compliant,
-            chunk_sizes=parse_ints(chunk_sizes),
-            chunk_overlap=chunk_overlap,
-        )
-    except HepwbError as exc:
-        fail(exc)
+    prep = prepare(
+        corpus,
+        max_docs=max_docs,
+        prefer_latex=latex,
+        chunker=chunker,
+        require_compliant=hepilot_compliant,
+        chunk_sizes=parse_ints(chunk_sizes),
+        chunk_overlap=chunk_overlap,
+    )
     typer.echo(prep.chunksets_frame().to_string(index=False))
     for e in prep.log.errors:
         typer.secho(f"{e.error_code}: {e.message}", fg=typer.colors.YELLOW, err=True)
@@ -89,28 +90,31 @@ def evaluate(
     ragas_llm: Annotated[
         bool, typer.Option("--ragas-llm", help="Also LLM-judged ragas metrics (needs HEPWB_LLM_URL/MODEL).")
     ] = False,
+    show_config: Annotated[
+        bool, typer.Option("--show-config", help="Print the validated configuration as JSON and stop.")
+    ] = False,
 ) -> None:
     """Evaluate one chunker × retriever configuration in this process; print metrics with 95 % intervals."""
     from hepwb.pipeline import ExperimentConfig, run_experiment
 
-    try:
-        cfg = ExperimentConfig.from_params(
-            corpus=corpus,
-            questions=questions,
-            max_docs=max_docs,
-            prefer_latex=latex,
-            chunk_size=chunk_size,
-            chunk_overlap=chunk_overlap,
-            retriever=retriever,
-            k=k,
-            chunker=chunker,
-            embedding_model=embedding_model,
-            retriever_options=parse_options(option or []),
-            ragas_llm=ragas_llm,
-        )
-        res = run_experiment(cfg)
-    except HepwbError as exc:
-        fail(exc)
+    cfg = ExperimentConfig.from_params(
+        corpus=corpus,
+        questions=questions,
+        max_docs=max_docs,
+        prefer_latex=latex,
+        chunk_size=chunk_size,
+        chunk_overlap=chunk_overlap,
+        retriever=retriever,
+        k=k,
+        chunker=chunker,
+        embedding_model=embedding_model,
+        retriever_options=parse_options(option or []),
+        ragas_llm=ragas_llm,
+    )
+    if show_config:
+        typer.echo(cfg.model_dump_json(indent=2))
+        return
+    res = run_experiment(cfg)
     ci = res.record.summary_ci95
     for name, value in res.summary.items():
         low_high = f"  [{ci[name][0]:.3f}, {ci[name][1]:.3f}]" if name in ci else ""
@@ -124,10 +128,7 @@ def report() -> None:
     """Render reports/report.html from the DuckDB catalog (notebooks/30-report.ipynb)."""
     from hepwb.pipeline.report import render_report
 
-    try:
-        path = render_report()
-    except HepwbError as exc:
-        fail(exc)
+    path = render_report()
     typer.echo(f"report: {path}")
 
 
@@ -142,10 +143,7 @@ def validate(
     from hepwb.hepilot.schemas import validate_tree
     from hepwb.paths import shared_dir
 
-    try:
-        fails = validate_tree(root, schemas or shared_dir() / defaults.SCHEMA_FOLDER)
-    except HepwbError as exc:
-        fail(exc)
+    fails = validate_tree(root, schemas or shared_dir() / defaults.SCHEMA_FOLDER)
     for path, errs in fails.items():
         typer.secho(f"{path}: {errs[0]}", fg=typer.colors.RED)
     n = sum(1 for _ in root.rglob("*.json"))

@@ -7,8 +7,7 @@ from typing import Annotated
 
 import typer
 
-from hepwb.cli_app import app, fail
-from hepwb.exceptions import HepwbError
+from hepwb.cli_app import app
 
 
 @app.command()
@@ -55,16 +54,13 @@ def acquire(
     """Discover papers (arXiv, OAI-PMH, INSPIRE) and download, verify and describe them for processing."""
     from hepwb.acquisition.run import AcquireConfig, acquire_corpus
 
-    try:
-        cfg = AcquireConfig(
-            source=source, query=query, ids=tuple(i.strip() for i in ids.split(",") if i.strip()),
-            oai_set=oai_set, date_from=date_from, date_until=date_until, max_results=max_results,
-            sources=sources, arxiv_url=arxiv_url, oai_url=oai_url, inspire_url=inspire_url,
-            pdf_base=pdf_base, min_interval_s=min_interval, credential_id=credential_id, folder=folder,
-        )  # fmt: skip
-        res = acquire_corpus(out, cfg, credentials=credentials)
-    except HepwbError as exc:
-        fail(exc)
+    cfg = AcquireConfig(
+        source=source, query=query, ids=tuple(i.strip() for i in ids.split(",") if i.strip()),
+        oai_set=oai_set, date_from=date_from, date_until=date_until, max_results=max_results,
+        sources=sources, arxiv_url=arxiv_url, oai_url=oai_url, inspire_url=inspire_url,
+        pdf_base=pdf_base, min_interval_s=min_interval, credential_id=credential_id, folder=folder,
+    )  # fmt: skip
+    res = acquire_corpus(out, cfg, credentials=credentials)
     failed = len(res.entries) - res.n_ok
     typer.echo(f"{len(res.entries)} discovered, {res.n_ok} acquired and verified, {failed} failed -> {out}")
     for e in res.log.errors:

@@ -7,8 +7,7 @@ from typing import Annotated
 import typer
 
 from hepwb import defaults
-from hepwb.cli_app import Corpus, Latex, MaxDocs, Overlap, Questions, app, fail
-from hepwb.exceptions import HepwbError
+from hepwb.cli_app import Corpus, Latex, MaxDocs, Overlap, Questions, app
 from hepwb.labels import human
 
 
@@ -44,11 +43,8 @@ def adapt(
     from hepwb.adapt.run import adapt_corpus
 
     settings = AdaptSettings(epochs=epochs, batch_size=batch_size, hard_negatives=hard_negatives, seed=seed)
-    try:
-        card = adapt_corpus(name, corpus=corpus, base_model=base, max_docs=max_docs, prefer_latex=latex,
-                            max_pairs=max_pairs, llm_questions=llm_questions, settings=settings)  # fmt: skip
-    except HepwbError as exc:
-        fail(exc)
+    card = adapt_corpus(name, corpus=corpus, base_model=base, max_docs=max_docs, prefer_latex=latex,
+                        max_pairs=max_pairs, llm_questions=llm_questions, settings=settings)  # fmt: skip
     typer.echo(f"{card.path}: {card.n_train} pairs {card.pairs}, {card.steps} steps in {card.seconds:.0f} s")
     for metric, after in card.heldout_after.items():
         typer.echo(f"held-out {metric:6s} {card.heldout_before[metric]:.3f} -> {after:.3f}")
@@ -82,22 +78,19 @@ def fit_fusion(
     """
     from hepwb.adapt.run import fit_fusion_for
 
-    try:
-        fit = fit_fusion_for(
-            name,
-            corpus=corpus,
-            questions=questions,
-            max_docs=max_docs,
-            chunker=chunker,
-            chunk_size=chunk_size,
-            chunk_overlap=chunk_overlap,
-            embedding_model=embedding_model,
-            dense_read=tuple(r.strip() for r in dense_read.split(",") if r.strip()),
-            fields=fields,
-            n_folds=folds,
-        )
-    except HepwbError as exc:
-        fail(exc)
+    fit = fit_fusion_for(
+        name,
+        corpus=corpus,
+        questions=questions,
+        max_docs=max_docs,
+        chunker=chunker,
+        chunk_size=chunk_size,
+        chunk_overlap=chunk_overlap,
+        embedding_model=embedding_model,
+        dense_read=tuple(r.strip() for r in dense_read.split(",") if r.strip()),
+        fields=fields,
+        n_folds=folds,
+    )
     for f, p in sorted(fit.fold_params.items()):
         typer.echo(
             f"fold {f}: dense {p['dense_read']}, {p['method']} weight {p['weight']:.2f} "

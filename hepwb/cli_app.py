@@ -5,14 +5,61 @@ Command modules (``hepwb.cli`` and ``hepwb.cli_*``) import from here; ``hepwb.cl
 
 from __future__ import annotations
 
+import functools
 import logging
-from typing import Annotated
+from collections.abc import Callable
+from typing import Annotated, Any, NoReturn
 
 import typer
 
 from hepwb.env import configure_runtime
+from hepwb.exceptions import HepwbError
 
-app = typer.Typer(
+
+def fail(exc: Exception) -> NoReturn:
+    """Print ``error: …`` in red on stderr and exit with status 2 (a usage or input error)."""
+    typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
+    raise typer.Exit(2)
+
+
+def _errors_exit_2(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The CLI's one error boundary: a :class:`HepwbError` becomes one red line and exit status 2."""
+
+    @functools.wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except HepwbError as exc:
+            fail(exc)
+
+    return run
+
+
+class App(typer.Typer):
+    """A Typer application whose commands and callbacks share :func:`_errors_exit_2`."""
+
+    def command(self, *args: Any, **kwargs: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:  # type: ignore[override]
+        """Register a command (see :meth:`typer.Typer.command`) behind the error boundary."""
+        register = super().command(*args, **kwargs)
+
+        def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
+            register(_errors_exit_2(fn))
+            return fn
+
+        return deco
+
+    def callback(self, *args: Any, **kwargs: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:  # type: ignore[override]
+        """Register a callback (see :meth:`typer.Typer.callback`) behind the error boundary."""
+        register = super().callback(*args, **kwargs)
+
+        def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
+            register(_errors_exit_2(fn))
+            return fn
+
+        return deco
+
+
+app = App(
     name="hepwb",
     help="Measure how chunking and retrieval strategies find evidence in High-Energy-Physics papers.",
     no_args_is_help=True,
@@ -84,12 +131,6 @@ def parse_options(items: list[str]) -> dict[str, object]:
             raise typer.BadParameter(msg)
         out[key.strip()] = yaml.safe_load(value)
     return out
-
-
-def fail(exc: Exception) -> None:
-    """Print ``error: …`` in red on stderr and exit with status 2 (a usage or input error)."""
-    typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
-    raise typer.Exit(2)
 
 
 @app.callback()

@@ -8,8 +8,7 @@ from typing import Annotated
 import typer
 
 from hepwb import defaults
-from hepwb.cli_app import app, fail
-from hepwb.exceptions import HepwbError
+from hepwb.cli_app import app
 
 Model = Annotated[
     str, typer.Option(help="Embedding model of the table exported.", show_default=defaults.EMBEDDING_MODEL)
@@ -25,14 +24,10 @@ def export_ragmd(
     model: Model = "",
 ) -> None:
     """Write one indexed chunk set x embedding model as one .ragmd file (byte-identical when unchanged)."""
-    from hepwb.models.embedder import DEFAULT_MODEL
     from hepwb.paths import Layout
     from hepwb.ragmd.store import export_table
 
-    try:
-        path = export_table(Layout.default().lancedb, chunkset, model or DEFAULT_MODEL, out)
-    except HepwbError as exc:
-        fail(exc)
+    path = export_table(Layout.default().lancedb, chunkset, model or defaults.EMBEDDING_MODEL, out)
     typer.echo(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB)")
 
 
@@ -47,10 +42,7 @@ def import_ragmd(
     from hepwb.paths import Layout
     from hepwb.ragmd.store import import_file
 
-    try:
-        name, rows = import_file(file, Layout.default().lancedb, table=table)
-    except HepwbError as exc:
-        fail(exc)
+    name, rows = import_file(file, Layout.default().lancedb, table=table)
     typer.echo(f"{rows} chunks in table {name}; search it with: hepwb search QUESTION --table {name}")
 
 

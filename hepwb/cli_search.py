@@ -9,8 +9,7 @@ from typing import Annotated
 import typer
 
 from hepwb import defaults
-from hepwb.cli_app import Corpus, Latex, MaxDocs, Overlap, Retrievers, app, fail, parse_words
-from hepwb.exceptions import HepwbError
+from hepwb.cli_app import Corpus, Latex, MaxDocs, Overlap, Retrievers, app, parse_words
 
 
 @app.command()
@@ -52,56 +51,48 @@ def search(
     from hepwb.types import Hit
 
     run: Callable[[str], list[Hit]]
-    try:
-        if ragmd is not None:
-            from hepwb.ragmd.search import RagmdIndex
+    if ragmd is not None:
+        from hepwb.ragmd.search import RagmdIndex
 
-            idx = RagmdIndex.load(ragmd)
-            label, run = str(ragmd), lambda name: idx.search(question, name, k)
-            links: Callable[[Hit], list[str]] = lambda _h: []  # noqa: E731
-        else:
-            s = (
-                Searcher.at_table(table)
-                if table
-                else Searcher.open(
-                    corpus, chunker, chunk_size, overlap, max_docs=max_docs, prefer_latex=latex
-                )
-            )
-            label, links = s.name, s.links
-            run = lambda name: s.search(question, name, k, collaboration=collaboration, author=author)  # noqa: E731
+        idx = RagmdIndex.load(ragmd)
+        label, run = str(ragmd), lambda name: idx.search(question, name, k)
+        links: Callable[[Hit], list[str]] = lambda _h: []  # noqa: E731
+    else:
+        s = (
+            Searcher.at_table(table)
+            if table
+            else Searcher.open(corpus, chunker, chunk_size, overlap, max_docs=max_docs, prefer_latex=latex)
+        )
+        label, links = s.name, s.links
+        run = lambda name: s.search(question, name, k, collaboration=collaboration, author=author)  # noqa: E731
 
-        for name in parse_words(retrievers):
-            hits = run(name)
-            if as_json:
-                for h in hits:
-                    typer.echo(
-                        json.dumps({**dataclasses.asdict(h), "citation": citation(h), "links": links(h)})
-                    )
-                continue
-            typer.secho(f"== {name} ({label})", bold=True)
+    for name in parse_words(retrievers):
+        hits = run(name)
+        if as_json:
             for h in hits:
-                typer.echo(citation(h))
-                typer.echo(f"    why: {h.why}")
-                typer.echo(f"    {snippet(h, 240)}")
-                for link in links(h):
-                    typer.echo(f"    links: {link}")
-    except HepwbError as exc:
-        fail(exc)
+                typer.echo(json.dumps({**dataclasses.asdict(h), "citation": citation(h), "links": links(h)}))
+            continue
+        typer.secho(f"== {name} ({label})", bold=True)
+        for h in hits:
+            typer.echo(citation(h))
+            typer.echo(f"    why: {h.why}")
+            typer.echo(f"    {snippet(h, 240)}")
+            for link in links(h):
+                typer.echo(f"    links: {link}")
 
 
 @app.command("retrievers")
 def list_retrievers(
-    chunk_size: Annotated[int, typer.Option(help="Chunk size of the chunk set used for the check.")] = 512,
+    chunk_size: Annotated[
+        int, typer.Option(help="Chunk size of the chunk set used for the check.")
+    ] = defaults.CHUNK_SIZE,
     corpus: Corpus = None,
     max_docs: MaxDocs = 2,
 ) -> None:
     """List the retrievers and whether each can run here (cross-encoder, LLM endpoint …)."""
     from hepwb.pipeline.search import Searcher
 
-    try:
-        s = Searcher.open(corpus, defaults.CHUNKER, chunk_size, max_docs=max_docs)
-    except HepwbError as exc:
-        fail(exc)
+    s = Searcher.open(corpus, defaults.CHUNKER, chunk_size, max_docs=max_docs)
     for name, state in s.availability().items():
         colour = typer.colors.GREEN if state == "ok" else typer.colors.YELLOW
         typer.secho(f"{name:14s} {state}", fg=colour)
@@ -123,16 +114,13 @@ def testset(
     from hepwb.evaluation.testset import ragas_questions, save_questions, structural_questions
     from hepwb.pipeline import ingest
 
-    try:
-        docs = ingest(corpus, max_docs=max_docs, prefer_latex=latex, progress=False)
-        questions = structural_questions(docs, max_per_doc=max_per_doc)
-        if llm:
-            from hepwb.llm import LLMEndpoint
+    docs = ingest(corpus, max_docs=max_docs, prefer_latex=latex, progress=False)
+    questions = structural_questions(docs, max_per_doc=max_per_doc)
+    if llm:
+        from hepwb.llm import LLMEndpoint
 
-            questions += ragas_questions(docs, LLMEndpoint.from_env(), size=llm)
-        located, unlocated = locate_all(questions, docs)
-        save_questions(questions, out)
-    except HepwbError as exc:
-        fail(exc)
+        questions += ragas_questions(docs, LLMEndpoint.from_env(), size=llm)
+    located, unlocated = locate_all(questions, docs)
+    save_questions(questions, out)
     typer.echo(f"{len(questions)} questions from {len(docs)} papers -> {out}")
     typer.echo(f"evidence located: {len(located)}; not located: {len(unlocated)}")

@@ -109,37 +109,34 @@ def sweep(
     from hepwb.sweep import plan_sweep, run_sweep
     from hepwb.sweep.halving import run_halving
 
-    try:
-        spec = _spec(
-            file,
-            corpus=corpus,
-            questions=questions,
-            max_docs=max_docs,
-            grid=_grid(chunk_sizes, retrievers, chunkers, overlaps, k),
-        )
-        if job_script:
-            c = _cluster(cluster or "slurm", queue, account, job_extra)
-            typer.echo(c.job_script())
-            c.close()
-            return
-        if dry_run:
-            plan = plan_sweep(spec, notebooks=notebooks)
-            typer.echo(plan.frame().to_string(index=False))
-            typer.echo(f"\n{plan.sweep_id}: {len(plan.cells)} cells\n{plan.summary()}")
-            return
-        opts = {
-            "executor": executor,
-            "scheduler": scheduler,
-            "n_workers": workers,
-            "cluster": _cluster(cluster, queue, account, job_extra),
-        }
-        if (search or spec.search) == "halving":
-            halving = run_halving(spec, **opts)
-            typer.echo(halving.frame().to_string(index=False))  # the winner's line is logged above
-            return
-        result = run_sweep(spec, notebooks=notebooks, force=force, **opts)
-    except HepwbError as exc:
-        fail(exc)
+    spec = _spec(
+        file,
+        corpus=corpus,
+        questions=questions,
+        max_docs=max_docs,
+        grid=_grid(chunk_sizes, retrievers, chunkers, overlaps, k),
+    )
+    if job_script:
+        c = _cluster(cluster or "slurm", queue, account, job_extra)
+        typer.echo(c.job_script())
+        c.close()
+        return
+    if dry_run:
+        plan = plan_sweep(spec, notebooks=notebooks)
+        typer.echo(plan.frame().to_string(index=False))
+        typer.echo(f"\n{plan.sweep_id}: {len(plan.cells)} cells\n{plan.summary()}")
+        return
+    opts = {
+        "executor": executor,
+        "scheduler": scheduler,
+        "n_workers": workers,
+        "cluster": _cluster(cluster, queue, account, job_extra),
+    }
+    if (search or spec.search) == "halving":
+        halving = run_halving(spec, **opts)
+        typer.echo(halving.frame().to_string(index=False))  # the winner's line is logged above
+        return
+    result = run_sweep(spec, notebooks=notebooks, force=force, **opts)
     typer.echo(result.frame(spec.metric).drop(columns=["error"]).to_string(index=False))
     reused = len(result.cells) - len(result.computed) - len(result.failed)
     typer.echo(

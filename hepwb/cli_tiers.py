@@ -7,8 +7,8 @@ from typing import Annotated, Any
 
 import typer
 
-from hepwb.cli_app import Corpus, app, fail, parse_words
-from hepwb.exceptions import HepwbError
+from hepwb import defaults
+from hepwb.cli_app import App, Corpus, app, parse_words
 from hepwb.tiers.config import TierConfig
 
 _F = TierConfig.model_fields
@@ -24,7 +24,7 @@ def _opt(name: str) -> Any:
     )
 
 
-tiers_app = typer.Typer(
+tiers_app = App(
     name="tiers",
     help="Two-tier memory: a governed long-term (LT) table and a TTL-bounded HOT table, warmed by the "
     "entities of recent questions, with audited promotion HOT → LT. Tunables below (or --config FILE).",
@@ -51,10 +51,7 @@ def _tiers(
     from hepwb.tiers.config import load_config
 
     overrides = {k: v for k, v in locals().items() if k in _F}
-    try:
-        ctx.obj = (name, load_config(config, **overrides))
-    except HepwbError as exc:
-        fail(exc)
+    ctx.obj = (name, load_config(config, **overrides))
 
 
 def _open(ctx: typer.Context) -> Any:
@@ -81,19 +78,19 @@ def init(
     corpus: Corpus = None,
     only: Only = None,
     chunk_size: Annotated[
-        int | None, typer.Option(help="Chunk size in tokens, fixed at the first init.", show_default="512")
+        int | None,
+        typer.Option(
+            help="Chunk size in tokens, fixed at the first init.", show_default=str(defaults.CHUNK_SIZE)
+        ),
     ] = None,
     actor: Actor = "hepwb",
 ) -> None:
     """Ingest the curated corpus into LT (again: changed papers replace theirs, doc_version + 1)."""
-    try:
-        _echo(
-            _open(ctx).init_lt(
-                corpus, only=parse_words(only) if only else None, chunk_size=chunk_size, actor=actor
-            )
+    _echo(
+        _open(ctx).init_lt(
+            corpus, only=parse_words(only) if only else None, chunk_size=chunk_size, actor=actor
         )
-    except HepwbError as exc:
-        fail(exc)
+    )
 
 
 @tiers_app.command("acquire")
@@ -104,26 +101,20 @@ def acquire(
     actor: Actor = "hepwb",
 ) -> None:
     """Put newly acquired papers into HOT (stamped now; they expire after the TTL unless promoted)."""
-    try:
-        _echo(_open(ctx).acquire(folder, only=parse_words(only) if only else None, actor=actor))
-    except HepwbError as exc:
-        fail(exc)
+    _echo(_open(ctx).acquire(folder, only=parse_words(only) if only else None, actor=actor))
 
 
 @tiers_app.command("status")
 def status(ctx: typer.Context) -> None:
     """Rows, documents and versions per tier, HOT rows past the TTL, audit and signal counts."""
-    try:
-        _echo(_open(ctx).status())
-    except HepwbError as exc:
-        fail(exc)
+    _echo(_open(ctx).status())
 
 
 @tiers_app.command("search")
 def search(
     ctx: typer.Context,
     question: Annotated[str, typer.Argument(help="The question.")],
-    k: Annotated[int, typer.Option("--k", "-k", help="Hits.")] = 5,
+    k: Annotated[int, typer.Option("--k", "-k", help="Hits.")] = defaults.SEARCH_K,
     which: Annotated[str, typer.Option(help="Tiers searched: lt, hot or lt,hot.")] = "lt,hot",
     strict: Annotated[bool, typer.Option(help="Only chunks holding every entity of the question.")] = False,
     record: Annotated[
@@ -133,10 +124,7 @@ def search(
     """Search both tiers in parallel; each hit says its tier, its matched entities and why."""
     from hepwb.tiers.query import hits_frame
 
-    try:
-        hits = _open(ctx).search(question, k, which=parse_words(which), strict=strict, record=record)
-    except HepwbError as exc:
-        fail(exc)
+    hits = _open(ctx).search(question, k, which=parse_words(which), strict=strict, record=record)
     typer.echo(hits_frame(hits).drop(columns=["snippet"]).to_string(index=False))
 
 
@@ -150,10 +138,7 @@ def warm(
     actor: Actor = "hepwb",
 ) -> None:
     """Copy LT chunks holding any entity of recent questions into HOT (capped per call)."""
-    try:
-        _echo(_open(ctx).warm(question or None, actor=actor))
-    except HepwbError as exc:
-        fail(exc)
+    _echo(_open(ctx).warm(question or None, actor=actor))
 
 
 @tiers_app.command("evict")
@@ -163,10 +148,7 @@ def evict(
     actor: Actor = "hepwb",
 ) -> None:
     """Delete HOT rows older than the TTL (never LT rows); report what was removed."""
-    try:
-        _echo(_open(ctx).evict(actor=actor, dry_run=dry_run))
-    except HepwbError as exc:
-        fail(exc)
+    _echo(_open(ctx).evict(actor=actor, dry_run=dry_run))
 
 
 @tiers_app.command("mark")
@@ -178,10 +160,7 @@ def mark(
     actor: Actor = "hepwb",
 ) -> None:
     """Record reinforcement for a chunk: the evidence promotion needs."""
-    try:
-        _open(ctx).mark(chunk_id, kind, actor=actor, note=note)
-    except HepwbError as exc:
-        fail(exc)
+    _open(ctx).mark(chunk_id, kind, actor=actor, note=note)
     typer.echo(f"recorded {kind} for {chunk_id} by {actor}")
 
 
@@ -192,14 +171,11 @@ def promote(
     actor: Actor = "hepwb",
 ) -> None:
     """Promote HOT documents that earned it into LT: one commit, audited, idempotent, reversible."""
-    try:
-        t = _open(ctx)
-        cands = t.candidates()
-        if not cands.empty:
-            typer.echo(cands.drop(columns=["entered_hot_ms"]).to_string(index=False))
-        _echo(t.promote(actor=actor, dry_run=dry_run))
-    except HepwbError as exc:
-        fail(exc)
+    t = _open(ctx)
+    cands = t.candidates()
+    if not cands.empty:
+        typer.echo(cands.drop(columns=["entered_hot_ms"]).to_string(index=False))
+    _echo(t.promote(actor=actor, dry_run=dry_run))
 
 
 @tiers_app.command("revert")
@@ -209,10 +185,7 @@ def revert(
     actor: Actor = "hepwb",
 ) -> None:
     """Undo a promotion: LT's rows of its documents as of the version before it (one commit, audited)."""
-    try:
-        _echo(_open(ctx).revert(event_id, actor=actor))
-    except HepwbError as exc:
-        fail(exc)
+    _echo(_open(ctx).revert(event_id, actor=actor))
 
 
 @tiers_app.command("history")
@@ -222,14 +195,11 @@ def history(
     limit: Annotated[int, typer.Option(help="Events shown, newest first.")] = 20,
 ) -> None:
     """The audit trail (init, ingest, acquire, warm, evict, promote, revert) or one chunk's story."""
-    try:
-        t = _open(ctx)
-        if chunk:
-            info = t.why(chunk)
-            typer.echo(info["reason"])
-            return
-        frame = t.history(limit=limit)
-    except HepwbError as exc:
-        fail(exc)
+    t = _open(ctx)
+    if chunk:
+        info = t.why(chunk)
+        typer.echo(info["reason"])
+        return
+    frame = t.history(limit=limit)
     cols = ["when", "action", "actor", "status", "rows", "lt_version_before", "lt_version_after", "event_id"]
     typer.echo(frame[cols].to_string(index=False))

@@ -13,6 +13,8 @@ __all__ = [
     "CHUNK_SIZE",
     "EMBEDDING_MODEL",
     "EVAL_K",
+    "MIN_COVERAGE",
+    "PREFER_LATEX",
     "RETRIEVER",
     "SCHEMA_FOLDER",
     "SEARCH_K",
@@ -36,6 +38,12 @@ RETRIEVER = "dense"
 
 EVAL_K = 10
 """Chunks retrieved per question in an evaluation run."""
+
+MIN_COVERAGE = 0.5
+"""Share of an evidence quote's key characters a chunk must hold to count as relevant."""
+
+PREFER_LATEX = True
+"""Convert a paper from its LaTeX source when it has one (else from its PDF)."""
 
 SEARCH_RETRIEVER = "hybrid"
 """Retriever of interactive search (``hepwb search``, widgets)."""

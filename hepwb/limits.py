@@ -1,13 +1,92 @@
 """The bounds of every user input, in one place: no parameter or file can exhaust the machine.
 
+Each bounded parameter is a :class:`Bound`: its range, its unit and an example. Its
+:meth:`Bound.problem` is the one message the configuration, sweep files, the CLI, the widgets and the
+chunkers report for a value out of range.
+
 Example:
     >>> MIN_CHUNK_SIZE, MAX_CHUNK_SIZE, MAX_K, MAX_QUESTION_CHARS
     (16, 32768, 1000, 4000)
+    >>> CHUNK_SIZE.problem(8)
+    'chunk_size is a whole number of tokens from 16 to 32768, got 8 (e.g. 512)'
+    >>> CHUNK_OVERLAP.problem(0.25) is None
+    True
 """
 
 from __future__ import annotations
 
-__all__ = ["MAX_CHUNK_SIZE", "MAX_K", "MAX_QUESTION_CHARS", "MAX_QUESTION_FILE_BYTES", "MIN_CHUNK_SIZE"]
+from dataclasses import dataclass
+from typing import Any
+
+from hepwb.exceptions import ConfigError
+
+__all__ = [
+    "CHUNK_OVERLAP",
+    "CHUNK_SIZE",
+    "HEPILOT_CHUNK_SIZE",
+    "MAX_CHUNK_SIZE",
+    "MAX_DOCS",
+    "MAX_K",
+    "MAX_QUESTION_CHARS",
+    "MAX_QUESTION_FILE_BYTES",
+    "MIN_CHUNK_SIZE",
+    "MIN_COVERAGE",
+    "Bound",
+    "K",
+]
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A closed or half-open range of a numeric parameter, with the words that explain it.
+
+    Args:
+        name: Parameter name, as users write it.
+        low: Smallest value (excluded when ``low_open``).
+        high: Largest value (excluded when ``high_open``); ``None``: unbounded.
+        what: What the value is, e.g. ``"a whole number of tokens"``.
+        example: A good value, shown in the message.
+        integer: Whole numbers only (``True`` and ``False`` are never numbers here).
+    """
+
+    name: str
+    low: float
+    high: float | None
+    what: str
+    example: str
+    integer: bool = False
+    low_open: bool = False
+    high_open: bool = False
+
+    def _range(self) -> str:
+        lo, hi = f"{self.low:g}", f"{self.high:g}" if self.high is not None else ""
+        if self.high is None:
+            return f">{'' if self.low_open else '='} {lo}"
+        if not (self.low_open or self.high_open):
+            return f"from {lo} to {hi}"
+        return f"{lo} {'<' if self.low_open else '<='} x {'<' if self.high_open else '<='} {hi}"
+
+    def problem(self, value: Any) -> str | None:
+        """``None`` when ``value`` lies in range; otherwise the one message for it (naming the fix)."""
+        numeric = (int,) if self.integer else (int, float)
+        ok = isinstance(value, numeric) and not isinstance(value, bool)
+        if ok:
+            ok = (value > self.low if self.low_open else value >= self.low) and (
+                self.high is None or (value < self.high if self.high_open else value <= self.high)
+            )
+        if ok:
+            return None
+        span = self._range()
+        sep = " " if span.startswith("from") else ", "
+        return f"{self.name} is {self.what}{sep}{span}, got {value!r} (e.g. {self.example})"
+
+    def check(self, value: Any) -> Any:
+        """``value`` when in range; else a :class:`~hepwb.exceptions.ConfigError` with :meth:`problem`."""
+        problem = self.problem(value)
+        if problem:
+            raise ConfigError(problem)
+        return value
+
 
 MIN_CHUNK_SIZE = 16
 """Smallest chunk size (tokens)."""
@@ -17,6 +96,37 @@ MAX_CHUNK_SIZE = 32_768
 
 MAX_K = 1_000
 """Most chunks retrieved per question."""
+
+CHUNK_SIZE = Bound(
+    "chunk_size", MIN_CHUNK_SIZE, MAX_CHUNK_SIZE, "a whole number of tokens", "512", integer=True
+)
+"""Chunk size in tokens of the chunker's tokenizer."""
+
+HEPILOT_CHUNK_SIZE = Bound(
+    "chunk_size", 512, 4096, "in HEPilot-compliant mode a whole number of tokens", "1024", integer=True
+)
+"""Chunk sizes the HEPilot specification allows (``--hepilot-only``, the spec's ``chunk_size``)."""
+
+CHUNK_OVERLAP = Bound(
+    "chunk_overlap",
+    0,
+    1,
+    "a fraction of the chunk size (HEPilot)",
+    "0.1 for 10%, 0.5 for 125 of 250 tokens",
+    high_open=True,
+)
+"""Overlap between neighbouring chunks, as a fraction of the chunk size."""
+
+K = Bound("k", 1, MAX_K, "the number of chunks retrieved per question, a whole number", "10", integer=True)
+"""Chunks retrieved per question."""
+
+MAX_DOCS = Bound("max_docs", 1, None, "a whole number of papers", "8, or null for all", integer=True)
+"""Papers read from a corpus at most."""
+
+MIN_COVERAGE = Bound(
+    "min_coverage", 0, 1, "the share of a quote a chunk must hold", "0.5 for half, 1 for whole", low_open=True
+)
+"""Share of an evidence quote's key characters a retrieved chunk must hold to count as relevant."""
 
 MAX_QUESTION_CHARS = 4_000
 """Longest question (characters): a paragraph; BM25 over a 10 MB query aborts natively in the FTS engine."""

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from hepwb.exceptions import ConfigError
+from hepwb.retrieval.options import Read
 from hepwb.types import JSONObject
 
 if TYPE_CHECKING:
@@ -77,17 +78,17 @@ class FusionFit:
 
 
 def _legs(
-    table: Any, embedder: Embedder, questions: Sequence[Any], reads: Sequence[str], opts: JSONObject
+    table: Any, embedder: Embedder, questions: Sequence[Any], reads: Sequence[Read], opts: JSONObject
 ) -> dict[str, list[tuple[Any, Any]]]:
     """Per dense reading, both branches of every question (the lexical one is run once for all readings)."""
     from hepwb.retrieval.hybrid import HybridRetriever
 
-    def retriever(read: str) -> HybridRetriever:
+    def retriever(read: Read) -> HybridRetriever:
         return HybridRetriever(table, embedder, fetch=opts["fetch"], dense_read=read, top_m=opts["top_m"],
                                fields=opts["fields"])  # fmt: skip
 
     lexical = [retriever(reads[0]).lexical_leg(q.question) for q in questions]
-    out = {}
+    out: dict[str, list[tuple[Any, Any]]] = {}
     for read in reads:
         r = retriever(read)
         out[read] = [(r.dense_leg(q.question), fts) for q, fts in zip(questions, lexical, strict=True)]
@@ -146,7 +147,7 @@ def fit_fusion(
             f"{len(set(groups))} papers hold the evidence: n_folds={n_folds} folds grouped by paper need more"
         )
         raise ConfigError(msg)
-    reads = (dense_read,) if isinstance(dense_read, str) else tuple(dense_read)
+    reads = cast("tuple[Read, ...]", (dense_read,) if isinstance(dense_read, str) else tuple(dense_read))
     opts = {"fields": fields, "top_m": top_m, "fetch": fetch}
     legs = _legs(table, embedder, questions, reads, opts)
     relevant = relevant_chunks(inputs.located, cs.chunks, inputs.keyindexes)
@@ -170,12 +171,12 @@ def fit_fusion(
     fold_params: dict[str, JSONObject] = {}
     oof: dict[str, list[str]] = {}
     for f, (train, test) in enumerate(folds):
-        r, m, w = best(train)
-        fold_params[str(f)] = {"method": m, "weight": w, "dense_read": r,
+        fold_read, m, w = best(train)
+        fold_params[str(f)] = {"method": m, "weight": w, "dense_read": fold_read,
                                "papers": sorted({groups[i] for i in test})}  # fmt: skip
         for i in test:
             fold_of_paper[groups[i]] = f
-            oof[questions[i].qid] = rankings[(r, m, w)][i]
+            oof[questions[i].qid] = rankings[(fold_read, m, w)][i]
     read, method, weight = best(np.arange(len(questions)))
     by_id = {c.chunk_id: c for c in cs.chunks}
     results = {qid: _hits(ids, by_id, cs) for qid, ids in oof.items()}

@@ -21,11 +21,10 @@ from hepwb.chunking import sentence as _sentence  # noqa: F401
 from hepwb.chunking import sentence_window as _sentence_window  # noqa: F401
 from hepwb.chunking import token as _token  # noqa: F401
 from hepwb.chunking.base import CHUNKERS, Chunker, config_key, get_chunker, register_chunker
-from hepwb.models.tokenizers import DEFAULT_TOKENIZER, get_tokenizer
+from hepwb.models.tokenizers import get_tokenizer
 
 __all__ = [
     "CHUNKERS",
-    "DEFAULT_TOKENIZER",
     "Chunker",
     "config_key",
     "get_chunker",

@@ -11,10 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from hepwb import defaults
 from hepwb.chunking._spans import ChunkSpan, TokenIndex
 from hepwb.chunking.sentences import sentence_spans
-from hepwb.exceptions import ConfigError
-from hepwb.models.tokenizers import DEFAULT_TOKENIZER, get_tokenizer
+from hepwb.limits import CHUNK_OVERLAP, CHUNK_SIZE
+from hepwb.models.tokenizers import get_tokenizer
 from hepwb.types import Document, JSONObject
 
 __all__ = ["SizedChunker", "Unit", "add_overlap", "block_units", "caption_units", "captioned_tables", "pack"]
@@ -49,14 +50,13 @@ class SizedChunker:
     name = "sized"
 
     def __init__(
-        self, chunk_size: int = 512, chunk_overlap: float = 0.1, tokenizer: str = DEFAULT_TOKENIZER
+        self,
+        chunk_size: int = defaults.CHUNK_SIZE,
+        chunk_overlap: float = defaults.CHUNK_OVERLAP,
+        tokenizer: str = defaults.EMBEDDING_MODEL,
     ) -> None:
-        if not isinstance(chunk_size, int) or isinstance(chunk_size, bool) or chunk_size < 8:
-            msg = f"chunk_size must be an integer >= 8 tokens, got {chunk_size!r}"
-            raise ConfigError(msg)
-        if not 0.0 <= float(chunk_overlap) < 1.0:
-            msg = f"chunk_overlap is a fraction 0 <= x < 1 (HEPilot), got {chunk_overlap!r}; e.g. 0.1 for 10%"
-            raise ConfigError(msg)
+        CHUNK_SIZE.check(chunk_size)
+        CHUNK_OVERLAP.check(chunk_overlap)
         self.chunk_size = chunk_size
         self.chunk_overlap = float(chunk_overlap)
         self.tokenizer = tokenizer

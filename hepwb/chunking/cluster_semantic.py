@@ -36,7 +36,7 @@ from hepwb.chunking._packing import SizedChunker, add_overlap, block_units, pack
 from hepwb.chunking._spans import ChunkSpan, TokenIndex, finalize
 from hepwb.chunking.base import config_key, register_chunker
 from hepwb.exceptions import ConfigError
-from hepwb.models.tokenizers import DEFAULT_TOKENIZER, get_tokenizer
+from hepwb.models.tokenizers import get_tokenizer
 from hepwb.types import Chunk, Document, JSONObject
 
 __all__ = ["ClusterSemanticChunker", "best_grouping"]
@@ -107,7 +107,7 @@ class ClusterSemanticChunker(SizedChunker):
         self,
         chunk_size: int = 200,
         chunk_overlap: float = 0.0,
-        tokenizer: str = DEFAULT_TOKENIZER,
+        tokenizer: str = defaults.EMBEDDING_MODEL,
         piece_size: int | None = None,
         embedding_model: str = defaults.EMBEDDING_MODEL,
     ) -> None:

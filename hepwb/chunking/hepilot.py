@@ -23,11 +23,12 @@ Example:
 
 from __future__ import annotations
 
+from hepwb import defaults
 from hepwb.chunking._packing import SizedChunker, add_overlap, block_units, pack
 from hepwb.chunking._spans import ChunkSpan, TokenIndex, finalize
 from hepwb.chunking.base import config_key, register_chunker
 from hepwb.exceptions import ConfigError
-from hepwb.models.tokenizers import DEFAULT_TOKENIZER, get_tokenizer
+from hepwb.models.tokenizers import get_tokenizer
 from hepwb.types import Chunk, Document, JSONObject
 
 __all__ = ["HepilotChunker"]
@@ -51,9 +52,9 @@ class HepilotChunker(SizedChunker):
 
     def __init__(
         self,
-        chunk_size: int = 512,
-        chunk_overlap: float = 0.1,
-        tokenizer: str = DEFAULT_TOKENIZER,
+        chunk_size: int = defaults.CHUNK_SIZE,
+        chunk_overlap: float = defaults.CHUNK_OVERLAP,
+        tokenizer: str = defaults.EMBEDDING_MODEL,
         min_section_fill: float = 0.5,
     ) -> None:
         super().__init__(chunk_size, chunk_overlap, tokenizer)

@@ -17,12 +17,13 @@ from __future__ import annotations
 import bisect
 import dataclasses
 
+from hepwb import defaults
 from hepwb.chunking._packing import SizedChunker
 from hepwb.chunking._spans import TokenIndex, finalize
 from hepwb.chunking.base import config_key, register_chunker
 from hepwb.chunking.hepilot import HepilotChunker
 from hepwb.exceptions import ConfigError
-from hepwb.models.tokenizers import DEFAULT_TOKENIZER, get_tokenizer
+from hepwb.models.tokenizers import get_tokenizer
 from hepwb.types import Chunk, Document, JSONObject
 
 __all__ = ["HierarchicalChunker"]
@@ -45,7 +46,7 @@ class HierarchicalChunker(SizedChunker):
         self,
         chunk_size: int = 128,
         chunk_overlap: float = 0.1,
-        tokenizer: str = DEFAULT_TOKENIZER,
+        tokenizer: str = defaults.EMBEDDING_MODEL,
         parent_size: int = 1024,
     ) -> None:
         super().__init__(chunk_size, chunk_overlap, tokenizer)

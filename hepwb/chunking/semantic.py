@@ -17,7 +17,7 @@ from hepwb.chunking._packing import SizedChunker, Unit, add_overlap, block_units
 from hepwb.chunking._spans import TokenIndex, finalize
 from hepwb.chunking.base import config_key, register_chunker
 from hepwb.exceptions import ConfigError
-from hepwb.models.tokenizers import DEFAULT_TOKENIZER, get_tokenizer
+from hepwb.models.tokenizers import get_tokenizer
 from hepwb.types import Chunk, Document, JSONObject
 
 __all__ = ["SemanticChunker"]
@@ -40,9 +40,9 @@ class SemanticChunker(SizedChunker):
 
     def __init__(
         self,
-        chunk_size: int = 512,
+        chunk_size: int = defaults.CHUNK_SIZE,
         chunk_overlap: float = 0.0,
-        tokenizer: str = DEFAULT_TOKENIZER,
+        tokenizer: str = defaults.EMBEDDING_MODEL,
         embedding_model: str = defaults.EMBEDDING_MODEL,
         breakpoint_percentile: float = 90.0,
     ) -> None:

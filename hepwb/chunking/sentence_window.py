@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import dataclasses
 
+from hepwb import defaults
 from hepwb.chunking._packing import SizedChunker, Unit, block_units
 from hepwb.chunking._spans import ChunkSpan, TokenIndex, finalize
 from hepwb.chunking.base import config_key, register_chunker
 from hepwb.exceptions import ConfigError
-from hepwb.models.tokenizers import DEFAULT_TOKENIZER, get_tokenizer
+from hepwb.models.tokenizers import get_tokenizer
 from hepwb.types import Chunk, Document, JSONObject
 
 __all__ = ["SentenceWindowChunker"]
@@ -43,7 +44,7 @@ class SentenceWindowChunker(SizedChunker):
         self,
         chunk_size: int = 256,
         chunk_overlap: float = 0.0,
-        tokenizer: str = DEFAULT_TOKENIZER,
+        tokenizer: str = defaults.EMBEDDING_MODEL,
         window: int = 2,
     ) -> None:
         super().__init__(chunk_size, 0.0, tokenizer)

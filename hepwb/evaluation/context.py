@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
+from hepwb import defaults
 from hepwb.evaluation.matching import KeyIndex, Located, coverage
 from hepwb.types import Document, Hit
 
@@ -57,7 +58,7 @@ def evidence_in_context(
     *,
     k: int = 5,
     captions: bool = True,
-    min_coverage: float = 0.5,
+    min_coverage: float = defaults.MIN_COVERAGE,
     keyindexes: Mapping[str, KeyIndex] | None = None,
 ) -> float:
     """Mean over questions of the share of their located evidence covered by the top-``k`` contexts.

@@ -25,6 +25,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from hepwb import defaults
 from hepwb.evaluation.rank import rank_scores
 from hepwb.evaluation.spans import precision_omega, union
 
@@ -83,7 +84,7 @@ def relevant_chunks(
     located: Sequence[Located],
     chunks: Sequence[Chunk],
     keyindexes: Mapping[str, KeyIndex],
-    min_coverage: float = 0.5,
+    min_coverage: float = defaults.MIN_COVERAGE,
 ) -> dict[str, set[str]]:
     """``{qid: ids of the chunks relevant to one of its located quotes}``."""
     from hepwb.evaluation.matching import is_relevant

@@ -34,6 +34,7 @@ from typing import Literal
 
 import numpy as np
 
+from hepwb import defaults
 from hepwb.evaluation.questions import Evidence, Question
 from hepwb.exceptions import ConfigError
 from hepwb.textkey import NON_KEY, key
@@ -391,7 +392,7 @@ def coverage(located: Located, chunk_start: int, chunk_end: int, keyindex: KeyIn
     return max(inside, 0) / total
 
 
-def is_relevant(loc: Located, hit: Hit, idx: KeyIndex, min_coverage: float = 0.5) -> bool:
+def is_relevant(loc: Located, hit: Hit, idx: KeyIndex, min_coverage: float = defaults.MIN_COVERAGE) -> bool:
     """Whether ``hit`` is relevant to the located quote ``loc``.
 
     True when the hit is in the quote's document and either covers at least ``min_coverage`` of the

@@ -26,10 +26,12 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from hepwb import defaults
 from hepwb.evaluation.matching import KeyIndex, Located, is_relevant
 from hepwb.evaluation.questions import Question
 from hepwb.evaluation.rank import rank_scores
 from hepwb.exceptions import ConfigError
+from hepwb.limits import MIN_COVERAGE
 from hepwb.types import Chunk, Hit, JSONObject
 
 __all__ = ["METRICS", "Evaluation", "evaluate", "evaluate_by", "metric_columns"]
@@ -74,9 +76,7 @@ def _check_args(ks: Sequence[int], min_coverage: float) -> tuple[int, ...]:
     if not ks or any(isinstance(k, bool) or not isinstance(k, int) or k < 1 for k in ks):
         msg = f"ks={ks!r}: give one or more positive integer cutoffs, e.g. ks=(1, 3, 5, 10)"
         raise ConfigError(msg)
-    if not 0.0 < min_coverage <= 1.0:
-        msg = f"min_coverage={min_coverage!r}: must lie in (0, 1]; 0.5 = half the quote, 1.0 = whole quote"
-        raise ConfigError(msg)
+    MIN_COVERAGE.check(min_coverage)
     return tuple(sorted(set(ks)))
 
 
@@ -110,7 +110,7 @@ def evaluate(
     located: Sequence[Located],
     results: Mapping[str, Sequence[Hit]],
     ks: Sequence[int] = (1, 3, 5, 10),
-    min_coverage: float = 0.5,
+    min_coverage: float = defaults.MIN_COVERAGE,
     *,
     keyindexes: Mapping[str, KeyIndex],
     chunks: Sequence[Chunk] | None = None,

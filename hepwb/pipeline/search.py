@@ -18,8 +18,6 @@ from typing import TYPE_CHECKING, Any
 
 from hepwb import defaults
 from hepwb.exceptions import ConfigError, DependencyError, RetrieverUnavailableError
-from hepwb.models.embedder import DEFAULT_MODEL
-from hepwb.models.tokenizers import DEFAULT_TOKENIZER
 from hepwb.paths import Layout
 
 if TYPE_CHECKING:
@@ -81,8 +79,8 @@ class Searcher:
         chunker: str = defaults.CHUNKER,
         chunk_size: int = defaults.CHUNK_SIZE,
         chunk_overlap: float = defaults.CHUNK_OVERLAP,
-        tokenizer: str = DEFAULT_TOKENIZER,
-        embedding_model: str = DEFAULT_MODEL,
+        tokenizer: str = defaults.EMBEDDING_MODEL,
+        embedding_model: str = defaults.EMBEDDING_MODEL,
         max_docs: int | None = None,
         prefer_latex: bool = True,
         layout: Layout | None = None,
@@ -124,7 +122,7 @@ class Searcher:
         """A searcher over the existing LanceDB table ``name`` (an imported ``.ragmd`` file, say).
 
         The embedding model is the one recorded with an imported file, else ``model`` (default
-        :data:`~hepwb.models.embedder.DEFAULT_MODEL`).
+        :data:`~hepwb.defaults.EMBEDDING_MODEL`).
         """
         from hepwb.env import configure_runtime
         from hepwb.exceptions import CorpusNotFoundError
@@ -142,7 +140,7 @@ class Searcher:
             raise CorpusNotFoundError(msg)
         table = db.open_table(name)
         recorded = recorded_model(table)
-        return cls(table, get_embedder(model or recorded or DEFAULT_MODEL), None)
+        return cls(table, get_embedder(model or recorded or defaults.EMBEDDING_MODEL), None)
 
     @property
     def name(self) -> str:

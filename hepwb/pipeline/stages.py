@@ -55,7 +55,7 @@ class Timer(dict[str, float]):
             self[name] = self.get(name, 0.0) + time.perf_counter() - t
 
 
-def questions_path(questions: str | None) -> Path:
+def questions_path(questions: str | Path | None) -> Path:
     """The question-set file (``questions`` or the default), or an error naming the option to set."""
     from hepwb.pipeline.corpus import default_questions
 

@@ -18,12 +18,19 @@ from hepwb.retrieval import hybrid as _hybrid  # noqa: F401  (registers "hybrid"
 from hepwb.retrieval import parent as _parent  # noqa: F401  (registers "parent")
 from hepwb.retrieval import rerank as _rerank  # noqa: F401  (registers "rerank")
 from hepwb.retrieval import xref as _xref  # noqa: F401  (registers "xref")
-from hepwb.retrieval.base import RETRIEVERS, Retriever, get_retriever, register_retriever
+from hepwb.retrieval.base import (
+    RETRIEVERS,
+    Retriever,
+    check_retriever_options,
+    get_retriever,
+    register_retriever,
+)
 from hepwb.retrieval.explain import citation, hits_frame, hits_html, snippet
 
 __all__ = [
     "RETRIEVERS",
     "Retriever",
+    "check_retriever_options",
     "citation",
     "get_retriever",
     "hits_frame",

@@ -11,14 +11,21 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from hepwb.exceptions import ConfigError
 from hepwb.registry import Registry
+from hepwb.retrieval.options import check_options
 from hepwb.types import Hit, JSONObject
 
 if TYPE_CHECKING:
     from hepwb.models.embedder import Embedder
 
-__all__ = ["RETRIEVERS", "Retriever", "get_retriever", "register_retriever", "rows_to_hits"]
+__all__ = [
+    "RETRIEVERS",
+    "Retriever",
+    "check_retriever_options",
+    "get_retriever",
+    "register_retriever",
+    "rows_to_hits",
+]
 
 _COLUMNS = [
     "chunk_id",
@@ -54,14 +61,16 @@ def register_retriever(name: str) -> Any:
     return RETRIEVERS.register(name)
 
 
+def check_retriever_options(name: str, options: JSONObject) -> None:
+    """Raise :class:`ConfigError` for an unknown retriever ``name`` or a bad option (its signature's)."""
+    check_options(name, RETRIEVERS.get(name), options)
+
+
 def get_retriever(name: str, table: Any, embedder: Embedder | None = None, **params: Any) -> Retriever:
-    """Build retriever ``name`` over LanceDB ``table``."""
+    """Build retriever ``name`` over LanceDB ``table``; its options are checked against its signature."""
     cls = RETRIEVERS.get(name)
-    try:
-        return cls(table=table, embedder=embedder, **params)  # type: ignore[no-any-return]
-    except TypeError as exc:
-        msg = f"bad parameters for retriever {name!r}: {exc}"
-        raise ConfigError(msg) from None
+    check_options(name, cls, params)
+    return cls(table=table, embedder=embedder, **params)  # type: ignore[no-any-return]
 
 
 def rows_to_hits(

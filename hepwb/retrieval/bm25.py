@@ -15,20 +15,14 @@ from hepwb.exceptions import ConfigError
 from hepwb.models.analyzer import search_terms
 from hepwb.models.embedder import Embedder
 from hepwb.retrieval.base import columns, register_retriever, rows_to_hits
+from hepwb.retrieval.options import Count, LexicalFields, Share
 from hepwb.types import Hit, JSONObject
 
-__all__ = ["FIELDS", "BM25Retriever", "PlainBM25Retriever", "check_fields", "fts_rows"]
+__all__ = ["FIELDS", "BM25Retriever", "PlainBM25Retriever", "fts_rows"]
 
 
 FIELDS = {"text": "search_text", "context": "search_context"}
 """Lexical fields: the chunk's text, or its text with the paper title and section path (HEP terms)."""
-
-
-def check_fields(fields: str = "text") -> None:
-    """Raise :class:`ConfigError` unless ``fields`` names a lexical field set."""
-    if fields not in FIELDS:
-        msg = f"fields={fields!r}: choose 'text' (the chunk) or 'context' (with its paper title and section)"
-        raise ConfigError(msg)
 
 
 def fts_rows(
@@ -70,14 +64,13 @@ class BM25Retriever:
         self,
         table: Any,
         embedder: Embedder | None = None,
-        fields: str = "text",
+        fields: LexicalFields = "text",
         acronyms: bool = False,
         prf: bool = False,
-        prf_docs: int = 5,
-        prf_terms: int = 10,
-        prf_weight: float = 0.5,
+        prf_docs: Count = 5,
+        prf_terms: Count = 10,
+        prf_weight: Share = 0.5,
     ) -> None:
-        self.check_options(fields, acronyms, prf, prf_docs, prf_terms, prf_weight)
         self.table = table
         self.fields = fields
         self.prf = (prf_docs, prf_terms, prf_weight) if prf else None
@@ -89,25 +82,6 @@ class BM25Retriever:
             from hepwb.index.lexicon import load_lexicon
 
             self.lexicon = load_lexicon(Path(table.uri).parent, chunkset_of(table.name))
-
-    @staticmethod
-    def check_options(
-        fields: str = "text",
-        acronyms: bool = False,
-        prf: bool = False,
-        prf_docs: int = 5,
-        prf_terms: int = 10,
-        prf_weight: float = 0.5,
-    ) -> None:
-        """Check the options (also before a sweep starts)."""
-        check_fields(fields)
-        for name, value, lo in (("prf_docs", prf_docs, 1), ("prf_terms", prf_terms, 1)):
-            if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= 100:
-                msg = f"{name}={value!r}: a whole number from 1 to 100"
-                raise ConfigError(msg)
-        if isinstance(prf_weight, bool) or not isinstance(prf_weight, int | float) or not 0 < prf_weight <= 1:
-            msg = f"prf_weight={prf_weight!r}: the added terms' weight against the question's, 0 < x <= 1"
-            raise ConfigError(msg)
 
     def search(self, query: str, k: int = 10) -> list[Hit]:
         """Top ``k`` chunks by BM25 score (an OR match of the query terms)."""

@@ -21,22 +21,13 @@ import numpy as np
 from hepwb.exceptions import ConfigError, RetrieverUnavailableError
 from hepwb.models.embedder import Embedder
 from hepwb.retrieval.base import columns, register_retriever, rows_to_hits
+from hepwb.retrieval.options import Count, Read
 from hepwb.types import Hit, JSONObject
 
-__all__ = ["READS", "DenseRetriever", "check_read", "dense_rows"]
+__all__ = ["READS", "DenseRetriever", "dense_rows"]
 
-READS = ("first", "max", "mean")
+READS: tuple[Read, ...] = ("first", "max", "mean")
 """How a chunk longer than the model's window is read (see the module docstring)."""
-
-
-def check_read(read: str = "first", top_m: int = 1) -> None:
-    """Raise :class:`ConfigError` for an unknown ``read`` or a bad ``top_m``."""
-    if read not in READS:
-        msg = f"read={read!r}: choose one of {list(READS)} (first 256 word pieces, best windows, mean vector)"
-        raise ConfigError(msg)
-    if isinstance(top_m, bool) or not isinstance(top_m, int) or top_m < 1:
-        msg = f"top_m={top_m!r}: the number of best windows averaged, a whole number >= 1 (1: the best one)"
-        raise ConfigError(msg)
 
 
 @register_retriever("dense")
@@ -53,18 +44,15 @@ class DenseRetriever:
     name = "dense"
 
     def __init__(
-        self, table: Any, embedder: Embedder | None = None, read: str = "first", top_m: int = 1
+        self, table: Any, embedder: Embedder | None = None, read: Read = "first", top_m: Count = 1
     ) -> None:
         if embedder is None:
             msg = "the dense retriever needs an embedder: get_retriever('dense', table, embedder=...)"
             raise ConfigError(msg)
-        check_read(read, top_m)
         self.table = table
         self.embedder = embedder
         self.read = read
         self.top_m = top_m
-
-    check_options = staticmethod(check_read)
 
     def search(self, query: str, k: int = 10) -> list[Hit]:
         """Top ``k`` chunks by cosine similarity."""

@@ -16,15 +16,17 @@ Each chunk keeps its best branch (``tie_breaker = 0``). A question without entit
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Annotated, Any
 
-from hepwb.exceptions import ConfigError
+from pydantic import Field
+
 from hepwb.models.embedder import Embedder
 from hepwb.models.entities import EntityExtractor
 from hepwb.ner.source import EntitySource
 from hepwb.retrieval.base import register_retriever, rows_to_hits
 from hepwb.retrieval.bm25 import fts_rows
 from hepwb.retrieval.explain import query_words
+from hepwb.retrieval.options import Fetch
 from hepwb.types import Hit, JSONObject
 
 __all__ = ["EntityRetriever", "strict_filter"]
@@ -61,15 +63,12 @@ class EntityRetriever:
         self,
         table: Any,
         embedder: Embedder | None = None,
-        boost: float = 1.5,
-        fetch: int = 50,
+        boost: Annotated[float, Field(ge=1)] = 1.5,
+        fetch: Fetch = 50,
         ner: EntitySource | None = None,
     ) -> None:
         from hepwb.ner.source import ner_source
 
-        if boost < 1.0:
-            msg = f"boost must be >= 1 (the strict branch never ranks below the soft one), got {boost}"
-            raise ConfigError(msg)
         self.table = table
         self.boost = boost
         self.fetch = fetch

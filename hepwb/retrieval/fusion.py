@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import AfterValidator
 
 from hepwb.exceptions import ConfigError
 from hepwb.models.embedder import Embedder
 from hepwb.retrieval.base import register_retriever
 from hepwb.retrieval.hybrid import HybridRetriever, LinearHybridRetriever
+from hepwb.retrieval.options import Read
 from hepwb.types import Hit, JSONObject
 
 __all__ = ["FusionRetriever", "fit_path", "load_fit"]
@@ -34,12 +37,24 @@ def fit_path(fitted: str) -> Path:
 
 def load_fit(fitted: str) -> JSONObject:
     """A fitted fusion as saved by ``hepwb fit-fusion`` (a clear error naming the fix when missing)."""
+    if not fitted:
+        msg = "fusion needs fitted=<name of a fit>: run `hepwb fit-fusion --name NAME` first"
+        raise ConfigError(msg)
     path = fit_path(fitted)
     try:
         return json.loads(path.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
     except FileNotFoundError:
         msg = f"no fitted fusion {fitted!r} ({path}): fit one with `hepwb fit-fusion --name {fitted}`"
         raise ConfigError(msg) from None
+
+
+def _fit_exists(fitted: str) -> str:
+    load_fit(fitted)
+    return fitted
+
+
+Fit = Annotated[str, AfterValidator(_fit_exists)]
+"""The name or path of a saved fit; checked to exist before a sweep starts."""
 
 
 @register_retriever("fusion")
@@ -54,22 +69,14 @@ class FusionRetriever:
 
     name = "fusion"
 
-    def __init__(self, table: Any, embedder: Embedder | None = None, fitted: str = "") -> None:
-        if not fitted:
-            msg = "fusion needs fitted=<name of a fit>: run `hepwb fit-fusion --name NAME` first"
-            raise ConfigError(msg)
+    def __init__(self, table: Any, embedder: Embedder | None = None, fitted: Fit = "") -> None:
         self.fit = load_fit(fitted)
         self.table = table
         self.embedder = embedder
         self._inner = self._make(self.fit["method"], self.fit["weight"], self.fit["dense_read"])
         self._folds: dict[int, Any] = {}
 
-    @staticmethod
-    def check_options(fitted: str = "") -> None:
-        """The fit must exist (checked before a sweep starts)."""
-        load_fit(fitted)
-
-    def _make(self, method: str, weight: float, dense_read: str) -> HybridRetriever:
+    def _make(self, method: str, weight: float, dense_read: Read) -> HybridRetriever:
         cls = HybridRetriever if method == "rrf" else LinearHybridRetriever
         f = self.fit
         r = cls(self.table, self.embedder, fetch=f["fetch"], weight=weight, dense_read=dense_read,

@@ -20,24 +20,16 @@ from hepwb.exceptions import ConfigError
 from hepwb.models.analyzer import search_terms
 from hepwb.models.embedder import Embedder
 from hepwb.retrieval.base import columns, register_retriever, rows_to_hits
-from hepwb.retrieval.bm25 import FIELDS, check_fields
-from hepwb.retrieval.dense import check_read, dense_arrow
+from hepwb.retrieval.bm25 import FIELDS
+from hepwb.retrieval.dense import dense_arrow
+from hepwb.retrieval.options import Count, Fetch, LexicalFields, Read, Share
 from hepwb.types import Hit, JSONObject
 
-__all__ = ["HybridRetriever", "LinearHybridRetriever", "check_weight"]
+__all__ = ["HybridRetriever", "LinearHybridRetriever"]
 
 
 def _fmt(value: Any, fmt: str) -> str:
     return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else format(value, fmt)
-
-
-def check_weight(weight: float | None) -> None:
-    """Raise :class:`ConfigError` unless ``weight`` is ``None`` or a share in [0, 1]."""
-    if weight is not None and (
-        isinstance(weight, bool) or not isinstance(weight, int | float) or not 0 <= weight <= 1
-    ):
-        msg = f"weight={weight!r}: the dense branch's share, a number from 0 (BM25 only) to 1 (dense only)"
-        raise ConfigError(msg)
 
 
 @register_retriever("hybrid")
@@ -60,16 +52,15 @@ class HybridRetriever:
         self,
         table: Any,
         embedder: Embedder | None = None,
-        fetch: int = 50,
-        weight: float | None = None,
-        dense_read: str = "first",
-        top_m: int = 1,
-        fields: str = "text",
+        fetch: Fetch = 50,
+        weight: Share | None = None,
+        dense_read: Read = "first",
+        top_m: Count = 1,
+        fields: LexicalFields = "text",
     ) -> None:
         if embedder is None:
             msg = f"{self.name} needs an embedder: get_retriever({self.name!r}, table, embedder=...)"
             raise ConfigError(msg)
-        self.check_options(fetch=fetch, weight=weight, dense_read=dense_read, top_m=top_m, fields=fields)
         self.table = table
         self.embedder = embedder
         self.fetch = fetch
@@ -77,22 +68,6 @@ class HybridRetriever:
         self.dense_read = dense_read
         self.top_m = top_m
         self.fields = fields
-
-    @staticmethod
-    def check_options(
-        fetch: int = 50,
-        weight: float | None = None,
-        dense_read: str = "first",
-        top_m: int = 1,
-        fields: str = "text",
-    ) -> None:
-        """Check the options (also before a sweep starts)."""
-        if isinstance(fetch, bool) or not isinstance(fetch, int) or not 1 <= fetch <= 10_000:
-            msg = f"fetch={fetch!r}: candidates per branch, a whole number from 1 to 10000 (e.g. 50)"
-            raise ConfigError(msg)
-        check_weight(weight)
-        check_read(dense_read, top_m)
-        check_fields(fields)
 
     def reranker(self) -> Any:
         """The LanceDB reranker that fuses the branches."""
@@ -180,15 +155,12 @@ class LinearHybridRetriever(HybridRetriever):
         self,
         table: Any,
         embedder: Embedder | None = None,
-        fetch: int = 50,
-        weight: float = 0.7,
-        dense_read: str = "first",
-        top_m: int = 1,
-        fields: str = "text",
+        fetch: Fetch = 50,
+        weight: Share = 0.7,
+        dense_read: Read = "first",
+        top_m: Count = 1,
+        fields: LexicalFields = "text",
     ) -> None:
-        if weight is None:
-            msg = "hybrid_linear needs a weight: the dense branch's share in [0, 1], e.g. 0.7"
-            raise ConfigError(msg)
         super().__init__(table, embedder, fetch, weight, dense_read, top_m, fields)
 
     def reranker(self) -> Any:

@@ -140,9 +140,7 @@ def run_halving(
             final = n >= len(order) or len(survivors) == 1
             subset = None if final else sorted(order[:n])
             configs = [
-                c.config
-                if final
-                else dataclasses.replace(c.config, run_dir=str(folder / f"rung{rung}" / c.name))
+                c.config if final else c.config.replace(run_dir=str(folder / f"rung{rung}" / c.name))
                 for c in survivors
             ]
             rplan = plan_cells(configs, layout, sweep_id=sid, question_subset=subset)

@@ -36,11 +36,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from hepwb import defaults
-from hepwb.exceptions import ConfigError
-from hepwb.models.tokenizers import DEFAULT_TOKENIZER
-from hepwb.pipeline.experiment import DIMENSIONS, ExperimentConfig
-from hepwb.sweep.checks import named
+from hepwb.acquisition.folder import corpus_files, resolve_corpus
+from hepwb.exceptions import ConfigError, HepwbError
+from hepwb.ids import canonical_json
+from hepwb.pipeline.catalog_sweeps import option_label
+from hepwb.pipeline.config import DIMENSIONS, ExperimentConfig, config_problems, named
+from hepwb.pipeline.stages import questions_path
 from hepwb.types import JSONObject
 
 __all__ = ["DIMENSIONS", "HalvingSettings", "SweepSpec", "SweepSpecError"]
@@ -71,19 +72,20 @@ class SweepSpec(BaseModel):
     metric: str = "hit_rate@5"
     search: Literal["grid", "halving"] = "grid"
     halving: HalvingSettings = HalvingSettings()
-    corpus: str | None = None
-    questions: str | None = None
-    max_docs: int | None = None
-    prefer_latex: bool = True
-    min_coverage: float = 0.5
-    ragas_llm: bool = False
-    chunker: Any = defaults.CHUNKER
-    chunk_size: Any = 512
-    chunk_overlap: Any = 0.1
-    tokenizer: Any = DEFAULT_TOKENIZER
-    embedding_model: Any = DEFAULT_TOKENIZER
-    retriever: Any = "bm25"
-    k: Any = 10
+    # fixed settings: only those the file sets are applied; the rest are ExperimentConfig's defaults
+    corpus: Any = None
+    questions: Any = None
+    max_docs: Any = None
+    prefer_latex: Any = None
+    min_coverage: Any = None
+    ragas_llm: Any = None
+    chunker: Any = None
+    chunk_size: Any = None
+    chunk_overlap: Any = None
+    tokenizer: Any = None
+    embedding_model: Any = None
+    retriever: Any = None
+    k: Any = None
     grid: JSONObject | list[JSONObject] = Field(default_factory=dict)
     include: list[JSONObject] = Field(default_factory=list)
     exclude: list[JSONObject] = Field(default_factory=list)
@@ -136,7 +138,7 @@ class SweepSpec(BaseModel):
 
     def with_overrides(self, **overrides: Any) -> SweepSpec:
         """A copy with fixed settings replaced (``None`` values are ignored), e.g. from CLI options."""
-        data = self.model_dump(exclude_defaults=False)
+        data = self.model_dump(exclude_unset=True)
         data.update({k: v for k, v in overrides.items() if v is not None})
         return SweepSpec.from_dict({k: v for k, v in data.items() if k != "source"}, self.source)
 
@@ -145,14 +147,15 @@ class SweepSpec(BaseModel):
         if not dims:
             return self
         grids = self.grid if isinstance(self.grid, list) else [self.grid]
-        data = self.model_dump(exclude_defaults=False)
+        data = self.model_dump(exclude_unset=True)
         new = [{**g, **dims} for g in grids]
         data["grid"] = new if isinstance(self.grid, list) else new[0]
         return SweepSpec.from_dict({k: v for k, v in data.items() if k != "source"}, self.source)
 
     # -- expansion ---------------------------------------------------------------------------------
     def _fixed(self) -> JSONObject:
-        return {d: getattr(self, d) for d in DIMENSIONS}
+        """The fixed settings the specification sets (the others take ExperimentConfig's defaults)."""
+        return {d: getattr(self, d) for d in DIMENSIONS if d in self.model_fields_set}
 
     def _combinations(self) -> list[tuple[JSONObject, dict[str, str]]]:
         """Raw cell dicts with, per key, where its value came from (for messages)."""
@@ -241,47 +244,50 @@ def _matches(cell: JSONObject, pattern: JSONObject) -> bool:
 
 
 def _identity(cfg: ExperimentConfig) -> str:
-    from hepwb.ids import canonical_json
-
     return canonical_json(cfg.to_dict())
 
 
 def _label(cfg: ExperimentConfig, dim: str) -> str:
-    from hepwb.pipeline.catalog_sweeps import option_label
-
     if dim in _NAMED:
         return option_label(str(getattr(cfg, dim)), getattr(cfg, f"{dim}_options"))
     return str(getattr(cfg, dim))
 
 
+def _resolve_inputs(values: JSONObject) -> dict[str, str]:
+    """Resolve the cell's corpus folder and question file to absolute paths; their problems by key."""
+    problems: dict[str, str] = {}
+    for key in ("corpus", "questions"):
+        value = values.get(key)
+        if value is not None and not isinstance(value, str | Path):
+            continue  # the configuration reports the type
+        try:
+            if key == "corpus":
+                folder = resolve_corpus(value)
+                corpus_files(folder)
+                values[key] = str(folder.resolve())
+            else:
+                values[key] = str(questions_path(value).resolve())
+        except HepwbError as exc:
+            problems[key] = str(exc)
+    return problems
+
+
 def _to_config(
     raw: JSONObject, origin: dict[str, str], source: str, check_inputs: bool
 ) -> tuple[ExperimentConfig | None, list[str]]:
-    """Validate one raw cell; returns the config or the problems (each with key, value and fix)."""
-    from hepwb.sweep.checks import check_value
+    """Validate one raw cell through :class:`ExperimentConfig`; the config, or every problem at once.
 
-    errs: list[str] = []
+    Each problem names where the value came from in the file (``grid.chunk_size[1]``), the value and
+    the fix; the message itself is the configuration's (one source per bound).
+    """
     values = dict(raw)
-    bad: set[str] = set()
-    for dim in [d for d in DIMENSIONS if d not in _NAMED] + list(_NAMED):
-        # with a bad size or overlap only the chunker's name is checked (not those problems again)
-        only_name = dim == "chunker" and bool(bad & {"chunk_size", "chunk_overlap", "tokenizer"})
-        problem = check_value(dim, values, check_inputs=check_inputs, name_only=only_name)
-        if problem:
-            bad.add(dim)
-            errs.append(f"{source}: {origin.get(dim, dim)} = {raw.get(dim)!r}: {problem}")
-    if errs:
+    problems = _resolve_inputs(values) if check_inputs else {}
+    problems = {**config_problems(values), **problems}
+    if problems:
+        order = {d: i for i, d in enumerate(DIMENSIONS)}
+        errs = [
+            f"{source}: {origin.get(key, key)} = {raw.get(key)!r}: {text}"
+            for key, text in sorted(problems.items(), key=lambda kv: order.get(kv[0], len(order)))
+        ]
         return None, errs
-    chunker, chunker_options = named(values["chunker"])
-    retriever, retriever_options = named(values["retriever"])
-    params = {k: v for k, v in values.items() if k not in _NAMED}
-    return (
-        ExperimentConfig.from_params(
-            **params,
-            chunker=chunker,
-            chunker_options=chunker_options,
-            retriever=retriever,
-            retriever_options=retriever_options,
-        ),
-        [],
-    )
+    return ExperimentConfig.model_validate(values), []

@@ -7,16 +7,19 @@ bounded, so a worker's memory stays flat over a long grid.
 
 from __future__ import annotations
 
+import functools
+import json
 from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hepwb.ids import canonical_json
+from hepwb.pipeline.config import ExperimentConfig
 from hepwb.types import JSONObject
 
 if TYPE_CHECKING:
     from hepwb.models.embedder import Embedder
     from hepwb.pipeline.chunksets import ChunkSet
-    from hepwb.pipeline.experiment import ExperimentConfig
     from hepwb.pipeline.record import RunRecord
     from hepwb.pipeline.stages import EvalInputs
 
@@ -55,10 +58,14 @@ def _setup() -> None:
         _configured = True
 
 
-def _cfg(config: JSONObject) -> ExperimentConfig:
-    from hepwb.pipeline.experiment import ExperimentConfig
+@functools.lru_cache(maxsize=64)
+def _validated(config_json: str) -> ExperimentConfig:
+    return ExperimentConfig.from_params(**json.loads(config_json))
 
-    return ExperimentConfig.from_params(**config)
+
+def _cfg(config: JSONObject) -> ExperimentConfig:
+    """The cell's configuration, validated once per process (a cell's tasks all pass the same dict)."""
+    return _validated(canonical_json(config))
 
 
 def _layout(home: str) -> Any:

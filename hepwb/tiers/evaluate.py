@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hepwb import defaults
 from hepwb.exceptions import ConfigError
 
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ def tier_documents(tiers: Tiers) -> list[Document]:
 
 
 def evaluate_tiers(
-    tiers: Tiers, questions: str | Path | None = None, *, k: int = 5, strict: bool = False
+    tiers: Tiers, questions: str | Path | None = None, *, k: int = defaults.SEARCH_K, strict: bool = False
 ) -> pd.DataFrame:
     """One row per mode (``lt``, ``hot``, ``lt+hot``): questions, recall@k, MRR@k, mean latency (ms)."""
     import pandas as pd

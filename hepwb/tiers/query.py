@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from hepwb import defaults
 from hepwb.exceptions import ConfigError
 
 if TYPE_CHECKING:
@@ -32,7 +33,7 @@ __all__ = ["hits_frame", "search"]
 def search(
     tiers: Tiers,
     question: str,
-    k: int = 5,
+    k: int = defaults.SEARCH_K,
     *,
     which: Sequence[str] = ("lt", "hot"),
     strict: bool = False,

@@ -152,10 +152,9 @@ class Tiers:
     def embedder(self) -> Embedder:
         """The embedding model of the tiers (recorded at ``init_lt``)."""
         from hepwb.index import get_embedder
-        from hepwb.models.embedder import DEFAULT_MODEL
 
         if self._embedder is None:
-            self._embedder = get_embedder(str(self.meta.get("embedding_model") or DEFAULT_MODEL))
+            self._embedder = get_embedder(str(self.meta.get("embedding_model") or defaults.EMBEDDING_MODEL))
         return self._embedder
 
     # -- ingest --------------------------------------------------------------------------------------
@@ -177,8 +176,6 @@ class Tiers:
         The chunking (default hepilot, 512 tokens, 10 % overlap) and the embedding model are fixed at the
         first call: both tiers share them, and later calls use them unless told otherwise (an error).
         """
-        from hepwb.models.embedder import DEFAULT_MODEL
-
         meta = self.meta
         given = {"name": chunker, "chunk_size": chunk_size, "chunk_overlap": chunk_overlap}
         fixed = meta.get("chunking") or {
@@ -187,7 +184,7 @@ class Tiers:
             "chunk_overlap": defaults.CHUNK_OVERLAP,
         }
         wanted = {k: fixed[k] if v is None else v for k, v in given.items()}
-        model = embedding_model or str(meta.get("embedding_model") or DEFAULT_MODEL)
+        model = embedding_model or str(meta.get("embedding_model") or defaults.EMBEDDING_MODEL)
         if meta and (meta["chunking"] != wanted or meta["embedding_model"] != model):
             msg = (
                 f"the tiers in {self.root} use {meta['chunking']} and {meta['embedding_model']}; "
@@ -360,7 +357,7 @@ class Tiers:
             write_json(self.root / "tiers.json", {**meta, **fields})
 
     # -- the rest of the API lives in one module per job ---------------------------------------------
-    def search(self, question: str, k: int = 5, **kwargs: Any) -> list[Hit]:
+    def search(self, question: str, k: int = defaults.SEARCH_K, **kwargs: Any) -> list[Hit]:
         """Both tiers in parallel (see :func:`hepwb.tiers.query.search`)."""
         from hepwb.tiers.query import search
 

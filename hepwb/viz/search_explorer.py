@@ -6,6 +6,7 @@ import html
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from hepwb import defaults
 from hepwb.exceptions import DependencyError, RetrieverUnavailableError
 from hepwb.retrieval.explain import hits_html
 from hepwb.types import JSONObject
@@ -79,7 +80,7 @@ class SearchExplorer:
         searcher: Searcher,
         question: str = "",
         retrievers: Sequence[str] = ("bm25", "hybrid"),
-        k: int = 5,
+        k: int = defaults.SEARCH_K,
     ):
         import ipywidgets as w
 

@@ -449,7 +449,6 @@ def test_hepqa_dev_quotes_locatable_in_pdf_text() -> None:
 
 def test_markdown_corpus_with_questions_without_pages(tmp_path: Path) -> None:
     """Markdown has no pages: evidence without `page` is located anywhere and evaluated end to end."""
-    import dataclasses
     import json
 
     from hepwb.paths import Layout
@@ -473,7 +472,7 @@ def test_markdown_corpus_with_questions_without_pages(tmp_path: Path) -> None:
     )
     res = run_experiment(cfg, layout=Layout(tmp_path), progress=False)
     paged = run_experiment(
-        dataclasses.replace(cfg, questions=str(questions), run_dir=str(tmp_path / "paged")),
+        cfg.replace(questions=str(questions), run_dir=str(tmp_path / "paged")),
         layout=Layout(tmp_path),
         progress=False,
     )

@@ -1,0 +1,255 @@
+"""The configuration of one evaluation run: one validated, frozen object, checked once.
+
+:class:`ExperimentConfig` is what the CLI (``hepwb evaluate``), sweep files (each cell), notebook
+parameters, the widgets and the Python API build. Its defaults come from :mod:`hepwb.defaults` and
+its bounds from :mod:`hepwb.limits` (one message per bound); chunker and retriever names and their
+options are checked against their registries and declarations. Nothing downstream checks again.
+
+Example:
+    >>> ExperimentConfig.from_params(chunk_size=256, retriever="bm25").chunk_size
+    256
+    >>> ExperimentConfig.from_params(chunker={"name": "recursive"}).chunker
+    'recursive'
+    >>> ExperimentConfig.from_params(chunksize=256)
+    Traceback (most recent call last):
+    ...
+    hepwb.exceptions.ConfigError: unknown parameter(s) ['chunksize']; valid: ...
+    >>> print(config_problems({"chunk_size": 8, "k": 0}))
+    {'chunk_size': 'chunk_size is a whole number of tokens from 16 to 32768, got 8 (e.g. 512)', \
+'k': 'k is the number of chunks retrieved per question, a whole number from 1 to 1000, got 0 (e.g. 10)'}
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+from hepwb import defaults, limits
+from hepwb.chunking import CHUNKERS, get_chunker
+from hepwb.exceptions import ConfigError, HepwbError
+from hepwb.models.tokenizers import model_problem
+from hepwb.retrieval import RETRIEVERS, check_retriever_options
+from hepwb.types import JSONObject
+
+__all__ = ["DIMENSIONS", "ExperimentConfig", "config_problems", "named"]
+
+DIMENSIONS = (
+    "corpus",
+    "questions",
+    "chunker",
+    "chunk_size",
+    "chunk_overlap",
+    "tokenizer",
+    "embedding_model",
+    "retriever",
+    "k",
+    "max_docs",
+    "prefer_latex",
+    "min_coverage",
+    "ragas_llm",
+)
+"""Configuration keys a sweep may vary over cells (its grid dimensions, and the report's columns)."""
+
+_NAMED = ("chunker", "retriever")
+_TOKENIZERS = ("words", "cl100k", "cl100k_base")
+
+
+def named(value: Any) -> tuple[Any, JSONObject]:
+    """``"bm25"`` → ``("bm25", {})``; ``{"name": "hybrid_linear", "weight": 0.5}`` → (name, options).
+
+    Example:
+        >>> named({"name": "hybrid_linear", "weight": 0.5})
+        ('hybrid_linear', {'weight': 0.5})
+    """
+    if isinstance(value, dict):
+        opts = dict(value)
+        return opts.pop("name", None), opts
+    return value, {}
+
+
+def _bounded(bound: limits.Bound, *, cast: type | None = None, optional: bool = False) -> BeforeValidator:
+    def check(value: Any) -> Any:
+        if optional and value is None:
+            return None
+        problem = bound.problem(value)
+        if problem:
+            raise ValueError(problem)
+        return cast(value) if cast else value
+
+    return BeforeValidator(check)
+
+
+def _flag(value: Any) -> bool:
+    if not isinstance(value, bool):
+        msg = f"a flag is true or false, got {value!r}"
+        raise ValueError(msg)
+    return value
+
+
+def _path(value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, Path):
+        return str(value)
+    msg = f"a path (a folder or file name) or null for the default, got {value!r}"
+    raise ValueError(msg)
+
+
+def _model_name(value: Any) -> str:
+    if not isinstance(value, str) or not value:
+        msg = (
+            f"a sentence-transformers model name or folder, e.g. {defaults.EMBEDDING_MODEL!r}; got {value!r}"
+        )
+        raise ValueError(msg)
+    problem = model_problem(value)
+    if problem:
+        raise ValueError(problem)
+    return value
+
+
+def _tokenizer(value: Any) -> str:
+    if isinstance(value, str) and value in _TOKENIZERS:
+        return value
+    return _model_name(value)
+
+
+def _options(value: Any) -> JSONObject:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        msg = f"options map names to values, e.g. {{'weight': 0.5}}; got {value!r}"
+        raise ValueError(msg)
+    return dict(value)
+
+
+Path_ = Annotated[str | None, BeforeValidator(_path)]
+Flag = Annotated[bool, BeforeValidator(_flag)]
+Options = Annotated[JSONObject, BeforeValidator(_options)]
+
+
+class ExperimentConfig(BaseModel):
+    """Everything that defines one evaluation run (plain values, so papermill can pass them).
+
+    ``chunker`` and ``retriever`` are registered names; as in sweep files, each may also be given as a
+    mapping ``{"name": ..., **options}``. ``chunker_options`` and ``retriever_options`` are keyword
+    options of the chunker and retriever (e.g. ``{"parent_size": 1024}``, ``{"weight": 0.5}``).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=False)
+
+    corpus: Path_ = None
+    questions: Path_ = None
+    chunk_size: Annotated[int, _bounded(limits.CHUNK_SIZE)] = defaults.CHUNK_SIZE
+    chunk_overlap: Annotated[float, _bounded(limits.CHUNK_OVERLAP, cast=float)] = defaults.CHUNK_OVERLAP
+    tokenizer: Annotated[str, BeforeValidator(_tokenizer)] = defaults.EMBEDDING_MODEL
+    embedding_model: Annotated[str, BeforeValidator(_model_name)] = defaults.EMBEDDING_MODEL
+    chunker_options: Options = Field(default_factory=dict)
+    chunker: str = defaults.CHUNKER
+    retriever_options: Options = Field(default_factory=dict)
+    retriever: str = defaults.RETRIEVER
+    k: Annotated[int, _bounded(limits.K)] = defaults.EVAL_K
+    max_docs: Annotated[int | None, _bounded(limits.MAX_DOCS, optional=True)] = None
+    prefer_latex: Flag = defaults.PREFER_LATEX
+    min_coverage: Annotated[float, _bounded(limits.MIN_COVERAGE, cast=float)] = defaults.MIN_COVERAGE
+    ragas_llm: Flag = False
+    run_dir: Path_ = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _split_named(cls, data: Any) -> Any:
+        """``chunker: {name: recursive, ...}`` → ``chunker`` and ``chunker_options`` (so for retrievers)."""
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        for key in _NAMED:
+            if isinstance(data.get(key), dict):
+                name, opts = named(data[key])
+                data[key] = name
+                data[f"{key}_options"] = {**_options(data.get(f"{key}_options")), **opts}
+        return data
+
+    @field_validator("chunker", mode="before")
+    @classmethod
+    def _check_chunker(cls, name: Any, info: ValidationInfo) -> Any:
+        if not isinstance(name, str):
+            msg = f"a chunker is a name or a mapping with a 'name'; choose one of {CHUNKERS.names()}"
+            raise ValueError(msg)
+        try:
+            CHUNKERS.get(name)
+            have = info.data
+            if {"chunk_size", "chunk_overlap", "tokenizer", "chunker_options"} <= set(have):
+                # a bad size, overlap or tokenizer is reported once, by its own field
+                get_chunker(
+                    name,
+                    chunk_size=have["chunk_size"],
+                    chunk_overlap=have["chunk_overlap"],
+                    tokenizer=have["tokenizer"],
+                    **have["chunker_options"],
+                )
+        except HepwbError as exc:
+            raise ValueError(str(exc)) from None
+        return name
+
+    @field_validator("retriever", mode="before")
+    @classmethod
+    def _check_retriever(cls, name: Any, info: ValidationInfo) -> Any:
+        if not isinstance(name, str):
+            msg = f"a retriever is a name or a mapping with a 'name'; choose one of {RETRIEVERS.names()}"
+            raise ValueError(msg)
+        try:
+            check_retriever_options(name, info.data.get("retriever_options", {}))
+        except HepwbError as exc:
+            raise ValueError(str(exc)) from None
+        return name
+
+    @classmethod
+    def from_params(cls, **params: Any) -> ExperimentConfig:
+        """Build from keyword parameters; every unknown name and bad value is reported at once.
+
+        Raises:
+            ConfigError: One line per problem, each naming the parameter, the value and the fix.
+        """
+        unknown = sorted(set(params) - set(cls.model_fields))
+        if unknown:
+            msg = f"unknown parameter(s) {unknown}; valid: {list(cls.model_fields)}"
+            raise ConfigError(msg)
+        problems = config_problems(params)
+        if problems:
+            raise ConfigError(
+                "\n".join(f"{k}: {v}" if not v.startswith(k) else v for k, v in problems.items())
+            )
+        return cls.model_validate(params)
+
+    def replace(self, **changes: Any) -> ExperimentConfig:
+        """A copy with ``changes`` applied, validated like any other configuration."""
+        return ExperimentConfig.from_params(**{**self.to_dict(), **changes})
+
+    def to_dict(self) -> JSONObject:
+        """Plain dict of the parameters."""
+        return self.model_dump()
+
+
+def config_problems(params: JSONObject) -> dict[str, str]:
+    """Each bad parameter of ``params`` → its problem (the fix included); ``{}`` when all are valid."""
+    try:
+        ExperimentConfig.model_validate(params)
+    except ValidationError as exc:
+        out: dict[str, str] = {}
+        for err in exc.errors():
+            key = str(err["loc"][0]) if err["loc"] else "config"
+            ctx = err.get("ctx") or {}
+            text = str(ctx["error"]) if err["type"] == "value_error" and "error" in ctx else err["msg"]
+            out.setdefault(key, text)
+        return out
+    return {}
