@@ -11,7 +11,7 @@ export ORT_DISABLE_TELEMETRY ?= 1
 export HF_HUB_DISABLE_TELEMETRY ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: help env lab tutorials report test test-all browser-stress lint format clean-artefacts
+.PHONY: help env lab tutorials report test check test-all bench browser-stress lint format clean-artefacts
 
 help:  ## List the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -40,8 +40,16 @@ report: $(STAMP)  ## Main job: ingest + sweep notebooks + HTML report (reports/r
 test: $(STAMP)  ## The test suite (CI runs exactly this)
 	$(PY) -m pytest $(PYTEST_ARGS)
 
+check: $(STAMP)  ## Fast edit loop (a few minutes): unit tests, doctests, notebook structure; no end-to-end runs
+	$(PY) -m pytest -q -m "not (slow or integration or browser or notebook)" \
+		tests/unit tests/notebooks hepwb $(PYTEST_ARGS)
+
 test-all: $(STAMP)  ## Tests including those marked slow (deselected by `make test`)
 	$(PY) -m pytest -m "" $(PYTEST_ARGS)
+
+bench: $(STAMP)  ## Install the peers the benchmarks compare with (hepwb[bench]), then run bench/bench_chunking.py
+	$(PY) -m pip install --quiet -c requirements/constraints.txt -e ".[dev,bench]"
+	$(PY) bench/bench_chunking.py $(ARGS)
 
 browser-stress: $(STAMP)  ## The browser tests RUNS (5) times in a row beside two CPU-bound processes
 	bash tests/browser/stress.sh $${RUNS:-5}

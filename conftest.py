@@ -26,9 +26,15 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ.setdefault(key, value)
 
 
+_BY_FOLDER = {"integration": pytest.mark.integration, "browser": pytest.mark.browser}
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark notebooks; skip tests that need ../shared when it is absent."""
+    """Mark tests by folder (integration, browser) and notebooks; skip shared-material tests without it."""
     for item in items:
+        for folder, mark in _BY_FOLDER.items():
+            if folder in item.path.parts:
+                item.add_marker(mark)
         if item.path.suffix == ".ipynb":
             item.add_marker(pytest.mark.notebook)
             item.add_marker(pytest.mark.shared)

@@ -30,7 +30,8 @@ Method:
   that uses the all-MiniLM-L6-v2 tokenizer (> 1 means hepwb is faster). Targets: token and recursive
   >= 1, hepilot >= 0.5.
 
-A library that is not installed gives a "not installed" row. Shared material comes from
+A library that is not installed gives a "not installed" row, and then no verdict: the script exits 2
+(``make bench`` installs the peers). Shared material comes from
 ``$HEPWB_SHARED`` or ``../shared``; the script exits 0 with a message when it is absent.
 """
 
@@ -264,7 +265,7 @@ def fmt(x: float | None, spec: str) -> str:
     return "-" if x is None else format(x, spec)
 
 
-def print_table(rows: list[Row], n_bytes: int) -> None:
+def print_table(rows: list[Row], n_bytes: int) -> bool:
     """Print the results table and the hepwb speed ratios."""
     head = (
         "library",
@@ -311,9 +312,16 @@ def print_table(rows: list[Row], n_bytes: int) -> None:
     print(f"mean/max tok: every chunk text recounted with the {MINILM} tokenizer (no special tokens)")
     ext = [r for r in rows if r.library != "hepwb" and r.best_s and r.tokenizer == MINILM]
     print()
+    missing = sorted({r.library for r in rows if r.note == "not installed"})
+    if missing:
+        print(
+            f"NO VERDICT: the reference peer(s) {', '.join(missing)} are not installed, so the fastest "
+            "external library is unknown. Run `make bench` (installs hepwb[bench]) and measure again."
+        )
+        return False
     if not ext:
         print("ratio vs fastest: no external library with the all-MiniLM-L6-v2 tokenizer ran")
-        return
+        return False
     fastest = max(ext, key=lambda r: r.mb_s(n_bytes) or 0.0)
     ref = fastest.mb_s(n_bytes) or 1.0
     name = f"{fastest.library} {fastest.strategy}"
@@ -327,6 +335,7 @@ def print_table(rows: list[Row], n_bytes: int) -> None:
             print(
                 f"  hepwb {r.strategy:<9} ratio vs fastest = {ratio:.2f}  (target >= {target:.1f}: {verdict})"
             )
+    return True
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -385,8 +394,7 @@ def main(argv: list[str] | None = None) -> int:
         del chunks
         print(f"{label}: best {row.best_s:.3f} s of {row.runs} run(s), {row.n_chunks} chunks", flush=True)
 
-    print_table(rows, n_bytes)
-    return 0
+    return 0 if print_table(rows, n_bytes) else 2
 
 
 if __name__ == "__main__":

@@ -26,8 +26,15 @@ from hepwb.cli_app import (
     parse_ints,
     parse_options,
 )
+from hepwb.hepilot.schemas import validate_tree
 from hepwb.labels import human
 from hepwb.limits import HEPILOT_CHUNK_SIZE
+from hepwb.paths import Layout, shared_dir
+from hepwb.pipeline import Catalog
+from hepwb.pipeline.config import ExperimentConfig
+from hepwb.pipeline.experiment import run_experiment
+from hepwb.pipeline.prepare import prepare
+from hepwb.pipeline.report import render_report
 
 __all__ = ["app", "main"]
 
@@ -49,8 +56,6 @@ def ingest(
     ] = False,
 ) -> None:
     """Convert a corpus and write one HEPilot output tree per chunk size (data/processed/chunksets/)."""
-    from hepwb.pipeline.prepare import prepare
-
     prep = prepare(
         corpus,
         max_docs=max_docs,
@@ -95,8 +100,6 @@ def evaluate(
     ] = False,
 ) -> None:
     """Evaluate one chunker × retriever configuration in this process; print metrics with 95 % intervals."""
-    from hepwb.pipeline import ExperimentConfig, run_experiment
-
     cfg = ExperimentConfig.from_params(
         corpus=corpus,
         questions=questions,
@@ -126,8 +129,6 @@ def evaluate(
 @app.command()
 def report() -> None:
     """Render reports/report.html from the DuckDB catalog (notebooks/30-report.ipynb)."""
-    from hepwb.pipeline.report import render_report
-
     path = render_report()
     typer.echo(f"report: {path}")
 
@@ -140,9 +141,6 @@ def validate(
     ] = None,
 ) -> None:
     """Validate every JSON file of an output tree against the HEPilot schemas."""
-    from hepwb.hepilot.schemas import validate_tree
-    from hepwb.paths import shared_dir
-
     fails = validate_tree(root, schemas or shared_dir() / defaults.SCHEMA_FOLDER)
     for path, errs in fails.items():
         typer.secho(f"{path}: {errs[0]}", fg=typer.colors.RED)
@@ -170,9 +168,6 @@ def sql(
     Read-only unless --write; other files and DuckDB extensions are never reachable from here.
     """
     import duckdb
-
-    from hepwb.paths import Layout
-    from hepwb.pipeline import Catalog
 
     layout = Layout.default()
     try:

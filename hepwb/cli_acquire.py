@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from hepwb.acquisition.run import AcquireConfig, acquire_corpus
 from hepwb.cli_app import app
 
 
@@ -52,8 +53,6 @@ def acquire(
     credential_id: Annotated[str, typer.Option(help="Credential id in the credentials file.")] = "",
 ) -> None:
     """Discover papers (arXiv, OAI-PMH, INSPIRE) and download, verify and describe them for processing."""
-    from hepwb.acquisition.run import AcquireConfig, acquire_corpus
-
     cfg = AcquireConfig(
         source=source, query=query, ids=tuple(i.strip() for i in ids.split(",") if i.strip()),
         oai_set=oai_set, date_from=date_from, date_until=date_until, max_results=max_results,

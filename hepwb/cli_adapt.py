@@ -7,6 +7,8 @@ from typing import Annotated
 import typer
 
 from hepwb import defaults
+from hepwb.adapt.finetune import AdaptSettings
+from hepwb.adapt.run import adapt_corpus, fit_fusion_for
 from hepwb.cli_app import Corpus, Latex, MaxDocs, Overlap, Questions, app
 from hepwb.labels import human
 
@@ -39,9 +41,6 @@ def adapt(
 
     Use it afterwards by name: `hepwb evaluate --embedding-model NAME`, or `embedding_model: NAME` in a sweep.
     """
-    from hepwb.adapt.finetune import AdaptSettings
-    from hepwb.adapt.run import adapt_corpus
-
     settings = AdaptSettings(epochs=epochs, batch_size=batch_size, hard_negatives=hard_negatives, seed=seed)
     card = adapt_corpus(name, corpus=corpus, base_model=base, max_docs=max_docs, prefer_latex=latex,
                         max_pairs=max_pairs, llm_questions=llm_questions, settings=settings)  # fmt: skip
@@ -76,8 +75,6 @@ def fit_fusion(
     Folds are grouped by paper; prints each fold's choice and the out-of-fold metrics with 95 % intervals.
     The `fusion` retriever (`fitted=NAME`) then uses the fit, out of fold on this same question set.
     """
-    from hepwb.adapt.run import fit_fusion_for
-
     fit = fit_fusion_for(
         name,
         corpus=corpus,

@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from hepwb.cli_app import app
+from hepwb.ner.service import NERService
 
 
 @app.command("ner-serve")
@@ -18,8 +19,6 @@ def ner_serve(
 
     The model is hepwb's HEP entity dictionary and rules (collaborations, particles, energies, luminosities).
     """
-    from hepwb.ner.service import NERService
-
     service = NERService(host=host, port=port)
     typer.echo(f"NER service ({service.model}) on {service.url}/ner; Ctrl-C stops it")
     try:

@@ -9,6 +9,9 @@ import typer
 
 from hepwb import defaults
 from hepwb.cli_app import app
+from hepwb.paths import Layout
+from hepwb.ragmd.reader import RagmdError, load
+from hepwb.ragmd.store import export_table, import_file
 
 Model = Annotated[
     str, typer.Option(help="Embedding model of the table exported.", show_default=defaults.EMBEDDING_MODEL)
@@ -24,9 +27,6 @@ def export_ragmd(
     model: Model = "",
 ) -> None:
     """Write one indexed chunk set x embedding model as one .ragmd file (byte-identical when unchanged)."""
-    from hepwb.paths import Layout
-    from hepwb.ragmd.store import export_table
-
     path = export_table(Layout.default().lancedb, chunkset, model or defaults.EMBEDDING_MODEL, out)
     typer.echo(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB)")
 
@@ -39,9 +39,6 @@ def import_ragmd(
     ] = None,
 ) -> None:
     """Load a .ragmd file into LanceDB (checked whole first), for every retriever: search --table NAME."""
-    from hepwb.paths import Layout
-    from hepwb.ragmd.store import import_file
-
     name, rows = import_file(file, Layout.default().lancedb, table=table)
     typer.echo(f"{rows} chunks in table {name}; search it with: hepwb search QUESTION --table {name}")
 
@@ -49,8 +46,6 @@ def import_ragmd(
 @app.command("validate-ragmd")
 def validate_ragmd(file: Annotated[Path, typer.Argument(help="The .ragmd file.")]) -> None:
     """Check a .ragmd file: counts, vector lengths, ids, base64, model, conflict markers (exit 1 if bad)."""
-    from hepwb.ragmd.reader import RagmdError, load
-
     try:
         rf = load(file)
     except RagmdError as exc:

@@ -10,6 +10,14 @@ import typer
 
 from hepwb import defaults
 from hepwb.cli_app import Corpus, Latex, MaxDocs, Overlap, Retrievers, app, parse_words
+from hepwb.evaluation import locate_all
+from hepwb.evaluation.testset import ragas_questions, save_questions, structural_questions
+from hepwb.llm import LLMEndpoint
+from hepwb.pipeline import ingest
+from hepwb.pipeline.search import Searcher
+from hepwb.ragmd.search import RagmdIndex
+from hepwb.retrieval.explain import citation, snippet
+from hepwb.types import Hit
 
 
 @app.command()
@@ -46,14 +54,8 @@ def search(
     import dataclasses
     from collections.abc import Callable
 
-    from hepwb.pipeline.search import Searcher
-    from hepwb.retrieval.explain import citation, snippet
-    from hepwb.types import Hit
-
     run: Callable[[str], list[Hit]]
     if ragmd is not None:
-        from hepwb.ragmd.search import RagmdIndex
-
         idx = RagmdIndex.load(ragmd)
         label, run = str(ragmd), lambda name: idx.search(question, name, k)
         links: Callable[[Hit], list[str]] = lambda _h: []  # noqa: E731
@@ -90,8 +92,6 @@ def list_retrievers(
     max_docs: MaxDocs = 2,
 ) -> None:
     """List the retrievers and whether each can run here (cross-encoder, LLM endpoint …)."""
-    from hepwb.pipeline.search import Searcher
-
     s = Searcher.open(corpus, defaults.CHUNKER, chunk_size, max_docs=max_docs)
     for name, state in s.availability().items():
         colour = typer.colors.GREEN if state == "ok" else typer.colors.YELLOW
@@ -110,15 +110,9 @@ def testset(
     latex: Latex = True,
 ) -> None:
     """Generate a test set for a corpus: section- and caption-based questions with verbatim evidence."""
-    from hepwb.evaluation import locate_all
-    from hepwb.evaluation.testset import ragas_questions, save_questions, structural_questions
-    from hepwb.pipeline import ingest
-
     docs = ingest(corpus, max_docs=max_docs, prefer_latex=latex, progress=False)
     questions = structural_questions(docs, max_per_doc=max_per_doc)
     if llm:
-        from hepwb.llm import LLMEndpoint
-
         questions += ragas_questions(docs, LLMEndpoint.from_env(), size=llm)
     located, unlocated = locate_all(questions, docs)
     save_questions(questions, out)

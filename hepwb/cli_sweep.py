@@ -7,8 +7,15 @@ from typing import Annotated, Any
 
 import typer
 
+from hepwb.acquisition.run import acquire_corpus
 from hepwb.cli_app import Corpus, Latex, MaxDocs, Questions, app, fail, parse_ints, parse_words
 from hepwb.exceptions import HepwbError
+from hepwb.ids import short_hash
+from hepwb.paths import Layout
+from hepwb.pipeline.report import render_report
+from hepwb.sweep import load_spec, plan_sweep, run_sweep
+from hepwb.sweep.halving import run_halving
+from hepwb.sweep.jobqueue import make_cluster
 from hepwb.types import JSONObject
 
 SpecFile = Annotated[
@@ -42,7 +49,6 @@ GridK = Annotated[int | None, typer.Option(help="Override k (chunks retrieved pe
 
 
 def _spec(file: Path | None, **overrides: Any) -> Any:
-    from hepwb.sweep import load_spec
 
     spec = load_spec(file)
     grid = {k: v for k, v in overrides.pop("grid").items() if v is not None}
@@ -64,8 +70,6 @@ def _grid(
 def _cluster(kind: str | None, queue: str | None, account: str | None, job_extra: list[str] | None) -> Any:
     if not kind:
         return None
-    from hepwb.paths import Layout
-    from hepwb.sweep.jobqueue import make_cluster
 
     return make_cluster(kind, home=Layout.default().root, queue=queue, account=account, job_extra=job_extra)
 
@@ -106,9 +110,6 @@ def sweep(
     Finished cells with the same configuration and inputs are skipped, so a killed sweep resumes and an
     unchanged one reruns in about a second. Results go to reports/runs/<cell>/ and the DuckDB catalog.
     """
-    from hepwb.sweep import plan_sweep, run_sweep
-    from hepwb.sweep.halving import run_halving
-
     spec = _spec(
         file,
         corpus=corpus,
@@ -180,10 +181,6 @@ def run(
     """
     from papermill.exceptions import PapermillException
 
-    from hepwb.paths import Layout
-    from hepwb.pipeline.report import render_report
-    from hepwb.sweep import run_sweep
-
     layout = Layout.default()
     try:
         if arxiv_ids or arxiv_query or inspire_query:
@@ -214,8 +211,6 @@ def run(
 
 
 def _acquire_for_run(layout: Any, ids: str, arxiv_query: str, inspire_query: str, max_results: int) -> Path:
-    from hepwb.acquisition.run import acquire_corpus
-    from hepwb.ids import short_hash
 
     source = "inspire" if inspire_query else "arxiv"
     query = inspire_query or arxiv_query

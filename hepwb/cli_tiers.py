@@ -9,7 +9,9 @@ import typer
 
 from hepwb import defaults
 from hepwb.cli_app import App, Corpus, app, parse_words
-from hepwb.tiers.config import TierConfig
+from hepwb.tiers.config import TierConfig, load_config
+from hepwb.tiers.query import hits_frame
+from hepwb.tiers.store import Tiers
 
 _F = TierConfig.model_fields
 
@@ -48,14 +50,12 @@ def _tiers(
     lt_table: Annotated[str | None, _opt("lt_table")] = None,
     hot_table: Annotated[str | None, _opt("hot_table")] = None,
 ) -> None:
-    from hepwb.tiers.config import load_config
 
     overrides = {k: v for k, v in locals().items() if k in _F}
     ctx.obj = (name, load_config(config, **overrides))
 
 
 def _open(ctx: typer.Context) -> Any:
-    from hepwb.tiers.store import Tiers
 
     name, cfg = ctx.obj
     return Tiers.open(name, config=cfg)
@@ -122,8 +122,6 @@ def search(
     ] = True,
 ) -> None:
     """Search both tiers in parallel; each hit says its tier, its matched entities and why."""
-    from hepwb.tiers.query import hits_frame
-
     hits = _open(ctx).search(question, k, which=parse_words(which), strict=strict, record=record)
     typer.echo(hits_frame(hits).drop(columns=["snippet"]).to_string(index=False))
 

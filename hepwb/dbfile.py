@@ -12,6 +12,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from hepwb.exceptions import CatalogBusyError
+
 __all__ = ["WAIT_S", "connect_waiting"]
 
 WAIT_S = 600.0
@@ -37,8 +39,6 @@ def connect_waiting(
     """
     import duckdb
     from tenacity import retry, retry_if_exception, stop_after_delay, wait_random_exponential
-
-    from hepwb.exceptions import CatalogBusyError
 
     logger = log or logging.getLogger("hepwb.catalog")
     told: list[bool] = []

@@ -18,6 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from hepwb import __version__
 from hepwb.types import JSONObject
 
 __all__ = [
@@ -100,8 +101,6 @@ def code_fingerprint(package: str) -> str:
         12
     """
     import importlib
-
-    from hepwb import __version__
 
     mod = importlib.import_module(f"hepwb.{package}")
     h = hashlib.sha256(__version__.encode())

@@ -7,7 +7,12 @@ names from here.
 
 from __future__ import annotations
 
-__all__ = ["LABELS", "human"]
+from collections.abc import Mapping
+from typing import Any
+
+from hepwb import defaults
+
+__all__ = ["LABELS", "config_label", "human"]
 
 LABELS = {
     "chunker": "chunker",
@@ -50,3 +55,24 @@ def human(column: str) -> str:
         ('found@5', 'something_else')
     """
     return LABELS.get(column, column)
+
+
+def config_label(row: Mapping[Any, Any]) -> str:
+    """A configuration in one line: chunker, chunk size, overlap, retriever (options), model if not default.
+
+    Example:
+        >>> config_label({"chunker": "hepilot", "chunk_size": 512, "chunk_overlap": 0.1, "retriever": "bm25",
+        ...               "embedding_model": "all-MiniLM-L6-v2"})
+        'hepilot · 512 tokens · overlap 0.1 · bm25'
+    """
+    parts = [str(row.get("chunker") or "")]
+    if row.get("chunk_size") is not None:
+        parts.append(f"{int(str(row['chunk_size']))} tokens")
+    parts += [f"overlap {row.get('chunk_overlap', '')}", str(row.get("retriever") or "")]
+    opts = row.get("retriever_options")
+    if isinstance(opts, str) and opts not in ("", "{}"):
+        parts.append(opts)
+    model = row.get("embedding_model")
+    if model is not None and str(model) != defaults.EMBEDDING_MODEL:
+        parts.append(str(model))
+    return " · ".join(p for p in parts if p)

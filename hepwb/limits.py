@@ -6,9 +6,9 @@ chunkers report for a value out of range.
 
 Example:
     >>> MIN_CHUNK_SIZE, MAX_CHUNK_SIZE, MAX_K, MAX_QUESTION_CHARS
-    (16, 32768, 1000, 4000)
-    >>> CHUNK_SIZE.problem(8)
-    'chunk_size is a whole number of tokens from 16 to 32768, got 8 (e.g. 512)'
+    (8, 32768, 1000, 4000)
+    >>> CHUNK_SIZE.problem(4)
+    'chunk_size is a whole number of tokens from 8 to 32768, got 4 (e.g. 512)'
     >>> CHUNK_OVERLAP.problem(0.25) is None
     True
 """
@@ -88,7 +88,7 @@ class Bound:
         return value
 
 
-MIN_CHUNK_SIZE = 16
+MIN_CHUNK_SIZE = 8
 """Smallest chunk size (tokens)."""
 
 MAX_CHUNK_SIZE = 32_768

@@ -12,6 +12,7 @@ import os
 from dataclasses import dataclass
 
 from hepwb.exceptions import RetrieverUnavailableError
+from hepwb.jsonpost import RetriesExhausted, post_json
 
 __all__ = ["LLMEndpoint"]
 
@@ -52,8 +53,6 @@ class LLMEndpoint:
     def chat(self, prompt: str, *, system: str = "", max_tokens: int = 512) -> str:
         """The assistant's reply to ``prompt`` (temperature 0)."""
         import httpx
-
-        from hepwb.jsonpost import RetriesExhausted, post_json
 
         messages = [{"role": "system", "content": system}] if system else []
         messages.append({"role": "user", "content": prompt})

@@ -18,6 +18,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from hepwb.exceptions import CatalogBusyError
+
 __all__ = ["WAIT_S", "building"]
 
 _log = logging.getLogger("hepwb.locks")
@@ -30,8 +32,6 @@ WAIT_S = 6 * 3600.0
 def building(lock_path: Path, what: str) -> Iterator[None]:
     """Hold the lock ``lock_path`` while building ``what``; wait (one log line) while another has it."""
     from filelock import FileLock, Timeout
-
-    from hepwb.exceptions import CatalogBusyError
 
     lock_path.parent.mkdir(parents=True, exist_ok=True)
     lock = FileLock(str(lock_path))

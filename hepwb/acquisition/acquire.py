@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from hepwb.acquisition.arxiv import ArxivRecord
-from hepwb.acquisition.http import PoliteClient
+from hepwb.acquisition.folder import corpus_files, load_sidecar
+from hepwb.acquisition.http import Download, PoliteClient, file_hashes
 from hepwb.exceptions import ProcessingError
 from hepwb.hepilot.log import ProcessingLog, utc_now
 from hepwb.ids import content_uuid
@@ -76,8 +77,6 @@ def discovered(records: Iterable[ArxivRecord], estimated_size: int = 1_000_000) 
 
 def discovered_local(folder: str | Path, max_results: int | None = None) -> list[JSONObject]:
     """Discovery entries for the PDFs of a local folder (metadata from its ``papers.json`` sidecar)."""
-    from hepwb.acquisition.folder import corpus_files, load_sidecar
-
     folder = Path(folder)
     side = load_sidecar(folder)
     stamp = utc_now()
@@ -274,8 +273,6 @@ def _copy_local(uri: str, dest: Path) -> Any:
     """Copy a ``file:`` URI like a download: via ``.part``, hashed, renamed when complete."""
     from urllib.parse import unquote, urlparse
 
-    from hepwb.acquisition.http import Download, file_hashes
-
     src = Path(unquote(urlparse(uri).path))
     if not src.is_file():
         msg = f"local file {src} not found"
@@ -314,8 +311,6 @@ def acquire(
         dest = out / "pdf" / f"{name}.pdf"
         old = before.get(doc_id)
         if old and old.get("validation_status") == "passed" and dest.is_file():
-            from hepwb.acquisition.http import file_hashes
-
             # HEPilot: verify SHA-256 *and* SHA-512 before trusting a file already on disk
             if file_hashes(dest) == (old["file_hash_sha256"], old.get("file_hash_sha512")):
                 results.append(old)

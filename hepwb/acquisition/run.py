@@ -21,9 +21,23 @@ from pathlib import Path
 from typing import Any
 
 from hepwb import defaults
+from hepwb.acquisition.acquire import (
+    acquire,
+    discovered,
+    discovered_inspire,
+    discovered_local,
+    discovery_output,
+    write_sidecar,
+)
+from hepwb.acquisition.arxiv import ArxivAPI, ArxivOAI
+from hepwb.acquisition.http import PoliteClient
+from hepwb.acquisition.inspire import InspireAPI
 from hepwb.exceptions import ConfigError, ProcessingError
 from hepwb.hepilot.log import ProcessingLog
-from hepwb.io import write_json
+from hepwb.hepilot.schemas import validate_record
+from hepwb.ids import config_hash
+from hepwb.io import read_json, write_json
+from hepwb.paths import shared_dir
 from hepwb.types import JSONObject
 
 __all__ = ["AcquireConfig", "AcquireResult", "acquire_corpus", "load_credentials"]
@@ -114,9 +128,6 @@ def load_credentials(
     path: str | Path, credential_id: str, schema_dir: str | Path | None = None
 ) -> dict[str, str]:
     """HTTP headers for credential ``credential_id`` of a ``credentials.json`` (validated; never logged)."""
-    from hepwb.hepilot.schemas import validate_record
-    from hepwb.io import read_json
-
     path = Path(path)
     if not path.is_file():
         msg = f"credentials file {path} not found; create it (git-ignored) or drop --credential-id"
@@ -144,10 +155,6 @@ def load_credentials(
 def _discover(cfg: AcquireConfig, client: Any, log: ProcessingLog) -> list[JSONObject]:
     from itertools import islice
 
-    from hepwb.acquisition.acquire import discovered, discovered_inspire
-    from hepwb.acquisition.arxiv import ArxivAPI, ArxivOAI
-    from hepwb.acquisition.inspire import InspireAPI
-
     if cfg.source == "arxiv":
         api = ArxivAPI(client, cfg.arxiv_url)
         records = list(api.iter_search(cfg.query, list(cfg.ids) or None, limit=cfg.max_results))
@@ -164,8 +171,6 @@ def _discover(cfg: AcquireConfig, client: Any, log: ProcessingLog) -> list[JSONO
                 r.versions = raw.versions
         return discovered(records)
     if cfg.source == "local":
-        from hepwb.acquisition.acquire import discovered_local
-
         return discovered_local(cfg.folder, cfg.max_results)
     if cfg.source == "oai":
         oai = ArxivOAI(client, cfg.oai_url)
@@ -185,10 +190,6 @@ def acquire_corpus(
     """Discover and acquire per ``cfg`` (or keyword parameters of :class:`AcquireConfig`)."""
     import dataclasses
 
-    from hepwb.acquisition.acquire import acquire, discovery_output, write_sidecar
-    from hepwb.acquisition.http import PoliteClient
-    from hepwb.ids import config_hash
-
     if cfg is None:
         names = {f.name for f in dataclasses.fields(AcquireConfig)}
         unknown = sorted(set(params) - names)
@@ -207,8 +208,6 @@ def acquire_corpus(
     log = log or ProcessingLog()
     headers = None
     if credentials and cfg.credential_id:
-        from hepwb.paths import shared_dir
-
         schemas = shared_dir() / defaults.SCHEMA_FOLDER
         headers = load_credentials(credentials, cfg.credential_id, schemas if schemas.is_dir() else None)
     with PoliteClient(min_interval_s=cfg.min_interval_s, headers=headers) as client:

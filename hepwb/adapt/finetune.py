@@ -17,14 +17,17 @@ import random
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from hepwb.adapt.pairs import Pair, pairs_sha256
+from hepwb.deps import extra
+from hepwb.exceptions import ConfigError
+from hepwb.io import atomic_write_text, write_json
+from hepwb.models.tokenizers import resolve_model_path
+from hepwb.pipeline.cell import environment
 from hepwb.types import JSONObject
-
-if TYPE_CHECKING:
-    from hepwb.adapt.pairs import Pair
 
 __all__ = ["AdaptSettings", "ModelCard", "adapt_embedder", "hard_negatives", "heldout_scores"]
 
@@ -63,8 +66,6 @@ class ModelCard:
 
     def save(self) -> None:
         """Write ``model_card.json`` and ``README.md`` into the model folder."""
-        from hepwb.io import atomic_write_text, write_json
-
         folder = Path(self.path)
         write_json(folder / "model_card.json", asdict(self))
         rows = "\n".join(
@@ -98,7 +99,8 @@ def hard_negatives(pairs: list[Pair]) -> list[str]:
     A candidate is skipped when it contains the query or overlaps the pair's own passage (the same
     paragraph reached by another pair kind): those would teach the model that the answer is wrong.
     """
-    from sklearn.feature_extraction.text import TfidfVectorizer
+    with extra("adapt", "hepwb adapt"):
+        from sklearn.feature_extraction.text import TfidfVectorizer
 
     by_paper: dict[str, list[int]] = {}
     for i, p in enumerate(pairs):
@@ -151,18 +153,15 @@ def adapt_embedder(
 ) -> ModelCard:
     """Fine-tune ``base_model`` on ``pairs`` into ``out_dir`` (see the module docstring)."""
     import torch
-    from datasets import Dataset
+
+    with extra("adapt", "hepwb adapt"):
+        from datasets import Dataset
     from sentence_transformers import SentenceTransformer, SentenceTransformerTrainer
     from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
     from sentence_transformers.sentence_transformer.training_args import (
         BatchSamplers,
         SentenceTransformerTrainingArguments,
     )
-
-    from hepwb.adapt.pairs import pairs_sha256
-    from hepwb.exceptions import ConfigError
-    from hepwb.models.tokenizers import resolve_model_path
-    from hepwb.pipeline.cell import environment
 
     s = settings or AdaptSettings()
     if len(pairs) < 10:

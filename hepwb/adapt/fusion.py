@@ -17,18 +17,22 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 import numpy as np
 
+from hepwb.deps import extra
+from hepwb.evaluation.levels import relevant_chunks
 from hepwb.exceptions import ConfigError
+from hepwb.models.embedder import Embedder
+from hepwb.pipeline.chunksets import ChunkSet
+from hepwb.pipeline.config import ExperimentConfig
+from hepwb.pipeline.scoring import score
+from hepwb.pipeline.stages import EvalInputs
+from hepwb.retrieval.hybrid import HybridRetriever
 from hepwb.retrieval.options import Read
-from hepwb.types import JSONObject
-
-if TYPE_CHECKING:
-    from hepwb.models.embedder import Embedder
-    from hepwb.pipeline.chunksets import ChunkSet
-    from hepwb.pipeline.stages import EvalInputs
+from hepwb.retrieval.rerankers import weighted_rrf
+from hepwb.types import Hit, JSONObject
 
 __all__ = ["METHODS", "FusionFit", "fit_fusion", "paper_of"]
 
@@ -81,7 +85,6 @@ def _legs(
     table: Any, embedder: Embedder, questions: Sequence[Any], reads: Sequence[Read], opts: JSONObject
 ) -> dict[str, list[tuple[Any, Any]]]:
     """Per dense reading, both branches of every question (the lexical one is run once for all readings)."""
-    from hepwb.retrieval.hybrid import HybridRetriever
 
     def retriever(read: Read) -> HybridRetriever:
         return HybridRetriever(table, embedder, fetch=opts["fetch"], dense_read=read, top_m=opts["top_m"],
@@ -99,12 +102,10 @@ def _ranking(legs: tuple[Any, Any], method: str, weight: float, n: int) -> list[
     from lancedb.query import LanceHybridQueryBuilder
     from lancedb.rerankers import LinearCombinationReranker
 
-    from hepwb.retrieval.rerankers import WeightedRRFReranker
-
     vec, fts = legs
     if fts is None:  # no lexical terms: the dense branch alone
         return list(vec.column("chunk_id").to_pylist())[:n]
-    reranker = (WeightedRRFReranker(vector_weight=weight) if method == "rrf"
+    reranker = (weighted_rrf(vector_weight=weight) if method == "rrf"
                 else LinearCombinationReranker(weight=weight))  # fmt: skip
     fused = LanceHybridQueryBuilder._combine_hybrid_results(
         fts_results=fts, vector_results=vec, norm="score", fts_query="", reranker=reranker, limit=n,
@@ -134,11 +135,8 @@ def fit_fusion(
     k: int = 10,
 ) -> FusionFit:
     """Choose the fusion by cross-validation grouped by paper (see the module docstring)."""
-    from sklearn.model_selection import GroupKFold
-
-    from hepwb.evaluation.levels import relevant_chunks
-    from hepwb.pipeline.experiment import ExperimentConfig
-    from hepwb.pipeline.scoring import score
+    with extra("adapt", "fit-fusion"):
+        from sklearn.model_selection import GroupKFold
 
     questions = [q for q in inputs.questions if any(loc.qid == q.qid for loc in inputs.located)]
     groups = [paper_of(q) for q in questions]
@@ -205,7 +203,6 @@ def fit_fusion(
 
 
 def _hits(ids: list[str], by_id: JSONObject, cs: ChunkSet) -> list[Any]:
-    from hepwb.types import Hit
 
     out = []
     for rank, cid in enumerate(ids, 1):

@@ -17,13 +17,10 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from hepwb.adapt.pairs import Pair, cut, paragraphs
-
-if TYPE_CHECKING:
-    from hepwb.llm import LLMEndpoint
-    from hepwb.types import Document
+from hepwb.llm import LLMEndpoint
+from hepwb.types import Document
 
 __all__ = ["PROMPT", "first_question", "generated_pairs"]
 

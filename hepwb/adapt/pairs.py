@@ -33,12 +33,12 @@ import random
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+from hepwb.chunking.sentences import sentence_spans
+from hepwb.deps import extra
+from hepwb.ids import canonical_json, text_sha256
 from hepwb.index.lexicon import ACRONYM, long_form
-
-if TYPE_CHECKING:
-    from hepwb.types import Document
+from hepwb.types import Document
 
 __all__ = ["KINDS", "Pair", "corpus_pairs", "cut", "pairs_sha256", "paragraphs"]
 
@@ -79,7 +79,6 @@ def paragraphs(doc: Document) -> list[tuple[int, str]]:
 
 
 def _sentences(text: str) -> list[str]:
-    from hepwb.chunking.sentences import sentence_spans
 
     return [text[a:b].strip() for a, b in sentence_spans(text)]
 
@@ -116,7 +115,8 @@ def _caption_pairs(doc: Document, paras: list[tuple[int, str]]) -> list[Pair]:
 def _abstract_pairs(doc: Document, paras: list[tuple[int, str]]) -> list[Pair]:
     if len(paras) < 3:
         return []
-    from sklearn.feature_extraction.text import TfidfVectorizer
+    with extra("adapt", "training pairs"):
+        from sklearn.feature_extraction.text import TfidfVectorizer
 
     abstract, body = paras[0][1], [t for _, t in paras[1:]]
     sents = [s for s in _sentences(abstract) if len(s.split()) >= 8]
@@ -191,6 +191,4 @@ def corpus_pairs(
 
 def pairs_sha256(pairs: Sequence[Pair]) -> str:
     """SHA-256 of the pairs (recorded in the model card)."""
-    from hepwb.ids import canonical_json, text_sha256
-
     return text_sha256(canonical_json([[p.kind, p.query, p.passage, p.label] for p in pairs]))

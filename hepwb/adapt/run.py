@@ -7,13 +7,24 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from hepwb import defaults
+from hepwb.adapt.finetune import AdaptSettings, ModelCard, adapt_embedder
+from hepwb.adapt.fusion import FusionFit, fit_fusion
+from hepwb.adapt.generated import generated_pairs
+from hepwb.adapt.pairs import corpus_pairs
+from hepwb.env import configure_runtime
+from hepwb.exceptions import ConfigError, RetrieverUnavailableError
+from hepwb.index import get_embedder
+from hepwb.io import write_json
+from hepwb.llm import LLMEndpoint
 from hepwb.paths import Layout
+from hepwb.pipeline.config import ExperimentConfig
+from hepwb.pipeline.corpus import ingest
+from hepwb.pipeline.experiment import run_experiment
+from hepwb.pipeline.stages import chunk_stage, index_stage, load_inputs
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from hepwb.adapt.finetune import AdaptSettings, ModelCard
-    from hepwb.adapt.fusion import FusionFit
 
 __all__ = ["adapt_corpus", "compare_embedders", "fit_fusion_for"]
 
@@ -36,12 +47,6 @@ def adapt_corpus(
     ``llm_questions``: LLM pseudo-questions per paper (:mod:`hepwb.adapt.generated`); ``None``: 8 when an
     endpoint is configured (``HEPWB_LLM_URL``, ``HEPWB_LLM_MODEL``), else none; 0: none.
     """
-    from hepwb.adapt.finetune import adapt_embedder
-    from hepwb.adapt.pairs import corpus_pairs
-    from hepwb.env import configure_runtime
-    from hepwb.exceptions import ConfigError
-    from hepwb.pipeline.corpus import ingest
-
     configure_runtime(offline=None)
     if not name or "/" in name or name.startswith("."):
         msg = f"model name {name!r}: a plain folder name such as 'hep-minilm' (saved under data/models/)"
@@ -54,8 +59,6 @@ def adapt_corpus(
     pairs = corpus_pairs(docs, max_pairs=max_pairs, seed=seed)
     llm = _endpoint(llm_questions)
     if llm is not None:
-        from hepwb.adapt.generated import generated_pairs
-
         pairs += generated_pairs(docs, llm, per_doc=llm_questions or 8, seed=seed)
     out = layout.data / "models" / name
     return adapt_embedder(pairs, base_model, out, name=name, settings=settings, progress=progress)
@@ -63,9 +66,6 @@ def adapt_corpus(
 
 def _endpoint(llm_questions: int | None) -> Any:
     """The LLM endpoint for pseudo-questions, or ``None`` (not asked for, or none configured)."""
-    from hepwb.exceptions import RetrieverUnavailableError
-    from hepwb.llm import LLMEndpoint
-
     if llm_questions == 0:
         return None
     try:
@@ -92,13 +92,6 @@ def fit_fusion_for(
 
     The fit is written to ``data/models/fusion/<name>.json`` for the ``fusion`` retriever.
     """
-    from hepwb.adapt.fusion import fit_fusion
-    from hepwb.env import configure_runtime
-    from hepwb.index import get_embedder
-    from hepwb.io import write_json
-    from hepwb.pipeline.experiment import ExperimentConfig
-    from hepwb.pipeline.stages import chunk_stage, index_stage, load_inputs
-
     configure_runtime(offline=None)
     layout = layout or Layout.default()
     cfg = ExperimentConfig.from_params(**config)
@@ -130,9 +123,6 @@ def compare_embedders(
     ``ExperimentConfig`` fields (corpus, questions, max_docs, chunk_size …).
     """
     import pandas as pd
-
-    from hepwb.pipeline import ExperimentConfig, run_experiment
-    from hepwb.pipeline.stages import load_inputs
 
     layout = layout or Layout.default()
     rows, inputs = [], None

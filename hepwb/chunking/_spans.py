@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from hepwb.ids import content_uuid, text_sha256
+from hepwb.models.tokenizers import Tokenizer
 from hepwb.processing.figures import caption_label
 from hepwb.types import Block, Chunk, Document
-
-if TYPE_CHECKING:
-    from hepwb.models.tokenizers import Tokenizer
 
 __all__ = ["ChunkSpan", "TokenIndex", "finalize"]
 

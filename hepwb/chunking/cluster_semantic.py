@@ -36,6 +36,7 @@ from hepwb.chunking._packing import SizedChunker, add_overlap, block_units, pack
 from hepwb.chunking._spans import ChunkSpan, TokenIndex, finalize
 from hepwb.chunking.base import config_key, register_chunker
 from hepwb.exceptions import ConfigError
+from hepwb.models.embedder import get_embedder
 from hepwb.models.tokenizers import get_tokenizer
 from hepwb.types import Chunk, Document, JSONObject
 
@@ -128,8 +129,6 @@ class ClusterSemanticChunker(SizedChunker):
 
     def chunk(self, doc: Document) -> list[Chunk]:
         """Group ``doc``'s pieces into the most coherent chunks."""
-        from hepwb.models.embedder import get_embedder
-
         tokens = TokenIndex(doc.markdown, get_tokenizer(self.tokenizer))
         piece_budget = max(1, min(self.piece_size, self.budget))
         pieces = pack(block_units(doc, tokens, piece_budget, sentences=True), tokens, piece_budget)

@@ -17,6 +17,7 @@ from hepwb.chunking._packing import SizedChunker, Unit, add_overlap, block_units
 from hepwb.chunking._spans import TokenIndex, finalize
 from hepwb.chunking.base import config_key, register_chunker
 from hepwb.exceptions import ConfigError
+from hepwb.models.embedder import get_embedder
 from hepwb.models.tokenizers import get_tokenizer
 from hepwb.types import Chunk, Document, JSONObject
 
@@ -63,8 +64,6 @@ class SemanticChunker(SizedChunker):
 
     def _breaks(self, doc: Document, units: list[Unit]) -> set[int]:
         """Indices ``i`` of text units after which a semantic breakpoint falls."""
-        from hepwb.models.embedder import get_embedder
-
         text_idx = [i for i, u in enumerate(units) if u.kind == "text"]
         if len(text_idx) < 3:
             return set()

@@ -23,15 +23,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
 
 from hepwb import defaults
+from hepwb.evaluation.matching import KeyIndex, Located, is_relevant
 from hepwb.evaluation.rank import rank_scores
 from hepwb.evaluation.spans import precision_omega, union
-
-if TYPE_CHECKING:
-    from hepwb.evaluation.matching import KeyIndex, Located
-    from hepwb.types import Chunk, Hit
+from hepwb.types import Chunk, Hit
 
 __all__ = ["chunk_level", "document_level", "level_columns", "relevant_chunks", "span_level"]
 
@@ -87,9 +84,6 @@ def relevant_chunks(
     min_coverage: float = defaults.MIN_COVERAGE,
 ) -> dict[str, set[str]]:
     """``{qid: ids of the chunks relevant to one of its located quotes}``."""
-    from hepwb.evaluation.matching import is_relevant
-    from hepwb.types import Hit
-
     by_doc: dict[str, list[Chunk]] = defaultdict(list)
     for c in chunks:
         by_doc[c.document_id].append(c)

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from hepwb import defaults
+from hepwb.evaluation.levels import chunk_level, document_level, level_columns, relevant_chunks, span_level
 from hepwb.evaluation.matching import KeyIndex, Located, is_relevant
 from hepwb.evaluation.questions import Question
 from hepwb.evaluation.rank import rank_scores
@@ -196,8 +197,6 @@ def evaluate(
     per_question["first_relevant_rank"] = per_question["first_relevant_rank"].astype("Int64")
     relevant: dict[str, set[str]] = {}
     if chunks is not None:
-        from hepwb.evaluation.levels import relevant_chunks
-
         relevant = relevant_chunks(
             [loc for loc in located if loc.qid in by_qid], chunks, keyindexes, min_coverage
         )
@@ -230,8 +229,6 @@ def _levels(
     by_qid: Mapping[str, list[Located]],
 ) -> pd.DataFrame:
     """Chunk-, document- and span-level metrics of the evaluable questions, one row per qid."""
-    from hepwb.evaluation.levels import chunk_level, document_level, level_columns, span_level
-
     span_k = 5 if 5 in ks else max(ks)
     mine = [loc for loc in located if loc.qid in by_qid]
     evaluable = {q: results[q] for q in by_qid}

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from hepwb.exceptions import ConfigError
+from hepwb.limits import MAX_QUESTION_CHARS, MAX_QUESTION_FILE_BYTES
 from hepwb.types import JSONObject
 
 __all__ = ["Evidence", "Question", "load_questions"]
@@ -230,8 +231,6 @@ def load_questions(path: str | Path) -> list[Question]:
 
 def _check_readable(path: Path) -> None:
     """A bounded, UTF-8 file, or an error naming the size or the line of the first bad byte."""
-    from hepwb.limits import MAX_QUESTION_FILE_BYTES
-
     size = path.stat().st_size
     if size > MAX_QUESTION_FILE_BYTES:
         cap = MAX_QUESTION_FILE_BYTES // 10**6
@@ -250,7 +249,6 @@ def _check_readable(path: Path) -> None:
 
 
 def _bounded(question: str, where: str) -> str:
-    from hepwb.limits import MAX_QUESTION_CHARS
 
     if len(question) > MAX_QUESTION_CHARS:
         msg = (

@@ -31,15 +31,16 @@ from typing import TYPE_CHECKING, Any
 
 from hepwb import defaults
 from hepwb.aio import run_isolated
-from hepwb.types import JSONObject
+from hepwb.deps import extra
+from hepwb.evaluation.matching import Located
+from hepwb.evaluation.questions import Question
+from hepwb.llm import LLMEndpoint
+from hepwb.models.tokenizers import resolve_model_path
+from hepwb.types import Document, Hit, JSONObject
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from hepwb.evaluation.matching import Located
-    from hepwb.evaluation.questions import Question
-    from hepwb.llm import LLMEndpoint
-    from hepwb.types import Document, Hit
 
 __all__ = ["LLM_METRICS", "OFFLINE_METRICS", "llm_scores", "offline_scores", "ragas_samples"]
 
@@ -95,10 +96,14 @@ def offline_scores(samples: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
     import pandas as pd
 
     _quiet()
-    from ragas.dataset_schema import SingleTurnSample
-    from ragas.metrics._context_precision import IDBasedContextPrecision, NonLLMContextPrecisionWithReference
-    from ragas.metrics._context_recall import IDBasedContextRecall, NonLLMContextRecall
-    from ragas.metrics._string import StringPresence
+    with extra("ragas", "ragas metrics"):
+        from ragas.dataset_schema import SingleTurnSample
+        from ragas.metrics._context_precision import (
+            IDBasedContextPrecision,
+            NonLLMContextPrecisionWithReference,
+        )
+        from ragas.metrics._context_recall import IDBasedContextRecall, NonLLMContextRecall
+        from ragas.metrics._string import StringPresence
 
     metrics = {
         "id_context_precision": IDBasedContextPrecision(),
@@ -130,12 +135,11 @@ def offline_scores(samples: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
 async def _llm_rows(
     samples: Mapping[str, Mapping[str, Any]], endpoint: LLMEndpoint, embedding_model: str
 ) -> JSONObject:
-    from openai import AsyncOpenAI
-    from ragas.embeddings import HuggingFaceEmbeddings
-    from ragas.llms import llm_factory
-    from ragas.metrics.collections import AnswerRelevancy, ContextPrecision, ContextRecall, Faithfulness
-
-    from hepwb.models.tokenizers import resolve_model_path
+    with extra("ragas", "ragas metrics"):
+        from openai import AsyncOpenAI
+        from ragas.embeddings import HuggingFaceEmbeddings
+        from ragas.llms import llm_factory
+        from ragas.metrics.collections import AnswerRelevancy, ContextPrecision, ContextRecall, Faithfulness
 
     client = AsyncOpenAI(
         base_url=endpoint.url, api_key=endpoint.api_key or "not-needed", max_retries=endpoint.attempts

@@ -36,16 +36,16 @@ import re
 import warnings
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from hepwb import defaults
 from hepwb.aio import off_loop
+from hepwb.deps import extra
+from hepwb.env import seed_tiktoken_cache
 from hepwb.evaluation.questions import Evidence, Question
 from hepwb.io import atomic_write_text
-
-if TYPE_CHECKING:
-    from hepwb.llm import LLMEndpoint
-    from hepwb.types import Document
+from hepwb.llm import LLMEndpoint
+from hepwb.models.tokenizers import resolve_model_path
+from hepwb.types import Document
 
 __all__ = ["ragas_questions", "save_questions", "structural_questions"]
 
@@ -154,7 +154,8 @@ def save_questions(questions: Sequence[Question], path: str | Path) -> Path:
 
 def _offline_ragas_tokenizer() -> None:
     """Ragas' default tokenizer is tiktoken's o200k, a download; use the offline cl100k instead."""
-    import ragas.tokenizers as rt
+    with extra("ragas", "ragas' test-set generator"):
+        import ragas.tokenizers as rt
     import tiktoken
 
     if rt._default_tokenizer is None:
@@ -170,14 +171,12 @@ def ragas_questions(documents: Sequence[Document], endpoint: LLMEndpoint, size: 
 
     Evidence quotes are ragas' reference contexts, attributed to the document they come from.
     """
-    from langchain_core.documents import Document as LCDocument
-    from openai import OpenAI
-    from ragas.embeddings import HuggingFaceEmbeddings
-    from ragas.llms import llm_factory
-    from ragas.testset import Testset, TestsetGenerator
-
-    from hepwb.env import seed_tiktoken_cache
-    from hepwb.models.tokenizers import resolve_model_path
+    with extra("ragas", "ragas' test-set generator"):
+        from langchain_core.documents import Document as LCDocument
+        from openai import OpenAI
+        from ragas.embeddings import HuggingFaceEmbeddings
+        from ragas.llms import llm_factory
+        from ragas.testset import Testset, TestsetGenerator
 
     seed_tiktoken_cache()
     _offline_ragas_tokenizer()

@@ -20,6 +20,7 @@ import re
 import shutil
 from pathlib import Path
 
+from hepwb import __version__
 from hepwb.hepilot.log import utc_now
 from hepwb.hepilot.models import (
     Catalog,
@@ -51,7 +52,6 @@ _INLINE = re.compile(r"(?<![\\$])\$(?!\$)[^$\n]+?(?<!\\)\$")
 
 
 def _version() -> str:
-    from hepwb import __version__
 
     return __version__
 

@@ -20,6 +20,10 @@ from typing import Any
 
 import numpy as np
 
+from hepwb.index.lance import connect, drop_unfinished, table_lock, table_names
+from hepwb.models.embedder import model_slug
+from hepwb.models.tokenizers import model_identity
+
 __all__ = ["EmbeddingCache"]
 
 _BATCH = 4000  # keys per filtered lookup
@@ -34,15 +38,11 @@ class EmbeddingCache:
     """Vectors of one model by text hash, in the LanceDB database at ``db_path``."""
 
     def __init__(self, db_path: str | Path, model: str) -> None:
-        from hepwb.index.lance import connect
-        from hepwb.models.embedder import model_slug
-        from hepwb.models.tokenizers import model_identity
 
         self.db = connect(db_path)
         self.name = f"embcache__{model_slug(model_identity(model))}"
 
     def _table(self) -> Any | None:
-        from hepwb.index.lance import table_names
 
         if self.name not in table_names(self.db):
             return None
@@ -97,8 +97,6 @@ class EmbeddingCache:
         )
         tbl = self._table()
         if tbl is None:
-            from hepwb.index.lance import drop_unfinished, table_lock, table_names
-
             with table_lock(str(self.db.uri), self.name, f"the {self.name} table"):
                 if self.name in table_names(self.db) and not drop_unfinished(self.db, self.name):
                     self.db.open_table(self.name).add(data)  # created meanwhile by another process

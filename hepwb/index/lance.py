@@ -12,6 +12,8 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
+from hepwb.locks import building
+
 __all__ = ["chunkset_of", "connect", "drop_unfinished", "replace_table", "table_lock", "table_names"]
 
 _log = logging.getLogger("hepwb.index")
@@ -70,6 +72,4 @@ def table_names(db: Any) -> set[str]:
 
 def table_lock(db_path: str | Path, name: str, what: str) -> AbstractContextManager[None]:
     """The build lock of table ``name`` in the LanceDB folder ``db_path`` (:func:`hepwb.locks.building`)."""
-    from hepwb.locks import building
-
     return building(Path(db_path) / "_locks" / f"{name}.lock", what)

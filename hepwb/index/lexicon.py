@@ -22,6 +22,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from hepwb.io import read_json, write_json
+
 __all__ = ["ACRONYM", "acronyms_of", "expand_acronyms", "load_lexicon", "long_form", "save_lexicon"]
 
 ACRONYM = re.compile(r"((?:[A-Za-z][\w\-]*\s+){1,8}?[A-Za-z][\w\-]*)\s+\(([A-Z][A-Za-z0-9]{1,9})\)")
@@ -67,14 +69,10 @@ def expand_acronyms(query: str, lexicon: Mapping[str, str]) -> str:
 
 def save_lexicon(db_path: str | Path, chunkset_id: str, lexicon: Mapping[str, str]) -> None:
     """Write the lexicon of a chunk set beside its tables."""
-    from hepwb.io import write_json
-
     write_json(Path(db_path) / "_lexicon" / f"{chunkset_id}.json", dict(lexicon))
 
 
 def load_lexicon(db_path: str | Path, chunkset_id: str) -> dict[str, str]:
     """The lexicon of a chunk set (empty when none was built)."""
-    from hepwb.io import read_json
-
     path = Path(db_path) / "_lexicon" / f"{chunkset_id}.json"
     return dict(read_json(path)) if path.is_file() else {}

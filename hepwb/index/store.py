@@ -19,16 +19,23 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hepwb.ids import text_sha256
+from hepwb.env import release_memory
+from hepwb.exceptions import CorpusNotFoundError
+from hepwb.ids import code_fingerprint, short_hash, text_sha256
+from hepwb.index.cache import EmbeddingCache
 from hepwb.index.lance import connect, replace_table, table_lock, table_names
+from hepwb.index.lexicon import acronyms_of, save_lexicon
+from hepwb.index.windows import build_window_tables, windows_complete, windows_key
 from hepwb.io import read_json, write_json
+from hepwb.models.analyzer import search_terms
 from hepwb.models.embedder import Embedder, model_slug
+from hepwb.models.tokenizers import model_identity
+from hepwb.ner.source import EntitySource, LocalNER, ner_source
+from hepwb.types import Chunk, Document
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from hepwb.ner.source import EntitySource
-    from hepwb.types import Chunk, Document
 
 __all__ = [
     "ANN_EF",
@@ -52,8 +59,6 @@ ANN_EF = 300
 
 def table_name(chunkset_id: str, model: str) -> str:
     """Name of the table holding ``chunkset_id`` embedded with ``model``."""
-    from hepwb.models.tokenizers import model_identity
-
     return f"{chunkset_id}__{model_slug(model_identity(model))}"
 
 
@@ -68,7 +73,6 @@ class ChunkStore:
         progress: bool = True,
         ner: EntitySource | None = None,
     ) -> None:
-        from hepwb.ner.source import ner_source
 
         self.db_path = Path(db_path)
         self.embedder = embedder
@@ -80,14 +84,10 @@ class ChunkStore:
     @property
     def cache_name(self) -> str:
         """Name of the embedding-cache table for this model."""
-        from hepwb.models.tokenizers import model_identity
-
         return f"embcache__{model_slug(model_identity(self.embedder.model))}"
 
     def embed_cached(self, texts: list[str], *, progress: bool | None = None) -> np.ndarray:
         """Vectors for ``texts``, embedding only the unique texts not yet in the cache."""
-        from hepwb.index.cache import EmbeddingCache
-
         cache = EmbeddingCache(self.db_path, self.embedder.model)
         keys = [text_sha256(t) for t in texts]
         known = cache.lookup(keys)
@@ -99,7 +99,6 @@ class ChunkStore:
             new = dict(zip(todo, vecs, strict=True))
             cache.add(new)
             known.update(new)
-            from hepwb.env import release_memory
 
             release_memory()  # the model's activations, before LanceDB builds the table
         return np.stack([known[k] for k in keys]) if keys else np.zeros((0, self.embedder.dim), np.float32)
@@ -127,7 +126,6 @@ class ChunkStore:
         chunks: list[Chunk],
         docs: dict[str, Document],
     ) -> Any:
-        from hepwb.index.lexicon import acronyms_of, save_lexicon
 
         vecs = self.embed_cached([c.text for c in chunks])
         before = self.ner.failed_soft
@@ -151,8 +149,6 @@ class ChunkStore:
 
     def windows(self, chunkset_id: str, chunks: list[Chunk]) -> None:
         """Build the window tables of ``chunkset_id`` (:mod:`hepwb.index.windows`) unless complete."""
-        from hepwb.index.windows import build_window_tables, windows_complete, windows_key
-
         name = table_name(chunkset_id, self.embedder.model)
         key = windows_key(chunkset_id, self.embedder.model)
         if windows_complete(self.db_path, name, key):
@@ -173,10 +169,6 @@ def index_key(chunkset_id: str, model: str, ner_model: str | None = None) -> str
     It also changes with the index code. ``ner_model`` defaults to the active source's
     (:func:`~hepwb.ner.source.ner_source`).
     """
-    from hepwb.ids import code_fingerprint, short_hash
-    from hepwb.models.tokenizers import model_identity
-    from hepwb.ner.source import ner_source
-
     model = model_identity(model)
     ner = ner_model or ner_source().model
     return short_hash(
@@ -203,8 +195,6 @@ def index_complete(db_path: str | Path, name: str, key: str) -> bool:
 
 def open_chunk_table(db_path: str | Path, chunkset_id: str, model: str) -> Any:
     """Open the existing table of ``chunkset_id`` embedded with ``model``, or say how to build it."""
-    from hepwb.exceptions import CorpusNotFoundError
-
     db = connect(db_path)
     name = table_name(chunkset_id, model)
     if name not in table_names(db):
@@ -253,11 +243,7 @@ def chunk_arrow(
     """
     import pyarrow as pa
 
-    from hepwb.models.analyzer import search_terms
-
     if entities is None:
-        from hepwb.ner.source import LocalNER
-
         entities = LocalNER().batch([c.text for c in chunks])
     dim = vecs.shape[1] if vecs.size else 0
 

@@ -17,13 +17,16 @@ Example:
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from hepwb.models.embedder import Embedder
-    from hepwb.types import Chunk
+from hepwb.ids import code_fingerprint, short_hash
+from hepwb.index.lance import chunkset_of, replace_table
+from hepwb.io import read_json, write_json
+from hepwb.models.embedder import Embedder
+from hepwb.models.tokenizers import get_tokenizer, model_identity
+from hepwb.types import Chunk
 
 __all__ = [
     "WINDOW_OVERLAP",
@@ -40,8 +43,6 @@ WINDOW_OVERLAP = 64
 
 def window_size(model: str) -> int:
     """Content tokens the model reads: its ``max_seq_length`` minus ``[CLS]`` and ``[SEP]``."""
-    from hepwb.models.tokenizers import get_tokenizer
-
     limit = getattr(get_tokenizer(model), "max_seq_length", 256)
     return max(int(limit) - 2, 8)
 
@@ -50,8 +51,6 @@ def windows_of(
     text: str, tokenizer: str, *, size: int, overlap: int = WINDOW_OVERLAP
 ) -> list[tuple[int, int]]:
     """Character spans of the overlapping windows of ``size`` tokens covering ``text``."""
-    from hepwb.models.tokenizers import get_tokenizer
-
     spans = get_tokenizer(tokenizer).spans(text)
     n = len(spans)
     if n <= size:
@@ -69,9 +68,6 @@ def windows_of(
 
 def windows_key(chunkset_id: str, model: str) -> str:
     """Key of the window tables of ``chunkset_id`` × ``model`` (their cut and the index code)."""
-    from hepwb.ids import code_fingerprint, short_hash
-    from hepwb.models.tokenizers import model_identity
-
     cut = {"size": window_size(model), "overlap": WINDOW_OVERLAP}
     return short_hash(
         {
@@ -89,8 +85,6 @@ def _marker(db_path: str | Path, name: str) -> Path:
 
 def windows_complete(db_path: str | Path, name: str, key: str) -> bool:
     """Whether the window tables of chunk table ``name`` were built completely with key ``key``."""
-    from hepwb.io import read_json
-
     marker = _marker(db_path, name)
     return marker.is_file() and read_json(marker).get("windows_key") == key
 
@@ -107,9 +101,6 @@ def window_texts(chunks: list[Chunk], model: str) -> list[list[tuple[int, int, s
 def build_window_tables(db: Any, name: str, chunks: list[Chunk], store: Any, embedder: Embedder) -> None:
     """Embed every window of ``chunks`` (through the cache); write ``name__windows`` and ``name__wmean``."""
     import pyarrow as pa
-
-    from hepwb.index.lance import chunkset_of, replace_table
-    from hepwb.io import write_json
 
     wins = window_texts(chunks, embedder.model)
     flat = [w for ws in wins for w in ws]

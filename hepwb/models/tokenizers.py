@@ -22,6 +22,7 @@ import numpy as np
 
 from hepwb import defaults
 from hepwb.exceptions import DependencyError
+from hepwb.paths import Layout
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -65,8 +66,6 @@ def resolve_model_path(name: str) -> str:
             return name
         return str(get_model_path())
     if name and "/" not in name and not name.startswith("."):
-        from hepwb.paths import Layout
-
         adapted = Layout.default().data / "models" / name
         if (adapted / "config.json").is_file():
             return str(adapted)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hepwb.exceptions import HepwbError
+from hepwb.jsonpost import RetriesExhausted, post_json
 from hepwb.types import JSONObject
 
 __all__ = ["NERClient", "NERUnavailableError"]
@@ -96,8 +97,6 @@ class NERClient:
 
     def _post(self, body: JSONObject) -> Any:
         import httpx
-
-        from hepwb.jsonpost import RetriesExhausted, post_json
 
         try:
             r = post_json(self.url.rstrip("/") + "/ner", body, timeout=self.timeout, attempts=self.attempts,

@@ -18,12 +18,11 @@ from __future__ import annotations
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from hepwb.ids import text_sha256
+from hepwb.models.entities import EntityExtractor
 from hepwb.types import JSONObject
-
-if TYPE_CHECKING:
-    from hepwb.models.entities import EntityExtractor
 
 __all__ = ["NERService", "model_name"]
 
@@ -33,8 +32,6 @@ _MAX_BODY = 16 * 1024 * 1024
 def model_name() -> str:
     """The name of the default model: the HEP dictionary and rules, with the dictionary's hash."""
     from importlib.resources import files
-
-    from hepwb.ids import text_sha256
 
     data = files("hepwb.models").joinpath("hep_entities.yaml").read_text(encoding="utf-8")
     return f"hepwb-hep-dictionary@{text_sha256(data)[:12]}"
@@ -52,7 +49,6 @@ class NERService:
     def __init__(
         self, extractor: EntityExtractor | None = None, host: str = "127.0.0.1", port: int = 0
     ) -> None:
-        from hepwb.models.entities import EntityExtractor
 
         self.extractor = extractor or EntityExtractor.default()
         self.model = model_name() if extractor is None else type(extractor).__name__

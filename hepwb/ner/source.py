@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from hepwb.models.entities import EntityExtractor
+from hepwb.models.entities import EntityExtractor
+from hepwb.ner.client import NERClient
+from hepwb.ner.service import model_name
 
 __all__ = ["EntitySource", "LocalNER", "ner_source"]
 
@@ -52,14 +53,10 @@ class LocalNER:
     @property
     def model(self) -> str:
         """``hepwb-hep-dictionary@<hash>`` (as the service reports it)."""
-        from hepwb.ner.service import model_name
-
         return model_name()
 
     def batch(self, texts: list[str]) -> list[list[str]]:
         """Entities of every text."""
-        from hepwb.models.entities import EntityExtractor
-
         if self.extractor is None:
             self.extractor = EntityExtractor.default()
         return [self.extractor.entities(t) for t in texts]
@@ -71,8 +68,6 @@ def ner_source(url: str | None = None, *, fail_soft: bool | None = None) -> Enti
     ``fail_soft`` (default ``$HEPWB_NER_FAIL_SOFT``) indexes with empty entities, logged, when the service
     fails; otherwise a failing service stops ingest with an error naming the fix.
     """
-    from hepwb.ner.client import NERClient
-
     url = os.environ.get("HEPWB_NER_URL", "") if url is None else url
     if not url:
         return LocalNER()

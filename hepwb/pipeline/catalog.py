@@ -20,15 +20,20 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hepwb.dbfile import connect_waiting
+from hepwb.evaluation import load_questions
+from hepwb.index.lance import connect, table_names
 from hepwb.io import read_json
 from hepwb.pipeline.catalog_links import record_links
 from hepwb.pipeline.catalog_sweeps import SweepCatalogMixin
+from hepwb.pipeline.chunksets import ChunkSet
+from hepwb.pipeline.keys import cell_name
+from hepwb.pipeline.record import CellFailure, RunRecord
 from hepwb.types import JSONObject
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from hepwb.pipeline.chunksets import ChunkSet
 
 __all__ = ["Catalog", "connect_catalog", "lance_views"]
 
@@ -37,16 +42,12 @@ _log = logging.getLogger("hepwb.catalog")
 
 def connect_catalog(path: str | Path, *, read_only: bool = False, sandbox: bool = False) -> Any:
     """Open the catalog, waiting while another process holds it (:func:`hepwb.dbfile.connect_waiting`)."""
-    from hepwb.dbfile import connect_waiting
-
     return connect_waiting(path, read_only=read_only, sandbox=sandbox, what="the catalog", log=_log)
 
 
 def lance_views(db_path: str | Path) -> JSONObject:
     """``{view name: Lance dataset}`` of every chunk table in the LanceDB folder ``db_path``."""
     import re
-
-    from hepwb.index.lance import connect, table_names
 
     if not Path(db_path).is_dir():
         return {}
@@ -225,9 +226,6 @@ class Catalog(SweepCatalogMixin):
         """Load one finished run folder (its :class:`RunRecord` and tables); returns its run id."""
         import pandas as pd
 
-        from hepwb.pipeline.keys import cell_name
-        from hepwb.pipeline.record import RunRecord
-
         run_dir = Path(run_dir)
         m = RunRecord.load(run_dir)
         cfg = m.config
@@ -288,9 +286,6 @@ class Catalog(SweepCatalogMixin):
 
     def record_failure(self, run_dir: str | Path) -> str:
         """Record the failed cell whose ``error.json`` is in ``run_dir`` (replacing its folder's old rows)."""
-        from hepwb.pipeline.keys import cell_name
-        from hepwb.pipeline.record import CellFailure
-
         run_dir = Path(run_dir)
         f = CellFailure.load(run_dir)
         cfg = f.config
@@ -334,8 +329,6 @@ class Catalog(SweepCatalogMixin):
     @staticmethod
     def _record_queries(con: Any, sha: str, questions_file: str) -> None:
         """Insert the run's question set into ``queries`` (once per question-file hash)."""
-        from hepwb.evaluation import load_questions
-
         path = Path(questions_file)
         if not sha or not questions_file or not path.is_file():
             return

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from hepwb.hepilot.writer import document_dir
 from hepwb.processing.figures import image_name
-
-if TYPE_CHECKING:
-    from hepwb.types import Document
+from hepwb.types import Document
 
 __all__ = ["record_links"]
 
@@ -27,8 +26,6 @@ def _image(folder: Path, figure_id: str) -> str | None:
 
 def record_links(con: Any, d: Document, root: Path) -> None:
     """Replace the figure and cross-reference rows of document ``d``."""
-    from hepwb.hepilot.writer import document_dir
-
     folder = document_dir(root, d)
     con.execute("DELETE FROM figures WHERE document_id = ?", [d.document_id])
     con.execute("DELETE FROM xrefs WHERE document_id = ?", [d.document_id])

@@ -13,7 +13,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hepwb.pipeline.experiment import DIMENSIONS
+from hepwb.evaluation.stats import bootstrap_ci
+from hepwb.hepilot.log import utc_now
+from hepwb.index.store import table_name
+from hepwb.pipeline.config import DIMENSIONS
+from hepwb.pipeline.record import RunRecord
 from hepwb.types import JSONObject
 
 _log = logging.getLogger("hepwb.catalog")
@@ -56,16 +60,12 @@ class SweepCatalogMixin:
     # -- writing -----------------------------------------------------------------------------------
     def record_sweep(self, sweep_id: str, params: JSONObject) -> None:
         """Insert or refresh a sweep (its ``updated`` time decides which sweep is the latest)."""
-        from hepwb.hepilot.log import utc_now
-
         with self._connect() as con:
             con.execute("DELETE FROM sweeps WHERE sweep_id = ?", [sweep_id])
             con.execute("INSERT INTO sweeps VALUES (?, ?, ?)", [sweep_id, utc_now(), json.dumps(params)])
 
     def record_sweep_cells(self, sweep_id: str, rows: list[tuple[str, str, str, bool]]) -> None:
         """Set which run answers each cell of ``sweep_id``: ``(cell_name, run_id, status, reused)`` rows."""
-        from hepwb.hepilot.log import utc_now
-
         now = utc_now()
         with self._connect() as con:
             con.execute("BEGIN TRANSACTION")
@@ -79,8 +79,6 @@ class SweepCatalogMixin:
 
     def record_stages(self, sweep_id: str, rows: list[tuple[str, str, float, str, bool, JSONObject]]) -> None:
         """Record the stages a sweep ran or reused (``stage, key, wall_s, worker, computed, detail`` rows)."""
-        from hepwb.hepilot.log import utc_now
-
         now = utc_now()
         with self._connect() as con:
             con.execute("BEGIN TRANSACTION")
@@ -102,8 +100,6 @@ class SweepCatalogMixin:
 
     def sync_runs(self, runs_dir: str | Path) -> list[str]:
         """Record every finished run folder under ``runs_dir`` not recorded yet; returns their ids."""
-        from hepwb.pipeline.record import RunRecord
-
         self.forget_replaced_runs()
         out = []
         folders = sorted(Path(runs_dir).glob("*/metrics.json")) if Path(runs_dir).is_dir() else []
@@ -120,8 +116,6 @@ class SweepCatalogMixin:
         folder no longer backs the recorded run and the report must not list it. A folder that is gone
         altogether (a moved or copied project) is left alone.
         """
-        from hepwb.pipeline.record import RunRecord
-
         rows = self.sql("SELECT run_id, run_dir FROM runs WHERE status = 'ok'")
         gone = []
         for run_id, run_dir in zip(rows["run_id"], rows["run_dir"], strict=True):
@@ -218,8 +212,6 @@ class SweepCatalogMixin:
         """
         import pandas as pd
 
-        from hepwb.evaluation.stats import bootstrap_ci
-
         cond, params = self._run_filter(sweep)
         if runs is not None:
             cond += " AND r.run_id IN (SELECT unnest(?::VARCHAR[]))"
@@ -245,8 +237,6 @@ class SweepCatalogMixin:
         LanceDB table wherever a sweep computed them. Embedding batches are shared by every table of a
         model and are reported per sweep under *Where the time went*, not here.
         """
-        from hepwb.index.store import table_name
-
         run = self.sql("SELECT chunkset_id, embedding_model, timings FROM runs WHERE run_id = ?", [run_id])
         if run.empty:
             return float("nan")

@@ -18,20 +18,22 @@ from typing import TYPE_CHECKING, Any
 from hepwb.exceptions import ConfigError
 from hepwb.hepilot.log import utc_now
 from hepwb.ids import code_fingerprint
+from hepwb.index.store import index_key
 from hepwb.io import folder_bytes
+from hepwb.models.embedder import Embedder
+from hepwb.paths import Layout
+from hepwb.pipeline.chunksets import ChunkSet
+from hepwb.pipeline.config import ExperimentConfig
 from hepwb.pipeline.keys import cell_key, cell_name, retriever_label
+from hepwb.pipeline.notebook import write_rerun_files
 from hepwb.pipeline.record import RunInputs, RunRecord
-from hepwb.pipeline.stages import Timer, retrieve_stage
+from hepwb.pipeline.scoring import hits_frame, score
+from hepwb.pipeline.stages import EvalInputs, Timer, retrieve_stage
 from hepwb.types import JSONObject
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from hepwb.models.embedder import Embedder
-    from hepwb.paths import Layout
-    from hepwb.pipeline.chunksets import ChunkSet
-    from hepwb.pipeline.experiment import ExperimentConfig
-    from hepwb.pipeline.stages import EvalInputs
 
 __all__ = ["RunResult", "cost_summary", "environment", "run_cell", "worker_name"]
 
@@ -130,10 +132,6 @@ def run_cell(
         question_subset: Only these question ids (successive halving's rungs); all when ``None``.
         with_ci: Bootstrap 95 % intervals (skipped for the rungs of an adaptive search).
     """
-    from hepwb.index.store import index_key
-    from hepwb.pipeline.notebook import write_rerun_files
-    from hepwb.pipeline.scoring import hits_frame, score
-
     timings = timings if timings is not None else Timer()
     questions = inputs.questions
     if question_subset is not None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hepwb import defaults
+from hepwb import __version__, defaults
 from hepwb.chunking import get_chunker
 from hepwb.exceptions import ConfigError
 from hepwb.hepilot.log import ProcessingLog, utc_now
@@ -156,7 +156,6 @@ def truncation_report(chunks: list[Chunk], tokenizer: str | None) -> JSONObject 
 
 
 def _adapter_config(chunker: Any, docs: list[Document]) -> JSONObject:
-    from hepwb import __version__
 
     params = chunker.params()
     source = "arxiv" if docs and all(d.meta.get("arxiv") for d in docs) else "other"

@@ -14,9 +14,8 @@ Example:
     Traceback (most recent call last):
     ...
     hepwb.exceptions.ConfigError: unknown parameter(s) ['chunksize']; valid: ...
-    >>> print(config_problems({"chunk_size": 8, "k": 0}))
-    {'chunk_size': 'chunk_size is a whole number of tokens from 16 to 32768, got 8 (e.g. 512)', \
-'k': 'k is the number of chunks retrieved per question, a whole number from 1 to 1000, got 0 (e.g. 10)'}
+    >>> sorted(config_problems({"chunk_size": 4, "k": 0}))
+    ['chunk_size', 'k']
 """
 
 from __future__ import annotations

@@ -19,8 +19,9 @@ from pathlib import Path
 from hepwb.exceptions import CorpusNotFoundError, ProcessingError
 from hepwb.hepilot.log import ProcessingLog, utc_now
 from hepwb.io import UNREADABLE, atomic_write_text, discard_folder, read_json, write_json
+from hepwb.locks import building
 from hepwb.paths import Layout, shared_dir
-from hepwb.pipeline.keys import SourceFile
+from hepwb.pipeline.keys import SourceFile, plan_corpus
 from hepwb.pipeline.sources import convert
 from hepwb.types import Block, Document
 
@@ -75,8 +76,6 @@ def convert_source(item: SourceFile, layout: Layout, log: ProcessingLog) -> Docu
     A failure is remembered by its conversion key, so a sweep does not convert a broken file again
     until the file or the converter changes (delete ``data/interim/documents/.failed`` to retry).
     """
-    from hepwb.locks import building
-
     cached = _from_cache(item, layout, log)
     if cached is not None:
         return cached
@@ -191,8 +190,6 @@ def ingest(
     Files that fail are logged (``log``) with an error code and skipped; the others continue.
     """
     from tqdm.auto import tqdm
-
-    from hepwb.pipeline.keys import plan_corpus
 
     layout = layout or Layout.default()
     log = log or ProcessingLog()

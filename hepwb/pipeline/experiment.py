@@ -14,16 +14,20 @@ piece of work once. The run folder holds ``metrics.json`` (a
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from hepwb.env import configure_runtime
+from hepwb.env import configure_runtime, release_memory
+from hepwb.index import get_embedder
 from hepwb.paths import Layout
-from hepwb.pipeline.cell import RunResult, environment
+from hepwb.pipeline.cell import RunResult, environment, run_cell
 from hepwb.pipeline.config import DIMENSIONS, ExperimentConfig
-from hepwb.pipeline.stages import questions_path
-
-if TYPE_CHECKING:
-    from hepwb.pipeline.stages import EvalInputs
+from hepwb.pipeline.stages import (
+    EvalInputs,
+    Timer,
+    chunk_stage,
+    index_stage,
+    load_inputs,
+    needs_windows,
+    questions_path,
+)
 
 __all__ = ["DIMENSIONS", "ExperimentConfig", "RunResult", "environment", "questions_path", "run_experiment"]
 
@@ -43,11 +47,6 @@ def run_experiment(
         progress: Show progress bars.
         inputs: Documents and questions already loaded by :func:`~hepwb.pipeline.stages.load_inputs`.
     """
-    from hepwb.env import release_memory
-    from hepwb.index import get_embedder
-    from hepwb.pipeline.cell import run_cell
-    from hepwb.pipeline.stages import Timer, chunk_stage, index_stage, load_inputs, needs_windows
-
     configure_runtime(offline=None)
     layout = layout or Layout.default()
     timings = Timer()

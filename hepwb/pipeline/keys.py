@@ -28,14 +28,13 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from hepwb.acquisition.folder import corpus_files, label_of, load_sidecar, resolve_corpus
+from hepwb.hepilot.log import ProcessingLog
 from hepwb.ids import code_fingerprint, file_sha256, short_hash
 from hepwb.index.store import index_key
+from hepwb.pipeline.sources import source_key
 from hepwb.types import JSONObject
-
-if TYPE_CHECKING:
-    from hepwb.hepilot.log import ProcessingLog
 
 __all__ = [
     "SourceFile",
@@ -95,8 +94,6 @@ def labelled_files(
     another file already took, falls back to the file name (logged to ``log``). Only the folder listing
     and the sidecar are read, so a widget can list thousands of papers at once.
     """
-    from hepwb.acquisition.folder import corpus_files, label_of, load_sidecar, resolve_corpus
-
     folder = resolve_corpus(corpus)
     sidecar = load_sidecar(folder)
     seen: dict[str, str] = {}
@@ -139,8 +136,6 @@ def plan_corpus(
 
     Unreadable files are logged (``log``) and left out; labels used twice fall back to the file name.
     """
-    from hepwb.pipeline.sources import source_key
-
     out: list[SourceFile] = []
     for path, meta, label in labelled_files(corpus, max_docs=max_docs, only=only, log=log):
         try:

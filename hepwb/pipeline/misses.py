@@ -11,17 +11,14 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from hepwb.paths import Layout
+from hepwb.pipeline.cell import RunResult
+from hepwb.pipeline.config import ExperimentConfig
 from hepwb.pipeline.search import Searcher
 from hepwb.pipeline.stages import load_inputs
 from hepwb.retrieval.explain import section_label, snippet
-
-if TYPE_CHECKING:
-    from hepwb.pipeline.cell import RunResult
-    from hepwb.pipeline.experiment import ExperimentConfig
-    from hepwb.types import Hit
+from hepwb.types import Hit
 
 __all__ = ["Miss", "missed", "misses_html"]
 

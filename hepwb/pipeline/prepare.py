@@ -13,16 +13,16 @@ from typing import TYPE_CHECKING
 
 from hepwb import defaults
 from hepwb.hepilot.log import ProcessingLog
+from hepwb.hepilot.schemas import validate_tree
 from hepwb.paths import Layout, shared_dir
 from hepwb.pipeline.catalog import Catalog
 from hepwb.pipeline.chunksets import ChunkSet, build_chunkset, truncation_report
 from hepwb.pipeline.corpus import ingest
-from hepwb.types import JSONObject
+from hepwb.types import Document, JSONObject
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from hepwb.types import Document
 
 __all__ = ["Prepared", "prepare"]
 
@@ -84,8 +84,6 @@ class Prepared:
     def validation(self, schema_dir: str | None = None) -> pd.DataFrame:
         """Validate every chunk set's JSON files against the HEPilot schemas (one row per chunk set)."""
         import pandas as pd
-
-        from hepwb.hepilot.schemas import validate_tree
 
         folder = schema_dir or str(shared_dir() / defaults.SCHEMA_FOLDER)
         rows: list[JSONObject] = []

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hepwb.paths import Layout
+from hepwb.pipeline.catalog_sweeps import CONFIG_COLUMNS
 from hepwb.pipeline.notebook import run_notebook
 
 if TYPE_CHECKING:
@@ -53,8 +54,6 @@ def heatmap_axes(wide: pd.DataFrame, x: str | None = None, y: str | None = None)
         >>> heatmap_axes(pd.DataFrame({"chunker": ["a", "a"], "chunk_size": [1, 2], "retriever": ["b", "c"]}))
         ('chunk_size', 'retriever')
     """
-    from hepwb.pipeline.catalog_sweeps import CONFIG_COLUMNS
-
     cols = [c for c in CONFIG_COLUMNS if c in wide.columns]
     varying = [c for c in cols if wide[c].astype(str).nunique() > 1]
     fallback = [*varying, "chunk_size", "retriever"]

@@ -19,18 +19,17 @@ from __future__ import annotations
 
 import html as _html
 import math
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from hepwb import defaults
-from hepwb.labels import LABELS, human
+from hepwb.labels import LABELS, config_label, human
+from hepwb.pipeline.verdict import Verdict
 
 if TYPE_CHECKING:
     import pandas as pd
     from pandas.io.formats.style import Styler
 
-    from hepwb.pipeline.verdict import Verdict
 
 __all__ = [
     "DECISION_METRICS",
@@ -116,27 +115,6 @@ def headline_html(wide: pd.DataFrame, columns: Sequence[str], metric: str, *, st
         rows.append(f"<tr>{''.join(cells)}</tr>")
     table = f'<table class="hw-headline"><tr>{head}</tr>{"".join(rows)}</table>'
     return f'{_STYLE}<div class="hw-scroll">{table}</div>'
-
-
-def config_label(row: Mapping[Any, Any]) -> str:
-    """A configuration in one line: chunker, chunk size, overlap, retriever (options), model if not default.
-
-    Example:
-        >>> config_label({"chunker": "hepilot", "chunk_size": 512, "chunk_overlap": 0.1, "retriever": "bm25",
-        ...               "embedding_model": "all-MiniLM-L6-v2"})
-        'hepilot · 512 tokens · overlap 0.1 · bm25'
-    """
-    parts = [str(row.get("chunker") or "")]
-    if row.get("chunk_size") is not None:
-        parts.append(f"{int(str(row['chunk_size']))} tokens")
-    parts += [f"overlap {row.get('chunk_overlap', '')}", str(row.get("retriever") or "")]
-    opts = row.get("retriever_options")
-    if isinstance(opts, str) and opts not in ("", "{}"):
-        parts.append(opts)
-    model = row.get("embedding_model")
-    if model is not None and str(model) != defaults.EMBEDDING_MODEL:
-        parts.append(str(model))
-    return " · ".join(p for p in parts if p)
 
 
 def verdict_html(v: Verdict, *, max_rows: int = 12) -> str:

@@ -7,20 +7,28 @@ of the figures and tables it mentions (``evidence_in_context@5``, ``evidence_in_
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    import pandas as pd
+import pandas as pd
 
-    from hepwb.evaluation import Question
-    from hepwb.models.embedder import Embedder
-    from hepwb.pipeline.chunksets import ChunkSet
-    from hepwb.pipeline.experiment import ExperimentConfig
-    from hepwb.pipeline.stages import EvalInputs
-    from hepwb.types import Hit
+from hepwb.evaluation import Question, evaluate
+from hepwb.evaluation.context import evidence_in_context
+from hepwb.evaluation.matching import is_relevant
+from hepwb.evaluation.ragas_eval import llm_scores, offline_scores, ragas_samples
+from hepwb.evaluation.stats import summary_with_ci
+from hepwb.exceptions import DependencyError
+from hepwb.llm import LLMEndpoint
+from hepwb.models.embedder import Embedder
+from hepwb.pipeline.chunksets import ChunkSet
+from hepwb.pipeline.config import ExperimentConfig
+from hepwb.pipeline.stages import EvalInputs, needs_windows
+from hepwb.types import Hit
 
 __all__ = ["Scores", "hits_frame", "score"]
+
+_log = logging.getLogger("hepwb.scoring")
 
 
 @dataclass(frozen=True)
@@ -45,10 +53,6 @@ def score(
     with_ci: bool = True,
 ) -> Scores:
     """Evaluate ``results`` against the located evidence of ``questions``."""
-    from hepwb.evaluation import evaluate
-    from hepwb.evaluation.matching import is_relevant
-    from hepwb.evaluation.stats import summary_with_ci
-
     qids = {q.qid for q in questions}
     located = [loc for loc in inputs.located if loc.qid in qids]
     ks = tuple(sorted({k for k in (1, 3, 5, 10) if k <= cfg.k} | {cfg.k}))
@@ -85,13 +89,11 @@ def score(
         for qid, hits in results.items()
         for h in hits
     }
-    from hepwb.pipeline.stages import needs_windows
 
     # read through windows, a chunk loses nothing to the model's input limit
     limit = 10**9 if needs_windows(cfg) else embedder.max_seq_length
     total = sum(c.token_count for c in cs.chunks)
     n = max(len(cs.chunks), 1)
-    from hepwb.evaluation.context import evidence_in_context
 
     kc = min(5, cfg.k)  # what a reader of the top hits is handed: the chunk, or the chunk and linked captions
     reader = {
@@ -116,8 +118,6 @@ def score(
 
 def hits_frame(results: dict[str, list[Hit]], relevant: dict[tuple[str, int], bool]) -> pd.DataFrame:
     """One row per retrieved chunk: qid, rank, chunk, label, score, offsets, pages, relevant."""
-    import pandas as pd
-
     rows = [
         {
             "qid": qid,
@@ -141,11 +141,14 @@ def _ragas(
     cfg: ExperimentConfig, questions: Any, results: Any, located: Any, cs: Any, relevant: Any
 ) -> pd.DataFrame:
     """The ragas metrics of the top 5 hits per question, prefixed ``ragas_`` (LLM ones if ``ragas_llm``)."""
-    from hepwb.evaluation.ragas_eval import llm_scores, offline_scores, ragas_samples
-    from hepwb.llm import LLMEndpoint
-
     samples = ragas_samples(questions, results, located, relevant, cs.documents, k=min(5, cfg.k))
-    out = offline_scores(samples)
+    try:
+        out = offline_scores(samples)
+    except DependencyError as exc:
+        if cfg.ragas_llm:
+            raise
+        _log.info("no ragas metrics in this run: %s", exc)
+        return pd.DataFrame(index=pd.Index([q.qid for q in questions], name="qid"))
     if cfg.ragas_llm:
         out = out.join(
             llm_scores(samples, LLMEndpoint.from_env(), cfg.embedding_model).drop(columns="response")

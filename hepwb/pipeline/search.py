@@ -17,16 +17,25 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from hepwb import defaults
-from hepwb.exceptions import ConfigError, DependencyError, RetrieverUnavailableError
+from hepwb.env import configure_runtime
+from hepwb.exceptions import ConfigError, CorpusNotFoundError, DependencyError, RetrieverUnavailableError
+from hepwb.index import ChunkStore, get_embedder
+from hepwb.index.lance import connect, table_names
+from hepwb.models.embedder import Embedder
 from hepwb.paths import Layout
+from hepwb.pipeline.chunksets import ChunkSet, build_chunkset
+from hepwb.pipeline.corpus import ingest
+from hepwb.processing.frontmatter import document_header
+from hepwb.processing.links import describe_target, reader_context, targets_of
+from hepwb.ragmd.store import recorded_model
+from hepwb.retrieval import RETRIEVERS, get_retriever
+from hepwb.retrieval.base import Retriever
+from hepwb.retrieval.explain import hits_frame
+from hepwb.types import Document, Hit, JSONObject
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from hepwb.models.embedder import Embedder
-    from hepwb.pipeline.chunksets import ChunkSet
-    from hepwb.retrieval.base import Retriever
-    from hepwb.types import Document, Hit, JSONObject
 
 __all__ = ["Searcher", "availability"]
 
@@ -51,8 +60,6 @@ def _matches(meta: JSONObject, collaboration: str | None, author: str | None) ->
 
 def availability(table: Any, embedder: Embedder, names: Sequence[str] | None = None) -> dict[str, str]:
     """``{retriever: "ok" or the reason it cannot run here}`` for ``names`` (default: all)."""
-    from hepwb.retrieval import RETRIEVERS, get_retriever
-
     out = {}
     for name in names or RETRIEVERS.names():
         try:
@@ -87,11 +94,6 @@ class Searcher:
         progress: bool = False,
     ) -> Searcher:
         """Convert, chunk and index ``corpus`` (cached) and return a searcher over it."""
-        from hepwb.env import configure_runtime
-        from hepwb.index import ChunkStore, get_embedder
-        from hepwb.pipeline.chunksets import build_chunkset
-        from hepwb.pipeline.corpus import ingest
-
         configure_runtime(offline=None)
         layout = layout or Layout.default()
         docs = ingest(
@@ -124,12 +126,6 @@ class Searcher:
         The embedding model is the one recorded with an imported file, else ``model`` (default
         :data:`~hepwb.defaults.EMBEDDING_MODEL`).
         """
-        from hepwb.env import configure_runtime
-        from hepwb.exceptions import CorpusNotFoundError
-        from hepwb.index import get_embedder
-        from hepwb.index.lance import connect, table_names
-        from hepwb.ragmd.store import recorded_model
-
         configure_runtime(offline=None)
         layout = layout or Layout.default()
         db = connect(layout.lancedb)
@@ -149,8 +145,6 @@ class Searcher:
 
     def retriever(self, name: str, **params: Any) -> Retriever:
         """Retriever ``name`` over this chunk set (built once per name without ``params``)."""
-        from hepwb.retrieval import get_retriever
-
         if params:
             return get_retriever(name, self.table, embedder=self.embedder, **params)
         if name not in self._retrievers:
@@ -184,8 +178,6 @@ class Searcher:
 
     def links(self, hit: Hit, width: int = 120) -> list[str]:
         """What the hit's chunk links to, e.g. ``"Fig. 3 -> Figure 3 (p. 4): FIG. 3. ..."``."""
-        from hepwb.processing.links import describe_target, targets_of
-
         doc = self.chunkset.documents.get(hit.document_id) if self.chunkset is not None else None
         if doc is None:
             return []
@@ -200,9 +192,6 @@ class Searcher:
         ``header`` prepends the paper's one-line header (label, title, authors or collaboration,
         year, arXiv id) from its metadata and front matter.
         """
-        from hepwb.processing.frontmatter import document_header
-        from hepwb.processing.links import reader_context
-
         doc = self.chunkset.documents.get(hit.document_id) if self.chunkset is not None else None
         if doc is None:
             return hit.text
@@ -215,8 +204,6 @@ class Searcher:
         Retrievers that cannot run here get one row saying why instead.
         """
         import pandas as pd
-
-        from hepwb.retrieval.explain import hits_frame
 
         frames = []
         for name in retrievers:

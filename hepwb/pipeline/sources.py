@@ -15,6 +15,11 @@ from pathlib import Path
 
 from hepwb.acquisition.folder import label_of
 from hepwb.exceptions import ProcessingError
+from hepwb.processing import pdf_to_document
+from hepwb.processing.equations import math_records, math_summary
+from hepwb.processing.latex import latex_to_document
+from hepwb.processing.markdown import markdown_document
+from hepwb.textkey import key
 from hepwb.types import Document, JSONObject
 
 __all__ = ["MIN_AGREEMENT", "convert", "latex_folder", "source_key", "text_agreement"]
@@ -49,8 +54,6 @@ def text_agreement(markdown: str, pdf: Path) -> float:
 
     import pymupdf
 
-    from hepwb.textkey import key
-
     with pymupdf.open(str(pdf)) as d:
         text = " ".join(page.get_text() for page in d)
     sentences = [key(s) for s in re.split(r"(?<=[.!?])\s+", text.replace("\n", " "))]
@@ -70,8 +73,6 @@ def _with_warning(doc: Document, warning: str) -> Document:
 
 def _with_source_math(doc: Document, source: Document) -> Document:
     """``doc`` with its display equations matched to the LaTeX of ``source`` (another version of it)."""
-    from hepwb.processing.equations import math_records, math_summary
-
     math = math_records(doc, source)
     meta = {**doc.meta, "math": math, "math_summary": math_summary(math)}
     return Document(doc.document_id, doc.label, doc.markdown, doc.blocks, meta)
@@ -79,9 +80,6 @@ def _with_source_math(doc: Document, source: Document) -> Document:
 
 def convert(path: Path, meta: JSONObject, *, prefer_latex: bool = True) -> Document:
     """Convert one corpus file (see the module docstring for the choice of converter)."""
-    from hepwb.processing import pdf_to_document
-    from hepwb.processing.markdown import markdown_document
-
     label = str(meta.get("pid") or label_of(path))
     if path.suffix.lower() == ".md":
         try:
@@ -93,7 +91,6 @@ def convert(path: Path, meta: JSONObject, *, prefer_latex: bool = True) -> Docum
     tex = latex_folder(meta) if prefer_latex else None
     if tex is None:
         return pdf_to_document(path, label=label, meta=meta)
-    from hepwb.processing.latex import latex_to_document
 
     try:
         doc = latex_to_document(tex, label=label, meta=meta, pdf=path)

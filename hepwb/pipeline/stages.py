@@ -15,20 +15,23 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hepwb.acquisition.folder import corpus_labels, resolve_corpus
+from hepwb.evaluation import KeyIndex, Located, Question, build_keyindexes, load_questions, locate_all
+from hepwb.evaluation.questions import Evidence
 from hepwb.exceptions import ConfigError, CorpusNotFoundError
 from hepwb.hepilot.log import ProcessingLog
 from hepwb.ids import file_sha256
+from hepwb.index import ChunkStore
+from hepwb.models.embedder import Embedder
+from hepwb.paths import Layout
+from hepwb.pipeline.chunksets import ChunkSet, build_chunkset
+from hepwb.pipeline.config import ExperimentConfig
+from hepwb.pipeline.corpus import default_questions, ingest
+from hepwb.retrieval import get_retriever
+from hepwb.types import Document, Hit
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from hepwb.evaluation import KeyIndex, Located, Question
-    from hepwb.evaluation.questions import Evidence
-    from hepwb.models.embedder import Embedder
-    from hepwb.paths import Layout
-    from hepwb.pipeline.chunksets import ChunkSet
-    from hepwb.pipeline.experiment import ExperimentConfig
-    from hepwb.types import Document, Hit
 
 __all__ = [
     "EvalInputs",
@@ -57,8 +60,6 @@ class Timer(dict[str, float]):
 
 def questions_path(questions: str | Path | None) -> Path:
     """The question-set file (``questions`` or the default), or an error naming the option to set."""
-    from hepwb.pipeline.corpus import default_questions
-
     path = Path(questions) if questions else default_questions()
     if path is None or not path.is_file():
         msg = (
@@ -95,9 +96,6 @@ class EvalInputs:
 
 def load_inputs(cfg: ExperimentConfig, layout: Layout, *, progress: bool = True) -> EvalInputs:
     """Convert (or load) the corpus, read the question set and locate every evidence quote."""
-    from hepwb.evaluation import build_keyindexes, load_questions, locate_all
-    from hepwb.pipeline.corpus import ingest
-
     log = ProcessingLog()
     qpath = questions_path(cfg.questions)
     every = load_questions(qpath)  # a bad question file fails before any paper is converted
@@ -151,8 +149,6 @@ def chunk_stage(
     progress: bool = True,
 ) -> ChunkSet:
     """The chunk set of ``cfg``'s chunker configuration (built once, then read from disk)."""
-    from hepwb.pipeline.chunksets import build_chunkset
-
     return build_chunkset(
         documents,
         cfg.chunker,
@@ -179,8 +175,6 @@ def index_stage(
 
     ``windows``: also the window tables (:mod:`hepwb.index.windows`) of chunks longer than the model reads.
     """
-    from hepwb.index import ChunkStore
-
     store = ChunkStore(layout.lancedb, embedder, progress=progress)
     table = store.table(cs.chunkset_id, cs.chunks, cs.documents)
     if windows:
@@ -203,8 +197,6 @@ def retrieve_stage(
     ``latencies_ms``, when given, receives each question's search time in milliseconds.
     """
     from tqdm.auto import tqdm
-
-    from hepwb.retrieval import get_retriever
 
     retriever = get_retriever(cfg.retriever, table, embedder=embedder, **cfg.retriever_options)
     # a retriever fitted on this very question set answers each question out of fold (``fusion``)

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from hepwb.evaluation.stats import ALPHA, bootstrap_ci, compare_runs
-from hepwb.pipeline.report_tables import config_label, human
+from hepwb.labels import config_label, human
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from hepwb.ids import content_uuid, text_sha256
+from hepwb.processing.links import annotate
 from hepwb.types import Block, BlockKind, Document
 
 __all__ = ["markdown_document", "parse_blocks"]
@@ -124,8 +125,6 @@ def markdown_document(text: str, label: str, *, meta: dict[str, object] | None =
         >>> [b.kind for b in doc.blocks], doc.label, doc.title
         (['heading', 'text'], 'S01', 'T')
     """
-    from hepwb.processing.links import annotate
-
     blocks = tuple(parse_blocks(text))
     info = dict(meta or {})
     if not info.get("title"):

@@ -23,6 +23,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from hepwb import __version__
 from hepwb.exceptions import ProcessingError
 from hepwb.ids import content_uuid, file_sha256
 from hepwb.processing._bibtail import recover_bibliography
@@ -39,7 +40,6 @@ __all__ = ["pdf_to_document"]
 
 
 def _hepwb_version() -> str:
-    from hepwb import __version__
 
     return __version__
 

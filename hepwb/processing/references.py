@@ -19,15 +19,37 @@ import re
 
 from hepwb.types import JSONObject
 
-__all__ = ["ENTRY_RE", "parse_references"]
+__all__ = ["ENTRY_RE", "arxiv_id", "parse_references"]
 
 ENTRY_RE = re.compile(r"^\s*(?:\[(\d{1,4})\]|(\d{1,4})\.(?=\s)|\((\d{1,4})\))\s*")
 _DOI_RE = re.compile(r"\b(?:doi:\s*|https?://(?:dx\.)?doi\.org/)?(10\.\d{4,9}/[^\s\"<>,;]+)", re.I)
 _ARXIV_RE = re.compile(
-    r"(?:arXiv:\s*|arxiv\.org/abs/)?\b(\d{4}\.\d{4,5}(?:v\d+)?|(?:hep|astro|nucl|gr|math|cond|quant)-[a-z]{2}"
+    r"(?:arXiv:\s*|arxiv\.org/abs/)?\b(\d{4}\.\d{4,5}(?:v\d+)?|"
+    r"(?:hep-?(?:ph|th|ex|lat)|astro-?ph|nucl-?(?:th|ex)|gr-?qc|math-?ph|cond-?mat|quant-?ph|physics|math)"
     r"(?:\.[A-Z]{2})?/\d{7})",
     re.I,
 )
+_OLD_ARCHIVES = {
+    a.replace("-", ""): a
+    for a in ("hep-ph", "hep-th", "hep-ex", "hep-lat", "astro-ph", "nucl-th", "nucl-ex", "gr-qc", "math-ph",
+              "cond-mat", "quant-ph")
+}  # fmt: skip
+
+
+def arxiv_id(text: str) -> str:
+    """An arXiv identifier as arXiv writes it, with the hyphen PDF extraction may have lost restored.
+
+    Example:
+        >>> arxiv_id("hepph/9603249"), arxiv_id("hep-lat/0409003"), arxiv_id("physics/0009047")
+        ('hep-ph/9603249', 'hep-lat/0409003', 'physics/0009047')
+    """
+    archive, sep, number = text.partition("/")
+    if not sep:
+        return text
+    base, dot, sub = archive.partition(".")
+    return f"{_OLD_ARCHIVES.get(base.lower(), base)}{dot}{sub}/{number}"
+
+
 _JOURNAL_RE = re.compile(
     r"(?P<j>(?:[A-Z][A-Za-z]{0,14}\.?\s+){1,6}?(?:[A-Z]\s+)?)(?P<v>[A-Z]?\d{1,4})\s*"
     r"(?:\((?P<y>(?:19|20)\d{2})\)\s*)?,?\s*(?:no\.\s*\d+\s*,?\s*)?(?:p{1,2}\.\s*)?(?P<p>[A-Z]?\d{1,7}(?:[-–]\d+)?)"
@@ -82,7 +104,7 @@ def _one(raw: str, index: int) -> JSONObject:
         item["DOI"] = doi.group(1).rstrip(".)]")
         rest = rest[: doi.start()] + rest[doi.end() :]
     if arx := _ARXIV_RE.search(rest):
-        ident = arx.group(1)
+        ident = arxiv_id(arx.group(1))
         item["number"] = f"arXiv:{ident}"
         item["URL"] = f"https://arxiv.org/abs/{ident}"
         rest = rest[: arx.start()] + rest[arx.end() :]

@@ -6,12 +6,15 @@
   retriever searches;
 * :class:`RagmdIndex` — search the file alone (exact inner product, bm25s BM25, RRF hybrid).
 
-Heavy imports stay inside the functions.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from hepwb.ragmd.model import RagFile
+from hepwb.ragmd.reader import RagmdError, load, loads, problems
+from hepwb.ragmd.search import RagmdIndex
+from hepwb.ragmd.store import export_table, import_file
+from hepwb.ragmd.writer import dumps
 
 __all__ = [
     "RagFile",
@@ -24,27 +27,6 @@ __all__ = [
     "loads",
     "problems",
 ]
-
-_WHERE = {
-    "RagFile": "model",
-    "RagmdError": "reader",
-    "load": "reader",
-    "loads": "reader",
-    "problems": "reader",
-    "dumps": "writer",
-    "export_table": "store",
-    "import_file": "store",
-    "RagmdIndex": "search",
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _WHERE:
-        import importlib
-
-        return getattr(importlib.import_module(f"hepwb.ragmd.{_WHERE[name]}"), name)
-    msg = f"module 'hepwb.ragmd' has no attribute {name!r}"
-    raise AttributeError(msg)
 
 
 def __dir__() -> list[str]:

@@ -15,16 +15,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from hepwb.exceptions import ConfigError
-
-if TYPE_CHECKING:
-    from hepwb.models.embedder import Embedder
-    from hepwb.ragmd.model import RagFile
-    from hepwb.types import Hit
+from hepwb.index import get_embedder
+from hepwb.models.analyzer import search_terms
+from hepwb.models.embedder import Embedder
+from hepwb.ragmd.model import RagFile
+from hepwb.ragmd.reader import load
+from hepwb.retrieval.base import rows_to_hits
+from hepwb.types import Hit
 
 __all__ = ["METHODS", "RagmdIndex"]
 
@@ -42,8 +44,6 @@ class RagmdIndex:
     @classmethod
     def load(cls, path: str | Path, embedder: Embedder | None = None) -> RagmdIndex:
         """Read and check ``path`` (see :func:`hepwb.ragmd.reader.load`)."""
-        from hepwb.ragmd.reader import load
-
         return cls(load(path), embedder)
 
     def _lexical(self) -> Any:
@@ -54,8 +54,6 @@ class RagmdIndex:
 
             logging.getLogger("bm25s").setLevel(logging.WARNING)  # no per-call "Building index" lines
 
-            from hepwb.models.analyzer import search_terms
-
             self._bm25 = bm25s.BM25()
             self._bm25.index(
                 [search_terms(c.text).lower().split() for c in self.file.chunks], show_progress=False
@@ -64,8 +62,6 @@ class RagmdIndex:
 
     def dense_ranks(self, query: str, k: int) -> list[tuple[int, float]]:
         """``(position, cosine)`` of the ``k`` nearest chunks (exact)."""
-        from hepwb.index import get_embedder
-
         if self.embedder is None:
             self.embedder = get_embedder(self.file.model_name)
         q = np.asarray(self.embedder.embed([query], progress=False)[0], dtype=np.float32)
@@ -82,8 +78,6 @@ class RagmdIndex:
 
     def bm25_ranks(self, query: str, k: int) -> list[tuple[int, float]]:
         """``(position, BM25 score)`` of the best ``k`` chunks with a positive score."""
-        from hepwb.models.analyzer import search_terms
-
         tokens = search_terms(query).lower().split()
         n = len(self.file.chunks)
         if not tokens or not n:
@@ -127,7 +121,6 @@ class RagmdIndex:
         return [(int(i), float(s)) for i, s in zip(ids, rel, strict=True)][:k]
 
     def _hits(self, ranked: list[tuple[int, float]], method: str, query: str) -> list[Hit]:
-        from hepwb.retrieval.base import rows_to_hits
 
         docs = {d.document_id: d for d in self.file.documents}
         rows = []

@@ -11,16 +11,23 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from hepwb.exceptions import ConfigError
+from hepwb.ids import file_sha256
+from hepwb.index.lance import connect, replace_table, table_names
+from hepwb.index.lexicon import acronyms_of, save_lexicon
+from hepwb.index.store import build_indexes, chunk_arrow, open_chunk_table
+from hepwb.io import read_json, write_json
+from hepwb.models.embedder import model_slug
+from hepwb.models.tokenizers import model_identity
+from hepwb.ner.source import EntitySource, ner_source
 from hepwb.ragmd.model import RagChunk, RagDocument, RagFile
-from hepwb.types import JSONObject
-
-if TYPE_CHECKING:
-    from hepwb.ner.source import EntitySource
+from hepwb.ragmd.reader import load
+from hepwb.ragmd.writer import dump, front_matter
+from hepwb.types import Chunk, Document, JSONObject
 
 __all__ = ["META_KEY", "export_table", "import_file", "imported_name", "recorded_model", "table_file"]
 
@@ -93,10 +100,6 @@ def table_file(tbl: Any, model_name: str, chunkset_id: str) -> RagFile:
 
 def export_table(db_path: str | Path, chunkset_id: str, model: str, out: str | Path) -> Path:
     """Write the table of ``chunkset_id`` embedded with ``model`` (or the table so named) to ``out``."""
-    from hepwb.index.lance import connect, table_names
-    from hepwb.index.store import open_chunk_table
-    from hepwb.ragmd.writer import dump
-
     db = connect(db_path)
     if chunkset_id in table_names(db):  # a table name (an imported file, say)
         tbl = db.open_table(chunkset_id)
@@ -111,9 +114,6 @@ def imported_name(path: str | Path, model: str) -> str:
     """The default table name of an imported file: ``ragmd-<file stem>__<model slug>``."""
     import re
 
-    from hepwb.models.embedder import model_slug
-    from hepwb.models.tokenizers import model_identity
-
     stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(path).stem) or "file"
     return f"ragmd-{stem}__{model_slug(model_identity(model))}"
 
@@ -126,16 +126,6 @@ def import_file(
     The table is replaced only after the whole file has been read and checked; its completion marker,
     written last, holds the file's SHA-256 (an unchanged file is not imported twice).
     """
-    from hepwb.ids import file_sha256
-    from hepwb.index.lance import connect, replace_table, table_names
-    from hepwb.index.lexicon import acronyms_of, save_lexicon
-    from hepwb.index.store import build_indexes, chunk_arrow
-    from hepwb.io import read_json, write_json
-    from hepwb.ner.source import ner_source
-    from hepwb.ragmd.reader import load
-    from hepwb.ragmd.writer import front_matter
-    from hepwb.types import Chunk, Document
-
     rf = load(path)  # raises with every problem before anything is written
     name = table or imported_name(path, rf.model_name)
     if "__" not in name:

@@ -16,6 +16,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from hepwb.io import atomic_write_text
 from hepwb.ragmd.model import FORMAT_VERSION, RagFile
 from hepwb.types import JSONObject
 
@@ -113,7 +114,5 @@ def dumps(rf: RagFile) -> str:
 
 def dump(rf: RagFile, path: str | Path) -> Path:
     """Write ``rf`` to ``path`` atomically (a reader never sees half a file)."""
-    from hepwb.io import atomic_write_text
-
     atomic_write_text(path, dumps(rf))
     return Path(path)

@@ -9,14 +9,13 @@ Every retriever searches one LanceDB chunk table (see :mod:`hepwb.index.store`) 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
+from hepwb.models.embedder import Embedder
 from hepwb.registry import Registry
+from hepwb.retrieval.explain import explain_match, query_words
 from hepwb.retrieval.options import check_options
 from hepwb.types import Hit, JSONObject
-
-if TYPE_CHECKING:
-    from hepwb.models.embedder import Embedder
 
 __all__ = [
     "RETRIEVERS",
@@ -94,8 +93,6 @@ def rows_to_hits(
         why: ``(row, score) -> str`` explanation; default ``"{retriever} {score:.3f}"``.
         extra_words: More normalised words/phrases to highlight (e.g. entity aliases).
     """
-    from hepwb.retrieval.explain import explain_match, query_words
-
     words = [*query_words(query), *extra_words] if query or extra_words else []
     hits = []
     for rank, r in enumerate(rows, start=1):

@@ -12,9 +12,13 @@ from __future__ import annotations
 from typing import Any
 
 from hepwb.exceptions import ConfigError
+from hepwb.index.lance import chunkset_of
+from hepwb.index.lexicon import expand_acronyms, load_lexicon
+from hepwb.limits import MAX_QUESTION_CHARS
 from hepwb.models.analyzer import search_terms
 from hepwb.models.embedder import Embedder
 from hepwb.retrieval.base import columns, register_retriever, rows_to_hits
+from hepwb.retrieval.feedback import feedback_query, feedback_terms
 from hepwb.retrieval.options import Count, LexicalFields, Share
 from hepwb.types import Hit, JSONObject
 
@@ -29,8 +33,6 @@ def fts_rows(
     table: Any, query: str, k: int, *, hep: bool = True, where: str | None = None, fields: str = "text"
 ) -> list[JSONObject]:
     """Raw BM25 result rows (with ``_score``) for ``query``; ``where`` is a SQL prefilter."""
-    from hepwb.limits import MAX_QUESTION_CHARS
-
     if len(query) > MAX_QUESTION_CHARS:
         msg = f"a query of {len(query)} characters is too long; at most {MAX_QUESTION_CHARS} (shorten it)"
         raise ConfigError(msg)
@@ -78,16 +80,11 @@ class BM25Retriever:
         if acronyms:
             from pathlib import Path
 
-            from hepwb.index.lance import chunkset_of
-            from hepwb.index.lexicon import load_lexicon
-
             self.lexicon = load_lexicon(Path(table.uri).parent, chunkset_of(table.name))
 
     def search(self, query: str, k: int = 10) -> list[Hit]:
         """Top ``k`` chunks by BM25 score (an OR match of the query terms)."""
         if self.lexicon:
-            from hepwb.index.lexicon import expand_acronyms
-
             query = expand_acronyms(query, self.lexicon)
         if self.prf is None or not search_terms(query).strip():
             rows = fts_rows(self.table, query, k, hep=self.hep, fields=self.fields)
@@ -96,7 +93,6 @@ class BM25Retriever:
         return rows_to_hits(rows, self.name, "_score", query=query)
 
     def _feedback_rows(self, query: str, k: int) -> list[JSONObject]:
-        from hepwb.retrieval.feedback import feedback_query, feedback_terms
 
         assert self.prf is not None
         docs, n_terms, weight = self.prf

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from hepwb.exceptions import ConfigError, RetrieverUnavailableError
+from hepwb.index.store import ANN_EF
 from hepwb.models.embedder import Embedder
 from hepwb.retrieval.base import columns, register_retriever, rows_to_hits
 from hepwb.retrieval.options import Count, Read
@@ -88,8 +89,6 @@ def dense_arrow(table: Any, vector: Any, k: int, *, read: str = "first", top_m: 
     """
     import pyarrow as pa
 
-    from hepwb.index.store import ANN_EF
-
     if read == "first":
         q = table.search(vector, vector_column_name="vector").metric("cosine").ef(ANN_EF)
         return q.select([*columns(), "_distance"]).with_row_id(True).limit(k).to_arrow()
@@ -128,8 +127,6 @@ def dense_rows(table: Any, vector: Any, k: int, *, read: str = "first", top_m: i
 
 def _window_scores(table: Any, vector: Any, k: int, top_m: int) -> list[tuple[str, float, str]]:
     """``(chunk_id, score, description)`` of the best chunks by their best (``top_m``) windows."""
-    from hepwb.index.store import ANN_EF
-
     windows = companion(table, "__windows")
     fetch = max(10 * k, 100)
     hits = (

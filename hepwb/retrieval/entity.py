@@ -22,7 +22,7 @@ from pydantic import Field
 
 from hepwb.models.embedder import Embedder
 from hepwb.models.entities import EntityExtractor
-from hepwb.ner.source import EntitySource
+from hepwb.ner.source import EntitySource, ner_source
 from hepwb.retrieval.base import register_retriever, rows_to_hits
 from hepwb.retrieval.bm25 import fts_rows
 from hepwb.retrieval.explain import query_words
@@ -67,7 +67,6 @@ class EntityRetriever:
         fetch: Fetch = 50,
         ner: EntitySource | None = None,
     ) -> None:
-        from hepwb.ner.source import ner_source
 
         self.table = table
         self.boost = boost

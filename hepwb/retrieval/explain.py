@@ -23,11 +23,11 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from hepwb.models.analyzer import normalize
+from hepwb.types import Hit
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from hepwb.types import Hit
 
 __all__ = [
     "citation",

@@ -17,6 +17,7 @@ from pydantic import AfterValidator
 
 from hepwb.exceptions import ConfigError
 from hepwb.models.embedder import Embedder
+from hepwb.paths import Layout
 from hepwb.retrieval.base import register_retriever
 from hepwb.retrieval.hybrid import HybridRetriever, LinearHybridRetriever
 from hepwb.retrieval.options import Read
@@ -27,8 +28,6 @@ __all__ = ["FusionRetriever", "fit_path", "load_fit"]
 
 def fit_path(fitted: str) -> Path:
     """A fitted fusion's file: ``fitted`` when it is a file, else ``data/models/fusion/<fitted>.json``."""
-    from hepwb.paths import Layout
-
     path = Path(fitted)
     if path.suffix == ".json" and path.is_file():
         return path

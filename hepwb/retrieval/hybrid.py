@@ -2,7 +2,7 @@
 
 * ``hybrid``: reciprocal-rank fusion, k = 60 (LanceDB's ``RRFReranker``); with ``weight`` (the dense
   branch's share, 0-1) a weighted RRF, ``w / (60 + rank_dense) + (1 - w) / (60 + rank_bm25)``
-  (:class:`~hepwb.retrieval.rerankers.WeightedRRFReranker`, a LanceDB reranker);
+  (:func:`~hepwb.retrieval.rerankers.weighted_rrf`, a LanceDB reranker);
 * ``hybrid_linear``: a convex combination of min-max-normalised scores, ``w × cosine + (1 - w) × BM25``
   (LanceDB's ``LinearCombinationReranker``, w = 0.7 by default).
 
@@ -23,6 +23,7 @@ from hepwb.retrieval.base import columns, register_retriever, rows_to_hits
 from hepwb.retrieval.bm25 import FIELDS
 from hepwb.retrieval.dense import dense_arrow
 from hepwb.retrieval.options import Count, Fetch, LexicalFields, Read, Share
+from hepwb.retrieval.rerankers import weighted_rrf
 from hepwb.types import Hit, JSONObject
 
 __all__ = ["HybridRetriever", "LinearHybridRetriever"]
@@ -73,11 +74,9 @@ class HybridRetriever:
         """The LanceDB reranker that fuses the branches."""
         from lancedb.rerankers import RRFReranker
 
-        from hepwb.retrieval.rerankers import WeightedRRFReranker
-
         if self.weight is None:
             return RRFReranker(K=60, return_score="all")
-        return WeightedRRFReranker(K=60, vector_weight=self.weight, return_score="all")
+        return weighted_rrf(K=60, vector_weight=self.weight, return_score="all")
 
     def legs(self, query: str, k: int = 0) -> tuple[Any, Any]:
         """The two branches as Arrow tables, each with its own score column and ``_rowid``.

@@ -18,9 +18,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hepwb.env import configure_runtime
 from hepwb.exceptions import ConfigError
 from hepwb.ids import short_hash
 from hepwb.paths import Layout
+from hepwb.pipeline.catalog import Catalog
+from hepwb.sweep.executors import Executor, get_executor
+from hepwb.sweep.plan import CellPlan, SweepPlan, plan_cells
+from hepwb.sweep.prepare import convert_pending, prepare_stages
 from hepwb.sweep.spec import SweepSpec
 from hepwb.sweep.tasks import Outcome, cell_task, record_cell_failure
 from hepwb.types import JSONObject
@@ -28,9 +33,6 @@ from hepwb.types import JSONObject
 if TYPE_CHECKING:
     import pandas as pd
 
-    from hepwb.pipeline.catalog import Catalog
-    from hepwb.sweep.executors import Executor
-    from hepwb.sweep.plan import CellPlan, SweepPlan
 
 __all__ = ["SweepResult", "default_spec_path", "load_spec", "plan_sweep", "run_sweep", "sweep_id_of"]
 
@@ -71,8 +73,6 @@ def plan_sweep(
     notebooks: bool = False,
 ) -> SweepPlan:
     """Validate ``spec`` and plan it (``hepwb sweep FILE --dry-run``): nothing is computed."""
-    from hepwb.sweep.plan import plan_cells
-
     layout = layout or Layout.default()
     spec = load_spec(spec, layout)
     cells = spec.cells()
@@ -156,12 +156,6 @@ def run_sweep(
         force: Recompute cells even when a finished run with the same key exists.
         progress: Show progress bars.
     """
-    from hepwb.env import configure_runtime
-    from hepwb.pipeline.catalog import Catalog
-    from hepwb.sweep.executors import get_executor
-    from hepwb.sweep.plan import plan_cells
-    from hepwb.sweep.prepare import convert_pending, prepare_stages
-
     t0 = time.perf_counter()
     configure_runtime(offline=None)
     layout = layout or Layout.default()

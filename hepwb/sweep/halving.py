@@ -20,16 +20,24 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from hepwb.env import configure_runtime
+from hepwb.evaluation import load_questions
 from hepwb.io import write_json
 from hepwb.paths import Layout
-from hepwb.sweep.engine import load_spec, sweep_id_of
+from hepwb.pipeline.catalog import Catalog
+from hepwb.pipeline.record import RunRecord
+from hepwb.pipeline.stages import questions_path
+from hepwb.sweep.engine import _run_cells, load_spec, sweep_id_of
+from hepwb.sweep.executors import get_executor
+from hepwb.sweep.plan import CellPlan, SweepPlan, plan_cells
+from hepwb.sweep.prepare import convert_pending, prepare_stages
+from hepwb.sweep.spec import SweepSpec
+from hepwb.sweep.tasks import Outcome
 from hepwb.types import JSONObject
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from hepwb.sweep.plan import CellPlan, SweepPlan
-    from hepwb.sweep.spec import SweepSpec
 
 __all__ = ["HalvingResult", "run_halving"]
 
@@ -73,9 +81,6 @@ class HalvingResult:
 
 def _question_ids(plan: SweepPlan) -> list[str]:
     """Questions of the sweep's question set that refer only to documents of its corpus."""
-    from hepwb.evaluation import load_questions
-    from hepwb.pipeline.stages import questions_path
-
     cfgs = {(c.config.questions, str(c.config.corpus), c.config.max_docs) for c in plan.cells}
     if len(cfgs) != 1:
         msg = "successive halving compares cells on the same questions: use one corpus and one question set"
@@ -103,13 +108,6 @@ def run_halving(
     progress: bool = True,
 ) -> HalvingResult:
     """Successive halving over the cells of ``spec`` (see the module docstring)."""
-    from hepwb.env import configure_runtime
-    from hepwb.pipeline.catalog import Catalog
-    from hepwb.sweep.engine import _run_cells
-    from hepwb.sweep.executors import get_executor
-    from hepwb.sweep.plan import plan_cells
-    from hepwb.sweep.prepare import convert_pending, prepare_stages
-
     t0 = time.perf_counter()
     configure_runtime(offline=None)
     layout = layout or Layout.default()
@@ -182,7 +180,6 @@ def run_halving(
         prep.collect_indexes(ex)
     best_cell, best = ranked[0]
     rec_ci = best.detail.get("ci95") or {}
-    from hepwb.pipeline.record import RunRecord
 
     record = RunRecord.finished(best_cell.run_dir)
     ci = record.summary_ci95.get(metric) if record else rec_ci.get(metric)
@@ -216,7 +213,6 @@ def run_halving(
 
 
 def _done(cell: CellPlan) -> Any:
-    from hepwb.sweep.tasks import Outcome
 
     rec = cell.record
     summary = rec.summary if rec else {}

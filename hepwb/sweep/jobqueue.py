@@ -20,7 +20,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from hepwb.exceptions import ConfigError, DependencyError
+from hepwb.deps import extra
+from hepwb.exceptions import ConfigError
 from hepwb.types import JSONObject
 
 __all__ = ["KINDS", "job_prologue", "make_cluster"]
@@ -84,11 +85,8 @@ def make_cluster(
         log_directory: Where the batch system writes the workers' logs.
         **options: Any other dask-jobqueue option.
     """
-    try:
+    with extra("sweep", "an HTCondor or Slurm cluster"):
         import dask_jobqueue
-    except ImportError as exc:  # pragma: no cover - a dependency
-        msg = "batch clusters need dask-jobqueue: pip install dask-jobqueue"
-        raise DependencyError(msg) from exc
     if kind not in KINDS:
         msg = f"unknown batch system {kind!r}; choose one of {list(KINDS)} (or attach with --scheduler)"
         raise ConfigError(msg)
@@ -102,12 +100,12 @@ def make_cluster(
         "interface": interface,
         **options,
     }
-    extra = list(job_extra or [])
+    directives_list = list(job_extra or [])
     if kind == "slurm":
         return dask_jobqueue.SLURMCluster(  # type: ignore[attr-defined]  # re-exported, no __all__
-            walltime=walltime, queue=queue, account=account, job_extra_directives=extra, **common
+            walltime=walltime, queue=queue, account=account, job_extra_directives=directives_list, **common
         )
-    directives = dict(e.split("=", 1) for e in extra)
+    directives = dict(e.split("=", 1) for e in directives_list)
     return dask_jobqueue.HTCondorCluster(  # type: ignore[attr-defined]  # re-exported, no __all__
         disk=disk, job_extra_directives=directives, **common
     )

@@ -10,16 +10,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hepwb.acquisition.folder import resolve_corpus
+from hepwb.chunking import get_chunker
 from hepwb.ids import file_sha256, short_hash
+from hepwb.index.store import index_complete, index_key, table_name
+from hepwb.index.windows import windows_complete, windows_key
+from hepwb.io import read_json
+from hepwb.paths import Layout
+from hepwb.pipeline.catalog_sweeps import option_label
+from hepwb.pipeline.config import ExperimentConfig
+from hepwb.pipeline.corpus import failure_marker
 from hepwb.pipeline.keys import SourceFile, cell_key, cell_name, chunkset_id_of, chunkset_key, plan_corpus
 from hepwb.pipeline.record import RunRecord
+from hepwb.pipeline.stages import needs_windows, questions_path
 from hepwb.types import JSONObject
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from hepwb.paths import Layout
-    from hepwb.pipeline.experiment import ExperimentConfig
 
 __all__ = ["CellPlan", "ChunkSetPlan", "CorpusPlan", "IndexPlan", "SweepPlan", "plan_cells"]
 
@@ -127,8 +135,6 @@ class SweepPlan:
         """One row per cell: its dimensions, the stages it needs and whether each is already cached."""
         import pandas as pd
 
-        from hepwb.pipeline.catalog_sweeps import option_label
-
         rows = []
         for c in self.cells:
             cfg = c.config
@@ -160,8 +166,6 @@ def _converted(layout: Layout, f: SourceFile) -> bool:
 
 
 def _corpus_plan(layout: Layout, corpus: str | None, max_docs: int | None, prefer_latex: bool) -> CorpusPlan:
-    from hepwb.acquisition.folder import resolve_corpus
-    from hepwb.pipeline.corpus import failure_marker
 
     folder = str(resolve_corpus(corpus).resolve())
     files = plan_corpus(folder, max_docs=max_docs, prefer_latex=prefer_latex)
@@ -187,12 +191,6 @@ def plan_cells(
         question_subset: Cells scored on these questions only (successive halving).
         notebooks: A cell counts as done only when its executed notebook is there too.
     """
-    from hepwb.chunking import get_chunker
-    from hepwb.index.store import index_complete, index_key, table_name
-    from hepwb.index.windows import windows_complete, windows_key
-    from hepwb.io import read_json
-    from hepwb.pipeline.stages import needs_windows, questions_path
-
     corpora: dict[tuple[str, int | None, bool], CorpusPlan] = {}
     chunksets: dict[str, ChunkSetPlan] = {}
     indexes: dict[str, IndexPlan] = {}

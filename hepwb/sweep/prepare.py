@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from hepwb.ids import short_hash, text_sha256
+from hepwb.index.cache import EmbeddingCache
+from hepwb.index.windows import window_size, windows_of
+from hepwb.sweep.executors import Executor
+from hepwb.sweep.plan import CellPlan, SweepPlan
 from hepwb.sweep.tasks import Outcome, chunkset_task, convert_task, embed_task, index_task
 from hepwb.types import JSONObject
-
-if TYPE_CHECKING:
-    from hepwb.sweep.executors import Executor
-    from hepwb.sweep.plan import CellPlan, SweepPlan
 
 __all__ = ["Prepared", "prepare_stages"]
 
@@ -143,10 +144,6 @@ def _embed_model(
 ) -> None:
     """Embed every unique text the tables of ``chunkset_ids`` need (their windows too for ``windowed``)."""
     import pyarrow.parquet as pq
-
-    from hepwb.ids import short_hash, text_sha256
-    from hepwb.index.cache import EmbeddingCache
-    from hepwb.index.windows import window_size, windows_of
 
     texts: dict[str, str] = {}
     size = window_size(model) if windowed else 0

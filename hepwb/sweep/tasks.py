@@ -16,6 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hepwb.hepilot.log import ProcessingLog, utc_now
+from hepwb.paths import Layout
+from hepwb.pipeline.cell import worker_name
+from hepwb.pipeline.corpus import convert_source
+from hepwb.pipeline.keys import cell_name, plan_corpus
+from hepwb.pipeline.record import CellFailure
+from hepwb.sweep import worker
 from hepwb.types import JSONObject
 
 __all__ = [
@@ -50,7 +57,6 @@ def _peak_rss_mib() -> float:
 
 
 def _run(stage: str, key: str, body: Any) -> Outcome:
-    from hepwb.pipeline.cell import worker_name
 
     t = time.perf_counter()
     try:
@@ -76,10 +82,6 @@ def convert_task(
     """Convert one corpus file (the file whose conversion key is ``conversion_key``)."""
 
     def body() -> JSONObject:
-        from hepwb.hepilot.log import ProcessingLog
-        from hepwb.paths import Layout
-        from hepwb.pipeline.corpus import convert_source
-        from hepwb.pipeline.keys import plan_corpus
 
         items = [
             f
@@ -102,7 +104,6 @@ def chunkset_task(home: str, config: JSONObject, inputs_key: str, chunkset_id: s
     """Build (or find) the chunk set of ``config``'s chunker configuration."""
 
     def body() -> JSONObject:
-        from hepwb.sweep import worker
 
         cs = worker.chunkset(home, config, inputs_key)
         if cs.chunkset_id != chunkset_id:
@@ -121,7 +122,6 @@ def embed_task(model: str, texts: list[str], batch: str) -> tuple[Any, Outcome]:
     box: JSONObject = {}
 
     def body() -> JSONObject:
-        from hepwb.sweep import worker
 
         box["vectors"] = worker.embedder(model).embed(texts)
         return {"n_texts": len(texts)}
@@ -136,7 +136,6 @@ def index_task(
     """Build (or open) the LanceDB table of ``config``'s chunk set and embedding model (and its windows)."""
 
     def body() -> JSONObject:
-        from hepwb.sweep import worker
 
         emb = worker.embedder(config["embedding_model"])
         before = emb.n_embedded
@@ -163,8 +162,6 @@ def cell_task(
     A failure leaves ``error.json`` and ``traceback.txt`` in the run folder (and removes that folder's
     earlier results, which would otherwise pass for this configuration's).
     """
-    from hepwb.pipeline.keys import cell_name
-
     run_dir = (
         Path(config["run_dir"])
         if config.get("run_dir")
@@ -172,7 +169,6 @@ def cell_task(
     )
 
     def body() -> JSONObject:
-        from hepwb.sweep import worker
 
         for dep in after:
             if isinstance(dep, Outcome) and not dep.ok:
@@ -197,10 +193,6 @@ def cell_task(
 
 def record_cell_failure(out: Outcome, config: JSONObject, run_dir: Path, sweep_id: str | None) -> None:
     """Write the failure ``out`` (of the cell or of a stage it needed) into the cell's run folder."""
-    from hepwb.hepilot.log import utc_now
-    from hepwb.pipeline.keys import cell_name
-    from hepwb.pipeline.record import CellFailure
-
     run_dir.mkdir(parents=True, exist_ok=True)
     for stale in ("metrics.json", "per_question.parquet", "hits.parquet"):
         (run_dir / stale).unlink(missing_ok=True)

@@ -11,17 +11,21 @@ import functools
 import json
 from collections import OrderedDict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from hepwb.env import configure_runtime
 from hepwb.ids import canonical_json
+from hepwb.index import get_embedder
+from hepwb.index.store import index_key
+from hepwb.models.embedder import Embedder
+from hepwb.paths import Layout
+from hepwb.pipeline.cell import run_cell
+from hepwb.pipeline.chunksets import ChunkSet
 from hepwb.pipeline.config import ExperimentConfig
+from hepwb.pipeline.notebook import EVALUATE_NOTEBOOK, notebook_parameters, run_notebook
+from hepwb.pipeline.record import RunRecord
+from hepwb.pipeline.stages import EvalInputs, Timer, chunk_stage, index_stage, load_inputs, needs_windows
 from hepwb.types import JSONObject
-
-if TYPE_CHECKING:
-    from hepwb.models.embedder import Embedder
-    from hepwb.pipeline.chunksets import ChunkSet
-    from hepwb.pipeline.record import RunRecord
-    from hepwb.pipeline.stages import EvalInputs
 
 __all__ = ["cell", "cell_notebook", "chunkset", "embedder", "inputs", "table"]
 
@@ -52,8 +56,6 @@ def _setup() -> None:
     """Once per process: telemetry off, offline defaults, quiet libraries."""
     global _configured
     if not _configured:
-        from hepwb.env import configure_runtime
-
         configure_runtime(offline=None)
         _configured = True
 
@@ -69,7 +71,6 @@ def _cfg(config: JSONObject) -> ExperimentConfig:
 
 
 def _layout(home: str) -> Any:
-    from hepwb.paths import Layout
 
     return Layout(Path(home))
 
@@ -77,7 +78,6 @@ def _layout(home: str) -> Any:
 def embedder(model: str) -> Embedder:
     """The process's embedder for ``model`` (loaded once)."""
     _setup()
-    from hepwb.index import get_embedder
 
     return get_embedder(model)
 
@@ -85,7 +85,6 @@ def embedder(model: str) -> Embedder:
 def inputs(home: str, config: JSONObject, inputs_key: str) -> EvalInputs:
     """Documents, questions and located evidence of ``config``'s corpus and question set."""
     _setup()
-    from hepwb.pipeline.stages import load_inputs
 
     cfg = _cfg(config)
     key = (home, inputs_key, cfg.corpus, cfg.max_docs, cfg.prefer_latex, cfg.questions)
@@ -94,8 +93,6 @@ def inputs(home: str, config: JSONObject, inputs_key: str) -> EvalInputs:
 
 def chunkset(home: str, config: JSONObject, inputs_key: str) -> ChunkSet:
     """The chunk set of ``config`` (built on first use, then read from disk or memory)."""
-    from hepwb.pipeline.stages import chunk_stage
-
     cfg = _cfg(config)
     ins = inputs(home, config, inputs_key)
     key = (
@@ -117,9 +114,6 @@ def table(home: str, config: JSONObject, inputs_key: str, *, windows: bool = Fal
 
     ``windows``: its window tables too (they are also built when ``config``'s retriever reads windows).
     """
-    from hepwb.index.store import index_key
-    from hepwb.pipeline.stages import index_stage, needs_windows
-
     cfg = _cfg(config)
     cs = chunkset(home, config, inputs_key)
     windows = windows or needs_windows(cfg)
@@ -138,9 +132,6 @@ def cell(
     with_ci: bool,
 ) -> RunRecord:
     """Retrieve and score one cell here, reusing everything loaded; returns its record."""
-    from hepwb.pipeline.cell import run_cell
-    from hepwb.pipeline.stages import Timer
-
     cfg = _cfg(config)
     timings = Timer()
     with timings("load_s"):
@@ -167,8 +158,6 @@ def cell(
 def cell_notebook(home: str, config: JSONObject, run_dir: Path) -> RunRecord:
     """Run one cell as the ``20-evaluate`` notebook (papermill) into ``run_dir``; returns its record."""
     _setup()
-    from hepwb.pipeline.notebook import EVALUATE_NOTEBOOK, notebook_parameters, run_notebook
-    from hepwb.pipeline.record import RunRecord
 
     layout = _layout(home)
     params = notebook_parameters(config, run_dir, layout)

@@ -6,31 +6,15 @@
   limits, table names);
 * :func:`evaluate_tiers` — one question set scored against LT only, HOT only and LT+HOT.
 
-Heavy imports stay inside the functions.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from hepwb.tiers.config import TierConfig
+from hepwb.tiers.evaluate import evaluate_tiers
+from hepwb.tiers.store import Tiers
 
 __all__ = ["TierConfig", "Tiers", "evaluate_tiers"]
-
-
-def __getattr__(name: str) -> Any:
-    if name == "Tiers":
-        from hepwb.tiers.store import Tiers
-
-        return Tiers
-    if name == "TierConfig":
-        from hepwb.tiers.config import TierConfig
-
-        return TierConfig
-    if name == "evaluate_tiers":
-        from hepwb.tiers.evaluate import evaluate_tiers
-
-        return evaluate_tiers
-    msg = f"module 'hepwb.tiers' has no attribute {name!r}"
-    raise AttributeError(msg)
 
 
 def __dir__() -> list[str]:

@@ -19,6 +19,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from hepwb.dbfile import connect_waiting
+from hepwb.exceptions import ConfigError
+from hepwb.ids import text_sha256
 from hepwb.types import JSONObject
 
 __all__ = ["SIGNAL_KINDS", "AuditLog", "new_event_id"]
@@ -60,8 +63,6 @@ class AuditLog:
 
         Read-write even for reads: DuckDB refuses a second configuration of one file in a process.
         """
-        from hepwb.dbfile import connect_waiting
-
         self.path.parent.mkdir(parents=True, exist_ok=True)
         con = connect_waiting(self.path, what="the tiers' audit file")
         con.execute(_SCHEMA)
@@ -94,8 +95,6 @@ class AuditLog:
         hits: Sequence[tuple[str, str, str, int]],
     ) -> None:
         """One search and its hits ``(chunk_id, doc_key, tier, rank)``."""
-        from hepwb.ids import text_sha256
-
         sha = text_sha256(question)[:16]
         with self.connect() as con:
             con.execute("BEGIN")
@@ -114,8 +113,6 @@ class AuditLog:
         self, ts_ms: int, chunk_id: str, doc_key: str, kind: str, actor: str, note: str
     ) -> None:
         """A feedback signal on one chunk."""
-        from hepwb.exceptions import ConfigError
-
         if kind not in SIGNAL_KINDS:
             msg = f"signal kind {kind!r} unknown; use one of {SIGNAL_KINDS}"
             raise ConfigError(msg)

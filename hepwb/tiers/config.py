@@ -18,6 +18,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from hepwb.exceptions import ConfigError
+
 __all__ = ["TierConfig", "load_config"]
 
 
@@ -55,8 +57,6 @@ class TierConfig(BaseModel):
 def load_config(path: str | Path | None = None, **overrides: object) -> TierConfig:
     """The config of YAML file ``path`` (if any) with ``overrides`` (``None`` values ignored) on top."""
     import yaml
-
-    from hepwb.exceptions import ConfigError
 
     data: dict[str, object] = {}
     if path is not None:

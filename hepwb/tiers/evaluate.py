@@ -13,13 +13,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hepwb import defaults
+from hepwb.evaluation import build_keyindexes, evaluate, load_questions, locate_all
 from hepwb.exceptions import ConfigError
+from hepwb.pipeline.corpus import ingest
+from hepwb.pipeline.stages import questions_path
+from hepwb.tiers.store import Tiers
+from hepwb.types import Document
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from hepwb.tiers.store import Tiers
-    from hepwb.types import Document
 
 __all__ = ["MODES", "evaluate_tiers", "tier_documents"]
 
@@ -28,8 +31,6 @@ MODES = {"lt": ("lt",), "hot": ("hot",), "lt+hot": ("lt", "hot")}
 
 def tier_documents(tiers: Tiers) -> list[Document]:
     """The converted documents of every source of the tiers (from the conversion cache)."""
-    from hepwb.pipeline.corpus import ingest
-
     docs: dict[str, Document] = {}
     for src in tiers.meta.get("sources", []):
         found = ingest(
@@ -45,9 +46,6 @@ def evaluate_tiers(
 ) -> pd.DataFrame:
     """One row per mode (``lt``, ``hot``, ``lt+hot``): questions, recall@k, MRR@k, mean latency (ms)."""
     import pandas as pd
-
-    from hepwb.evaluation import build_keyindexes, evaluate, load_questions, locate_all
-    from hepwb.pipeline.stages import questions_path
 
     docs = tier_documents(tiers)
     labels = {d.label for d in docs}

@@ -12,14 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
-from hepwb.tiers.tables import entity_text, quoted, strings
+from hepwb.tiers.audit import new_event_id
+from hepwb.tiers.core import TierStore
+from hepwb.tiers.tables import entity_text, quoted, strings, tier_rows
 
-if TYPE_CHECKING:
-    from hepwb.tiers.store import Tiers
-
-__all__ = ["EvictReport", "WarmReport", "evict", "rate_limited", "warm"]
+__all__ = ["EvictReport", "WarmReport", "evict", "warm"]
 
 
 @dataclass(frozen=True)
@@ -45,24 +43,9 @@ class EvictReport:
     skipped: str = ""
 
 
-def rate_limited(tiers: Tiers, action: str) -> str:
-    """Why job ``action`` may not run now (``""`` when it may): the config's ``job_min_interval_s``."""
-    gap = tiers.config.job_min_interval_s
-    last = tiers.audit.last_done(action) if gap else None
-    if last is None:
-        return ""
-    waited = (tiers.now_ms() - last) / 1000
-    if waited >= gap:
-        return ""
-    return f"rate limit: the last {action} ended {waited:.0f} s ago; job_min_interval_s is {gap:g} s"
-
-
-def warm(tiers: Tiers, questions: Sequence[str] | None = None, *, actor: str = "hepwb") -> WarmReport:
+def warm(tiers: TierStore, questions: Sequence[str] | None = None, *, actor: str = "hepwb") -> WarmReport:
     """Copy the LT chunks matching the entities of ``questions`` (default: the recent ones) into HOT."""
     import pyarrow.compute as pc
-
-    from hepwb.tiers.audit import new_event_id
-    from hepwb.tiers.tables import tier_rows
 
     now = tiers.now_ms()
     if questions is None:
@@ -103,7 +86,7 @@ def warm(tiers: Tiers, questions: Sequence[str] | None = None, *, actor: str = "
             .to_pylist()
         )
     before = tiers.version("hot")
-    hot, created = tiers._create_or_open("hot", rows)
+    hot, created = tiers.create_or_open("hot", rows)
     if not created:
         hot.merge_insert("chunk_id").when_matched_update_all().when_not_matched_insert_all().execute(rows)
         tiers.reindex("hot")
@@ -122,17 +105,15 @@ def warm(tiers: Tiers, questions: Sequence[str] | None = None, *, actor: str = "
     return WarmReport(tuple(ents), tuple(docs), rows.num_rows - len(already), len(already))
 
 
-def evict(tiers: Tiers, *, actor: str = "hepwb", dry_run: bool = False) -> EvictReport:
+def evict(tiers: TierStore, *, actor: str = "hepwb", dry_run: bool = False) -> EvictReport:
     """Delete the HOT rows stamped before ``now - ttl`` (oldest first, ``job_max_rows`` per run)."""
     from collections import Counter
-
-    from hepwb.tiers.audit import new_event_id
 
     now = tiers.now_ms()
     cutoff = now - int(tiers.config.ttl_s * 1000)
     if not tiers.has("hot"):
         return EvictReport(cutoff, 0, skipped="no HOT table")
-    why = "" if dry_run else rate_limited(tiers, "evict")
+    why = "" if dry_run else tiers.rate_limited("evict")
     if why:
         return EvictReport(cutoff, 0, skipped=why)
     hot = tiers.table("hot")

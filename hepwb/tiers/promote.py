@@ -25,13 +25,14 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from hepwb.exceptions import ConfigError
-from hepwb.tiers.tables import quoted, strings
+from hepwb.tiers.audit import new_event_id
+from hepwb.tiers.core import TierStore
+from hepwb.tiers.tables import quoted, strings, tier_rows, upsert_documents
 from hepwb.types import JSONObject
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from hepwb.tiers.store import Tiers
 
 __all__ = ["PromoteReport", "candidates", "mark", "promote", "revert", "why"]
 
@@ -50,7 +51,7 @@ class PromoteReport:
     skipped: str = ""
 
 
-def _lookup(tiers: Tiers, chunk_id: str) -> str:
+def _lookup(tiers: TierStore, chunk_id: str) -> str:
     for tier in ("hot", "lt"):
         if tiers.has(tier):
             rows = (
@@ -67,12 +68,12 @@ def _lookup(tiers: Tiers, chunk_id: str) -> str:
     raise ConfigError(msg)
 
 
-def mark(tiers: Tiers, chunk_id: str, kind: str, *, actor: str, note: str = "") -> None:
+def mark(tiers: TierStore, chunk_id: str, kind: str, *, actor: str, note: str = "") -> None:
     """Record signal ``kind`` on ``chunk_id`` (it must be in one of the tiers)."""
     tiers.audit.record_signal(tiers.now_ms(), chunk_id, _lookup(tiers, chunk_id), kind, actor, note)
 
 
-def candidates(tiers: Tiers) -> pd.DataFrame:
+def candidates(tiers: TierStore) -> pd.DataFrame:
     """HOT documents that earned promotion and differ from LT, with the evidence; one row each."""
     import pandas as pd
 
@@ -136,7 +137,7 @@ def candidates(tiers: Tiers) -> pd.DataFrame:
     return pd.DataFrame(out, columns=cols)
 
 
-def _settle_pending(tiers: Tiers) -> tuple[str, ...]:
+def _settle_pending(tiers: TierStore) -> tuple[str, ...]:
     """Settle promotions a killed job left ``pending``: ``done`` if LT holds their rows, else ``aborted``."""
     settled = []
     for ev in tiers.audit.pending("promote"):
@@ -169,7 +170,7 @@ def _running(details: JSONObject) -> bool:
     return True
 
 
-def _first_version_with(tiers: Tiers, eid: str) -> int:
+def _first_version_with(tiers: TierStore, eid: str) -> int:
     """The first LT version holding promotion ``eid``'s rows."""
     tbl = tiers.db().open_table(tiers.config.lt_table)
     for v in sorted(int(x["version"]) for x in tbl.list_versions()):
@@ -179,18 +180,14 @@ def _first_version_with(tiers: Tiers, eid: str) -> int:
     return int(tiers.table("lt").version)
 
 
-def promote(tiers: Tiers, *, actor: str = "hepwb", dry_run: bool = False) -> PromoteReport:
+def promote(tiers: TierStore, *, actor: str = "hepwb", dry_run: bool = False) -> PromoteReport:
     """Promote every earned HOT document (whole documents, ``job_max_rows`` rows per run) into LT."""
     import os
     import socket
 
     import pyarrow.compute as pc
 
-    from hepwb.tiers.audit import new_event_id
-    from hepwb.tiers.jobs import rate_limited
-    from hepwb.tiers.tables import tier_rows, upsert_documents
-
-    why_not = "" if dry_run else rate_limited(tiers, "promote")
+    why_not = "" if dry_run else tiers.rate_limited("promote")
     if why_not:
         return PromoteReport(skipped=why_not)
     recovered = () if dry_run else _settle_pending(tiers)
@@ -231,7 +228,7 @@ def promote(tiers: Tiers, *, actor: str = "hepwb", dry_run: bool = False) -> Pro
         lt_version_before=before,
         details={"versions": versions, "pid": os.getpid(), "host": socket.gethostname()},
     )
-    lt, created = tiers._create_or_open("lt", rows)
+    lt, created = tiers.create_or_open("lt", rows)
     if not created:
         upsert_documents(lt, rows, take)
     after = tiers.version("lt")
@@ -240,12 +237,9 @@ def promote(tiers: Tiers, *, actor: str = "hepwb", dry_run: bool = False) -> Pro
     return PromoteReport(eid, tuple(take), rows.num_rows, before, after, recovered)
 
 
-def revert(tiers: Tiers, event_id: str, *, actor: str = "hepwb") -> PromoteReport:
+def revert(tiers: TierStore, event_id: str, *, actor: str = "hepwb") -> PromoteReport:
     """Put back LT's rows of the documents of promotion ``event_id`` as they were before it (one commit)."""
     import pyarrow.compute as pc
-
-    from hepwb.tiers.audit import new_event_id
-    from hepwb.tiers.tables import upsert_documents
 
     found = [e for e in tiers.audit.events(action="promote") if e["event_id"] == event_id]
     if not found or found[0]["status"] != "done":
@@ -290,7 +284,7 @@ def revert(tiers: Tiers, event_id: str, *, actor: str = "hepwb") -> PromoteRepor
     return PromoteReport(eid, tuple(keys), mine, version_now, after)
 
 
-def why(tiers: Tiers, chunk_id: str) -> JSONObject:
+def why(tiers: TierStore, chunk_id: str) -> JSONObject:
     """Why ``chunk_id`` is in LT and since when: its row's stamps and the audit event that wrote them."""
     rows = tiers.table("lt").search().where(f"chunk_id = {quoted([chunk_id])}").limit(1).to_list()
     if not rows:

@@ -20,18 +20,21 @@ from typing import TYPE_CHECKING
 
 from hepwb import defaults
 from hepwb.exceptions import ConfigError
+from hepwb.retrieval.entity import EntityRetriever
+from hepwb.retrieval.explain import snippet
+from hepwb.tiers.core import TierStore
+from hepwb.tiers.tables import doc_key_of
+from hepwb.types import Hit
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from hepwb.tiers.store import Tiers
-    from hepwb.types import Hit
 
 __all__ = ["hits_frame", "search"]
 
 
 def search(
-    tiers: Tiers,
+    tiers: TierStore,
     question: str,
     k: int = defaults.SEARCH_K,
     *,
@@ -55,9 +58,6 @@ def search(
             them (per-tier BM25 statistics, the strict branch's boost kept); ``rrf`` — LanceDB's
             reciprocal-rank fusion (ranks only).
     """
-    from hepwb.retrieval.entity import EntityRetriever
-    from hepwb.tiers.tables import doc_key_of
-
     if merge not in ("score", "rrf"):
         msg = f"merge must be 'score' or 'rrf', got {merge!r}"
         raise ConfigError(msg)
@@ -154,8 +154,6 @@ def _rrf(lists: dict[str, list[Hit]]) -> list[tuple[Hit, float]]:
 def hits_frame(hits: Sequence[Hit]) -> pd.DataFrame:
     """A table of tier hits: rank, tier, label, pages, matched entities, why and a snippet."""
     import pandas as pd
-
-    from hepwb.retrieval.explain import snippet
 
     cols = ["rank", "tier", "label", "pages", "matched", "why", "chunk_id", "snippet"]
     return pd.DataFrame(

@@ -5,6 +5,9 @@ A tier folder (``data/processed/tiers/<name>/``) holds ``lancedb/`` (the ``lt`` 
 model and sources). Papers are converted, chunked and embedded as everywhere in hepwb (cached); their
 rows then enter a tier with the governance columns of :mod:`hepwb.tiers.tables`.
 
+:class:`Tiers` is the façade: the storage core (:class:`~hepwb.tiers.core.TierStore`) plus the jobs,
+promotion and query, each in its own module that depends on the core only.
+
 Example (in a notebook)::
 
     t = Tiers.open("session", config=TierConfig(ttl_s=3600))
@@ -16,369 +19,41 @@ Example (in a notebook)::
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
 
 from hepwb import defaults
-from hepwb.exceptions import ConfigError, CorpusNotFoundError
-from hepwb.io import read_json, write_json
-from hepwb.paths import Layout
-from hepwb.tiers.config import TierConfig
-from hepwb.types import JSONObject
-
-if TYPE_CHECKING:
-    import pandas as pd
-    import pyarrow as pa
-
-    from hepwb.models.embedder import Embedder
-    from hepwb.ner.source import EntitySource
-    from hepwb.tiers.audit import AuditLog
-    from hepwb.tiers.jobs import EvictReport, WarmReport
-    from hepwb.tiers.promote import PromoteReport
-    from hepwb.types import Hit
+from hepwb.tiers.core import IngestReport, TierStore
+from hepwb.tiers.jobs import EvictReport, WarmReport, evict, warm
+from hepwb.tiers.promote import PromoteReport, candidates, mark, promote, revert, why
+from hepwb.tiers.query import search
+from hepwb.types import Hit, JSONObject
 
 __all__ = ["IngestReport", "Tiers"]
 
-LT_KEEP_VERSIONS_DAYS = 3650
-"""LT table versions are kept this long (promotions stay reversible); HOT keeps LanceDB's default."""
 
-
-@dataclass(frozen=True)
-class IngestReport:
-    """What an ingest into a tier did."""
-
-    tier: str
-    documents: int
-    rows: int
-    unchanged: int = 0
-    versions: dict[str, int] = field(default_factory=dict)
-
-
-class Tiers:
+class Tiers(TierStore):
     """The LT and HOT tables of one tier folder, their audit log and the jobs that move rows.
 
-    Args:
-        root: The tier folder.
-        config: Tunables (:class:`~hepwb.tiers.config.TierConfig`).
-        clock: Seconds since the epoch (injectable: tests move time instead of sleeping).
-        ner: Entity source at ingest and query time (default: the service at ``$HEPWB_NER_URL``, else
-            in process).
-        layout: Where converted papers, chunk sets and embeddings are cached.
+    See :class:`~hepwb.tiers.core.TierStore` for the arguments, ingest and status.
     """
 
-    def __init__(
-        self,
-        root: str | Path,
-        config: TierConfig | None = None,
-        *,
-        clock: Callable[[], float] = time.time,
-        ner: EntitySource | None = None,
-        layout: Layout | None = None,
-    ) -> None:
-        from hepwb.ner.source import ner_source
-        from hepwb.tiers.audit import AuditLog
-
-        self.root = Path(root)
-        self.config = config or TierConfig()
-        self.clock = clock
-        self.ner = ner if ner is not None else ner_source()
-        self.layout = layout or Layout.default()
-        self.audit: AuditLog = AuditLog(self.root / "audit.duckdb")
-        self._embedder: Embedder | None = None
-
-    @classmethod
-    def open(cls, name: str = "default", *, layout: Layout | None = None, **kwargs: Any) -> Tiers:
-        """The tier folder ``name`` of this project (``data/processed/tiers/<name>``)."""
-        layout = layout or Layout.default()
-        return cls(layout.data / "processed" / "tiers" / name, layout=layout, **kwargs)
-
-    # -- state ---------------------------------------------------------------------------------------
-    def now_ms(self) -> int:
-        """The clock, in milliseconds."""
-        return int(self.clock() * 1000)
-
-    @property
-    def meta(self) -> JSONObject:
-        """``tiers.json``: chunking, embedding model, NER model and sources (empty before ``init_lt``)."""
-        path = self.root / "tiers.json"
-        return dict(read_json(path)) if path.is_file() else {}
-
-    def db(self) -> Any:
-        """The LanceDB database of the tiers."""
-        from hepwb.index.lance import connect
-
-        return connect(self.root / "lancedb")
-
-    def table(self, tier: str) -> Any:
-        """The latest version of tier ``lt`` or ``hot`` (raises when it does not exist yet)."""
-        from hepwb.index.lance import table_names
-
-        name = self._name(tier)
-        db = self.db()
-        if name not in table_names(db):
-            hint = "hepwb tiers init (Tiers.init_lt)" if tier == "lt" else "hepwb tiers acquire or warm"
-            msg = f"tier {tier!r} has no table {name!r} in {self.root} yet; create it with {hint}"
-            raise CorpusNotFoundError(msg)
-        return db.open_table(name)
-
-    def open_tables(self, tiers: Sequence[str]) -> JSONObject:
-        """The latest versions of those of ``tiers`` that exist, opened through one connection."""
-        from hepwb.index.lance import table_names
-
-        db = self.db()
-        names = table_names(db)
-        return {t: db.open_table(self._name(t)) for t in tiers if self._name(t) in names}
-
-    def has(self, tier: str) -> bool:
-        """Whether tier ``tier`` has a table."""
-        from hepwb.index.lance import table_names
-
-        return self._name(tier) in table_names(self.db())
-
-    def version(self, tier: str) -> int:
-        """The latest version of tier ``tier``'s table (0 when it does not exist)."""
-        return int(self.table(tier).version) if self.has(tier) else 0
-
-    def _name(self, tier: str) -> str:
-        if tier not in ("lt", "hot"):
-            msg = f"tier must be 'lt' or 'hot', got {tier!r}"
-            raise ConfigError(msg)
-        return self.config.lt_table if tier == "lt" else self.config.hot_table
-
-    @property
-    def embedder(self) -> Embedder:
-        """The embedding model of the tiers (recorded at ``init_lt``)."""
-        from hepwb.index import get_embedder
-
-        if self._embedder is None:
-            self._embedder = get_embedder(str(self.meta.get("embedding_model") or defaults.EMBEDDING_MODEL))
-        return self._embedder
-
-    # -- ingest --------------------------------------------------------------------------------------
-    def init_lt(
-        self,
-        corpus: str | Path | None = None,
-        *,
-        only: list[str] | None = None,
-        max_docs: int | None = None,
-        chunker: str | None = None,
-        chunk_size: int | None = None,
-        chunk_overlap: float | None = None,
-        embedding_model: str | None = None,
-        actor: str = "hepwb",
-        progress: bool = False,
-    ) -> IngestReport:
-        """Ingest the curated corpus into LT; later calls replace changed papers (``doc_version`` + 1).
-
-        The chunking (default hepilot, 512 tokens, 10 % overlap) and the embedding model are fixed at the
-        first call: both tiers share them, and later calls use them unless told otherwise (an error).
-        """
-        meta = self.meta
-        given = {"name": chunker, "chunk_size": chunk_size, "chunk_overlap": chunk_overlap}
-        fixed = meta.get("chunking") or {
-            "name": defaults.CHUNKER,
-            "chunk_size": defaults.CHUNK_SIZE,
-            "chunk_overlap": defaults.CHUNK_OVERLAP,
-        }
-        wanted = {k: fixed[k] if v is None else v for k, v in given.items()}
-        model = embedding_model or str(meta.get("embedding_model") or defaults.EMBEDDING_MODEL)
-        if meta and (meta["chunking"] != wanted or meta["embedding_model"] != model):
-            msg = (
-                f"the tiers in {self.root} use {meta['chunking']} and {meta['embedding_model']}; "
-                "ingest with those, or open another tier folder (Tiers.open(name) / --name)"
-            )
-            raise ConfigError(msg)
-        first = not meta
-        if first:
-            meta = {"chunking": wanted, "embedding_model": model, "sources": []}
-            self._embedder = None
-        rows, ner_model = self._rows(corpus, meta, only=only, max_docs=max_docs, progress=progress)
-        if first:  # written once the papers are ready: a failed first init fixes nothing
-            write_json(self.root / "tiers.json", {**meta, "ner_model": ner_model})
-        report = self._ingest_lt(rows, actor=actor, action="init" if not self.has("lt") else "ingest")
-        self._remember_source(corpus, only, max_docs)
-        return report
-
-    def acquire(
-        self,
-        corpus: str | Path,
-        *,
-        only: list[str] | None = None,
-        max_docs: int | None = None,
-        actor: str = "hepwb",
-        progress: bool = False,
-    ) -> IngestReport:
-        """Put the papers of folder ``corpus`` (e.g. ``hepwb acquire``'s ``pdf/``) into HOT, stamped now."""
-        from hepwb.tiers.audit import new_event_id
-        from hepwb.tiers.tables import tier_rows, upsert_documents
-
-        if not self.meta:
-            msg = f"no tiers in {self.root} yet: create LT first (hepwb tiers init / Tiers.init_lt)"
-            raise ConfigError(msg)
-        now = self.now_ms()
-        rows = tier_rows(
-            self._rows(corpus, self.meta, only=only, max_docs=max_docs, progress=progress)[0],
-            origin="acquired",
-            now_ms=now,
-            hot_promoted_at=now,
-        )
-        keys = sorted(set(rows["doc_key"].to_pylist()))
-        before = self.version("hot")
-        hot, created = self._create_or_open("hot", rows)
-        if not created:
-            upsert_documents(hot, rows, keys)
-            self.reindex("hot")
-        self._remember_source(corpus, only, max_docs)
-        eid = new_event_id()
-        self.audit.log(
-            eid,
-            now,
-            "acquire",
-            actor,
-            rows=rows.num_rows,
-            doc_keys=keys,
-            hot_version_before=before,
-            hot_version_after=self.version("hot"),
-            details={"corpus": str(corpus)},
-        )
-        return IngestReport("hot", len(keys), rows.num_rows)
-
-    def _rows(
-        self,
-        corpus: str | Path | None,
-        meta: JSONObject,
-        *,
-        only: list[str] | None,
-        max_docs: int | None,
-        progress: bool,
-    ) -> tuple[pa.Table, str]:
-        """Rows of ``corpus`` (converted, chunked, embedded per ``meta``) and the NER model used."""
-        from hepwb.index import ChunkStore, get_embedder
-        from hepwb.pipeline.chunksets import build_chunkset
-        from hepwb.pipeline.corpus import ingest
-
-        chunking = dict(meta["chunking"])
-        embedder = get_embedder(str(meta["embedding_model"]))
-        docs = ingest(
-            corpus, layout=self.layout, only=only, max_docs=max_docs, progress=progress, require=True
-        )
-        cs = build_chunkset(docs, chunking.pop("name"), layout=self.layout, progress=progress, **chunking)
-        store = ChunkStore(self.layout.lancedb, embedder, progress=progress, ner=self.ner)
-        table = store.table(cs.chunkset_id, cs.chunks, cs.documents).to_arrow()
-        ner_model = store.ner_model(cs.chunkset_id) or ""
-        self._update_meta(ner_model=ner_model)
-        return table.sort_by([("document_id", "ascending"), ("chunk_index", "ascending")]), ner_model
-
-    def _ingest_lt(self, chunk_rows: pa.Table, *, actor: str, action: str) -> IngestReport:
-        """Upsert changed documents into LT (one commit), audited."""
-        import pyarrow.compute as pc
-
-        from hepwb.tiers.audit import new_event_id
-        from hepwb.tiers.tables import strings, tier_rows, upsert_documents
-
-        now = self.now_ms()
-        rows = tier_rows(chunk_rows, origin="curated", now_ms=now)
-        shas = _doc_shas(rows)
-        current = self.documents("lt")
-        changed = sorted(k for k, sha in shas.items() if current.get(k, (0, ""))[1] != sha)
-        versions = {k: current.get(k, (0, ""))[0] + 1 for k in changed}
-        rows = rows.filter(pc.is_in(rows["doc_key"], value_set=strings(changed)))
-        rows = tier_rows(rows, origin="curated", now_ms=now, doc_versions=versions)
-        before = self.version("lt")
-        if changed:
-            lt, created = self._create_or_open("lt", rows)
-            if not created:
-                upsert_documents(lt, rows, changed)
-                self.reindex("lt")
-        eid = new_event_id()
-        self.audit.log(
-            eid,
-            now,
-            action,
-            actor,
-            rows=rows.num_rows,
-            doc_keys=changed,
-            lt_version_before=before,
-            lt_version_after=self.version("lt"),
-            details={"versions": versions},
-        )
-        unchanged = len(shas) - len(changed)
-        return IngestReport("lt", len(changed), rows.num_rows, unchanged, versions)
-
-    def _create_or_open(self, tier: str, rows: pa.Table) -> tuple[Any, bool]:
-        """(the tier's table, whether it was created from ``rows`` just now, with its indexes).
-
-        When it already exists (perhaps created by another process a moment ago) the caller writes ``rows``.
-        """
-        from hepwb.index.store import build_indexes
-
-        try:
-            tbl = self.db().create_table(self._name(tier), rows, exist_ok=False)
-        except (ValueError, OSError) as exc:
-            if "exist" not in str(exc).lower():
-                raise
-            return self.table(tier), False
-        build_indexes(tbl)
-        _entity_index(tbl)
-        return tbl, True
-
-    def reindex(self, tier: str) -> None:
-        """Bring the full-text indexes up to date after a write (LT keeps its old versions: revertible)."""
-        from datetime import timedelta
-
-        keep = timedelta(days=LT_KEEP_VERSIONS_DAYS) if tier == "lt" else None
-        self.table(tier).optimize(cleanup_older_than=keep)
-
-    def documents(self, tier: str) -> dict[str, tuple[int, str]]:
-        """``{doc_key: (doc_version, doc_sha)}`` of tier ``tier``."""
-        if not self.has(tier):
-            return {}
-        t = self.table(tier).search().select(["doc_key", "doc_version", "doc_sha"]).limit(None).to_arrow()
-        return {k: (int(v), s) for k, v, s in zip(*(t[c].to_pylist() for c in t.column_names), strict=True)}
-
-    def _remember_source(
-        self, corpus: str | Path | None, only: list[str] | None, max_docs: int | None
-    ) -> None:
-        """Record where the papers came from (the tier-aware evaluation converts them again, cached)."""
-        from hepwb.acquisition.folder import resolve_corpus
-
-        meta = self.meta
-        src = {"corpus": str(resolve_corpus(corpus).resolve()), "only": only, "max_docs": max_docs}
-        if src not in meta["sources"]:
-            meta["sources"] = [*meta["sources"], src]
-            write_json(self.root / "tiers.json", meta)
-
-    def _update_meta(self, **fields: Any) -> None:
-        meta = self.meta
-        if meta and any(meta.get(k) != v for k, v in fields.items()):
-            write_json(self.root / "tiers.json", {**meta, **fields})
-
-    # -- the rest of the API lives in one module per job ---------------------------------------------
     def search(self, question: str, k: int = defaults.SEARCH_K, **kwargs: Any) -> list[Hit]:
         """Both tiers in parallel (see :func:`hepwb.tiers.query.search`)."""
-        from hepwb.tiers.query import search
-
         return search(self, question, k, **kwargs)
 
     def warm(self, questions: Sequence[str] | None = None, *, actor: str = "hepwb") -> WarmReport:
         """Copy LT chunks matching recent questions' entities into HOT (:func:`hepwb.tiers.jobs.warm`)."""
-        from hepwb.tiers.jobs import warm
-
         return warm(self, questions, actor=actor)
 
     def evict(self, *, actor: str = "hepwb", dry_run: bool = False) -> EvictReport:
         """Delete HOT rows older than the TTL (:func:`hepwb.tiers.jobs.evict`)."""
-        from hepwb.tiers.jobs import evict
-
         return evict(self, actor=actor, dry_run=dry_run)
 
     def mark(self, chunk_id: str, kind: str = "useful", *, actor: str = "hepwb", note: str = "") -> None:
         """Record a signal (``useful``, ``cited`` or ``approved``) for a HOT or LT chunk."""
-        from hepwb.tiers.promote import mark
-
         mark(self, chunk_id, kind, actor=actor, note=note)
 
     def approve(self, chunk_id: str, *, actor: str, note: str = "") -> None:
@@ -387,78 +62,16 @@ class Tiers:
 
     def candidates(self) -> pd.DataFrame:
         """HOT documents that earned promotion, with the evidence (:func:`hepwb.tiers.promote.candidates`)."""
-        from hepwb.tiers.promote import candidates
-
         return candidates(self)
 
     def promote(self, *, actor: str = "hepwb", dry_run: bool = False) -> PromoteReport:
         """Promote the earned HOT documents into LT, audited (:func:`hepwb.tiers.promote.promote`)."""
-        from hepwb.tiers.promote import promote
-
         return promote(self, actor=actor, dry_run=dry_run)
 
     def revert(self, event_id: str, *, actor: str = "hepwb") -> PromoteReport:
         """Undo a promotion from LT's version before it (:func:`hepwb.tiers.promote.revert`)."""
-        from hepwb.tiers.promote import revert
-
         return revert(self, event_id, actor=actor)
 
     def why(self, chunk_id: str) -> JSONObject:
         """Why ``chunk_id`` is in LT and since when (:func:`hepwb.tiers.promote.why`)."""
-        from hepwb.tiers.promote import why
-
         return why(self, chunk_id)
-
-    def history(self, *, limit: int = 50) -> pd.DataFrame:
-        """The audit trail, newest first."""
-        import pandas as pd
-
-        events = self.audit.events(limit=limit)
-        cols = [
-            "ts_ms",
-            "action",
-            "actor",
-            "status",
-            "rows",
-            "doc_keys",
-            "lt_version_before",
-            "lt_version_after",
-            "hot_version_before",
-            "hot_version_after",
-            "event_id",
-        ]
-        frame = pd.DataFrame(events, columns=[*cols, "evidence", "details"])
-        frame.insert(0, "when", pd.to_datetime(frame["ts_ms"], unit="ms", utc=True))
-        return frame.drop(columns=["ts_ms"])
-
-    def status(self) -> JSONObject:
-        """Rows, documents and versions per tier; HOT rows past the TTL; signals and audit counts."""
-        now = self.now_ms()
-        out: JSONObject = {"root": str(self.root), "config": self.config.model_dump(), "meta": self.meta}
-        for tier in ("lt", "hot"):
-            if not self.has(tier):
-                out[tier] = {"rows": 0, "documents": 0, "version": 0}
-                continue
-            t = self.table(tier)
-            out[tier] = {"rows": t.count_rows(), "documents": len(self.documents(tier)), "version": t.version}
-        if self.has("hot"):
-            cutoff = now - int(self.config.ttl_s * 1000)
-            out["hot"]["expired"] = self.table("hot").count_rows(f"hot_promoted_at < {cutoff}")
-        counts = self.audit.rows("SELECT action, status, count(*) FROM audit GROUP BY ALL ORDER BY ALL")
-        out["audit"] = {f"{a} ({s})": int(n) for a, s, n in counts}
-        out["questions_recorded"] = int(self.audit.rows("SELECT count(*) FROM queries")[0][0])
-        return out
-
-
-def _entity_index(tbl: Any) -> None:
-    from lancedb.index import FTS
-
-    tbl.create_index(
-        "entity_text",
-        config=FTS(with_position=False, base_tokenizer="whitespace", max_token_length=64, lower_case=True),
-        replace=True,
-    )
-
-
-def _doc_shas(rows: pa.Table) -> dict[str, str]:
-    return dict(zip(rows["doc_key"].to_pylist(), rows["doc_sha"].to_pylist(), strict=True))

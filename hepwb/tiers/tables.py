@@ -26,6 +26,8 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from hepwb.ids import short_hash
+
 if TYPE_CHECKING:
     import pyarrow as pa
 
@@ -85,8 +87,6 @@ def tier_rows(
     keeps the rows' own stamps (a promoted row remembers when it entered HOT).
     """
     import pyarrow as pa
-
-    from hepwb.ids import short_hash
 
     base = chunks.drop_columns([c for c in GOVERNANCE if c in chunks.column_names])
     cols = base.to_pydict()

@@ -26,8 +26,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from hepwb import defaults
+from hepwb.chunking import CHUNKERS, get_chunker
+from hepwb.deps import extra
 from hepwb.exceptions import ConfigError, HepwbError
 from hepwb.paths import Layout
+from hepwb.pipeline.chunksets import truncation_report
 from hepwb.types import Block, Chunk, Document, JSONObject
 from hepwb.viz.document_view import by_label, corpus_papers
 
@@ -230,7 +233,6 @@ def token_histogram(chunks: Sequence[Chunk], chunk_size: int, limit: int = _EMBE
 
 
 def _summary(chunks: Sequence[Chunk], tokenizer: str) -> str:
-    from hepwb.pipeline.chunksets import truncation_report
 
     if not chunks:
         return "<p><b>0 chunks</b></p>"
@@ -300,9 +302,8 @@ class ChunkExplorer:
         labels: Sequence[str] | None = None,
         loader: Callable[[str], Document] | None = None,
     ) -> None:
-        import ipywidgets as w
-
-        from hepwb.chunking import CHUNKERS
+        with extra("lab", "the explorers"):
+            import ipywidgets as w
 
         self.documents, first = by_label(documents, label, "ChunkExplorer")
         self.loader = loader
@@ -384,7 +385,6 @@ class ChunkExplorer:
             )
 
     def _chunk(self) -> list[Chunk]:
-        from hepwb.chunking import get_chunker
 
         key = (
             self.paper.value,

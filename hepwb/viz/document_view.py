@@ -21,11 +21,13 @@ import html as _html
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hepwb.deps import extra
 from hepwb.exceptions import ConfigError
 from hepwb.paths import Layout
 from hepwb.pipeline.corpus import ingest
 from hepwb.pipeline.keys import labelled_files
 from hepwb.processing.figures import crop_box
+from hepwb.processing.links import describe_target, targets_of
 from hepwb.types import Block, Document, JSONObject
 
 if TYPE_CHECKING:
@@ -126,7 +128,6 @@ def _pdf(doc: Document, pdf: str | Path | None) -> str | None:
 
 
 def _links_html(doc: Document, start: int, end: int) -> str:
-    from hepwb.processing.links import describe_target, targets_of
 
     found = targets_of(doc, start, end)
     if not found:
@@ -252,7 +253,8 @@ class DocumentBrowser:
         labels: Sequence[str] | None = None,
         loader: Callable[[str], Document] | None = None,
     ) -> None:
-        import ipywidgets as w
+        with extra("lab", "the explorers"):
+            import ipywidgets as w
 
         self.documents, first = by_label(documents, label, "DocumentBrowser")
         self.loader = loader

@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import html
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
 
 from hepwb import defaults
+from hepwb.deps import extra
 from hepwb.exceptions import DependencyError, RetrieverUnavailableError
+from hepwb.pipeline.search import Searcher
+from hepwb.retrieval import RETRIEVERS
 from hepwb.retrieval.explain import hits_html
-from hepwb.types import JSONObject
-
-if TYPE_CHECKING:
-    from hepwb.pipeline.search import Searcher
-    from hepwb.types import Hit
+from hepwb.types import Hit, JSONObject
 
 __all__ = ["SearchExplorer", "availability_lines", "side_by_side_html"]
 
@@ -82,9 +80,8 @@ class SearchExplorer:
         retrievers: Sequence[str] = ("bm25", "hybrid"),
         k: int = defaults.SEARCH_K,
     ):
-        import ipywidgets as w
-
-        from hepwb.retrieval import RETRIEVERS
+        with extra("lab", "the explorers"):
+            import ipywidgets as w
 
         self.searcher = searcher
         self.question = w.Text(value=question, description="question", layout=w.Layout(width="90%"))

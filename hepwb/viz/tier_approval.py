@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import html
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from hepwb.tiers.store import Tiers
-    from hepwb.types import Hit
+from hepwb.deps import extra
+from hepwb.exceptions import HepwbError
+from hepwb.tiers.store import Tiers
+from hepwb.types import Hit
 
 __all__ = ["ApprovalWidget"]
 
@@ -26,7 +26,8 @@ class ApprovalWidget:
     """Pick a hit, say who you are, press *approve for LT*."""
 
     def __init__(self, tiers: Tiers, hits: Sequence[Hit], actor: str = "") -> None:
-        import ipywidgets as w
+        with extra("lab", "the explorers"):
+            import ipywidgets as w
 
         self.tiers = tiers
         self.hits = list(hits)
@@ -52,7 +53,6 @@ class ApprovalWidget:
         if not self.actor.value.strip():
             self.out.value = "<b style='color:#b00'>say who approves (the audit trail records it)</b>"
             return
-        from hepwb.exceptions import HepwbError
 
         h = self.hits[int(self.choice.value)]
         try:

@@ -206,13 +206,13 @@ def test_explorer_needs_documents():
 
 
 def test_explorer_shows_a_failing_control_change_instead_of_raising(monkeypatch):
-    import hepwb.chunking
+    import hepwb.viz.chunk_explorer
 
     ex = ChunkExplorer([_doc()], tokenizer="words")
 
     def broken(*_args, **_kwargs):
         raise ConfigError("bad parameters for chunker 'x'")
 
-    monkeypatch.setattr(hepwb.chunking, "get_chunker", broken)
+    monkeypatch.setattr(hepwb.viz.chunk_explorer, "get_chunker", broken)
     ex.chunk_size.value = 96
     assert 'class="hw-error"' in ex.summary.value and "bad parameters" in ex.summary.value

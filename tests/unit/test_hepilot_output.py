@@ -43,7 +43,7 @@ def test_research_chunkset_tree_is_schema_valid(tmp_path):
     assert not validate_tree(cs.root, SCHEMAS)
     assert not (cs.root / "adapter_config.json").exists()
     manifest = json.loads((cs.root / "chunkset.json").read_text())
-    assert manifest["hepilot_compliant"] is False and "512-4096" in manifest["compliance_note"]
+    assert manifest["hepilot_compliant"] is False and "from 512 to 4096" in manifest["compliance_note"]
     docs_dir = cs.root / "documents"
     names = sorted(p.name for p in docs_dir.iterdir())
     assert names[0].startswith("arxiv_") and names[1].startswith("other_")
@@ -166,7 +166,7 @@ def test_overlap_token_count_covers_both_neighbours(tmp_path):
 def test_compliant_mode_refuses_research_sizes(tmp_path):
     from hepwb.exceptions import ConfigError
 
-    with pytest.raises(ConfigError, match="512-4096"):
+    with pytest.raises(ConfigError, match="from 512 to 4096"):
         build_chunkset(
             _docs(),
             "hepilot",

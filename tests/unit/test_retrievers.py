@@ -177,7 +177,7 @@ def test_hyde_fuses_question_and_passage(setup, monkeypatch):
 def test_bad_parameters_are_config_errors(setup):
     with pytest.raises(ConfigError, match="boost"):
         get_retriever("entity", setup["flat"], boost=0.5)
-    with pytest.raises(ConfigError, match="bad parameters"):
+    with pytest.raises(ConfigError, match="has no option"):
         get_retriever("bm25", setup["flat"], nonsense=1)
 
 

@@ -87,7 +87,7 @@ def test_every_problem_is_reported_at_once_with_key_value_and_fix(monkeypatch):
         spec.cells(check_inputs=False)
     msg = str(err.value)
     for expected in (
-        "grid.chunk_size[0] = 0: chunk_size is a whole number of tokens from 16 to 32768",
+        "grid.chunk_size[0] = 0: chunk_size is a whole number of tokens from 8 to 32768",
         "grid.chunk_overlap = 125: chunk_overlap is a fraction of the chunk size (HEPilot), 0 <= x < 1",
         "0.5 for 125 of 250 tokens",
         "grid.chunker[1] = 'nope': unknown chunker 'nope'; choose one of",

@@ -18,12 +18,12 @@ from tests.helpers import tiny_corpus
 
 KILLER = """
 import os, signal, sys
-import hepwb.tiers.tables as tables
+import hepwb.tiers.promote as promote
 from hepwb.paths import Layout
 from hepwb.tiers import Tiers
 
 root, home, mode = sys.argv[1:4]
-real = tables.upsert_documents
+real = promote.upsert_documents
 
 def killing(tbl, rows, keys):  # SIGKILL just before or just after LT's commit
     if mode == "before":
@@ -32,7 +32,7 @@ def killing(tbl, rows, keys):  # SIGKILL just before or just after LT's commit
     if mode == "after":
         os.kill(os.getpid(), signal.SIGKILL)
 
-tables.upsert_documents = killing
+promote.upsert_documents = killing  # the call promotion makes
 Tiers(root, layout=Layout(home)).promote(actor="cron")
 """
 

@@ -161,15 +161,18 @@ def test_ids_from_files_cannot_leave_their_folders(tmp_path, caplog):
 @pytest.mark.parametrize(
     ("params", "expected"),
     [
-        ({"chunk_size": 1_000_000_000}, "chunk_size must be a whole number of tokens from 16 to 32768"),
-        ({"chunk_size": 0}, "chunk_size must be"),
-        ({"k": 1_000_000_000}, "k must be a whole number from 1 to 1000"),
-        ({"k": 0}, "k must be"),
+        ({"chunk_size": 1_000_000_000}, "chunk_size is a whole number of tokens from 8 to 32768"),
+        ({"chunk_size": 0}, "chunk_size is"),
+        (
+            {"k": 1_000_000_000},
+            "k is the number of chunks retrieved per question, a whole number from 1 to 1000",
+        ),
+        ({"k": 0}, "k is"),
     ],
 )
 def test_every_parameter_is_bounded(params, expected):
     from hepwb.exceptions import ConfigError
-    from hepwb.pipeline.experiment import ExperimentConfig
+    from hepwb.pipeline.config import ExperimentConfig
 
     with pytest.raises(ConfigError, match=expected):
         ExperimentConfig.from_params(**params)

@@ -20,7 +20,10 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from hepwb.exceptions import ConfigError, DependencyError
+import hepwb
+from hepwb.deps import extra
+from hepwb.exceptions import ConfigError
+from hepwb.ids import code_fingerprint
 from hepwb.sweep.executors.base import register_executor
 from hepwb.types import JSONObject
 
@@ -49,9 +52,6 @@ _CODE = ("processing", "models", "chunking", "hepilot", "index", "retrieval", "e
 
 def _worker_check(home: str) -> JSONObject:
     """Run on every worker: the hepwb code it runs and whether it sees the project folder."""
-    import hepwb
-    from hepwb.ids import code_fingerprint
-
     code = [code_fingerprint(pkg) for pkg in _CODE]
     return {"hepwb": hepwb.__version__, "code": code, "sees_home": Path(home).is_dir()}
 
@@ -78,13 +78,8 @@ class DaskExecutor:
         home: str | Path | None = None,
         **_: Any,
     ) -> None:
-        try:
+        with extra("sweep", "the Dask executor (or run serially: --executor serial)"):
             from distributed import Client, LocalCluster
-        except ImportError as exc:  # pragma: no cover - a dependency
-            msg = (
-                "the Dask executor needs dask and distributed: pip install 'dask[distributed]', or use serial"
-            )
-            raise DependencyError(msg) from exc
         _quiet()
         self._own: Any = None
         if scheduler:
@@ -102,7 +97,8 @@ class DaskExecutor:
                 cluster.scale(jobs=n_workers)
             self.client = Client(cluster)
         else:
-            import dask
+            with extra("sweep", "a Dask sweep"):
+                import dask
 
             n, mem = local_cluster_size(n_workers)
             port = _free_port() if _have_bokeh() else None
@@ -120,8 +116,6 @@ class DaskExecutor:
             self._check_workers(str(home))
 
     def _check_workers(self, home: str) -> None:
-        import hepwb
-        from hepwb.ids import code_fingerprint
 
         code = [code_fingerprint(pkg) for pkg in _CODE]
         if not self.client.scheduler_info().get("workers"):
@@ -148,7 +142,8 @@ class DaskExecutor:
 
     def as_completed(self, futures: Iterable[Any]) -> Iterator[Any]:
         """The futures as they finish."""
-        from distributed import as_completed
+        with extra("sweep", "a Dask sweep"):
+            from distributed import as_completed
 
         return iter(as_completed(list(futures)))
 
@@ -193,7 +188,8 @@ def _lean_worker_config() -> JSONObject:
     operations; the statistical profiler and the 20 ms event-loop tick wake the worker 150 times a second.
     The dashboard still shows tasks, memory and progress (not the profile).
     """
-    import dask
+    with extra("sweep", "a Dask sweep"):
+        import dask
 
     environ = dict(dask.config.get("distributed.nanny.pre-spawn-environ", {}))
     environ.pop("MALLOC_TRIM_THRESHOLD_", None)
