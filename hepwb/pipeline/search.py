@@ -21,6 +21,7 @@ from hepwb.env import configure_runtime
 from hepwb.exceptions import ConfigError, CorpusNotFoundError, DependencyError, RetrieverUnavailableError
 from hepwb.index import ChunkStore, get_embedder
 from hepwb.index.lance import connect, table_names
+from hepwb.limits import K
 from hepwb.models.embedder import Embedder
 from hepwb.paths import Layout
 from hepwb.pipeline.chunksets import ChunkSet, build_chunkset
@@ -165,6 +166,7 @@ class Searcher:
         ``collaboration`` and ``author`` keep the hits of papers whose front matter or metadata
         names them (case-insensitive substring; e.g. ``"HERMES"``, ``"Airapetian"``).
         """
+        K.check(k)
         if collaboration is None and author is None:
             return self.retriever(retriever).search(question, k)
         keep = {d.document_id for d in self._documents() if _matches(d.meta, collaboration, author)}

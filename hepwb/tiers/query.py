@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from hepwb import defaults
 from hepwb.exceptions import ConfigError
+from hepwb.limits import K
 from hepwb.retrieval.entity import EntityRetriever
 from hepwb.retrieval.explain import snippet
 from hepwb.tiers.core import TierStore
@@ -58,6 +59,7 @@ def search(
             them (per-tier BM25 statistics, the strict branch's boost kept); ``rrf`` — LanceDB's
             reciprocal-rank fusion (ranks only).
     """
+    K.check(k)
     if merge not in ("score", "rrf"):
         msg = f"merge must be 'score' or 'rrf', got {merge!r}"
         raise ConfigError(msg)

@@ -295,7 +295,7 @@ class ChunkExplorer:
         *,
         label: str | None = None,
         strategy: str = defaults.CHUNKER,
-        chunk_size: int = 256,
+        chunk_size: int = defaults.CHUNK_SIZE,
         chunk_overlap: float = defaults.CHUNK_OVERLAP,
         tokenizer: str = defaults.EMBEDDING_MODEL,
         max_chars: int | None = 30_000,

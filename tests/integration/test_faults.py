@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from hepwb.index.lance import table_names
 from hepwb.paths import Layout
 from tests.helpers import PDF_DIR, QUESTIONS
 
@@ -114,7 +115,7 @@ def test_two_evaluations_of_a_new_configuration_embed_once(reference, tmp_path):
     assert a.returncode == b.returncode == 0, outs
     assert any("waiting for" in o for o in outs), outs  # one said what it waited for
     db = lancedb.connect(str(Layout(home).lancedb))
-    (cache,) = [n for n in db.table_names() if n.startswith("embcache__")]
+    (cache,) = [n for n in table_names(db) if n.startswith("embcache__")]
     keys = db.open_table(cache).to_arrow().column("key").to_pylist()
     assert len(keys) == len(set(keys))  # nothing embedded twice
     summary, _ = _result(home)

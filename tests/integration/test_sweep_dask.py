@@ -152,7 +152,7 @@ def test_a_killed_sweep_resumes(tiny, tmp_path):
         assert proc.poll() is None, proc.stderr.read().decode()[-2000:] if proc.stderr else ""
         time.sleep(0.05)
     proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    proc.communicate()  # waits and closes the stderr pipe
     finished = {
         p.parent.name: p.stat().st_mtime_ns for p in (home / "reports" / "runs").glob("*/metrics.json")
     }

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from hepwb.index.lance import connect
+from hepwb.index.lance import connect, table_names
 from hepwb.paths import Layout
 from hepwb.pipeline.search import Searcher
 from hepwb.ragmd import RagFile, RagmdError, RagmdIndex, dumps, export_table, import_file, loads, problems
@@ -104,7 +104,7 @@ def test_broken_files_name_the_section_and_line_and_load_nothing(indexed, tmp_pa
     bad_file.write_text(cases["count"][0], encoding="utf-8")
     with pytest.raises(RagmdError, match="nothing was loaded"):
         import_file(bad_file, tmp_path / "db")
-    assert not (tmp_path / "db").exists() or not connect(tmp_path / "db").table_names()
+    assert not (tmp_path / "db").exists() or not table_names(connect(tmp_path / "db"))
 
 
 def test_a_git_merge_conflict_is_refused(indexed, tmp_path):

@@ -77,7 +77,7 @@ def test_a_writer_waits_for_another_process_and_says_so(tmp_path, caplog):
     with caplog.at_level(logging.WARNING, logger="hepwb.catalog"):
         cat.sql("INSERT INTO metrics VALUES ('run', 'recall@5', 0.5)", write=True)
     waited = time.monotonic() - start
-    proc.wait()
+    proc.communicate()
     assert waited > 0.5 and "waiting for the catalog" in caplog.text
     assert cat.sql("SELECT value FROM metrics")["value"].tolist() == [0.5]  # no row lost
 
@@ -91,7 +91,7 @@ def test_a_catalog_held_too_long_names_the_holder(tmp_path, monkeypatch):
         with pytest.raises(CatalogBusyError, match=r"stayed locked by another process .*PID"):
             Catalog(path).sql("SELECT 1", write=True)
     finally:
-        proc.wait()
+        proc.communicate()
 
 
 def test_files_are_written_with_the_users_umask(tmp_path):

@@ -1,0 +1,70 @@
+"""Lighter installs: a missing extra names `pip install 'hepwb[extra]'`; pyproject and hepwb.deps agree."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from hepwb.deps import EXTRAS
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# (extra, a package of it hidden from the interpreter, what a user runs)
+CASES = [
+    (
+        "sweep",
+        "distributed",
+        "from hepwb.sweep.executors.dask import DaskExecutor; DaskExecutor(n_workers=1)",
+    ),
+    (
+        "sweep",
+        "dask_jobqueue",
+        "from hepwb.sweep.jobqueue import make_cluster; make_cluster('slurm', home='.')",
+    ),
+    ("lab", "ipywidgets", "from hepwb.viz.chunk_explorer import ChunkExplorer; ChunkExplorer([])"),
+    ("ragas", "ragas", "from hepwb.evaluation.ragas_eval import offline_scores; offline_scores({})"),
+]
+
+
+@pytest.mark.parametrize(("extra", "hidden", "code"), CASES, ids=[f"{c[0]}-{c[1]}" for c in CASES])
+def test_a_missing_extra_raises_a_dependency_error_naming_the_install(extra, hidden, code):
+    script = (
+        f"import sys; sys.modules[{hidden!r}] = None\n"
+        "from hepwb.exceptions import DependencyError\n"
+        f"try:\n    {code}\nexcept DependencyError as exc:\n    print(exc)\nelse:\n    print('no error')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout.strip().endswith(f"needs {hidden}: pip install 'hepwb[{extra}]'"), (
+        out.stdout + out.stderr
+    )
+
+
+def test_a_run_without_ragas_skips_only_the_ragas_metrics(monkeypatch, caplog):
+    """Without the ragas extra the offline ragas metrics are skipped with one info line; nothing fails."""
+    from types import SimpleNamespace
+
+    from hepwb.pipeline import scoring
+    from hepwb.pipeline.config import ExperimentConfig
+
+    for name in [m for m in sys.modules if m == "ragas" or m.startswith("ragas.")] or ["ragas"]:
+        monkeypatch.setitem(sys.modules, name, None)  # as if `hepwb[ragas]` were not installed
+    monkeypatch.setattr(scoring, "ragas_samples", lambda *a, **k: {"q1": {}})
+    cs = SimpleNamespace(documents={})
+    with caplog.at_level("INFO", logger="hepwb.scoring"):
+        out = scoring._ragas(ExperimentConfig.from_params(), [SimpleNamespace(qid="q1")], {}, [], cs, {})
+    assert list(out.index) == ["q1"] and out.columns.empty
+    assert "pip install 'hepwb[ragas]'" in caplog.text
+
+
+def test_every_extra_of_pyproject_is_known_to_hepwb_deps():
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    extras = meta["optional-dependencies"]
+    assert set(EXTRAS) <= set(extras)
+    assert extras["dev"][0] == "hepwb[lab,sweep,ragas,adapt]"  # the README's commands install everything
+    base = " ".join(meta["dependencies"]).lower()
+    for name in ("jupyterlab", "dask", "ragas", "datasets", "accelerate", "openai", "ipywidgets"):
+        assert name not in base, f"{name} is a base dependency; it belongs to an extra"
