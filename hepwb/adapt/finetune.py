@@ -25,6 +25,7 @@ from hepwb.adapt.pairs import Pair, pairs_sha256
 from hepwb.deps import extra
 from hepwb.exceptions import ConfigError
 from hepwb.io import atomic_write_text, write_json
+from hepwb.models.device import resolve_device
 from hepwb.models.tokenizers import resolve_model_path
 from hepwb.pipeline.cell import environment
 from hepwb.types import JSONObject
@@ -44,6 +45,8 @@ class AdaptSettings:
     hard_negatives: bool = True
     holdout: float = 0.1
     seed: int = 0
+    device: str | None = None
+    """``auto``, ``cpu``, ``cuda``, ``cuda:N`` or ``mps``; default ``$HEPWB_DEVICE`` or ``auto`` (the GPU)."""
 
 
 @dataclass
@@ -63,6 +66,8 @@ class ModelCard:
     heldout_before: dict[str, float]
     heldout_after: dict[str, float]
     versions: dict[str, str | None] = field(default_factory=dict)
+    device: str = "cpu"
+    """Where the model was trained (``cpu``, ``cuda``, ``mps``)."""
 
     def save(self) -> None:
         """Write ``model_card.json`` and ``README.md`` into the model folder."""
@@ -176,7 +181,8 @@ def adapt_embedder(
     n_hold = max(2, int(len(pairs) * s.holdout))
     held = [pairs[i] for i in order[:n_hold]]
     train = [pairs[i] for i in order[n_hold:]]
-    model = SentenceTransformer(resolve_model_path(base_model), device="cpu")
+    device = resolve_device(s.device)
+    model = SentenceTransformer(resolve_model_path(base_model), device=device)
     before = heldout_scores(model, held)
     seq_len = int(model.max_seq_length or s.max_seq_length)
     model.max_seq_length = min(seq_len, s.max_seq_length)
@@ -195,7 +201,7 @@ def adapt_embedder(
         save_strategy="no",
         logging_steps=10,
         report_to="none",
-        use_cpu=True,
+        use_cpu=device == "cpu",
         disable_tqdm=not progress,
         batch_sampler=BatchSamplers.NO_DUPLICATES,
     )
@@ -226,6 +232,7 @@ def adapt_embedder(
         heldout_before=before,
         heldout_after=after,
         versions=environment()["packages"],
+        device=device,
     )
     card.save()
     return card

@@ -136,7 +136,13 @@ class ChunkStore:
         failed = self.ner.failed_soft - before
         # the marker is written last: a table without it (an interrupted build) is built again, and so is
         # one indexed with empty entities because the NER service failed (fail-soft)
-        marker = {"index_key": key, "rows": len(chunks), "ner_model": ner_model}
+        # the embedder that would embed here (vectors may also come from the cache, shared across devices)
+        marker = {
+            "index_key": key,
+            "rows": len(chunks),
+            "ner_model": ner_model,
+            "embedder": self.embedder.describe(),
+        }
         if failed:
             marker["ner_failed_soft"] = failed
         write_json(self.db_path / "_complete" / f"{name}.json", marker)

@@ -193,7 +193,7 @@ def run_cell(
             unlocated_evidence=[e.eid for e in inputs.unlocated],
             question_subset=sorted(question_subset) if question_subset is not None else None,
         ),
-        environment=environment(),
+        environment={**environment(), "embedder": embedder.describe()},
         processing_errors=[e.dump() for e in inputs.log.errors],
         worker=worker_name(),
         sweep_id=sweep_id,

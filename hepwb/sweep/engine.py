@@ -13,6 +13,7 @@ traceback in its run folder and the catalog) and the others go on; a sweep kille
 from __future__ import annotations
 
 import logging
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -160,6 +161,8 @@ def run_sweep(
     configure_runtime(offline=None)
     layout = layout or Layout.default()
     spec = load_spec(spec, layout)
+    if spec.device:  # here and in the workers this starts; a remote cluster's workers need HEPWB_DEVICE set
+        os.environ["HEPWB_DEVICE"] = spec.device
     cells = spec.cells()
     sid = sweep_id_of(spec, cells)
     plan = plan_cells(cells, layout, sweep_id=sid, notebooks=notebooks)

@@ -31,14 +31,17 @@ from __future__ import annotations
 
 import difflib
 import itertools
+import math
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from hepwb.acquisition.folder import corpus_files, resolve_corpus
 from hepwb.exceptions import ConfigError, HepwbError
 from hepwb.ids import canonical_json
+from hepwb.limits import MAX_SWEEP_CELLS
+from hepwb.models.device import check_device
 from hepwb.pipeline.catalog_sweeps import option_label
 from hepwb.pipeline.config import DIMENSIONS, ExperimentConfig, config_problems, named
 from hepwb.pipeline.stages import questions_path
@@ -86,10 +89,19 @@ class SweepSpec(BaseModel):
     embedding_model: Any = None
     retriever: Any = None
     k: Any = None
+    max_cells: int = Field(default=MAX_SWEEP_CELLS, ge=1)
+    """Refuse a sweep of more cells than this before any work (``--max-cells``; default 10,000)."""
+    device: str | None = None
+    """Where the workers embed: auto, cpu, cuda, cuda:N or mps (default ``$HEPWB_DEVICE`` or auto)."""
     grid: JSONObject | list[JSONObject] = Field(default_factory=dict)
     include: list[JSONObject] = Field(default_factory=list)
     exclude: list[JSONObject] = Field(default_factory=list)
     source: str = Field("parameters", exclude=True)
+
+    @field_validator("device")
+    @classmethod
+    def _device(cls, value: str | None) -> str | None:
+        return None if value is None else check_device(value)
 
     # -- loading ---------------------------------------------------------------------------------
     @classmethod
@@ -157,6 +169,18 @@ class SweepSpec(BaseModel):
         """The fixed settings the specification sets (the others take ExperimentConfig's defaults)."""
         return {d: getattr(self, d) for d in DIMENSIONS if d in self.model_fields_set}
 
+    def count(self) -> int:
+        """Cells the grids and includes make, before excludes and duplicates: counted, not built.
+
+        Example:
+            >>> SweepSpec.from_dict({"grid": [{"k": [1, 2, 3]}, {"chunk_size": [256, 512]}]}).count()
+            5
+        """
+        grids = self.grid if isinstance(self.grid, list) else [self.grid]
+        return sum(math.prod(len(v) if isinstance(v, list) else 1 for v in g.values()) for g in grids) + len(
+            self.include
+        )
+
     def _combinations(self) -> list[tuple[JSONObject, dict[str, str]]]:
         """Raw cell dicts with, per key, where its value came from (for messages)."""
         grids = self.grid if isinstance(self.grid, list) else [self.grid]
@@ -194,6 +218,14 @@ class SweepSpec(BaseModel):
                 ]
         if problems:
             raise SweepSpecError("\n".join(dict.fromkeys(problems)))
+        n = self.count()
+        if n > self.max_cells:
+            msg = (
+                f"{self.source}: the grid has {n:,} cells, more than the cap of {self.max_cells:,} "
+                "(max_cells / --max-cells): narrow the grid, or search it by successive halving "
+                "(--search halving) with a raised cap"
+            )
+            raise SweepSpecError(msg)
         seen: dict[str, ExperimentConfig] = {}
         for raw, origin in self._combinations():
             if any(_matches(raw, ex) for ex in self.exclude):
