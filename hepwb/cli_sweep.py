@@ -67,11 +67,14 @@ def _grid(
     }
 
 
-def _cluster(kind: str | None, queue: str | None, account: str | None, job_extra: list[str] | None) -> Any:
+def _cluster(
+    kind: str | None, queue: str | None, account: str | None, job_extra: list[str] | None, gpus: int = 0
+) -> Any:
     if not kind:
         return None
-
-    return make_cluster(kind, home=Layout.default().root, queue=queue, account=account, job_extra=job_extra)
+    return make_cluster(
+        kind, home=Layout.default().root, queue=queue, account=account, job_extra=job_extra, gpus_per_job=gpus
+    )
 
 
 @app.command()
@@ -104,6 +107,15 @@ def sweep(
     chunkers: GridChunkers = None,
     overlaps: GridOverlaps = None,
     k: GridK = None,
+    gpu_workers: Annotated[
+        int,
+        typer.Option(
+            help="LocalCluster on a GPU node: this many more workers with a GPU; embedding runs there."
+        ),
+    ] = 0,
+    gpus_per_job: Annotated[
+        int, typer.Option(help="--cluster: GPUs per batch job (Slurm --gres=gpu:N, HTCondor request_gpus).")
+    ] = 0,
     max_cells: Annotated[
         int | None,
         typer.Option(help="Refuse grids of more cells than this (default: the file's, else 10000)."),
@@ -123,7 +135,7 @@ def sweep(
         grid=_grid(chunk_sizes, retrievers, chunkers, overlaps, k),
     )
     if job_script:
-        c = _cluster(cluster or "slurm", queue, account, job_extra)
+        c = _cluster(cluster or "slurm", queue, account, job_extra, gpus_per_job)
         typer.echo(c.job_script())
         c.close()
         return
@@ -136,7 +148,8 @@ def sweep(
         "executor": executor,
         "scheduler": scheduler,
         "n_workers": workers,
-        "cluster": _cluster(cluster, queue, account, job_extra),
+        "cluster": _cluster(cluster, queue, account, job_extra, gpus_per_job),
+        "gpu_workers": gpu_workers,
     }
     if (search or spec.search) == "halving":
         halving = run_halving(spec, **opts)

@@ -20,6 +20,8 @@ Example:
 
 from __future__ import annotations
 
+import functools
+import json
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -37,6 +39,7 @@ from pydantic import (
 from hepwb import defaults, limits
 from hepwb.chunking import CHUNKERS, get_chunker
 from hepwb.exceptions import ConfigError, HepwbError
+from hepwb.ids import canonical_json
 from hepwb.models.tokenizers import model_problem
 from hepwb.retrieval import RETRIEVERS, check_retriever_options
 from hepwb.types import JSONObject
@@ -184,20 +187,15 @@ class ExperimentConfig(BaseModel):
         if not isinstance(name, str):
             msg = f"a chunker is a name or a mapping with a 'name'; choose one of {CHUNKERS.names()}"
             raise ValueError(msg)
-        try:
-            CHUNKERS.get(name)
-            have = info.data
-            if {"chunk_size", "chunk_overlap", "tokenizer", "chunker_options"} <= set(have):
-                # a bad size, overlap or tokenizer is reported once, by its own field
-                get_chunker(
-                    name,
-                    chunk_size=have["chunk_size"],
-                    chunk_overlap=have["chunk_overlap"],
-                    tokenizer=have["tokenizer"],
-                    **have["chunker_options"],
-                )
-        except HepwbError as exc:
-            raise ValueError(str(exc)) from None
+        have = info.data
+        if {"chunk_size", "chunk_overlap", "tokenizer", "chunker_options"} <= set(have):
+            # a bad size, overlap or tokenizer is reported once, by its own field
+            args = (have["chunk_size"], have["chunk_overlap"], have["tokenizer"])
+            problem = _chunker_problem(name, *args, canonical_json(have["chunker_options"]))
+        else:
+            problem = None if name in CHUNKERS.names() else _chunker_problem(name, 0, 0.0, "", "{}")
+        if problem:
+            raise ValueError(problem)
         return name
 
     @field_validator("retriever", mode="before")
@@ -237,6 +235,23 @@ class ExperimentConfig(BaseModel):
     def to_dict(self) -> JSONObject:
         """Plain dict of the parameters."""
         return self.model_dump()
+
+
+@functools.lru_cache(maxsize=4096)
+def _chunker_problem(name: str, size: int, overlap: float, tokenizer: str, options: str) -> str | None:
+    """Why chunker ``name`` cannot be built with these settings (``None``: it can); once per distinct set.
+
+    A sweep of 10^5 cells has a few distinct chunker configurations: each is built once, not per cell.
+    """
+    try:
+        CHUNKERS.get(name)
+        if size:
+            get_chunker(
+                name, chunk_size=size, chunk_overlap=overlap, tokenizer=tokenizer, **json.loads(options)
+            )
+    except HepwbError as exc:
+        return str(exc)
+    return None
 
 
 def config_problems(params: JSONObject) -> dict[str, str]:

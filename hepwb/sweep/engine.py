@@ -140,6 +140,7 @@ def run_sweep(
     scheduler: str | None = None,
     n_workers: int | None = None,
     cluster: Any = None,
+    gpu_workers: int = 0,
     notebooks: bool = False,
     force: bool = False,
     progress: bool = True,
@@ -153,6 +154,7 @@ def run_sweep(
         scheduler: Address of a running Dask scheduler (implies ``executor="dask"``).
         n_workers: LocalCluster workers (default: one per core) or batch jobs of ``cluster``.
         cluster: A dask-jobqueue cluster (:func:`hepwb.sweep.jobqueue.make_cluster`).
+        gpu_workers: LocalCluster workers with a GPU added to the CPU ones; embedding runs on them.
         notebooks: Run every cell as the ``20-evaluate`` notebook (papermill), kept in its run folder.
         force: Recompute cells even when a finished run with the same key exists.
         progress: Show progress bars.
@@ -178,7 +180,12 @@ def run_sweep(
         return SweepResult(sid, plan, outcomes, [], time.perf_counter() - t0, "none")
     name = "dask" if (scheduler or cluster is not None) and executor == "local" else executor
     with get_executor(
-        name, scheduler=scheduler, n_workers=n_workers, cluster=cluster, home=layout.root
+        name,
+        scheduler=scheduler,
+        n_workers=n_workers,
+        cluster=cluster,
+        home=layout.root,
+        gpu_workers=gpu_workers,
     ) as ex:
         _log.info("%s", ex.describe())
         stages = convert_pending(plan, todo, ex, progress=progress)

@@ -105,6 +105,7 @@ def run_halving(
     scheduler: str | None = None,
     n_workers: int | None = None,
     cluster: Any = None,
+    gpu_workers: int = 0,
     progress: bool = True,
 ) -> HalvingResult:
     """Successive halving over the cells of ``spec`` (see the module docstring)."""
@@ -128,7 +129,12 @@ def run_halving(
     survivors: list[CellPlan] = list(plan.cells)
     n = min(settings.min_questions, len(order))
     with get_executor(
-        name, scheduler=scheduler, n_workers=n_workers, cluster=cluster, home=layout.root
+        name,
+        scheduler=scheduler,
+        n_workers=n_workers,
+        cluster=cluster,
+        home=layout.root,
+        gpu_workers=gpu_workers,
     ) as ex:
         convert_pending(plan, plan.cells, ex, progress=progress)
         plan = plan_cells(cells, layout, sweep_id=sid)

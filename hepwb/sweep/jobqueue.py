@@ -67,6 +67,7 @@ def make_cluster(
     job_extra: list[str] | None = None,
     interface: str | None = None,
     log_directory: str | None = None,
+    gpus_per_job: int = 0,
     **options: Any,
 ) -> Any:
     """A dask-jobqueue cluster of ``kind`` (``slurm`` or ``htcondor``) running hepwb workers.
@@ -83,6 +84,8 @@ def make_cluster(
         job_extra: Extra directives: ``--constraint=x`` lines (Slurm) or ``key=value`` (HTCondor).
         interface: Network interface the scheduler and workers listen on (e.g. ``ib0``).
         log_directory: Where the batch system writes the workers' logs.
+        gpus_per_job: GPUs each job requests (Slurm ``--gres=gpu:N``, HTCondor ``request_gpus``); its workers
+            then declare the Dask resource ``GPU`` and the sweep's embedding tasks run on them.
         **options: Any other dask-jobqueue option.
     """
     with extra("sweep", "an HTCondor or Slurm cluster"):
@@ -101,11 +104,19 @@ def make_cluster(
         **options,
     }
     directives_list = list(job_extra or [])
+    if gpus_per_job:
+        common["worker_extra_args"] = [*common.get("worker_extra_args", []), "--resources", "GPU=1"]
+        directives_list.append(
+            f"--gres=gpu:{gpus_per_job}" if kind == "slurm" else f"request_gpus={gpus_per_job}"
+        )
     if kind == "slurm":
-        return dask_jobqueue.SLURMCluster(  # type: ignore[attr-defined]  # re-exported, no __all__
+        cluster = dask_jobqueue.SLURMCluster(  # type: ignore[attr-defined]  # re-exported, no __all__
             walltime=walltime, queue=queue, account=account, job_extra_directives=directives_list, **common
         )
-    directives = dict(e.split("=", 1) for e in directives_list)
-    return dask_jobqueue.HTCondorCluster(  # type: ignore[attr-defined]  # re-exported, no __all__
-        disk=disk, job_extra_directives=directives, **common
-    )
+    else:
+        directives = dict(e.split("=", 1) for e in directives_list)
+        cluster = dask_jobqueue.HTCondorCluster(  # type: ignore[attr-defined]  # re-exported, no __all__
+            disk=disk, job_extra_directives=directives, **common
+        )
+    cluster.hepwb_gpus = gpus_per_job  # read by the Dask executor before any job has started
+    return cluster

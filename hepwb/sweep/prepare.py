@@ -164,7 +164,9 @@ def _embed_model(
     missing.sort(key=lambda k: -len(texts[k]))
     batches = [missing[i : i + EMBED_BATCH] for i in range(0, len(missing), EMBED_BATCH)]
     futures = {
-        ex.submit(embed_task, model, [texts[k] for k in b], f"{model}:{short_hash(b, 12)}", key="embed"): b
+        ex.submit(
+            embed_task, model, [texts[k] for k in b], f"{model}:{short_hash(b, 12)}", key="embed", gpu=True
+        ): b
         for b in batches
     }
     pending: JSONObject = {}

@@ -234,3 +234,34 @@ def test_batch_job_scripts(kind, tmp_path):
             "--nworkers 4",
         ):
             assert line in script, line
+
+
+@pytest.mark.parametrize("kind", ["slurm", "htcondor"])
+def test_gpu_batch_jobs_request_a_gpu_and_declare_it_to_dask(kind, tmp_path):
+    cluster = make_cluster(kind, home=tmp_path, cores=1, memory="16GiB", gpus_per_job=1)
+    try:
+        script = cluster.job_script()
+    finally:
+        cluster.close()
+    assert "--resources GPU=1" in script  # the workers' tasks with resources={"GPU": 1} go there
+    assert ("#SBATCH --gres=gpu:1" if kind == "slurm" else "request_gpus = 1") in script, script
+
+
+def _where() -> dict[str, object]:
+    from distributed import get_worker
+
+    w = get_worker()
+    return {"gpu": bool(w.state.total_resources.get("GPU")), "device": os.environ.get("HEPWB_DEVICE")}
+
+
+def test_gpu_workers_take_the_embedding_tasks_and_cpu_workers_the_rest(monkeypatch, tmp_path):
+    """A LocalCluster with a GPU worker (here a GPU by Dask resource only, the model on the CPU)."""
+    from hepwb.sweep.executors.dask import DaskExecutor
+
+    monkeypatch.setenv("HEPWB_DEVICE", "cpu")
+    with DaskExecutor(n_workers=1, gpu_workers=1) as ex:
+        assert ex.gpu and "1 with a GPU" in ex.describe()
+        on_gpu = [ex.result(ex.submit(_where, gpu=True, key="embed")) for _ in range(4)]
+        anywhere = [ex.result(ex.submit(_where, key="chunk")) for _ in range(4)]
+    assert all(r["gpu"] for r in on_gpu) and {r["device"] for r in on_gpu} == {"cpu"}
+    assert len(anywhere) == 4

@@ -23,8 +23,13 @@ class Executor(Protocol):
 
     name: str
 
-    def submit(self, fn: Callable[..., Any], *args: Any, key: str | None = None, **kwargs: Any) -> Any:
-        """Schedule ``fn(*args, **kwargs)``; future arguments are waited for and replaced by their result."""
+    def submit(
+        self, fn: Callable[..., Any], *args: Any, key: str | None = None, gpu: bool = False, **kwargs: Any
+    ) -> Any:
+        """Schedule ``fn(*args, **kwargs)``; future arguments are waited for and replaced by their result.
+
+        ``gpu``: a model task (embedding) that runs on a GPU worker when the executor has any.
+        """
         ...
 
     def as_completed(self, futures: Iterable[Any]) -> Iterator[Any]:

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import copy
 import logging
 import os
 import uuid
@@ -66,6 +67,10 @@ class DaskExecutor:
         n_workers: LocalCluster workers (default: one per core, memory permitting); jobs of ``cluster``.
         cluster: A started dask-jobqueue (or any Dask) cluster object.
         home: The artefact root every worker must see.
+        gpu_workers: LocalCluster only: this many more workers declaring the Dask resource ``GPU=1`` (on a GPU
+            node; worker ``i`` sees CUDA device ``i`` when there are that many). Embedding tasks go to workers
+            with a ``GPU`` resource whenever any has one (also those of ``--scheduler`` started with
+            ``dask worker ADDRESS --resources GPU=1``, and of GPU batch jobs), everything else anywhere.
     """
 
     name = "dask"
@@ -76,11 +81,18 @@ class DaskExecutor:
         n_workers: int | None = None,
         cluster: Any = None,
         home: str | Path | None = None,
+        gpu_workers: int = 0,
         **_: Any,
     ) -> None:
         with extra("sweep", "the Dask executor (or run serially: --executor serial)"):
             from distributed import Client, LocalCluster
         _quiet()
+        if gpu_workers and (scheduler or cluster is not None):
+            msg = (
+                "--gpu-workers adds GPU workers to the LocalCluster here; with --scheduler or --cluster,"
+                " start them there (dask worker ADDRESS --resources GPU=1, or --gpus-per-job)"
+            )
+            raise ConfigError(msg)
         self._own: Any = None
         if scheduler:
             try:
@@ -112,6 +124,10 @@ class DaskExecutor:
                     silence_logs=logging.ERROR,
                 )
             self.client = Client(self._own)
+            if gpu_workers:
+                _add_gpu_workers(self._own, gpu_workers)
+                self.client.wait_for_workers(n + gpu_workers, timeout=120)
+        self.gpu = bool(gpu_workers) or getattr(cluster, "hepwb_gpus", 0) > 0 or _gpu_workers(self.client) > 0
         if home is not None:
             self._check_workers(str(home))
 
@@ -135,10 +151,16 @@ class DaskExecutor:
                 )
                 raise ConfigError(msg)
 
-    def submit(self, fn: Callable[..., Any], *args: Any, key: str | None = None, **kwargs: Any) -> Any:
-        """Submit ``fn`` under a readable unique key (futures in the arguments are dependencies)."""
+    def submit(
+        self, fn: Callable[..., Any], *args: Any, key: str | None = None, gpu: bool = False, **kwargs: Any
+    ) -> Any:
+        """Submit ``fn`` under a readable unique key (futures in the arguments are dependencies).
+
+        ``gpu``: run on a worker with the ``GPU`` resource when there is one.
+        """
         name = f"{key or fn.__name__}-{uuid.uuid4().hex[:8]}"
-        return self.client.submit(fn, *args, key=name, pure=False, **kwargs)
+        resources = {"GPU": 1} if gpu and self.gpu else None
+        return self.client.submit(fn, *args, key=name, pure=False, resources=resources, **kwargs)
 
     def as_completed(self, futures: Iterable[Any]) -> Iterator[Any]:
         """The futures as they finish."""
@@ -160,8 +182,11 @@ class DaskExecutor:
         info = self.client.scheduler_info()
         workers = info.get("workers", {})
         threads = sum(w.get("nthreads", 0) for w in workers.values())
+        gpus = _gpu_workers(self.client)
         link = self.client.dashboard_link if _have_bokeh() else "no dashboard (pip install bokeh)"
-        return f"Dask {info.get('address', '')}: {len(workers)} workers, {threads} threads; dashboard {link}"
+        on_gpu = f", {gpus} with a GPU (embedding goes there)" if gpus else ""
+        where = f"Dask {info.get('address', '')}: {len(workers)} workers{on_gpu}, {threads} threads"
+        return f"{where}; dashboard {link}"
 
     def __enter__(self) -> DaskExecutor:
         return self
@@ -170,6 +195,27 @@ class DaskExecutor:
         self.client.close()
         if self._own is not None:
             self._own.close()
+
+
+def _gpu_workers(client: Any) -> int:
+    """Workers that declare the Dask resource ``GPU``."""
+    workers = client.scheduler_info().get("workers", {})
+    return sum(1 for w in workers.values() if (w.get("resources") or {}).get("GPU"))
+
+
+def _add_gpu_workers(cluster: Any, n: int) -> None:
+    """Add ``n`` workers with the resource ``GPU=1`` to a LocalCluster (worker ``i`` pinned to GPU ``i``)."""
+    import torch
+
+    visible = torch.cuda.device_count()
+    for i in range(n):
+        spec = copy.deepcopy(next(iter(cluster.new_worker_spec().values())))
+        env = {"HEPWB_DEVICE": os.environ.get("HEPWB_DEVICE", "auto")}
+        if n <= visible:
+            env["CUDA_VISIBLE_DEVICES"] = str(i)
+        spec["options"].update(resources={"GPU": 1}, env=env)
+        cluster.worker_spec[f"gpu-{i}"] = spec
+    cluster.sync(cluster._correct_state)
 
 
 def _quiet() -> None:

@@ -32,9 +32,9 @@ class SerialExecutor:
         self._pending: dict[Future[Any], tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]] = {}
 
     def submit(
-        self, fn: Callable[..., Any], *args: Any, key: str | None = None, **kwargs: Any
+        self, fn: Callable[..., Any], *args: Any, key: str | None = None, gpu: bool = False, **kwargs: Any
     ) -> Future[Any]:
-        """Queue ``fn``; it runs when its result is needed, in submission order per request."""
+        """Queue ``fn``; it runs here when its result is needed, in submission order per request."""
         fut: Future[Any] = Future()
         self._pending[fut] = (fn, args, kwargs)
         return fut

@@ -1,0 +1,199 @@
+"""Embedding and adaptation throughput on whatever device is present, against a bare PyTorch loop.
+
+Usage::
+
+    .venv/bin/python bench/bench_gpu.py --export bench-gpu-inputs   # here: the main job's texts and pairs
+    python bench/bench_gpu.py --inputs bench-gpu-inputs             # on the GPU machine (or here)
+
+Method:
+
+* Inputs: the chunk texts of the main job's chunk set (HEPilot, 512 tokens, 10 % overlap, the shared corpus
+  converted with LaTeX preferred) and the adaptation pairs ``hepwb adapt`` builds from the same papers
+  (:func:`hepwb.adapt.pairs.corpus_pairs`, seed 0). ``--export DIR`` writes them (``texts.json``,
+  ``pairs.json``: a few MiB) so a machine without the corpus can run the rest with ``--inputs DIR``.
+* hepwb: :class:`hepwb.models.embedder.Embedder` on the auto-selected device (``--device`` to force one) with
+  its batch size for that device, vectors normalised, fp32. One warm-up pass on 64 texts, then one timed pass
+  over all texts (``torch.cuda.synchronize`` before the clock stops).
+* Reference, same run and device: a bare loop — the same model's ``AutoModel``/``AutoTokenizer``, 256 word
+  pieces, batch 256, ``torch.no_grad``, mean pooling and L2 normalisation — what sentence-transformers adds
+  nothing to. Target (GPU): hepwb >= 60 % of the bare loop's texts/s.
+* Agreement: cosine of hepwb's vectors on this device and on the CPU for the first ``--check`` texts
+  (target >= 0.9999; on a CPU-only machine the two are the same run).
+* Adaptation: one epoch of :func:`hepwb.adapt.finetune.adapt_embedder` over the pairs on this device
+  (batch 32, hard negatives), wall time (target on an H100/H200: <= 30 s).
+
+Prints a markdown table and writes JSON to ``reports/bench/gpu.json`` (or ``--json``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from hepwb import defaults  # noqa: E402
+from hepwb.adapt.finetune import AdaptSettings, adapt_embedder  # noqa: E402
+from hepwb.adapt.pairs import Pair, corpus_pairs  # noqa: E402
+from hepwb.models.embedder import Embedder  # noqa: E402
+from hepwb.models.tokenizers import resolve_model_path  # noqa: E402
+
+
+def export(folder: Path, max_docs: int | None) -> None:
+    """Write the main job's chunk texts and adaptation pairs to ``folder``."""
+    from hepwb.paths import Layout
+    from hepwb.pipeline.chunksets import build_chunkset
+    from hepwb.pipeline.corpus import ingest
+
+    layout = Layout.default()
+    docs = ingest(None, layout=layout, max_docs=max_docs, prefer_latex=True, progress=True, require=True)
+    cs = build_chunkset(docs, "hepilot", chunk_size=defaults.CHUNK_SIZE, chunk_overlap=defaults.CHUNK_OVERLAP)
+    pairs = corpus_pairs(docs, seed=0)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "texts.json").write_text(json.dumps([c.text for c in cs.chunks]), encoding="utf-8")
+    rows = [[p.kind, p.query, p.passage, p.label] for p in pairs]
+    (folder / "pairs.json").write_text(json.dumps(rows), encoding="utf-8")
+    print(f"{folder}: {len(cs.chunks)} chunk texts of {len(docs)} papers, {len(pairs)} pairs")
+
+
+def _sync(device: str) -> None:
+    import torch
+
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def bare_loop(texts: list[str], device: str, batch: int = 256) -> tuple[float, Any]:
+    """Texts/s of a plain PyTorch mean-pooling loop over ``texts`` (and its vectors)."""
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    path = str(resolve_model_path(defaults.EMBEDDING_MODEL))
+    tok = AutoTokenizer.from_pretrained(path)
+    model = AutoModel.from_pretrained(path).to(device).eval()
+
+    def run(part: list[str]) -> Any:
+        out = []
+        with torch.no_grad():
+            for i in range(0, len(part), batch):
+                enc = tok(
+                    part[i : i + batch], padding=True, truncation=True, max_length=256, return_tensors="pt"
+                )
+                enc = {k: v.to(device) for k, v in enc.items()}
+                hidden = model(**enc).last_hidden_state
+                mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+                vec = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+                out.append(torch.nn.functional.normalize(vec, dim=1).cpu())
+        return torch.cat(out).numpy()
+
+    run(texts[:64])
+    _sync(device)
+    t0 = time.perf_counter()
+    vecs = run(texts)
+    _sync(device)
+    return len(texts) / (time.perf_counter() - t0), vecs
+
+
+def hepwb_embed(texts: list[str], device: str | None) -> tuple[float, Any, Embedder]:
+    """Texts/s of hepwb's Embedder over ``texts`` (and its vectors)."""
+    emb = Embedder(device=device)
+    emb.embed(texts[:64])
+    _sync(emb.device)
+    t0 = time.perf_counter()
+    vecs = emb.embed(texts)
+    _sync(emb.device)
+    return len(texts) / (time.perf_counter() - t0), vecs, emb
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark; returns the exit code."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--export", type=Path, help="write the inputs to this folder and stop")
+    ap.add_argument(
+        "--inputs", type=Path, help="read the inputs from this folder (default: export to a temp one)"
+    )
+    ap.add_argument("--device", default=None, help="auto (default), cpu, cuda, cuda:N or mps")
+    ap.add_argument("--limit", type=int, default=None, help="only the first N texts (a CPU smoke run)")
+    ap.add_argument("--check", type=int, default=256, help="texts compared with CPU vectors")
+    ap.add_argument("--max-docs", type=int, default=None, help="export: only the first N papers")
+    ap.add_argument("--no-adapt", action="store_true", help="skip the adaptation epoch")
+    ap.add_argument("--json", type=Path, default=ROOT / "reports" / "bench" / "gpu.json")
+    args = ap.parse_args(argv)
+    if args.export:
+        export(args.export, args.max_docs)
+        return 0
+    folder = args.inputs
+    if folder is None:
+        folder = Path(tempfile.mkdtemp(prefix="bench-gpu-"))
+        export(folder, args.max_docs)
+    texts = json.loads((folder / "texts.json").read_text(encoding="utf-8"))[: args.limit]
+    pairs = [Pair(*row) for row in json.loads((folder / "pairs.json").read_text(encoding="utf-8"))]
+
+    rate, vecs, emb = hepwb_embed(texts, args.device)
+    device = emb.device
+    ref_rate, ref_vecs = bare_loop(texts, device)
+    n = min(args.check, len(texts))
+    cpu_vecs = vecs[:n] if device == "cpu" else Embedder(device="cpu").embed(texts[:n])
+    agree = float(np.min(np.sum(np.asarray(vecs[:n]) * np.asarray(cpu_vecs), axis=1)))
+    bare_agree = float(np.min(np.sum(np.asarray(vecs[:n]) * np.asarray(ref_vecs[:n]), axis=1)))
+    adapt_s = None
+    if not args.no_adapt:
+        with tempfile.TemporaryDirectory() as out:
+            t0 = time.perf_counter()
+            card = adapt_embedder(
+                pairs, defaults.EMBEDDING_MODEL, out, name="bench", progress=False,
+                settings=AdaptSettings(epochs=1.0, device=device),
+            )  # fmt: skip
+            adapt_s = time.perf_counter() - t0
+            steps = card.steps
+    card_name = "cpu"
+    if device.startswith("cuda"):
+        import torch
+
+        card_name = torch.cuda.get_device_name(0)
+    result = {
+        "date": time.strftime("%Y-%m-%d"),
+        "device": device,
+        "card": card_name,
+        "platform": platform.platform(),
+        "texts": len(texts),
+        "hepwb_texts_per_s": round(rate, 1),
+        "hepwb_batch": emb.batch_size,
+        "bare_loop_texts_per_s": round(ref_rate, 1),
+        "ratio_hepwb_vs_bare": round(rate / ref_rate, 3),
+        "min_cosine_vs_cpu": agree,
+        "min_cosine_vs_bare_loop": bare_agree,
+        "adapt_epoch_s": None if adapt_s is None else round(adapt_s, 1),
+        "adapt_pairs": len(pairs),
+        "adapt_steps": None if adapt_s is None else steps,
+    }
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(result, indent=2), encoding="utf-8")
+    print(
+        "| device | texts | hepwb texts/s (batch) | bare loop texts/s | hepwb / bare | cos vs CPU | epoch s |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    print(
+        f"| {card_name} ({device}) | {len(texts)} | {rate:.1f} ({emb.batch_size}) | {ref_rate:.1f} | "
+        f"{rate / ref_rate:.2f} | {agree:.6f} | {'-' if adapt_s is None else f'{adapt_s:.1f}'} |"
+    )
+    gpu = device.startswith("cuda")
+    ok = agree >= 0.9999 and (not gpu or rate / ref_rate >= 0.6) and (not gpu or (adapt_s or 0) <= 30)
+    print(
+        "targets (GPU: hepwb >= 60 % of the bare loop, epoch <= 30 s; all: cosine >= 0.9999):",
+        "met" if ok else "MISSED",
+    )
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
