@@ -87,7 +87,7 @@ class Embedder:
             "model": self.model,
             "device": self.device,
             "precision": PRECISION,
-            "batch_size": self.batch_size,
+            "batch": self.batch_size,
         }
 
     @property

@@ -109,6 +109,7 @@ def make_cluster(
         directives_list.append(
             f"--gres=gpu:{gpus_per_job}" if kind == "slurm" else f"request_gpus={gpus_per_job}"
         )
+    cluster: Any
     if kind == "slurm":
         cluster = dask_jobqueue.SLURMCluster(  # type: ignore[attr-defined]  # re-exported, no __all__
             walltime=walltime, queue=queue, account=account, job_extra_directives=directives_list, **common
