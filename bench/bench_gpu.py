@@ -7,9 +7,9 @@ Usage::
 
 Method:
 
-* Inputs: the chunk texts of the main job's chunk set (HEPilot, 512 tokens, 10 % overlap, the shared corpus
-  converted with LaTeX preferred) and the adaptation pairs ``hepwb adapt`` builds from the same papers
-  (:func:`hepwb.adapt.pairs.corpus_pairs`, seed 0). ``--export DIR`` writes them (``texts.json``,
+* Inputs: the chunk texts of the main job's chunk sets (HEPilot, 256/512/1024 tokens, 10 % overlap, the
+  shared corpus converted with LaTeX preferred) and the adaptation pairs ``hepwb adapt`` builds from the
+  same papers (:func:`hepwb.adapt.pairs.corpus_pairs`, seed 0). ``--export DIR`` writes them (``texts.json``,
   ``pairs.json``: a few MiB) so a machine without the corpus can run the rest with ``--inputs DIR``.
 * hepwb: :class:`hepwb.models.embedder.Embedder` on the auto-selected device (``--device`` to force one) with
   its batch size for that device, vectors normalised, fp32. One warm-up pass on 64 texts, then one timed pass
@@ -47,6 +47,9 @@ from hepwb.adapt.pairs import Pair, corpus_pairs  # noqa: E402
 from hepwb.models.embedder import Embedder  # noqa: E402
 from hepwb.models.tokenizers import resolve_model_path  # noqa: E402
 
+MAIN_JOB_SIZES = (256, 512, 1024)
+"""The chunk sizes of the main job (``sweeps/default.yaml``): their chunk texts are what it embeds."""
+
 
 def export(folder: Path, max_docs: int | None) -> None:
     """Write the main job's chunk texts and adaptation pairs to ``folder``."""
@@ -56,13 +59,17 @@ def export(folder: Path, max_docs: int | None) -> None:
 
     layout = Layout.default()
     docs = ingest(None, layout=layout, max_docs=max_docs, prefer_latex=True, progress=True, require=True)
-    cs = build_chunkset(docs, "hepilot", chunk_size=defaults.CHUNK_SIZE, chunk_overlap=defaults.CHUNK_OVERLAP)
+    texts = [
+        c.text
+        for size in MAIN_JOB_SIZES
+        for c in build_chunkset(docs, "hepilot", chunk_size=size, chunk_overlap=defaults.CHUNK_OVERLAP).chunks
+    ]
     pairs = corpus_pairs(docs, seed=0)
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "texts.json").write_text(json.dumps([c.text for c in cs.chunks]), encoding="utf-8")
+    (folder / "texts.json").write_text(json.dumps(texts), encoding="utf-8")
     rows = [[p.kind, p.query, p.passage, p.label] for p in pairs]
     (folder / "pairs.json").write_text(json.dumps(rows), encoding="utf-8")
-    print(f"{folder}: {len(cs.chunks)} chunk texts of {len(docs)} papers, {len(pairs)} pairs")
+    print(f"{folder}: {len(texts)} chunk texts of {len(docs)} papers, {len(pairs)} pairs")
 
 
 def _sync(device: str) -> None:

@@ -1,0 +1,302 @@
+"""Cost curves from 32 to 3,200 papers: time, peak memory and disk of every stage as the corpus grows.
+
+Usage::
+
+    .venv/bin/python bench/bench_scale.py [--sizes 32,320,3200] [--real-max 320] [--workdir DIR]
+
+Method:
+
+* **Corpora.** The 32 shared papers are converted once (LaTeX preferred) and their markdown is the seed. A
+  corpus of N documents holds copy 0 (the papers themselves, same file names, so the dev questions' evidence
+  stays locatable) and copies 1, 2, … each rewritten deterministically (seed = copy number): within every
+  section the paragraphs are permuted, and every digit ``d`` of prose becomes ``(d + copy) mod 10``, so
+  lengths are kept and no chunk of a copy equals one of another. The copies are distractors for retrieval.
+* **Stages**, each in its own Python process (its peak RSS read with ``wait4``), over one artefact folder
+  per size: ``convert`` (:func:`hepwb.pipeline.corpus.ingest` of the markdown folder), ``chunk`` (HEPilot,
+  512 tokens, 10 % overlap), ``embed`` (every unique chunk text through the embedding cache), ``evaluate``
+  (:func:`hepwb.pipeline.experiment.run_experiment` over ``hepqa-dev.jsonl`` with ``dense`` and then ``bm25``:
+  the table build is its ``index_s``, retrieval and scoring the rest), ``report`` (the catalog filled with
+  both runs and its chunk set, and the report notebook rendered).
+* **Measured or derived.** Up to ``--real-max`` documents every number is measured. Above it the embedding
+  time is *derived*: texts / the texts/s measured at the largest real size; the cache is filled with
+  deterministic random unit vectors of the model's dimension, so the index, search, memory and disk numbers
+  are still measured. The output says which is which.
+* **Targets.** Every stage's time grows at most linearly (10× documents → ≤ 11× time); peak RSS per process ≤
+  2 GiB at 3,200 documents; the report renders in < 60 s.
+
+Prints a markdown table and writes JSON to ``reports/bench/scale.json`` (or ``--json``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+STAGES = ("convert", "chunk", "embed", "evaluate", "report")
+_DIGIT = re.compile(r"\d")
+
+
+# ----------------------------------------------------------------------------------------- corpora
+def _rewrite(markdown: str, copy: int) -> str:
+    """Copy ``copy`` of a paper: paragraphs permuted within sections, prose digits shifted by ``copy``."""
+    rng = random.Random(copy)
+    out: list[str] = []
+    section: list[str] = []
+
+    def flush() -> None:
+        rng.shuffle(section)
+        out.extend(section)
+        section.clear()
+
+    for block in markdown.split("\n\n"):
+        if block.lstrip().startswith("#"):
+            flush()
+            out.append(block)
+        elif block.lstrip().startswith(("$$", "|", "```")):
+            section.append(block)  # math, tables and code kept as they are (moved with their section)
+        else:
+            section.append(_DIGIT.sub(lambda m: str((int(m.group()) + copy) % 10), block))
+    flush()
+    return "\n\n".join(out)
+
+
+def make_corpus(seed_docs: list[tuple[str, str]], n: int, folder: Path) -> Path:
+    """A folder of ``n`` markdown documents: the seed papers, then rewritten copies (see the module doc)."""
+    if folder.is_dir() and len(list(folder.glob("*.md"))) == n:
+        return folder
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    for i in range(n):
+        copy, (name, text) = divmod(i, len(seed_docs))[0], seed_docs[i % len(seed_docs)]
+        label = name if copy == 0 else f"C{copy:04d}{name}"
+        (folder / f"{label}_scale.md").write_text(
+            text if copy == 0 else _rewrite(text, copy), encoding="utf-8"
+        )
+    return folder
+
+
+def seed_documents() -> list[tuple[str, str]]:
+    """(label, markdown) of the 32 shared papers, converted with hepwb (LaTeX preferred)."""
+    from hepwb.pipeline.corpus import ingest
+
+    docs = ingest(None, prefer_latex=True, progress=False, require=True)
+    return [(d.label, d.markdown) for d in docs]
+
+
+# ------------------------------------------------------------------------------------------ stages
+def run_stage(stage: str, home: Path, corpus: Path, extra: dict[str, Any]) -> dict[str, Any]:
+    """Run ``stage`` in a fresh process; its result, wall time and peak RSS (MiB)."""
+    out = home / f".{stage}.json"
+    cmd = [sys.executable, __file__, "--stage", stage, "--home", str(home), "--corpus", str(corpus),
+           "--extra", json.dumps(extra), "--result", str(out)]  # fmt: skip
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, env={**os.environ, "HEPWB_HOME": str(home)})
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    if os.waitstatus_to_exitcode(status) != 0:
+        msg = f"stage {stage} failed (exit {os.waitstatus_to_exitcode(status)})"
+        raise SystemExit(msg)
+    result = json.loads(out.read_text(encoding="utf-8"))
+    return {**result, "wall_s": round(wall, 2), "peak_rss_mib": round(usage.ru_maxrss / 1024, 1)}
+
+
+def _stage(stage: str, home: Path, corpus: Path, extra: dict[str, Any]) -> dict[str, Any]:
+    """The body of one stage, run in its own process (``--stage``)."""
+    import numpy as np
+
+    from hepwb import defaults
+    from hepwb.index.cache import EmbeddingCache
+    from hepwb.index.store import ChunkStore
+    from hepwb.models.embedder import get_embedder
+    from hepwb.paths import Layout
+    from hepwb.pipeline.catalog import Catalog
+    from hepwb.pipeline.chunksets import build_chunkset
+    from hepwb.pipeline.config import ExperimentConfig
+    from hepwb.pipeline.corpus import ingest
+    from hepwb.pipeline.experiment import run_experiment
+    from hepwb.pipeline.report import render_report
+
+    layout = Layout(home)
+    docs = ingest(corpus, layout=layout, prefer_latex=False, progress=False, require=True)
+    if stage == "convert":
+        return {"documents": len(docs)}
+    cs = build_chunkset(
+        docs, "hepilot", chunk_size=defaults.CHUNK_SIZE, chunk_overlap=defaults.CHUNK_OVERLAP, layout=layout,
+        progress=False,
+    )  # fmt: skip
+    if stage == "chunk":
+        return {"chunks": len(cs.chunks)}
+    if stage == "embed":
+        texts = sorted({c.text for c in cs.chunks})
+        if extra.get("derived_rate"):
+            from hepwb.ids import text_sha256
+
+            emb = get_embedder()
+            rng = np.random.default_rng(0)
+            vecs = rng.standard_normal((len(texts), emb.dim)).astype(np.float32)
+            vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+            EmbeddingCache(layout.lancedb, emb.model).add(
+                {text_sha256(t): v for t, v in zip(texts, vecs, strict=True)}
+            )
+            return {"texts": len(texts), "derived_s": round(len(texts) / extra["derived_rate"], 1)}
+        t0 = time.perf_counter()
+        ChunkStore(layout.lancedb, get_embedder()).embed_cached(texts, progress=False)
+        return {"texts": len(texts), "texts_per_s": round(len(texts) / (time.perf_counter() - t0), 2)}
+    if stage == "evaluate":
+        out = {}
+        for retriever in ("dense", "bm25"):
+            cfg = ExperimentConfig.from_params(corpus=str(corpus), retriever=retriever, prefer_latex=False)
+            res = run_experiment(cfg, layout=layout, progress=False)
+            out[retriever] = {
+                "timings_s": res.record.timings_s,
+                "found@5": res.summary.get("hit_rate@5"),
+                "query_p50_ms": res.record.costs.get("query_p50_ms"),
+                "run_dir": str(res.run_dir),
+            }
+        return out
+    if stage == "report":
+        catalog = Catalog(layout.catalog)
+        catalog.record_chunkset(cs)
+        for run in sorted(layout.reports.glob("runs/*/metrics.json")):
+            catalog.record_run(run.parent)
+        rows = {
+            t: int(catalog.sql(f"SELECT count(*) AS n FROM {t}")["n"][0])
+            for t in ("documents", "chunks", "runs")
+        }
+        t0 = time.perf_counter()
+        render_report(layout)
+        return {"catalog_rows": rows, "render_s": round(time.perf_counter() - t0, 1)}
+    msg = f"unknown stage {stage!r}"
+    raise SystemExit(msg)
+
+
+def _du(path: Path) -> float:
+    """MiB under ``path``."""
+    if not path.exists():
+        return 0.0
+    files = [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file()]
+    return round(sum(p.stat().st_size for p in files) / 2**20, 1)
+
+
+def measure(n: int, seeds: list[tuple[str, str]], work: Path, rate: float | None) -> dict[str, Any]:
+    """Every stage at ``n`` documents (``rate``: derive the embedding time from it)."""
+    corpus = make_corpus(seeds, n, work / f"corpus-{n}")
+    home = work / f"home-{n}"
+    home.mkdir(parents=True, exist_ok=True)
+    row: dict[str, Any] = {"documents": n, "embedding": "derived" if rate else "measured"}
+    for stage in STAGES:
+        extra = {"derived_rate": rate} if stage == "embed" and rate else {}
+        row[stage] = run_stage(stage, home, corpus, extra)
+        print(
+            f"  {n} documents, {stage}: {row[stage]['wall_s']} s, {row[stage]['peak_rss_mib']} MiB",
+            flush=True,
+        )
+    lay = {
+        "documents": "data/interim/documents",
+        "chunk sets": "data/processed/chunksets",
+        "lancedb": "data/processed/lancedb",
+        "catalog": "reports/catalog.duckdb",
+        "runs": "reports/runs",
+    }
+    row["disk_mib"] = {k: _du(home / v) for k, v in lay.items()}
+    return row
+
+
+def stage_seconds(row: dict[str, Any]) -> dict[str, float]:
+    """Seconds per stage; the evaluate stage split into index (table build) and retrieve + score."""
+    ev = row["evaluate"]
+    index = sum(ev[r]["timings_s"].get("index_s", 0.0) for r in ("dense", "bm25"))
+    embed = row["embed"].get("derived_s") or row["embed"]["wall_s"]
+    return {
+        "convert": row["convert"]["wall_s"],
+        "chunk": row["chunk"]["wall_s"],
+        "embed": embed,
+        "index": round(index, 2),
+        "evaluate": round(
+            sum(ev[r]["timings_s"].get(k, 0.0) for r in ("dense", "bm25") for k in ("retrieve_s", "evaluate_s")),  # noqa: E501
+            2,
+        ),
+        "report": row["report"]["render_s"],
+    }  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark (or, with ``--stage``, one stage of it); returns the exit code."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="32,320,3200", help="corpus sizes, comma-separated")
+    ap.add_argument("--real-max", type=int, default=320, help="embed for real up to this many documents")
+    ap.add_argument("--workdir", type=Path, default=None, help="where corpora and artefacts go (kept)")
+    ap.add_argument("--json", type=Path, default=ROOT / "reports" / "bench" / "scale.json")
+    ap.add_argument("--stage", help=argparse.SUPPRESS)
+    ap.add_argument("--home", type=Path, help=argparse.SUPPRESS)
+    ap.add_argument("--corpus", type=Path, help=argparse.SUPPRESS)
+    ap.add_argument("--extra", default="{}", help=argparse.SUPPRESS)
+    ap.add_argument("--result", type=Path, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.stage:
+        res = _stage(args.stage, args.home, args.corpus, json.loads(args.extra))
+        args.result.write_text(json.dumps(res), encoding="utf-8")
+        return 0
+    sizes = sorted(int(s) for s in args.sizes.split(","))
+    work = args.workdir or Path(tempfile.mkdtemp(prefix="hepwb-scale-"))
+    seeds = seed_documents()
+    print(f"{len(seeds)} seed papers; work folder {work}")
+    rows, rate = [], None
+    for n in sizes:
+        rows.append(measure(n, seeds, work, rate if n > args.real_max else None))
+        if n <= args.real_max:
+            rate = rows[-1]["embed"]["texts"] / rows[-1]["embed"]["wall_s"]
+    secs = [stage_seconds(r) for r in rows]
+    cols = ["convert", "chunk", "embed", "index", "evaluate", "report"]
+    print(
+        "\n| documents | chunks | "
+        + " | ".join(f"{c} s" for c in cols)
+        + " | peak RSS MiB | disk MiB | found@5 dense |"
+    )
+    print("|---" * (len(cols) + 5) + "|")
+    for r, s in zip(rows, secs, strict=True):
+        peak = max(r[st]["peak_rss_mib"] for st in STAGES)
+        disk = round(sum(r["disk_mib"].values()), 1)
+        emb = f"{s['embed']}" + (" (derived)" if r["embedding"] == "derived" else "")
+        vals = [str(s[c]) if c != "embed" else emb for c in cols]
+        print(f"| {r['documents']} | {r['chunk']['chunks']} | " + " | ".join(vals)
+              + f" | {peak} | {disk} | {r['evaluate']['dense']['found@5']:.3f} |")  # fmt: skip
+    ok = True
+    for (a, sa), (b, sb) in zip(
+        zip(rows, secs, strict=True), zip(rows[1:], secs[1:], strict=True), strict=False
+    ):
+        factor = b["documents"] / a["documents"]
+        for c in cols:
+            if c == "report" or sa[c] <= 1.0:
+                continue  # the report's time follows the runs, not the documents; sub-second stages are noise
+            growth = sb[c] / sa[c]
+            flag = "ok" if growth <= 1.1 * factor else "SUPERLINEAR"
+            ok &= flag == "ok"
+            print(f"{c}: {a['documents']} → {b['documents']} documents: × {growth:.1f} time ({flag})")
+    peak = max(r[st]["peak_rss_mib"] for r in rows for st in STAGES)
+    render = max(r["report"]["render_s"] for r in rows)
+    print(
+        f"peak RSS of any stage process: {peak} MiB (target ≤ 2048); report render ≤ {render} s (target < 60)"
+    )
+    ok &= peak <= 2048 and render < 60
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    result = {"date": time.strftime("%Y-%m-%d"), "rows": rows, "stage_seconds": secs, "targets_met": ok}
+    args.json.write_text(json.dumps(result, indent=2), encoding="utf-8")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
