@@ -38,28 +38,29 @@ def _errors_exit_2(fn: Callable[..., Any]) -> Callable[..., Any]:
     return run
 
 
+_Decorator = Callable[[Callable[..., Any]], Any]
+
+
 class App(typer.Typer):
     """A Typer application whose commands and callbacks share :func:`_errors_exit_2`."""
 
-    def command(self, *args: Any, **kwargs: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:  # type: ignore[override]
+    def command(self, *args: Any, **kwargs: Any) -> _Decorator:
         """Register a command (see :meth:`typer.Typer.command`) behind the error boundary."""
-        register = super().command(*args, **kwargs)
+        return _behind_boundary(super().command(*args, **kwargs))
 
-        def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
-            register(_errors_exit_2(fn))
-            return fn
-
-        return deco
-
-    def callback(self, *args: Any, **kwargs: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:  # type: ignore[override]
+    def callback(self, *args: Any, **kwargs: Any) -> _Decorator:
         """Register a callback (see :meth:`typer.Typer.callback`) behind the error boundary."""
-        register = super().callback(*args, **kwargs)
+        return _behind_boundary(super().callback(*args, **kwargs))
 
-        def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
-            register(_errors_exit_2(fn))
-            return fn
 
-        return deco
+def _behind_boundary(register: _Decorator) -> _Decorator:
+    """Typer's ``register`` applied to ``fn`` wrapped in :func:`_errors_exit_2`; returns ``fn``."""
+
+    def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
+        register(_errors_exit_2(fn))
+        return fn
+
+    return deco
 
 
 app = App(

@@ -23,8 +23,7 @@ import dataclasses
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from hepwb import defaults
 from hepwb.evaluation.levels import chunk_level, document_level, level_columns, relevant_chunks, span_level
@@ -33,6 +32,9 @@ from hepwb.evaluation.questions import Question
 from hepwb.evaluation.rank import rank_scores
 from hepwb.exceptions import ConfigError
 from hepwb.limits import MIN_COVERAGE
+
+if TYPE_CHECKING:
+    import pandas as pd
 from hepwb.types import Chunk, Hit, JSONObject
 
 __all__ = ["METRICS", "Evaluation", "evaluate", "evaluate_by", "metric_columns"]
@@ -136,6 +138,8 @@ def evaluate(
     Raises:
         ConfigError: Bad ``ks`` or ``min_coverage``, a question lacks results, or a key index is missing.
     """
+    import pandas as pd
+
     ks = _check_args(ks, min_coverage)
     columns = metric_columns(ks)
     rank_metrics = [c for c in columns if not c.startswith("hit_rate@")]
@@ -229,6 +233,8 @@ def _levels(
     by_qid: Mapping[str, list[Located]],
 ) -> pd.DataFrame:
     """Chunk-, document- and span-level metrics of the evaluable questions, one row per qid."""
+    import pandas as pd
+
     span_k = 5 if 5 in ks else max(ks)
     mine = [loc for loc in located if loc.qid in by_qid]
     evaluable = {q: results[q] for q in by_qid}

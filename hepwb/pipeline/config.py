@@ -192,8 +192,8 @@ class ExperimentConfig(BaseModel):
             # a bad size, overlap or tokenizer is reported once, by its own field
             args = (have["chunk_size"], have["chunk_overlap"], have["tokenizer"])
             problem = _chunker_problem(name, *args, canonical_json(have["chunker_options"]))
-        else:
-            problem = None if name in CHUNKERS.names() else _chunker_problem(name, 0, 0.0, "", "{}")
+        else:  # the name alone
+            problem = _chunker_problem(name, 0, 0.0, "", "{}")
         if problem:
             raise ValueError(problem)
         return name

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from hepwb.evaluation import Question, evaluate
 from hepwb.evaluation.context import evidence_in_context
@@ -25,6 +23,9 @@ from hepwb.pipeline.chunksets import ChunkSet
 from hepwb.pipeline.config import ExperimentConfig
 from hepwb.pipeline.stages import EvalInputs, needs_windows
 from hepwb.types import Hit
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["Scores", "hits_frame", "score"]
 
@@ -118,6 +119,8 @@ def score(
 
 def hits_frame(results: dict[str, list[Hit]], relevant: dict[tuple[str, int], bool]) -> pd.DataFrame:
     """One row per retrieved chunk: qid, rank, chunk, label, score, offsets, pages, relevant."""
+    import pandas as pd
+
     rows = [
         {
             "qid": qid,
@@ -141,6 +144,8 @@ def _ragas(
     cfg: ExperimentConfig, questions: Any, results: Any, located: Any, cs: Any, relevant: Any
 ) -> pd.DataFrame:
     """The ragas metrics of the top 5 hits per question, prefixed ``ragas_`` (LLM ones if ``ragas_llm``)."""
+    import pandas as pd
+
     samples = ragas_samples(questions, results, located, relevant, cs.documents, k=min(5, cfg.k))
     try:
         out = offline_scores(samples)

@@ -20,9 +20,7 @@ Example (in a notebook)::
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from hepwb import defaults
 from hepwb.tiers.core import IngestReport, TierStore
@@ -30,6 +28,9 @@ from hepwb.tiers.jobs import EvictReport, WarmReport, evict, warm
 from hepwb.tiers.promote import PromoteReport, candidates, mark, promote, revert, why
 from hepwb.tiers.query import search
 from hepwb.types import Hit, JSONObject
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["IngestReport", "Tiers"]
 
