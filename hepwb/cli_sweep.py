@@ -13,7 +13,8 @@ from hepwb.exceptions import HepwbError
 from hepwb.ids import short_hash
 from hepwb.paths import Layout
 from hepwb.pipeline.report import render_report
-from hepwb.sweep import load_spec, plan_sweep, run_sweep
+from hepwb.sweep import load_spec, run_sweep
+from hepwb.sweep.dryrun import dry_run as plan_summary
 from hepwb.sweep.halving import run_halving
 from hepwb.sweep.jobqueue import make_cluster
 from hepwb.types import JSONObject
@@ -140,9 +141,9 @@ def sweep(
         c.close()
         return
     if dry_run:
-        plan = plan_sweep(spec, notebooks=notebooks)
-        typer.echo(plan.frame().to_string(index=False))
-        typer.echo(f"\n{plan.sweep_id}: {len(plan.cells)} cells\n{plan.summary()}")
+        summary = plan_summary(spec, notebooks=notebooks)
+        typer.echo(summary.frame().to_string(index=False))
+        typer.echo(f"\n{summary.summary()}")
         return
     opts = {
         "executor": executor,

@@ -22,6 +22,7 @@ from hepwb import __version__
 from hepwb.types import JSONObject
 
 __all__ = [
+    "ListHash",
     "canonical_json",
     "code_fingerprint",
     "config_hash",
@@ -79,6 +80,33 @@ def short_hash(obj: Any, n: int = 12) -> str:
         12
     """
     return hashlib.sha256(canonical_json(obj).encode("utf-8")).hexdigest()[:n]
+
+
+class ListHash:
+    """:func:`short_hash` of a list, fed one item at a time (the list itself is never built).
+
+    Example:
+        >>> h = ListHash()
+        >>> for item in ({"k": 1}, {"k": 2}):
+        ...     h.add(item)
+        >>> h.short(10) == short_hash([{"k": 1}, {"k": 2}], 10)
+        True
+    """
+
+    def __init__(self) -> None:
+        self._h = hashlib.sha256(b"[")
+        self._items = 0
+
+    def add(self, obj: Any) -> None:
+        """Append ``obj`` to the hashed list."""
+        self._h.update((b"," if self._items else b"") + canonical_json(obj).encode("utf-8"))
+        self._items += 1
+
+    def short(self, n: int = 12) -> str:
+        """First ``n`` hex digits of the hash of the list so far."""
+        h = self._h.copy()
+        h.update(b"]")
+        return h.hexdigest()[:n]
 
 
 def file_sha256(path: str | Path, block: int = 1 << 20) -> str:

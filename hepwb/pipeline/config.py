@@ -44,7 +44,7 @@ from hepwb.models.tokenizers import model_problem
 from hepwb.retrieval import RETRIEVERS, check_retriever_options
 from hepwb.types import JSONObject
 
-__all__ = ["DIMENSIONS", "ExperimentConfig", "config_problems", "named"]
+__all__ = ["DIMENSIONS", "ExperimentConfig", "config_problems", "named", "validated"]
 
 DIMENSIONS = (
     "corpus",
@@ -221,12 +221,12 @@ class ExperimentConfig(BaseModel):
         if unknown:
             msg = f"unknown parameter(s) {unknown}; valid: {list(cls.model_fields)}"
             raise ConfigError(msg)
-        problems = config_problems(params)
-        if problems:
+        config, problems = validated(params)
+        if config is None:
             raise ConfigError(
                 "\n".join(f"{k}: {v}" if not v.startswith(k) else v for k, v in problems.items())
             )
-        return cls.model_validate(params)
+        return config
 
     def replace(self, **changes: Any) -> ExperimentConfig:
         """A copy with ``changes`` applied, validated like any other configuration."""
@@ -254,10 +254,15 @@ def _chunker_problem(name: str, size: int, overlap: float, tokenizer: str, optio
     return None
 
 
-def config_problems(params: JSONObject) -> dict[str, str]:
-    """Each bad parameter of ``params`` → its problem (the fix included); ``{}`` when all are valid."""
+def validated(params: JSONObject) -> tuple[ExperimentConfig | None, dict[str, str]]:
+    """Validate ``params`` once: the configuration and ``{}``, or ``None`` and each bad parameter's problem.
+
+    Example:
+        >>> validated({"k": 0})[1]["k"].startswith("k ")
+        True
+    """
     try:
-        ExperimentConfig.model_validate(params)
+        return ExperimentConfig.model_validate(params), {}
     except ValidationError as exc:
         out: dict[str, str] = {}
         for err in exc.errors():
@@ -265,5 +270,9 @@ def config_problems(params: JSONObject) -> dict[str, str]:
             ctx = err.get("ctx") or {}
             text = str(ctx["error"]) if err["type"] == "value_error" and "error" in ctx else err["msg"]
             out.setdefault(key, text)
-        return out
-    return {}
+        return None, out
+
+
+def config_problems(params: JSONObject) -> dict[str, str]:
+    """Each bad parameter of ``params`` → its problem (the fix included); ``{}`` when all are valid."""
+    return validated(params)[1]

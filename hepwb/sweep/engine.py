@@ -15,17 +15,18 @@ from __future__ import annotations
 import logging
 import os
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hepwb.env import configure_runtime
 from hepwb.exceptions import ConfigError
-from hepwb.ids import short_hash
+from hepwb.ids import ListHash
 from hepwb.paths import Layout
 from hepwb.pipeline.catalog import Catalog
 from hepwb.sweep.executors import Executor, get_executor
-from hepwb.sweep.plan import CellPlan, SweepPlan, plan_cells
+from hepwb.sweep.plan import CellPlan, Planner, SweepPlan, plan_cells
 from hepwb.sweep.prepare import convert_pending, prepare_stages
 from hepwb.sweep.spec import SweepSpec
 from hepwb.sweep.tasks import Outcome, cell_task, record_cell_failure
@@ -62,9 +63,17 @@ def load_spec(spec: SweepSpec | str | Path | JSONObject | None, layout: Layout |
     return SweepSpec.from_yaml(spec if spec is not None else default_spec_path(layout))
 
 
-def sweep_id_of(spec: SweepSpec, cells: list[Any]) -> str:
-    """Deterministic id of a sweep: its name and the hash of its cells' configurations."""
-    return f"sweep-{spec.name}-{short_hash([c.to_dict() for c in cells], 10)}"
+def sweep_id_of(spec: SweepSpec, cells: Iterable[Any] | ListHash) -> str:
+    """Deterministic id of a sweep: its name and the hash of its cells' configurations.
+
+    ``cells`` may be a :class:`~hepwb.ids.ListHash` already fed every cell's ``to_dict()``.
+    """
+    if not isinstance(cells, ListHash):
+        h = ListHash()
+        for c in cells:
+            h.add(c.to_dict())
+        cells = h
+    return f"sweep-{spec.name}-{cells.short(10)}"
 
 
 def plan_sweep(
@@ -73,11 +82,19 @@ def plan_sweep(
     *,
     notebooks: bool = False,
 ) -> SweepPlan:
-    """Validate ``spec`` and plan it (``hepwb sweep FILE --dry-run``): nothing is computed."""
+    """Validate ``spec`` and plan it: nothing is computed.
+
+    Every cell is kept; :func:`~hepwb.sweep.dryrun.dry_run` summarises grids too large to list.
+    """
     layout = layout or Layout.default()
     spec = load_spec(spec, layout)
-    cells = spec.cells()
-    return plan_cells(cells, layout, sweep_id=sweep_id_of(spec, cells), notebooks=notebooks)
+    planner = Planner(layout, notebooks=notebooks)
+    ids = ListHash()
+    cells = []
+    for cfg in spec.iter_cells():
+        ids.add(cfg.to_dict())
+        cells.append(planner.add(cfg))
+    return planner.plan(sweep_id_of(spec, ids), cells)
 
 
 @dataclass

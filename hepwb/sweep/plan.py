@@ -6,13 +6,15 @@ Planning reads file hashes and small manifests only (no model, no conversion), s
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hepwb.acquisition.folder import resolve_corpus
 from hepwb.chunking import get_chunker
-from hepwb.ids import file_sha256, short_hash
+from hepwb.ids import canonical_json, file_sha256, short_hash
 from hepwb.index.store import index_complete, index_key, table_name
 from hepwb.index.windows import windows_complete, windows_key
 from hepwb.io import read_json
@@ -29,7 +31,18 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
-__all__ = ["CellPlan", "ChunkSetPlan", "CorpusPlan", "IndexPlan", "SweepPlan", "plan_cells"]
+__all__ = [
+    "CellPlan",
+    "ChunkSetPlan",
+    "CorpusPlan",
+    "IndexPlan",
+    "Planner",
+    "SweepPlan",
+    "plan_cells",
+    "plan_row",
+    "stage_counts",
+    "summarize_counts",
+]
 
 
 @dataclass(frozen=True)
@@ -42,7 +55,7 @@ class CorpusPlan:
     files: tuple[SourceFile, ...]
     failed: tuple[SourceFile, ...] = ()
 
-    @property
+    @functools.cached_property
     def key(self) -> str:
         """Key of the converted corpus (its conversion keys)."""
         return short_hash(sorted(f.conversion_key for f in self.files), 12)
@@ -121,13 +134,8 @@ class SweepPlan:
 
     def counts(self) -> dict[str, tuple[int, int]]:
         """``{stage: (done, total)}``."""
-        conv = {
-            f.conversion_key: _converted(self.layout, f) for cp in self.corpora.values() for f in cp.files
-        }
         return {
-            "convert": (sum(conv.values()), len(conv)),
-            "chunkset": (sum(c.done for c in self.chunksets.values()), len(self.chunksets)),
-            "index": (sum(i.done for i in self.indexes.values()), len(self.indexes)),
+            **stage_counts(self.layout, self.corpora, self.chunksets, self.indexes),
             "cell": (sum(c.done for c in self.cells), len(self.cells)),
         }
 
@@ -135,30 +143,57 @@ class SweepPlan:
         """One row per cell: its dimensions, the stages it needs and whether each is already cached."""
         import pandas as pd
 
-        rows = []
-        for c in self.cells:
-            cfg = c.config
-            rows.append(
-                {
-                    "cell": c.name,
-                    "chunker": option_label(cfg.chunker, cfg.chunker_options),
-                    "chunk_size": cfg.chunk_size,
-                    "chunk_overlap": cfg.chunk_overlap,
-                    "embedding_model": cfg.embedding_model,
-                    "retriever": option_label(cfg.retriever, cfg.retriever_options),
-                    "k": cfg.k,
-                    "chunk set": "cached" if self.chunksets[c.chunkset_id].done else "to build",
-                    "index": "cached" if self.indexes[c.index].done else "to build",
-                    "result": "cached" if c.done else "to run",
-                }
-            )
+        rows = [plan_row(self, c) for c in self.cells]
         return pd.DataFrame(rows)
 
     def summary(self) -> str:
         """One line per stage: how much is cached."""
-        return "\n".join(
-            f"{stage:9s} {done:4d} of {total:4d} cached" for stage, (done, total) in self.counts().items()
-        )
+        return summarize_counts(self.counts())
+
+
+def summarize_counts(counts: dict[str, tuple[int, int]]) -> str:
+    """One line per stage of ``{stage: (done, total)}``: how much is cached.
+
+    Example:
+        >>> print(summarize_counts({"cell": (2, 12000)}))
+        cell           2 of 12,000 cached
+    """
+    width = max(len(f"{total:,}") for _, total in counts.values())
+    return "\n".join(
+        f"{stage:9s} {done:>{width},} of {total:>{width},} cached" for stage, (done, total) in counts.items()
+    )
+
+
+def stage_counts(
+    layout: Layout,
+    corpora: dict[tuple[str, int | None, bool], CorpusPlan],
+    chunksets: dict[str, ChunkSetPlan],
+    indexes: dict[str, IndexPlan],
+) -> dict[str, tuple[int, int]]:
+    """``{stage: (done, total)}`` of the shared stages (conversion, chunk sets, tables)."""
+    conv = {f.conversion_key: _converted(layout, f) for cp in corpora.values() for f in cp.files}
+    return {
+        "convert": (sum(conv.values()), len(conv)),
+        "chunkset": (sum(c.done for c in chunksets.values()), len(chunksets)),
+        "index": (sum(i.done for i in indexes.values()), len(indexes)),
+    }
+
+
+def plan_row(plan: SweepPlan | Planner, c: CellPlan) -> JSONObject:
+    """One cell's row of :meth:`SweepPlan.frame`: its dimensions and which stages are cached."""
+    cfg = c.config
+    return {
+        "cell": c.name,
+        "chunker": option_label(cfg.chunker, cfg.chunker_options),
+        "chunk_size": cfg.chunk_size,
+        "chunk_overlap": cfg.chunk_overlap,
+        "embedding_model": cfg.embedding_model,
+        "retriever": option_label(cfg.retriever, cfg.retriever_options),
+        "k": cfg.k,
+        "chunk set": "cached" if plan.chunksets[c.chunkset_id].done else "to build",
+        "index": "cached" if plan.indexes[c.index].done else "to build",
+        "result": "cached" if c.done else "to run",
+    }
 
 
 def _converted(layout: Layout, f: SourceFile) -> bool:
@@ -174,8 +209,108 @@ def _corpus_plan(layout: Layout, corpus: str | None, max_docs: int | None, prefe
     return CorpusPlan(folder, max_docs, prefer_latex, ok, failed)
 
 
+class Planner:
+    """Plans cells one at a time, sharing corpora, chunk sets and tables between them.
+
+    Each distinct corpus, chunker configuration, chunk set and table is looked at once, so planning
+    costs a few hashes and one ``stat`` per cell (a 10^5-cell dry run streams through it).
+
+    Args:
+        layout: Artefact folders.
+        question_subset: Cells scored on these questions only (successive halving).
+        notebooks: A cell counts as done only when its executed notebook is there too.
+    """
+
+    def __init__(
+        self, layout: Layout, *, question_subset: list[str] | None = None, notebooks: bool = False
+    ) -> None:
+        self.layout = layout
+        self.question_subset = question_subset
+        self.notebooks = notebooks
+        self.corpora: dict[tuple[str, int | None, bool], CorpusPlan] = {}
+        self.chunksets: dict[str, ChunkSetPlan] = {}
+        self.indexes: dict[str, IndexPlan] = {}
+        self._questions: dict[str | None, tuple[str, str]] = {}
+        self._runs = layout.runs
+        self._chunkers: dict[str, tuple[str, str]] = {}
+        self._keys: dict[tuple[str, str], tuple[str, str]] = {}
+
+    def _chunkset(self, cfg: ExperimentConfig, cp: CorpusPlan) -> str:
+        ident = canonical_json(
+            [cfg.chunker, cfg.chunk_size, cfg.chunk_overlap, cfg.tokenizer, cfg.chunker_options, cp.key]
+        )
+        if ident not in self._chunkers:
+            chunker = get_chunker(
+                cfg.chunker,
+                chunk_size=cfg.chunk_size,
+                chunk_overlap=cfg.chunk_overlap,
+                tokenizer=cfg.tokenizer,
+                **cfg.chunker_options,
+            )
+            params = chunker.params()
+            key = chunkset_key(chunker.name, params, [f.conversion_key for f in cp.files])
+            self._chunkers[ident] = (chunkset_id_of(chunker.name, params, key), key)
+        cs_id, key = self._chunkers[ident]
+        if cs_id not in self.chunksets:
+            manifest = self.layout.chunksets / cs_id / "chunkset.json"
+            done = manifest.is_file() and read_json(manifest).get("fingerprint") == key
+            self.chunksets[cs_id] = ChunkSetPlan(cs_id, key, cp, cfg, done)
+        return cs_id
+
+    def _index(self, cfg: ExperimentConfig, cs_id: str) -> tuple[str, str]:
+        ident = (cs_id, cfg.embedding_model)
+        if ident not in self._keys:
+            self._keys[ident] = (
+                table_name(cs_id, cfg.embedding_model),
+                index_key(cs_id, cfg.embedding_model),
+            )
+        tname, ikey = self._keys[ident]
+        if tname not in self.indexes:
+            done = index_complete(self.layout.lancedb, tname, ikey)
+            self.indexes[tname] = IndexPlan(tname, ikey, cs_id, cfg.embedding_model, done)
+        if needs_windows(cfg) and not self.indexes[tname].windows:
+            ix = self.indexes[tname]
+            ix.windows = True
+            wkey = windows_key(cs_id, cfg.embedding_model)
+            ix.windows_done = windows_complete(self.layout.lancedb, tname, wkey)
+        return tname, ikey
+
+    @staticmethod
+    @functools.lru_cache(maxsize=256)
+    def _inputs_key(corpus_key: str, qsha: str, qpath: str) -> str:
+        return short_hash({"corpus": corpus_key, "questions": qsha, "q": qpath}, 12)
+
+    def add(self, cfg: ExperimentConfig) -> CellPlan:
+        """Plan one cell (and the stages it needs that no earlier cell needed)."""
+        ckey = (str(cfg.corpus), cfg.max_docs, cfg.prefer_latex)
+        if ckey not in self.corpora:
+            self.corpora[ckey] = _corpus_plan(self.layout, cfg.corpus, cfg.max_docs, cfg.prefer_latex)
+        cp = self.corpora[ckey]
+        if cfg.questions not in self._questions:
+            qpath = str(questions_path(cfg.questions))
+            self._questions[cfg.questions] = (qpath, file_sha256(qpath))
+        qpath, qsha = self._questions[cfg.questions]
+        cs_id = self._chunkset(cfg, cp)
+        tname, ikey = self._index(cfg, cs_id)
+        config = cfg.to_dict()
+        name = cell_name(config)
+        run_dir = Path(cfg.run_dir) if cfg.run_dir else self._runs / name
+        k = cell_key(
+            config, chunkset_id=cs_id, index=ikey, questions_sha256=qsha, question_subset=self.question_subset
+        )
+        record = RunRecord.finished(run_dir, k)
+        if record is not None and self.notebooks and not (run_dir / "20-evaluate.ipynb").is_file():
+            record = None
+        inputs_key = self._inputs_key(cp.key, qsha, qpath)
+        return CellPlan(cfg, name, run_dir, k, cs_id, tname, qsha, inputs_key, record)
+
+    def plan(self, sweep_id: str, cells: list[CellPlan]) -> SweepPlan:
+        """The :class:`SweepPlan` of ``cells`` (planned by :meth:`add`)."""
+        return SweepPlan(sweep_id, self.layout, self.corpora, self.chunksets, self.indexes, cells)
+
+
 def plan_cells(
-    cells: list[ExperimentConfig],
+    cells: Iterable[ExperimentConfig],
     layout: Layout,
     *,
     sweep_id: str,
@@ -191,54 +326,8 @@ def plan_cells(
         question_subset: Cells scored on these questions only (successive halving).
         notebooks: A cell counts as done only when its executed notebook is there too.
     """
-    corpora: dict[tuple[str, int | None, bool], CorpusPlan] = {}
-    chunksets: dict[str, ChunkSetPlan] = {}
-    indexes: dict[str, IndexPlan] = {}
-    out: list[CellPlan] = []
-    qshas: dict[str, str] = {}
-    for cfg in cells:
-        ckey = (str(cfg.corpus), cfg.max_docs, cfg.prefer_latex)
-        if ckey not in corpora:
-            corpora[ckey] = _corpus_plan(layout, cfg.corpus, cfg.max_docs, cfg.prefer_latex)
-        cp = corpora[ckey]
-        qpath = str(questions_path(cfg.questions))
-        qsha = qshas.setdefault(qpath, file_sha256(qpath))
-        chunker = get_chunker(
-            cfg.chunker,
-            chunk_size=cfg.chunk_size,
-            chunk_overlap=cfg.chunk_overlap,
-            tokenizer=cfg.tokenizer,
-            **cfg.chunker_options,
-        )
-        params = chunker.params()
-        key = chunkset_key(chunker.name, params, [f.conversion_key for f in cp.files])
-        cs_id = chunkset_id_of(chunker.name, params, key)
-        if cs_id not in chunksets:
-            manifest = layout.chunksets / cs_id / "chunkset.json"
-            done = manifest.is_file() and read_json(manifest).get("fingerprint") == key
-            chunksets[cs_id] = ChunkSetPlan(cs_id, key, cp, cfg, done)
-        tname = table_name(cs_id, cfg.embedding_model)
-        ikey = index_key(cs_id, cfg.embedding_model)
-        if tname not in indexes:
-            indexes[tname] = IndexPlan(
-                tname, ikey, cs_id, cfg.embedding_model, index_complete(layout.lancedb, tname, ikey)
-            )
-        if needs_windows(cfg) and not indexes[tname].windows:
-            ix = indexes[tname]
-            ix.windows = True
-            ix.windows_done = windows_complete(layout.lancedb, tname, windows_key(cs_id, cfg.embedding_model))
-        config = cfg.to_dict()
-        name = cell_name(config)
-        run_dir = Path(cfg.run_dir) if cfg.run_dir else layout.runs / name
-        k = cell_key(
-            config, chunkset_id=cs_id, index=ikey, questions_sha256=qsha, question_subset=question_subset
-        )
-        record = RunRecord.finished(run_dir, k)
-        if record is not None and notebooks and not (run_dir / "20-evaluate.ipynb").is_file():
-            record = None
-        inputs_key = short_hash({"corpus": cp.key, "questions": qsha, "q": qpath}, 12)
-        out.append(CellPlan(cfg, name, run_dir, k, cs_id, tname, qsha, inputs_key, record))
-    return SweepPlan(sweep_id, layout, corpora, chunksets, indexes, out)
+    planner = Planner(layout, question_subset=question_subset, notebooks=notebooks)
+    return planner.plan(sweep_id, [planner.add(cfg) for cfg in cells])
 
 
 def describe_cell(cell: CellPlan) -> JSONObject:

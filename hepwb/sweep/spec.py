@@ -30,8 +30,10 @@ Example:
 from __future__ import annotations
 
 import difflib
+import hashlib
 import itertools
 import math
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -43,7 +45,7 @@ from hepwb.ids import canonical_json
 from hepwb.limits import MAX_SWEEP_CELLS
 from hepwb.models.device import check_device
 from hepwb.pipeline.catalog_sweeps import option_label
-from hepwb.pipeline.config import DIMENSIONS, ExperimentConfig, config_problems, named
+from hepwb.pipeline.config import DIMENSIONS, ExperimentConfig, named, validated
 from hepwb.pipeline.stages import questions_path
 from hepwb.types import JSONObject
 
@@ -181,32 +183,31 @@ class SweepSpec(BaseModel):
             self.include
         )
 
-    def _combinations(self) -> list[tuple[JSONObject, dict[str, str]]]:
-        """Raw cell dicts with, per key, where its value came from (for messages)."""
+    def _combinations(self) -> Iterator[tuple[JSONObject, dict[str, str]]]:
+        """Raw cell dicts, one at a time, with, per key, where its value came from (for messages)."""
         grids = self.grid if isinstance(self.grid, list) else [self.grid]
-        out: list[tuple[JSONObject, dict[str, str]]] = []
+        fixed = self._fixed()
         for gi, grid in enumerate(grids):
             where = f"grid[{gi}]" if isinstance(self.grid, list) else "grid"
             dims = [(key, vals if isinstance(vals, list) else [vals]) for key, vals in grid.items()]
             for combo in itertools.product(*[range(len(v)) for _, v in dims]):
-                cell = self._fixed()
+                cell = dict(fixed)
                 origin = {k: k for k in cell}
                 for (key, vals), i in zip(dims, combo, strict=True):
                     cell[key] = vals[i]
                     origin[key] = f"{where}.{key}[{i}]" if len(vals) > 1 else f"{where}.{key}"
-                out.append((cell, origin))
+                yield cell, origin
         for ii, extra in enumerate(self.include):
-            cell = {**self._fixed(), **extra}
+            cell = {**fixed, **extra}
             origin = {k: (f"include[{ii}].{k}" if k in extra else k) for k in cell}
-            out.append((cell, origin))
-        return out
+            yield cell, origin
 
-    def cells(self, *, check_inputs: bool = True) -> list[ExperimentConfig]:
-        """Every cell of the sweep, validated, deduplicated, in file order.
+    def check(self) -> int:
+        """Check the dimension names and the cell cap, before any cell is built; the cell count.
 
-        Args:
-            check_inputs: Also check that corpus folders and question files exist (and resolve
-                their default locations into absolute paths).
+        Raises:
+            SweepSpecError: An unknown dimension (with the closest name), or more cells than
+                ``max_cells`` (naming the cap, the count and ``--search halving``).
         """
         problems: list[str] = []
         for section in ("grid", "include", "exclude"):
@@ -226,20 +227,51 @@ class SweepSpec(BaseModel):
                 "(--search halving) with a raised cap"
             )
             raise SweepSpecError(msg)
-        seen: dict[str, ExperimentConfig] = {}
+        return n
+
+    def iter_cells(self, *, check_inputs: bool = True) -> Iterator[ExperimentConfig]:
+        """Every cell of the sweep, validated and deduplicated, one at a time, in file order.
+
+        Memory stays flat in the number of cells (a 16-byte digest per cell is kept, to drop
+        duplicates). Problems are collected over the whole grid and raised together once every
+        valid cell has been yielded, so planning can stream and still report every problem at once.
+
+        Args:
+            check_inputs: Also check that corpus folders and question files exist (and resolve
+                their default locations into absolute paths).
+
+        Raises:
+            SweepSpecError: Every problem of every cell (after the valid cells were yielded).
+        """
+        self.check()
+        problems: dict[str, None] = {}
+        seen: set[bytes] = set()
+        inputs: dict[tuple[str, str], tuple[str | None, str | None]] = {}
         for raw, origin in self._combinations():
             if any(_matches(raw, ex) for ex in self.exclude):
                 continue
-            cfg, errs = _to_config(raw, origin, self.source, check_inputs)
-            problems += errs
-            if cfg is not None:
-                seen.setdefault(_identity(cfg), cfg)
+            cfg, errs = _to_config(raw, origin, self.source, inputs if check_inputs else None)
+            problems.update(dict.fromkeys(errs))
+            if cfg is None:
+                continue
+            digest = hashlib.blake2b(canonical_json(cfg.to_dict()).encode(), digest_size=16).digest()
+            if digest not in seen:
+                seen.add(digest)
+                yield cfg
         if problems:
-            raise SweepSpecError("\n".join(dict.fromkeys(problems)))
+            raise SweepSpecError("\n".join(problems))
         if not seen:
             msg = f"{self.source}: the sweep has no cells (every combination is excluded); relax `exclude`"
             raise SweepSpecError(msg)
-        return list(seen.values())
+
+    def cells(self, *, check_inputs: bool = True) -> list[ExperimentConfig]:
+        """Every cell of the sweep, validated, deduplicated, in file order (see :meth:`iter_cells`).
+
+        Args:
+            check_inputs: Also check that corpus folders and question files exist (and resolve
+                their default locations into absolute paths).
+        """
+        return list(self.iter_cells(check_inputs=check_inputs))
 
     def varying(self, cells: list[ExperimentConfig] | None = None) -> list[str]:
         """Dimensions that take more than one value over the cells (the axes of the report)."""
@@ -275,51 +307,68 @@ def _matches(cell: JSONObject, pattern: JSONObject) -> bool:
     return True
 
 
-def _identity(cfg: ExperimentConfig) -> str:
-    return canonical_json(cfg.to_dict())
-
-
 def _label(cfg: ExperimentConfig, dim: str) -> str:
     if dim in _NAMED:
         return option_label(str(getattr(cfg, dim)), getattr(cfg, f"{dim}_options"))
     return str(getattr(cfg, dim))
 
 
-def _resolve_inputs(values: JSONObject) -> dict[str, str]:
-    """Resolve the cell's corpus folder and question file to absolute paths; their problems by key."""
+def _resolve_input(key: str, value: Any) -> tuple[str | None, str | None]:
+    """The absolute path of a cell's corpus folder or question file, or its problem."""
+    try:
+        if key == "corpus":
+            folder = resolve_corpus(value)
+            corpus_files(folder)
+            return str(folder.resolve()), None
+        return str(questions_path(value).resolve()), None
+    except HepwbError as exc:
+        return None, str(exc)
+
+
+def _resolve_inputs(
+    values: JSONObject, seen: dict[tuple[str, str], tuple[str | None, str | None]]
+) -> dict[str, str]:
+    """Resolve the cell's corpus folder and question file in place; their problems by key.
+
+    Each distinct value is resolved once, in ``seen``.
+    """
     problems: dict[str, str] = {}
     for key in ("corpus", "questions"):
         value = values.get(key)
         if value is not None and not isinstance(value, str | Path):
             continue  # the configuration reports the type
-        try:
-            if key == "corpus":
-                folder = resolve_corpus(value)
-                corpus_files(folder)
-                values[key] = str(folder.resolve())
-            else:
-                values[key] = str(questions_path(value).resolve())
-        except HepwbError as exc:
-            problems[key] = str(exc)
+        ident = (key, str(value) if value is not None else "")
+        if ident not in seen:
+            seen[ident] = _resolve_input(key, value)
+        path, problem = seen[ident]
+        if problem is not None:
+            problems[key] = problem
+        else:
+            values[key] = path
     return problems
 
 
 def _to_config(
-    raw: JSONObject, origin: dict[str, str], source: str, check_inputs: bool
+    raw: JSONObject,
+    origin: dict[str, str],
+    source: str,
+    inputs: dict[tuple[str, str], tuple[str | None, str | None]] | None,
 ) -> tuple[ExperimentConfig | None, list[str]]:
     """Validate one raw cell through :class:`ExperimentConfig`; the config, or every problem at once.
 
     Each problem names where the value came from in the file (``grid.chunk_size[1]``), the value and
-    the fix; the message itself is the configuration's (one source per bound).
+    the fix; the message itself is the configuration's (one source per bound). ``inputs`` caches
+    resolved corpus folders and question files (``None``: they are not checked).
     """
     values = dict(raw)
-    problems = _resolve_inputs(values) if check_inputs else {}
-    problems = {**config_problems(values), **problems}
-    if problems:
-        order = {d: i for i, d in enumerate(DIMENSIONS)}
-        errs = [
-            f"{source}: {origin.get(key, key)} = {raw.get(key)!r}: {text}"
-            for key, text in sorted(problems.items(), key=lambda kv: order.get(kv[0], len(order)))
-        ]
-        return None, errs
-    return ExperimentConfig.model_validate(values), []
+    found = _resolve_inputs(values, inputs) if inputs is not None else {}
+    config, problems = validated(values)
+    problems = {**problems, **found}
+    if config is not None and not problems:
+        return config, []
+    order = {d: i for i, d in enumerate(DIMENSIONS)}
+    errs = [
+        f"{source}: {origin.get(key, key)} = {raw.get(key)!r}: {text}"
+        for key, text in sorted(problems.items(), key=lambda kv: order.get(kv[0], len(order)))
+    ]
+    return None, errs
