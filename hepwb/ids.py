@@ -99,7 +99,11 @@ class ListHash:
 
     def add(self, obj: Any) -> None:
         """Append ``obj`` to the hashed list."""
-        self._h.update((b"," if self._items else b"") + canonical_json(obj).encode("utf-8"))
+        self.add_json(canonical_json(obj))
+
+    def add_json(self, text: str) -> None:
+        """Append an item given as its canonical JSON (:func:`canonical_json`)."""
+        self._h.update((b"," if self._items else b"") + text.encode("utf-8"))
         self._items += 1
 
     def short(self, n: int = 12) -> str:

@@ -81,8 +81,8 @@ def dry_run(
     head: list[JSONObject] = []
     tail: deque[CellPlan] = deque(maxlen=rows)
     n = done = 0
-    for cfg in spec.iter_cells():
-        ids.add(cfg.to_dict())
+    for cfg, text in spec.iter_canonical():
+        ids.add_json(text)
         cell = planner.add(cfg)
         n += 1
         done += cell.done

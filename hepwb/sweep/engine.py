@@ -91,8 +91,8 @@ def plan_sweep(
     planner = Planner(layout, notebooks=notebooks)
     ids = ListHash()
     cells = []
-    for cfg in spec.iter_cells():
-        ids.add(cfg.to_dict())
+    for cfg, text in spec.iter_canonical():
+        ids.add_json(text)
         cells.append(planner.add(cfg))
     return planner.plan(sweep_id_of(spec, ids), cells)
 

@@ -232,13 +232,12 @@ class Planner:
         self.indexes: dict[str, IndexPlan] = {}
         self._questions: dict[str | None, tuple[str, str]] = {}
         self._runs = layout.runs
-        self._chunkers: dict[str, tuple[str, str]] = {}
+        self._chunkers: dict[tuple[str, int, float, str, str, str], tuple[str, str]] = {}
         self._keys: dict[tuple[str, str], tuple[str, str]] = {}
 
     def _chunkset(self, cfg: ExperimentConfig, cp: CorpusPlan) -> str:
-        ident = canonical_json(
-            [cfg.chunker, cfg.chunk_size, cfg.chunk_overlap, cfg.tokenizer, cfg.chunker_options, cp.key]
-        )
+        options = canonical_json(cfg.chunker_options) if cfg.chunker_options else ""
+        ident = (cfg.chunker, cfg.chunk_size, cfg.chunk_overlap, cfg.tokenizer, options, cp.key)
         if ident not in self._chunkers:
             chunker = get_chunker(
                 cfg.chunker,

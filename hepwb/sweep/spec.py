@@ -229,8 +229,8 @@ class SweepSpec(BaseModel):
             raise SweepSpecError(msg)
         return n
 
-    def iter_cells(self, *, check_inputs: bool = True) -> Iterator[ExperimentConfig]:
-        """Every cell of the sweep, validated and deduplicated, one at a time, in file order.
+    def iter_canonical(self, *, check_inputs: bool = True) -> Iterator[tuple[ExperimentConfig, str]]:
+        """Every cell of the sweep with its canonical JSON, validated and deduplicated, in file order.
 
         Memory stays flat in the number of cells (a 16-byte digest per cell is kept, to drop
         duplicates). Problems are collected over the whole grid and raised together once every
@@ -254,15 +254,26 @@ class SweepSpec(BaseModel):
             problems.update(dict.fromkeys(errs))
             if cfg is None:
                 continue
-            digest = hashlib.blake2b(canonical_json(cfg.to_dict()).encode(), digest_size=16).digest()
+            text = canonical_json(cfg.to_dict())
+            digest = hashlib.blake2b(text.encode(), digest_size=16).digest()
             if digest not in seen:
                 seen.add(digest)
-                yield cfg
+                yield cfg, text
         if problems:
             raise SweepSpecError("\n".join(problems))
         if not seen:
             msg = f"{self.source}: the sweep has no cells (every combination is excluded); relax `exclude`"
             raise SweepSpecError(msg)
+
+    def iter_cells(self, *, check_inputs: bool = True) -> Iterator[ExperimentConfig]:
+        """Every cell of the sweep, validated and deduplicated, one at a time (see :meth:`iter_canonical`).
+
+        Args:
+            check_inputs: Also check that corpus folders and question files exist (and resolve
+                their default locations into absolute paths).
+        """
+        for cfg, _ in self.iter_canonical(check_inputs=check_inputs):
+            yield cfg
 
     def cells(self, *, check_inputs: bool = True) -> list[ExperimentConfig]:
         """Every cell of the sweep, validated, deduplicated, in file order (see :meth:`iter_cells`).
