@@ -95,6 +95,17 @@ def evaluate(
     ragas_llm: Annotated[
         bool, typer.Option("--ragas-llm", help="Also LLM-judged ragas metrics (needs HEPWB_LLM_URL/MODEL).")
     ] = False,
+    vector_index: Annotated[
+        str,
+        typer.Option(
+            help="Vector index of dense search: auto, exact, ivf_flat, ivf_sq, ivf_pq, ivf_hnsw_sq or "
+            "ivf_hnsw_pq."
+        ),
+    ] = "auto",
+    index_option: Annotated[
+        list[str] | None,
+        typer.Option(help="Vector index option KEY=VALUE (repeatable), e.g. partitions=64, nprobes=16."),
+    ] = None,
     show_config: Annotated[
         bool, typer.Option("--show-config", help="Print the validated configuration as JSON and stop.")
     ] = False,
@@ -113,6 +124,8 @@ def evaluate(
         embedding_model=embedding_model,
         retriever_options=parse_options(option or []),
         ragas_llm=ragas_llm,
+        vector_index=vector_index,
+        vector_index_options=parse_options(index_option or []),
     )
     if show_config:
         typer.echo(cfg.model_dump_json(indent=2))

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from hepwb.exceptions import ConfigError
 from hepwb.hepilot.log import utc_now
 from hepwb.ids import code_fingerprint
+from hepwb.index.ann import AnnTable, ann_quality, with_vector_index
 from hepwb.index.store import index_key
 from hepwb.io import folder_bytes
 from hepwb.models.embedder import Embedder
@@ -138,10 +139,12 @@ def run_cell(
         wanted = set(question_subset)
         questions = [q for q in questions if q.qid in wanted]
     latencies: dict[str, float] = {}
+    with timings("vector_index_s"):
+        searched = with_vector_index(table, cfg.index)
     with timings("retrieve_s"):
         results = retrieve_stage(
             cfg,
-            table,
+            searched,
             embedder,
             questions,
             progress=progress,
@@ -151,6 +154,9 @@ def run_cell(
     with timings("evaluate_s"):
         scores = score(cfg, inputs, cs, questions, results, embedder, with_ci=with_ci)
     costs = cost_summary(latencies, table)
+    if isinstance(searched, AnnTable) and searched.ann is not None:  # the index against exact search
+        costs.update(ann_quality(searched, embedder.embed([q.question for q in questions])))
+        costs["ann_mib"] = round(folder_bytes(searched.ann.uri) / 2**20, 3)
     config = cfg.to_dict()
     idx = index_key(cs.chunkset_id, cfg.embedding_model)
     key = cell_key(

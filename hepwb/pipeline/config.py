@@ -40,6 +40,7 @@ from hepwb import defaults, limits
 from hepwb.chunking import CHUNKERS, get_chunker
 from hepwb.exceptions import ConfigError, HepwbError
 from hepwb.ids import canonical_json
+from hepwb.index.ann import KINDS, VectorIndex
 from hepwb.models.tokenizers import model_problem
 from hepwb.retrieval import RETRIEVERS, check_retriever_options
 from hepwb.types import JSONObject
@@ -60,10 +61,11 @@ DIMENSIONS = (
     "prefer_latex",
     "min_coverage",
     "ragas_llm",
+    "vector_index",
 )
 """Configuration keys a sweep may vary over cells (its grid dimensions, and the report's columns)."""
 
-_NAMED = ("chunker", "retriever")
+_NAMED = ("chunker", "retriever", "vector_index")
 _TOKENIZERS = ("words", "cl100k", "cl100k_base")
 
 
@@ -165,6 +167,8 @@ class ExperimentConfig(BaseModel):
     prefer_latex: Flag = defaults.PREFER_LATEX
     min_coverage: Annotated[float, _bounded(limits.MIN_COVERAGE, cast=float)] = defaults.MIN_COVERAGE
     ragas_llm: Flag = False
+    vector_index_options: Options = Field(default_factory=dict)
+    vector_index: str = "auto"
     run_dir: Path_ = None
 
     @model_validator(mode="before")
@@ -210,6 +214,23 @@ class ExperimentConfig(BaseModel):
             raise ValueError(str(exc)) from None
         return name
 
+    @field_validator("vector_index", mode="before")
+    @classmethod
+    def _check_vector_index(cls, name: Any, info: ValidationInfo) -> Any:
+        if not isinstance(name, str):
+            msg = f"a vector index is a name or a mapping with a 'name'; choose one of {', '.join(KINDS)}"
+            raise ValueError(msg)
+        try:
+            VectorIndex.of(name, info.data.get("vector_index_options", {}))
+        except HepwbError as exc:
+            raise ValueError(str(exc)) from None
+        return name
+
+    @property
+    def index(self) -> VectorIndex:
+        """The vector index searched (:mod:`hepwb.index.ann`)."""
+        return VectorIndex.of(self.vector_index, self.vector_index_options)
+
     @classmethod
     def from_params(cls, **params: Any) -> ExperimentConfig:
         """Build from keyword parameters; every unknown name and bad value is reported at once.
@@ -233,8 +254,15 @@ class ExperimentConfig(BaseModel):
         return ExperimentConfig.from_params(**{**self.to_dict(), **changes})
 
     def to_dict(self) -> JSONObject:
-        """Plain dict of the parameters."""
-        return self.model_dump()
+        """Plain dict of the parameters.
+
+        The vector index is left out while it is the default (``auto``), so configurations, run
+        names and cache keys from before it was a dimension stay the same.
+        """
+        out = self.model_dump()
+        if out["vector_index"] == "auto" and not out["vector_index_options"]:
+            del out["vector_index"], out["vector_index_options"]
+        return out
 
 
 @functools.lru_cache(maxsize=4096)

@@ -194,8 +194,10 @@ def cell_name(config: JSONObject) -> str:
     chunker = str(cfg.get("chunker"))
     if cfg.get("chunker_options"):
         chunker += f"-{short_hash(cfg['chunker_options'], 4)}"
+    index = cfg.get("vector_index")  # absent while it is the default (``auto``)
+    index = f"-{index}" if index and index != "auto" else ""
     return (
-        f"{chunker}-cs{cfg.get('chunk_size')}-ov{float(cfg.get('chunk_overlap') or 0):g}-{retr}"
+        f"{chunker}-cs{cfg.get('chunk_size')}-ov{float(cfg.get('chunk_overlap') or 0):g}-{retr}{index}"
         f"-k{cfg.get('k')}-{short_hash(cfg, 6)}"
     )
 

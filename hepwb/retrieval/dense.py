@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from hepwb.exceptions import ConfigError, RetrieverUnavailableError
+from hepwb.index.ann import AnnTable
 from hepwb.index.store import ANN_EF
 from hepwb.models.embedder import Embedder
 from hepwb.retrieval.base import columns, register_retriever, rows_to_hits
@@ -85,14 +86,17 @@ def dense_arrow(table: Any, vector: Any, k: int, *, read: str = "first", top_m: 
 
     Columns: the chunk columns, ``_distance`` (cosine distance), ``_rowid`` and, for windowed reads,
     ``_windows`` (how the score was formed). Exact search unless the table has a vector index (large
-    tables, see :mod:`hepwb.index.store`), then HNSW with breadth :data:`~hepwb.index.store.ANN_EF`.
+    tables, see :mod:`hepwb.index.store`), then HNSW with breadth :data:`~hepwb.index.store.ANN_EF`;
+    an :class:`~hepwb.index.ann.AnnTable` (a configured ``vector_index``) is searched through its index.
     """
     import pyarrow as pa
 
-    if read == "first":
+    if read == "first" and isinstance(table, AnnTable):  # a configured vector index (or exact search)
+        scored = [(c, 1.0 - float(d), "") for c, d in table.nearest(vector, k)]
+    elif read == "first":
         q = table.search(vector, vector_column_name="vector").metric("cosine").ef(ANN_EF)
         return q.select([*columns(), "_distance"]).with_row_id(True).limit(k).to_arrow()
-    if read == "mean":
+    elif read == "mean":
         means = companion(table, "__wmean")
         hits = (
             means.search(vector, vector_column_name="vector").metric("cosine").ef(ANN_EF)

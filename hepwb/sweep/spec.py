@@ -17,7 +17,9 @@ of an entry are dropped)::
       - {chunker: recursive, retriever: hybrid_linear}
 
 Dimensions (:data:`DIMENSIONS`): corpus, questions, chunker (a name or ``{name: ..., option: value}``),
-chunk_size, chunk_overlap, tokenizer, embedding_model, retriever (a name or a mapping with options), k;
+chunk_size, chunk_overlap, tokenizer, embedding_model, retriever (a name or a mapping with options), k,
+vector_index (``auto``, ``exact`` or an index type, a name or a mapping with options, see
+:mod:`hepwb.index.ann`);
 the settings max_docs, prefer_latex, min_coverage and ragas_llm may vary too. Everything is validated
 before any work starts: every problem is reported at once, each naming the key, the value and the fix.
 
@@ -51,7 +53,7 @@ from hepwb.types import JSONObject
 
 __all__ = ["DIMENSIONS", "HalvingSettings", "SweepSpec", "SweepSpecError"]
 
-_NAMED = ("chunker", "retriever")  # values: a name or {name: ..., **options}
+_NAMED = ("chunker", "retriever", "vector_index")  # values: a name or {name: ..., **options}
 
 
 class SweepSpecError(ConfigError):
@@ -91,6 +93,7 @@ class SweepSpec(BaseModel):
     embedding_model: Any = None
     retriever: Any = None
     k: Any = None
+    vector_index: Any = None
     max_cells: int = Field(default=MAX_SWEEP_CELLS, ge=1)
     """Refuse a sweep of more cells than this before any work (``--max-cells``; default 10,000)."""
     device: str | None = None

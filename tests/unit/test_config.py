@@ -25,9 +25,9 @@ def test_cli_sweep_file_and_python_api_give_the_same_default_configuration():
     out = CliRunner().invoke(app, ["evaluate", "--show-config"])
     assert out.exit_code == 0, out.output
     from_cli = json.loads(out.stdout)
-    from_api = ExperimentConfig.from_params().to_dict()
+    from_api = ExperimentConfig.from_params().model_dump()
     (from_sweep,) = SweepSpec.from_dict({"name": "no-keys"}).cells(check_inputs=False)
-    assert from_cli == from_api == from_sweep.to_dict()
+    assert from_cli == from_api == from_sweep.model_dump()
     assert from_api["retriever"] == defaults.RETRIEVER
     assert from_api["chunk_size"] == defaults.CHUNK_SIZE
     assert from_api["embedding_model"] == from_api["tokenizer"] == defaults.EMBEDDING_MODEL
@@ -35,10 +35,20 @@ def test_cli_sweep_file_and_python_api_give_the_same_default_configuration():
 
 def test_a_value_set_anywhere_gives_the_same_configuration():
     out = CliRunner().invoke(
-        app, ["evaluate", "--show-config", "--chunk-size", "256", "--retriever", "bm25", "--k", "7"]
+        app,
+        [
+            *("evaluate", "--show-config", "--chunk-size", "256", "--retriever", "bm25", "--k", "7"),
+            *("--vector-index", "ivf_pq", "--index-option", "nprobes=8"),
+        ],
     )
-    (cell,) = SweepSpec.from_dict({"chunk_size": 256, "retriever": "bm25", "k": 7}).cells(check_inputs=False)
-    api = ExperimentConfig.from_params(chunk_size=256, retriever="bm25", k=7)
+    values = {
+        "chunk_size": 256,
+        "retriever": "bm25",
+        "k": 7,
+        "vector_index": {"name": "ivf_pq", "nprobes": 8},
+    }
+    (cell,) = SweepSpec.from_dict(values).cells(check_inputs=False)
+    api = ExperimentConfig.from_params(**values)
     assert json.loads(out.stdout) == cell.to_dict() == api.to_dict()
 
 
