@@ -43,6 +43,7 @@ LABELS = {
     "query_p50_ms": "query p50 (ms)",
     "query_p95_ms": "query p95 (ms)",
     "compute_s": "compute (s)",
+    "ann_recall@10": "index recall@10",
 }
 """Human names of the catalog's columns (others are shown as they are)."""
 
@@ -58,7 +59,7 @@ def human(column: str) -> str:
 
 
 def config_label(row: Mapping[Any, Any]) -> str:
-    """A configuration in one line: chunker, chunk size, overlap, retriever (options), model if not default.
+    """A configuration in one line: chunker, size, overlap, retriever (options); model, index if not default.
 
     Example:
         >>> config_label({"chunker": "hepilot", "chunk_size": 512, "chunk_overlap": 0.1, "retriever": "bm25",
@@ -75,4 +76,7 @@ def config_label(row: Mapping[Any, Any]) -> str:
     model = row.get("embedding_model")
     if model is not None and str(model) != defaults.EMBEDDING_MODEL:
         parts.append(str(model))
+    index = row.get("vector_index")
+    if index and str(index) != "auto":
+        parts.append(f"index {index}")
     return " · ".join(p for p in parts if p)

@@ -166,6 +166,8 @@ class SweepCatalogMixin:
             row = {"run_id": run_id, **{c: cfg.get(c) for c in CONFIG_COLUMNS}}
             row["chunker"] = option_label(str(cfg.get("chunker")), cfg.get("chunker_options"))
             row["retriever"] = option_label(str(cfg.get("retriever")), cfg.get("retriever_options"))
+            index = cfg.get("vector_index") or "auto"  # absent from configurations that keep the default
+            row["vector_index"] = option_label(str(index), cfg.get("vector_index_options"))
             cfg_rows.append(row)
         import pandas as pd
 

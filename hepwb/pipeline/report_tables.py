@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hepwb.labels import LABELS, config_label, human
-from hepwb.pipeline.verdict import Verdict
+from hepwb.pipeline.verdict import INDEX_RECALL, Verdict
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -48,7 +48,18 @@ IDENTITY_COLUMNS = ("chunker", "chunk_size", "chunk_overlap", "retriever")
 DECISION_METRICS = ("hit_rate@5", "recall@5", "mrr@10", "ndcg@10", "doc_recall@5")
 """The five metrics of the compact decision table, the decision metric first."""
 
-_LOWER_IS_BETTER = {"share_chunks_truncated", "index_mib", "query_p50_ms", "query_p95_ms", "compute_s"}
+_LOWER_IS_BETTER = {
+    "share_chunks_truncated",
+    "index_mib",
+    "query_p50_ms",
+    "query_p95_ms",
+    "compute_s",
+    "ann_p50_ms",
+    "ann_p95_ms",
+    "exact_p50_ms",
+    "exact_p95_ms",
+    "ann_mib",
+}
 _NOT_SCORES = {
     "n_questions",
     "n_chunks",
@@ -123,14 +134,16 @@ def verdict_html(v: Verdict, *, max_rows: int = 12) -> str:
     Rows that cannot be told apart from the best are shaded; the recommended one is starred.
     """
     name = human(v.metric)
+    shown = v.table.head(max_rows)
+    ann = INDEX_RECALL in shown and bool(shown[INDEX_RECALL].notna().any())  # a sweep over vector indexes
     cols = ["configuration", name, "95 % interval", "difference", "p (Holm)", "verdict",
             human("index_mib"), human("query_p50_ms"), human("compute_s")]  # fmt: skip
+    cols += [human(INDEX_RECALL)] if ann else []
     head = "".join(
         f'<th class="hw-sticky">{c}</th>' if c == "configuration" else f"<th>{_html.escape(c)}</th>"
         for c in cols
     )
     rows = []
-    shown = v.table.head(max_rows)
     for rec in shown.to_dict("records"):
         star = " ★" if rec["run_id"] == v.recommended else ""
         cls = {"best": "hw-top", "indistinguishable": "hw-same"}.get(str(rec["verdict"]), "")
@@ -145,6 +158,7 @@ def verdict_html(v: Verdict, *, max_rows: int = 12) -> str:
             f"<td>{_fmt(rec.get('query_p50_ms'))}</td>",
             f"<td>{_fmt(rec.get('compute_s'))}</td>",
         ]
+        cells += [f"<td>{_fmt(rec.get(INDEX_RECALL))}</td>"] if ann else []
         rows.append(f'<tr class="{cls}">{"".join(cells)}</tr>')
     more = len(v.table) - len(shown)
     note = f"<p>… and {more} more run(s), all in the full table below.</p>" if more > 0 else ""

@@ -33,10 +33,13 @@ from hepwb.labels import config_label, human
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["COST_COLUMNS", "Verdict", "verdict"]
+__all__ = ["COST_COLUMNS", "INDEX_RECALL", "Verdict", "verdict"]
 
 COST_COLUMNS = ("index_mib", "query_p50_ms", "compute_s")
 """The cost of a configuration: table size on disk (MiB), median query latency (ms), stage compute (s)."""
+
+INDEX_RECALL = "ann_recall@10"
+"""What an approximate vector index keeps of exact search's top 10 (:mod:`hepwb.index.ann`)."""
 
 
 @dataclass(frozen=True)
@@ -134,7 +137,7 @@ def verdict(
             row["difference"] = float(t["diff"])
             row["p (Holm)"] = float(t["p_holm"])
             row["verdict"] = "worse" if bool(t["significant"]) else "indistinguishable"
-        for col in COST_COLUMNS:
+        for col in (*COST_COLUMNS, INDEX_RECALL):
             row[col] = float(rec[col]) if col in rec and rec[col] is not None else float("nan")
         if compute_s is not None:
             row["compute_s"] = compute_s(run)

@@ -10,9 +10,12 @@ import pytest
 from hepwb.exceptions import ConfigError
 from hepwb.index.ann import AnnTable, VectorIndex, ann_quality, with_vector_index
 from hepwb.paths import Layout
+from hepwb.pipeline.catalog import Catalog
 from hepwb.pipeline.config import ExperimentConfig, config_problems
 from hepwb.pipeline.keys import cell_name
 from hepwb.pipeline.record import RunRecord
+from hepwb.pipeline.report_tables import verdict_html
+from hepwb.pipeline.verdict import verdict
 from hepwb.sweep import SweepSpec, run_sweep
 from tests.helpers import tiny_corpus
 
@@ -134,3 +137,13 @@ def test_a_sweep_over_vector_indexes_records_recall_and_latency(tmp_path):
     assert {"ann_p50_ms", "exact_p50_ms", "ann_mib"} <= set(recs["ivf_flat"].costs)
     # the same chunks, whatever the index, when the index is searched exhaustively
     assert recs["auto"].summary == recs["exact"].summary == recs["ivf_flat"].summary
+    # the report's verdict names each index and shows what the approximate one keeps of exact search
+    catalog = Catalog(Layout(tmp_path / "home").catalog)
+    wide = catalog.metrics_wide(res.sweep_id)
+    assert sorted(wide["vector_index"]) == ["auto", "exact", "ivf_flat(nprobes=2, partitions=2)"]
+    v = verdict(wide, catalog.per_question)
+    assert any(
+        label.endswith("index ivf_flat(nprobes=2, partitions=2)") for label in v.table["configuration"]
+    )
+    html = verdict_html(v)
+    assert "index recall@10" in html and "<td>1.0</td>" in html.replace("<td>1.000</td>", "<td>1.0</td>")
