@@ -130,8 +130,9 @@ class KeyIndex:
             prev = int(seg_end[s])
         parts.append(text[prev:].lower())
         key_text = NON_KEY.sub("", "".join(parts))
-        starts = np.repeat(np.arange(n, dtype=np.int64), counts)
-        ends = np.repeat(seg_end, counts)
+        # int32 offsets (a document is far below 2**31 characters): half the memory of the map
+        starts = np.repeat(np.arange(n, dtype=np.int32), counts)
+        ends = np.repeat(seg_end.astype(np.int32), counts)
         if len(key_text) != len(starts):  # pragma: no cover - guards the construction above
             msg = f"KeyIndex of document {document.label!r}: key/offset length mismatch; please report"
             raise ConfigError(msg)
@@ -352,13 +353,15 @@ def locate_all(
     Raises:
         ConfigError: Two documents share a label.
     """
+    wanted = {ev.doc for q in questions for ev in q.evidence}
+    ids: dict[str, str] = {}
     by_label: dict[str, KeyIndex] = {}
     for d in documents:
-        idx = _as_index(d)
-        if idx.label in by_label and by_label[idx.label].document_id != idx.document_id:
-            msg = f"two documents are labelled {idx.label!r}; labels must be unique to match evidence"
+        if ids.setdefault(d.label, d.document_id) != d.document_id:
+            msg = f"two documents are labelled {d.label!r}; labels must be unique to match evidence"
             raise ConfigError(msg)
-        by_label[idx.label] = idx
+        if d.label in wanted:  # only documents some evidence names are indexed (not a corpus's distractors)
+            by_label[d.label] = _as_index(d)
     located: list[Located] = []
     unlocated: list[Evidence] = []
     for q in questions:

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ANN_EF",
     "ANN_MIN_ROWS",
+    "TABLE_SLICE",
     "ChunkStore",
     "build_indexes",
     "chunk_arrow",
@@ -51,6 +52,9 @@ __all__ = [
 
 ANN_MIN_ROWS = 20_000
 """Tables with at least this many chunks get an approximate (HNSW) vector index."""
+
+TABLE_SLICE = 8192
+"""Chunks embedded, tagged and written to a new table at a time."""
 
 ANN_EF = 300
 """HNSW search breadth: ANN recall@10 0.93-0.96 against exact search at 100k chunks, ~4 ms
@@ -127,10 +131,19 @@ class ChunkStore:
         docs: dict[str, Document],
     ) -> Any:
 
-        vecs = self.embed_cached([c.text for c in chunks])
         before = self.ner.failed_soft
-        entities = self.ner.batch([c.text for c in chunks])
-        tbl = replace_table(self.db, name, chunk_arrow(chunks, docs, vecs, entities))
+        tbl = None
+        # slice by slice (vectors, entities, Arrow rows), so memory stays flat in the number of chunks
+        for i in range(0, max(len(chunks), 1), TABLE_SLICE):
+            part = chunks[i : i + TABLE_SLICE]
+            vecs = self.embed_cached([c.text for c in part])
+            data = chunk_arrow(part, docs, vecs, self.ner.batch([c.text for c in part]))
+            if tbl is None:
+                tbl = replace_table(self.db, name, data)
+            else:
+                tbl.add(data)
+            del data, vecs
+            release_memory()
         build_indexes(tbl)
         save_lexicon(self.db_path, chunkset_id, acronyms_of(d.markdown for d in docs.values()))
         failed = self.ner.failed_soft - before

@@ -109,7 +109,7 @@ def _save_parquet(path: Path, chunks: list[Chunk], tokenizer: str | None = None)
 def _load_parquet(path: Path) -> list[Chunk]:
     import pyarrow.parquet as pq
 
-    rows = pq.read_table(path).to_pylist()
+    # batch by batch: the row dicts of one batch at a time, not of the whole chunk set, beside the chunks
     return [
         Chunk(
             chunk_id=r["chunk_id"],
@@ -127,7 +127,8 @@ def _load_parquet(path: Path) -> list[Chunk]:
             context_start=r.get("context_start", -1),
             context_end=r.get("context_end", -1),
         )
-        for r in rows
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=4096)
+        for r in batch.to_pylist()
     ]
 
 

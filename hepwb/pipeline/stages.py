@@ -81,6 +81,7 @@ class EvalInputs:
     located: list[Located] = field(repr=False)
     unlocated: list[Evidence] = field(repr=False)
     keyindexes: dict[str, KeyIndex] = field(repr=False)
+    """Key indexes of the documents some located evidence is in (scoring needs no other)."""
     log: ProcessingLog = field(repr=False)
 
     @property
@@ -117,9 +118,9 @@ def load_inputs(cfg: ExperimentConfig, layout: Layout, *, progress: bool = True)
         )
         raise ConfigError(msg)
     located, unlocated = locate_all(questions, docs)
-    return EvalInputs(
-        docs, questions, qpath, file_sha256(qpath), located, unlocated, build_keyindexes(docs), log
-    )
+    cited = {loc.document_id for loc in located}  # scoring needs the key index of these documents only
+    keyindexes = build_keyindexes(d for d in docs if d.document_id in cited)
+    return EvalInputs(docs, questions, qpath, file_sha256(qpath), located, unlocated, keyindexes, log)
 
 
 def _check_documents_exist(

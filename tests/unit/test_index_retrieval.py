@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
+import hepwb.index.store as store_module
+import hepwb.models.embedder as embedder_module
 from hepwb.exceptions import ConfigError
 from hepwb.index import ChunkStore, get_embedder
 from hepwb.paths import Layout
@@ -57,3 +60,30 @@ def test_dense_without_embedder_is_a_config_error(store_and_table):
     _, table, _ = store_and_table
     with pytest.raises(ConfigError, match="embedder"):
         get_retriever("dense", table)
+
+
+def test_a_table_built_slice_by_slice_equals_one_built_at_once(tmp_path, monkeypatch):
+    docs = [markdown_document(t * 6, label) for label, t in TEXTS.items()]
+    cs = build_chunkset(docs, "recursive", layout=Layout(tmp_path), progress=False, chunk_size=16)
+    assert len(cs.chunks) > 6
+
+    def build(db: str, slice_size: int):
+        monkeypatch.setattr(store_module, "TABLE_SLICE", slice_size)
+        tbl = ChunkStore(tmp_path / db, get_embedder()).table(cs.chunkset_id, cs.chunks, cs.documents)
+        return tbl.to_arrow().sort_by("chunk_id")
+
+    whole, sliced = build("whole", 10_000), build("sliced", 3)
+    assert sliced.num_rows == whole.num_rows == len(cs.chunks)
+    assert sliced.drop_columns(["vector"]).equals(whole.drop_columns(["vector"]))
+    a, b = (np.stack(t.column("vector").to_numpy(zero_copy_only=False)) for t in (whole, sliced))
+    assert np.allclose(a, b, atol=1e-6)
+
+
+def test_many_texts_are_embedded_in_blocks_with_the_same_vectors(monkeypatch):
+    emb = get_embedder()
+    texts = [f"{t} (variant {i})" for i in range(30) for t in TEXTS.values()]
+    whole = emb.embed(texts)
+    monkeypatch.setattr(embedder_module, "_BLOCK", 1)
+    assert emb.block == 16 * emb.batch_size < len(texts)
+    blocks = emb.embed(texts)
+    assert blocks.shape == whole.shape and float(np.min(np.sum(blocks * whole, axis=1))) > 0.99999
