@@ -21,6 +21,7 @@ __all__ = [
     "SCHEMA_FOLDER",
     "SEARCH_K",
     "SEARCH_RETRIEVER",
+    "WORKER_CACHE_MIB",
 ]
 
 CHUNKER = "hepilot"
@@ -37,6 +38,10 @@ EMBEDDING_MODEL = "all-MiniLM-L6-v2"
 
 DEVICE = "auto"
 """Where models run: ``auto`` picks CUDA, then Apple MPS, then the CPU (:mod:`hepwb.models.device`)."""
+
+WORKER_CACHE_MIB = 768
+"""What a sweep worker keeps of loaded corpora, and separately of chunk sets, between tasks (MiB, as
+estimated from their texts); the most recent entry is kept whatever its size (:mod:`hepwb.sweep.worker`)."""
 
 EMBED_BATCH = {"cpu": 4, "mps": 64, "cuda": 256}
 """Texts per embedding forward pass by device kind. CPU (2 cores): 11.3 s at 4 vs 11.6 s at 32 for 256 texts

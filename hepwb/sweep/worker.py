@@ -1,19 +1,22 @@
 """What a sweep worker process keeps loaded between tasks: documents, chunk sets, tables, models.
 
 Every cache is keyed by content (the inputs key of the corpus and question set, chunk set ids, index
-keys), so a long-lived worker attached to several sweeps never serves a stale object. Sizes are
-bounded, so a worker's memory stays flat over a long grid.
+keys), so a long-lived worker attached to several sweeps never serves a stale object. Corpora and chunk
+sets are bounded by bytes (:data:`hepwb.defaults.WORKER_CACHE_MIB` each) as well as by count, so a
+worker's memory stays flat over a long grid of large corpora.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import sys
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-from hepwb.env import configure_runtime
+from hepwb import defaults
+from hepwb.env import configure_runtime, release_memory
 from hepwb.ids import canonical_json
 from hepwb.index import get_embedder
 from hepwb.index.store import index_key
@@ -27,13 +30,37 @@ from hepwb.pipeline.record import RunRecord
 from hepwb.pipeline.stages import EvalInputs, Timer, chunk_stage, index_stage, load_inputs, needs_windows
 from hepwb.types import JSONObject
 
-__all__ = ["cell", "cell_notebook", "chunkset", "embedder", "inputs", "table"]
+__all__ = ["cell", "cell_notebook", "chunkset", "embedder", "inputs", "table", "weight"]
+
+
+def weight(value: Any) -> int:
+    """Estimated bytes of a cached corpus (its documents) or chunk set (its chunks); 0 for anything else.
+
+    Python strings take 1, 2 or 4 bytes a character, and documents carry blocks and metadata about as
+    large as their text, so the estimate is the strings' own size, doubled for documents.
+
+    Example:
+        >>> weight(["not a corpus"])
+        0
+    """
+    if isinstance(value, EvalInputs):
+        return 2 * sum(sys.getsizeof(d.markdown) for d in value.documents)
+    if isinstance(value, ChunkSet):
+        return sum(sys.getsizeof(c.text) + _CHUNK_OVERHEAD for c in value.chunks)
+    return 0
+
+
+_CHUNK_OVERHEAD = 400  # a Chunk's slots, ids, section path and pages
 
 
 class _LRU(OrderedDict[Any, Any]):
-    def __init__(self, size: int) -> None:
+    """Least recently used entries go first: above ``size`` entries or ``budget_mib`` of :func:`weight`."""
+
+    def __init__(self, size: int, budget_mib: float | None = None) -> None:
         super().__init__()
         self.size = size
+        self.budget = None if budget_mib is None else budget_mib * 2**20
+        self.weights: dict[Any, int] = {}
 
     def get_or(self, key: Any, make: Any) -> Any:
         if key in self:
@@ -41,13 +68,21 @@ class _LRU(OrderedDict[Any, Any]):
             return self[key]
         value = make()
         self[key] = value
-        while len(self) > self.size:
-            self.popitem(last=False)
+        self.weights[key] = weight(value) if self.budget is not None else 0
+        evicted = False
+        while len(self) > self.size or (
+            self.budget is not None and len(self) > 1 and sum(self.weights.values()) > self.budget
+        ):
+            old, _ = self.popitem(last=False)
+            self.weights.pop(old, None)
+            evicted = True
+        if evicted:
+            release_memory()  # the evicted objects' pages go back to the operating system
         return value
 
 
-_INPUTS = _LRU(2)
-_CHUNKSETS = _LRU(6)
+_INPUTS = _LRU(2, defaults.WORKER_CACHE_MIB)
+_CHUNKSETS = _LRU(6, defaults.WORKER_CACHE_MIB)
 _TABLES = _LRU(16)
 _configured = False
 
