@@ -71,38 +71,64 @@ def _neighbours(chunks: list[Chunk]) -> tuple[list[str | None], list[str | None]
     return prev, nxt
 
 
+_PARQUET_BATCH = 8192  # chunks per row group: the Arrow copy of a chunk set is built a batch at a time
+
+
 def _save_parquet(path: Path, chunks: list[Chunk], tokenizer: str | None = None) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     prev, nxt = _neighbours(chunks)
     limit = (truncation_report(chunks, tokenizer) or {}).get("model_max_tokens")
-    tbl = pa.table(
-        {
-            "prev_chunk_id": pa.array(prev, pa.string()),
-            "next_chunk_id": pa.array(nxt, pa.string()),
+    text, i32, i64 = pa.string(), pa.int32(), pa.int64()
+    schema = pa.schema(
+        [
+            ("prev_chunk_id", text),
+            ("next_chunk_id", text),
             # whether an embedder with the model's input limit sees only part of the chunk (null: unknown)
-            "truncated_by_embedder": pa.array(
-                [c.token_count > limit if limit else None for c in chunks], pa.bool_()
-            ),
-            "chunk_id": [c.chunk_id for c in chunks],
-            "document_id": [c.document_id for c in chunks],
-            "index": pa.array([c.index for c in chunks], pa.int32()),
-            "start": pa.array([c.start for c in chunks], pa.int64()),
-            "end": pa.array([c.end for c in chunks], pa.int64()),
-            "text": [c.text for c in chunks],
-            "token_count": pa.array([c.token_count for c in chunks], pa.int32()),
-            "section_path": [list(c.section_path) for c in chunks],
-            "pages": pa.array([list(c.pages) for c in chunks], pa.list_(pa.int32())),
-            "chunk_type": [c.chunk_type for c in chunks],
-            "overlap_tokens": pa.array([c.overlap_tokens for c in chunks], pa.int32()),
-            "oversized": [c.oversized for c in chunks],
-            "context_start": pa.array([c.context_start for c in chunks], pa.int64()),
-            "context_end": pa.array([c.context_end for c in chunks], pa.int64()),
-        }
+            ("truncated_by_embedder", pa.bool_()),
+            ("chunk_id", text),
+            ("document_id", text),
+            ("index", i32),
+            ("start", i64),
+            ("end", i64),
+            ("text", text),
+            ("token_count", i32),
+            ("section_path", pa.list_(text)),
+            ("pages", pa.list_(i32)),
+            ("chunk_type", text),
+            ("overlap_tokens", i32),
+            ("oversized", pa.bool_()),
+            ("context_start", i64),
+            ("context_end", i64),
+        ]
     )
     tmp = path.with_suffix(".parquet.tmp")
-    pq.write_table(tbl, tmp)
+    with pq.ParquetWriter(tmp, schema) as writer:
+        for lo in range(0, max(len(chunks), 1), _PARQUET_BATCH):
+            part = chunks[lo : lo + _PARQUET_BATCH]
+            columns = [
+                prev[lo : lo + _PARQUET_BATCH],
+                nxt[lo : lo + _PARQUET_BATCH],
+                [c.token_count > limit if limit else None for c in part],
+                [c.chunk_id for c in part],
+                [c.document_id for c in part],
+                [c.index for c in part],
+                [c.start for c in part],
+                [c.end for c in part],
+                [c.text for c in part],
+                [c.token_count for c in part],
+                [list(c.section_path) for c in part],
+                [list(c.pages) for c in part],
+                [c.chunk_type for c in part],
+                [c.overlap_tokens for c in part],
+                [c.oversized for c in part],
+                [c.context_start for c in part],
+                [c.context_end for c in part],
+            ]
+            writer.write_table(pa.Table.from_arrays(
+                [pa.array(col, f.type) for col, f in zip(columns, schema, strict=True)], schema=schema
+            ))  # fmt: skip
     tmp.replace(path)
 
 
