@@ -17,6 +17,7 @@ from hepwb import defaults
 from hepwb.env import configure_runtime
 from hepwb.exceptions import HepwbError
 from hepwb.models.device import check_device
+from hepwb.yamlio import YamlError, load_yaml
 
 
 def fail(exc: Exception) -> NoReturn:
@@ -125,15 +126,16 @@ def parse_words(text: str) -> list[str]:
 
 def parse_options(items: list[str]) -> dict[str, object]:
     """``["read=max", "weight=0.3"]`` → ``{"read": "max", "weight": 0.3}`` (values parsed as YAML scalars)."""
-    import yaml
-
     out: dict[str, object] = {}
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             msg = f"option {item!r}: write KEY=VALUE, e.g. read=max"
             raise typer.BadParameter(msg)
-        out[key.strip()] = yaml.safe_load(value)
+        try:
+            out[key.strip()] = load_yaml(value, source=f"option {key.strip()}")
+        except YamlError as exc:
+            raise typer.BadParameter(str(exc)) from None
     return out
 
 

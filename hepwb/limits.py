@@ -30,6 +30,9 @@ __all__ = [
     "MAX_QUESTION_CHARS",
     "MAX_QUESTION_FILE_BYTES",
     "MAX_SWEEP_CELLS",
+    "MAX_YAML_BYTES",
+    "MAX_YAML_DEPTH",
+    "MAX_YAML_NODES",
     "MIN_CHUNK_SIZE",
     "MIN_COVERAGE",
     "Bound",
@@ -135,5 +138,14 @@ MAX_QUESTION_CHARS = 4_000
 MAX_QUESTION_FILE_BYTES = 50_000_000
 """Largest question file read (bytes): some 100 000 questions."""
 
+MAX_YAML_BYTES = 1_048_576
+"""The largest YAML text hepwb reads (sweep files, tier configs, entity dictionaries, .ragmd front matter)."""
+
+MAX_YAML_NODES = 100_000
+"""The most YAML nodes (scalars, lists, mappings) one YAML text may hold."""
+
+MAX_YAML_DEPTH = 64
+"""The deepest nesting of lists and mappings in one YAML text."""
+
 MAX_SWEEP_CELLS = 10_000
-"""Most cells a sweep may have unless its file or ``--max-cells`` raises the cap (planning holds them all)."""
+"""Most cells a sweep may have unless its file or ``--max-cells`` raises the cap (refused before planning)."""

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from hepwb.exceptions import ConfigError
 from hepwb.models.analyzer import normalize
+from hepwb.yamlio import load_yaml, read_yaml_text
 
 __all__ = ["EntityExtractor", "EntityMatch"]
 
@@ -74,13 +75,7 @@ class EntityExtractor:
     @classmethod
     def from_file(cls, path: str | Path) -> EntityExtractor:
         """Load a YAML dictionary ``{kind: {name: [aliases]}}``."""
-        import yaml
-
-        try:
-            data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-        except (OSError, yaml.YAMLError) as exc:
-            msg = f"cannot read entity dictionary {path}: {exc}; give a YAML file of kind -> name -> aliases"
-            raise ConfigError(msg) from exc
+        data = load_yaml(read_yaml_text(path, "entity dictionary"), source=f"entity dictionary {path}")
         if not isinstance(data, dict):
             msg = f"entity dictionary {path} must map kinds to {{name: [aliases]}}"
             raise ConfigError(msg)

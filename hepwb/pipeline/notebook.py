@@ -73,12 +73,14 @@ def notebook_parameters(config: JSONObject, run_dir: Path, layout: Layout) -> JS
 
 
 def papermill_command(run_dir: Path, layout: Layout) -> str:
-    """The shell command that re-executes the run in ``run_dir`` as a notebook."""
+    """The shell lines that re-execute the run in ``run_dir`` as a notebook (with ``$PYTHON`` if set)."""
     src = notebook_path(EVALUATE_NOTEBOOK, layout).resolve()
     out = (run_dir / EVALUATE_NOTEBOOK).resolve()
     params = (run_dir / "parameters.yaml").resolve()
+    # every interpolated value is quoted, the interpreter too: a path holding $(…) or backticks stays a path
     return (
-        f'"${{PYTHON:-{sys.executable}}}" -m papermill {shlex.quote(str(src))} {shlex.quote(str(out))} '
+        f'PYTHON="${{PYTHON:-}}"\nif [ -z "$PYTHON" ]; then PYTHON={shlex.quote(sys.executable)}; fi\n'
+        f'"$PYTHON" -m papermill {shlex.quote(str(src))} {shlex.quote(str(out))} '
         f"-f {shlex.quote(str(params))} --cwd {shlex.quote(str(src.parent))} -k python3"
     )
 

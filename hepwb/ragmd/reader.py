@@ -19,6 +19,7 @@ import numpy as np
 from hepwb.exceptions import HepwbError
 from hepwb.ragmd.model import FORMAT_VERSION, RagChunk, RagDocument, RagFile
 from hepwb.types import JSONObject
+from hepwb.yamlio import YamlError, load_yaml
 
 __all__ = ["RagmdError", "load", "loads", "problems"]
 
@@ -87,8 +88,6 @@ def _fail(probs: _Problems) -> RagmdError:
 
 
 def _parse(text: str, source: str) -> RagFile:
-    import yaml
-
     lines = text.split("\n")
     probs = _Problems(source)
     marks = [i + 1 for i, ln in enumerate(lines) if ln.startswith(_CONFLICT) or ln == "======="]
@@ -107,9 +106,9 @@ def _parse(text: str, source: str) -> RagFile:
         raise _fail(probs)
     end = lines.index("---", 1)
     try:
-        fm = yaml.safe_load("\n".join(lines[1:end])) or {}
-    except yaml.YAMLError as exc:
-        probs.add(1, "front matter", f"not YAML: {exc}")
+        fm = load_yaml("\n".join(lines[1:end]), source="front matter") or {}
+    except YamlError as exc:
+        probs.add(1, "front matter", str(exc).removeprefix("front matter").lstrip(", :"))
         raise _fail(probs) from None
     fm = fm if isinstance(fm, dict) else {}
     for key in _REQUIRED:

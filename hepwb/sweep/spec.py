@@ -35,12 +35,14 @@ import difflib
 import hashlib
 import itertools
 import math
+import reprlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from hepwb import limits
 from hepwb.acquisition.folder import corpus_files, resolve_corpus
 from hepwb.exceptions import ConfigError, HepwbError
 from hepwb.ids import canonical_json
@@ -50,6 +52,7 @@ from hepwb.pipeline.catalog_sweeps import option_label
 from hepwb.pipeline.config import DIMENSIONS, ExperimentConfig, named, validated
 from hepwb.pipeline.stages import questions_path
 from hepwb.types import JSONObject
+from hepwb.yamlio import YamlError, load_yaml
 
 __all__ = ["DIMENSIONS", "HalvingSettings", "SweepSpec", "SweepSpecError"]
 
@@ -113,11 +116,12 @@ class SweepSpec(BaseModel):
     def from_dict(cls, data: JSONObject, source: str = "parameters") -> SweepSpec:
         """Build from a mapping (notebook parameters or parsed YAML), naming unknown keys and bad types."""
         if not isinstance(data, dict):
-            msg = f"{source}: a sweep specification is a mapping of keys (name, grid, ...), got {data!r:.80}"
+            got = _short(data)
+            msg = f"{source}: a sweep specification is a mapping of keys (name, grid, ...), got {got}"
             raise SweepSpecError(msg)
         known = [n for n in cls.model_fields if n != "source"]
         problems = [
-            f"{source}: unknown key {key!r}{_suggest(key, known)}; valid keys: {', '.join(known)}"
+            f"{source}: unknown key {_short(key)}{_suggest(str(key), known)}; valid keys: {', '.join(known)}"
             for key in data
             if key not in known
         ]
@@ -127,30 +131,36 @@ class SweepSpec(BaseModel):
             return cls(**data, source=source)
         except ValidationError as exc:
             lines = [
-                f"{source}: {'.'.join(str(p) for p in e['loc'])} = {e.get('input')!r:.80}: {e['msg']}"
+                f"{source}: {'.'.join(str(p) for p in e['loc'])} = {_short(e.get('input'))}: {e['msg']}"
                 for e in exc.errors()
             ]
             raise SweepSpecError("\n".join(lines)) from None
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> SweepSpec:
-        """Read a YAML sweep file (see ``sweeps/default.yaml``)."""
-        import yaml
-
+        """Read a YAML sweep file (see ``sweeps/default.yaml``) through the bounded loader."""
         path = Path(path)
         try:
+            if path.stat().st_size > limits.MAX_YAML_BYTES:
+                msg = (
+                    f"sweep file {path}: {path.stat().st_size:,} bytes, more than the "
+                    f"{limits.MAX_YAML_BYTES:,} a sweep file may hold; is it the right file?"
+                )
+                raise SweepSpecError(msg)
             text = path.read_text(encoding="utf-8")
         except FileNotFoundError:
             msg = f"sweep file {path} does not exist; start from sweeps/default.yaml"
+            raise SweepSpecError(msg) from None
+        except IsADirectoryError:
+            msg = f"sweep file {path} is a folder; give a YAML file such as sweeps/default.yaml"
             raise SweepSpecError(msg) from None
         except UnicodeDecodeError:
             msg = f"sweep file {path} is not UTF-8 text; re-save it as UTF-8"
             raise SweepSpecError(msg) from None
         try:
-            data = yaml.safe_load(text) or {}
-        except yaml.YAMLError as exc:
-            msg = f"sweep file {path} is not valid YAML: {exc}"
-            raise SweepSpecError(msg) from None
+            data = load_yaml(text, source=f"sweep file {path}") or {}
+        except YamlError as exc:
+            raise SweepSpecError(str(exc)) from None
         return cls.from_dict(data, source=str(path))
 
     def with_overrides(self, **overrides: Any) -> SweepSpec:
@@ -216,7 +226,8 @@ class SweepSpec(BaseModel):
         for section in ("grid", "include", "exclude"):
             for entry in _entries(getattr(self, section)):
                 problems += [
-                    f"{self.source}: {section} has unknown dimension {key!r}{_suggest(key, DIMENSIONS)}"
+                    f"{self.source}: {section} has unknown dimension "
+                    f"{_short(key)}{_suggest(str(key), DIMENSIONS)}"
                     for key in entry
                     if key not in DIMENSIONS
                 ]
@@ -296,6 +307,16 @@ class SweepSpec(BaseModel):
             if len(vals) > 1:
                 out.append(d)
         return out
+
+
+def _short(value: Any) -> str:
+    """A value for a message, cut short without building its whole repr first.
+
+    Example:
+        >>> _short(list(range(10**6)))
+        '[0, 1, 2, 3, 4, 5, ...]'
+    """
+    return reprlib.repr(value)
 
 
 def _entries(value: Any) -> list[JSONObject]:
@@ -382,7 +403,7 @@ def _to_config(
         return config, []
     order = {d: i for i, d in enumerate(DIMENSIONS)}
     errs = [
-        f"{source}: {origin.get(key, key)} = {raw.get(key)!r}: {text}"
+        f"{source}: {origin.get(key, key)} = {_short(raw.get(key))}: {text}"
         for key, text in sorted(problems.items(), key=lambda kv: order.get(kv[0], len(order)))
     ]
     return None, errs

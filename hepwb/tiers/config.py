@@ -19,6 +19,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from hepwb.exceptions import ConfigError
+from hepwb.yamlio import load_yaml, read_yaml_text
 
 __all__ = ["TierConfig", "load_config"]
 
@@ -56,15 +57,9 @@ class TierConfig(BaseModel):
 
 def load_config(path: str | Path | None = None, **overrides: object) -> TierConfig:
     """The config of YAML file ``path`` (if any) with ``overrides`` (``None`` values ignored) on top."""
-    import yaml
-
     data: dict[str, object] = {}
     if path is not None:
-        try:
-            loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
-        except (OSError, yaml.YAMLError) as exc:
-            msg = f"cannot read tier config {path}: {exc}"
-            raise ConfigError(msg) from None
+        loaded = load_yaml(read_yaml_text(path, "tier config"), source=f"tier config {path}") or {}
         if not isinstance(loaded, dict):
             msg = f"tier config {path} must be a mapping of {sorted(TierConfig.model_fields)}"
             raise ConfigError(msg)

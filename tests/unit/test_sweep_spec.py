@@ -119,7 +119,7 @@ def test_yaml_problems_name_the_file(tmp_path):
         SweepSpec.from_yaml(tmp_path / "missing.yaml")
     bad = tmp_path / "bad.yaml"
     bad.write_text("grid: [unclosed\n", encoding="utf-8")
-    with pytest.raises(SweepSpecError, match=r"bad\.yaml is not valid YAML"):
+    with pytest.raises(SweepSpecError, match=r"bad\.yaml, line 1: not valid YAML .*in `grid: \[unclosed`"):
         SweepSpec.from_yaml(bad)
     bad.write_text("- just\n- a list\n", encoding="utf-8")
     with pytest.raises(SweepSpecError, match="a sweep specification is a mapping"):

@@ -1,0 +1,163 @@
+"""One bounded YAML loader for every YAML text hepwb reads.
+
+Sweep files, tier configs, entity dictionaries, ``.ragmd`` front matter and ``KEY=VALUE`` options all go
+through :func:`load_yaml`: safe constructors only; a size cap (:data:`~hepwb.limits.MAX_YAML_BYTES`);
+no aliases (``*name``: the "billion laughs" expansion cannot happen); a bound on nodes and nesting;
+duplicate mapping keys an error. Every message names the source and line and quotes the *source
+text* there, cut short — never a parsed (possibly huge) value.
+
+Example:
+    >>> load_yaml("grid: {k: [1, 2]}", source="s.yaml")
+    {'grid': {'k': [1, 2]}}
+    >>> load_yaml("a: 1\\na: 2", source="s.yaml")
+    Traceback (most recent call last):
+    ...
+    hepwb.yamlio.YamlError: s.yaml, line 2: duplicate key 'a' (first on line 1) in `a: 2`; keep one
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from hepwb import limits
+from hepwb.exceptions import ConfigError
+
+__all__ = ["YamlError", "load_yaml", "read_yaml_text"]
+
+_EXCERPT = 60
+
+
+class YamlError(ConfigError):
+    """A YAML text that hepwb refuses to read; the message names the source, the line and the fix."""
+
+
+def _excerpt(text: str, line: int) -> tuple[int, str]:
+    """``line`` (or, where it is blank, the last non-blank line before it) and its text, cut short."""
+    lines = text.split("\n", line + 1)[: line + 1]
+    while lines and not lines[-1].strip():
+        lines.pop()
+    src = lines[-1].strip() if lines else ""
+    return max(len(lines) - 1, 0), src if len(src) <= _EXCERPT else src[: _EXCERPT - 1] + "…"
+
+
+class _Loader(yaml.SafeLoader):
+    """SafeLoader that refuses aliases and duplicate keys and bounds nodes and depth."""
+
+    source = "YAML"
+    text = ""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.nodes = 0
+        self.depth = 0
+
+    def _refuse(self, mark: Any, what: str, fix: str) -> None:
+        line, src = _excerpt(self.text, mark.line if mark is not None else 0)
+        msg = f"{self.source}, line {line + 1}: {what} in `{src}`; {fix}"
+        raise YamlError(msg)
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        event = self.peek_event()  # type: ignore[no-untyped-call]
+        if isinstance(event, yaml.AliasEvent):
+            what = f"a YAML alias (*{event.anchor})"
+            self._refuse(event.start_mark, what, "hepwb does not expand aliases: write the value out")
+        self.nodes += 1
+        if self.nodes > limits.MAX_YAML_NODES:
+            self._refuse(event.start_mark, f"more than {limits.MAX_YAML_NODES:,} values", "split it")
+        self.depth += 1
+        if self.depth > limits.MAX_YAML_DEPTH:
+            self._refuse(
+                event.start_mark, f"nesting deeper than {limits.MAX_YAML_DEPTH} levels", "flatten it"
+            )
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        if isinstance(node, yaml.MappingNode):
+            seen: dict[Any, int] = {}
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    first = seen.get(key)
+                except TypeError:  # an unhashable key: the base class says so
+                    break
+                if first is not None:
+                    self._refuse(
+                        key_node.start_mark,
+                        f"duplicate key {key!r:.40} (first on line {first + 1})",
+                        "keep one",
+                    )
+                seen[key] = key_node.start_mark.line
+        return super().construct_mapping(node, deep=deep)
+
+
+def load_yaml(text: str, *, source: str) -> Any:
+    """Parse ``text`` (from ``source``, named in every message) with the bounds of the module docstring.
+
+    Args:
+        text: The YAML text.
+        source: What it is, e.g. ``"sweep file sweeps/x.yaml"``.
+
+    Raises:
+        YamlError: Too large, an alias, too many values, too deep, a duplicate key, or not YAML.
+    """
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > limits.MAX_YAML_BYTES:
+        msg = (
+            f"{source}: {size:,} bytes of YAML, more than the {limits.MAX_YAML_BYTES:,} hepwb reads; "
+            "is it the right file?"
+        )
+        raise YamlError(msg)
+    loader = None
+    try:
+        loader = _Loader(text)  # the reader checks the characters here already
+        loader.source, loader.text = source, text
+        return loader.get_single_data()
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, src = _excerpt(text, mark.line if mark is not None else 0)
+        problem = " ".join(str(exc.problem or exc.context or "not valid YAML").split())
+        at = f"line {line + 1}: not valid YAML ({problem}) in `{src}`"
+        msg = f"{source}, {at}; fix that line"
+        raise YamlError(msg) from None
+    except yaml.YAMLError as exc:  # e.g. a control character the YAML reader refuses
+        msg = f"{source}: not valid YAML ({' '.join(str(exc).split())[:120]}); fix or re-save the file"
+        raise YamlError(msg) from None
+    except RecursionError:
+        msg = f"{source}: nested too deeply to read"
+        raise YamlError(msg) from None
+    finally:
+        if loader is not None:
+            loader.dispose()
+
+
+def read_yaml_text(path: str | Path, what: str) -> str:
+    """The text of YAML file ``path`` (a ``what``: "tier config" …), its size checked before it is read.
+
+    Raises:
+        YamlError: Missing, a folder, not UTF-8, or larger than :data:`~hepwb.limits.MAX_YAML_BYTES`.
+    """
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+        if path.is_dir():
+            msg = f"{what} {path} is a folder; give a YAML file"
+            raise YamlError(msg)
+        if size > limits.MAX_YAML_BYTES:
+            msg = f"{what} {path}: {size:,} bytes, more than the {limits.MAX_YAML_BYTES:,} hepwb reads"
+            raise YamlError(msg)
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        msg = f"{what} {path} does not exist; check the path"
+        raise YamlError(msg) from None
+    except UnicodeDecodeError:
+        msg = f"{what} {path} is not UTF-8 text; re-save it as UTF-8"
+        raise YamlError(msg) from None
+    except OSError as exc:
+        msg = f"cannot read {what} {path}: {exc.strerror or exc}"
+        raise YamlError(msg) from None
