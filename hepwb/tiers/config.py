@@ -14,6 +14,7 @@ Example:
 
 from __future__ import annotations
 
+import reprlib
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -29,7 +30,9 @@ class TierConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    ttl_s: float = Field(86_400.0, gt=0, description="HOT rows older than this (seconds) are evicted.")
+    ttl_s: float = Field(
+        86_400.0, gt=0, allow_inf_nan=False, description="HOT rows older than this (seconds) are evicted."
+    )
     warm_max_docs: int = Field(5, ge=1, description="Documents at most copied from LT per warming call.")
     warm_max_rows: int = Field(200, ge=1, description="Chunks at most copied from LT per warming call.")
     recency_s: float = Field(
@@ -69,6 +72,11 @@ def load_config(path: str | Path | None = None, **overrides: object) -> TierConf
 
     try:
         return TierConfig.model_validate(data)
-    except ValidationError as exc:
-        msg = f"bad tier config{f' in {path}' if path else ''}: {exc}"
-        raise ConfigError(msg) from None
+    except ValidationError as exc:  # one line per problem: the setting, its value (cut short) and the rule
+        where = f" in {path}" if path else ""
+        lines = [
+            f"bad tier config{where}: {'.'.join(map(str, e['loc'])) or 'config'} = "
+            f"{reprlib.repr(e.get('input'))}: {e['msg']}"
+            for e in exc.errors()
+        ]
+        raise ConfigError("\n".join(lines)) from None

@@ -96,3 +96,11 @@ def test_random_and_mutated_input_fails_only_with_the_projects_errors(tmp_path, 
             read()
         except HepwbError as exc:
             assert len(str(exc)) < 5000
+
+
+@pytest.mark.parametrize("ttl", ["-1", "inf", "nan"])
+def test_a_bad_tier_setting_is_one_line_naming_it(tmp_path, monkeypatch, ttl):
+    monkeypatch.setenv("HEPWB_HOME", str(tmp_path))
+    out = CliRunner().invoke(app, ["tiers", "--ttl-s", ttl, "status"])
+    assert out.exit_code == 2 and out.output.count("\n") == 1
+    assert out.output.startswith(f"error: bad tier config: ttl_s = {float(ttl)!r}: Input should be")
