@@ -12,10 +12,11 @@ from hepwb.adapt.fusion import FusionFit, fit_fusion
 from hepwb.adapt.generated import generated_pairs
 from hepwb.adapt.pairs import corpus_pairs
 from hepwb.env import configure_runtime
-from hepwb.exceptions import ConfigError, RetrieverUnavailableError
+from hepwb.exceptions import RetrieverUnavailableError
 from hepwb.index import get_embedder
 from hepwb.io import write_json
 from hepwb.llm import LLMEndpoint
+from hepwb.names import check_name, under
 from hepwb.paths import Layout
 from hepwb.pipeline.config import ExperimentConfig
 from hepwb.pipeline.corpus import ingest
@@ -48,9 +49,7 @@ def adapt_corpus(
     endpoint is configured (``HEPWB_LLM_URL``, ``HEPWB_LLM_MODEL``), else none; 0: none.
     """
     configure_runtime(offline=None)
-    if not name or "/" in name or name.startswith("."):
-        msg = f"model name {name!r}: a plain folder name such as 'hep-minilm' (saved under data/models/)"
-        raise ConfigError(msg)
+    check_name(name, "adapted model", "hep-minilm")
     layout = layout or Layout.default()
     docs = ingest(
         corpus, layout=layout, max_docs=max_docs, prefer_latex=prefer_latex, progress=progress, require=True
@@ -104,7 +103,7 @@ def fit_fusion_for(
         name, table, embedder, inputs, cs, fields=fields, dense_read=dense_read, top_m=top_m, fetch=fetch,
         n_folds=n_folds, k=cfg.k,
     )  # fmt: skip
-    write_json(layout.data / "models" / "fusion" / f"{name}.json", dataclasses.asdict(fit))
+    write_json(under(layout.data / "models" / "fusion", name, "fusion fit", ".json"), dataclasses.asdict(fit))
     return fit
 
 

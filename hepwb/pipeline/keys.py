@@ -33,6 +33,7 @@ from hepwb.acquisition.folder import corpus_files, label_of, load_sidecar, resol
 from hepwb.hepilot.log import ProcessingLog
 from hepwb.ids import code_fingerprint, file_sha256, short_hash
 from hepwb.index.store import index_key
+from hepwb.names import is_plain_name
 from hepwb.pipeline.sources import source_key
 from hepwb.types import JSONObject
 
@@ -76,9 +77,7 @@ def safe_label(label: str) -> bool:
         >>> [safe_label(x) for x in ("P01", "hep-ex_0106068", "../../x", ".hidden", "a/b", "")]
         [True, True, False, False, False, False]
     """
-    import re
-
-    return bool(re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,127}", label))
+    return is_plain_name(label)
 
 
 def labelled_files(

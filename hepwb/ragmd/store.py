@@ -23,6 +23,7 @@ from hepwb.index.store import build_indexes, chunk_arrow, open_chunk_table
 from hepwb.io import read_json, write_json
 from hepwb.models.embedder import model_slug
 from hepwb.models.tokenizers import model_identity
+from hepwb.names import check_name
 from hepwb.ner.source import EntitySource, ner_source
 from hepwb.ragmd.model import RagChunk, RagDocument, RagFile
 from hepwb.ragmd.reader import load
@@ -127,7 +128,7 @@ def import_file(
     written last, holds the file's SHA-256 (an unchanged file is not imported twice).
     """
     rf = load(path)  # raises with every problem before anything is written
-    name = table or imported_name(path, rf.model_name)
+    name = check_name(table, "table") if table is not None else imported_name(path, rf.model_name)
     if "__" not in name:
         example = imported_name(path, rf.model_name)
         msg = f"table name {name!r} must look like <chunkset>__<model>, e.g. {example}"

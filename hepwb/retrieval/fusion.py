@@ -17,6 +17,7 @@ from pydantic import AfterValidator
 
 from hepwb.exceptions import ConfigError
 from hepwb.models.embedder import Embedder
+from hepwb.names import under
 from hepwb.paths import Layout
 from hepwb.retrieval.base import register_retriever
 from hepwb.retrieval.hybrid import HybridRetriever, LinearHybridRetriever
@@ -31,7 +32,7 @@ def fit_path(fitted: str) -> Path:
     path = Path(fitted)
     if path.suffix == ".json" and path.is_file():
         return path
-    return Layout.default().data / "models" / "fusion" / f"{fitted}.json"
+    return under(Layout.default().data / "models" / "fusion", fitted, "fusion fit", ".json")
 
 
 def load_fit(fitted: str) -> JSONObject:

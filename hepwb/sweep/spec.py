@@ -48,6 +48,7 @@ from hepwb.exceptions import ConfigError, HepwbError
 from hepwb.ids import canonical_json
 from hepwb.limits import MAX_SWEEP_CELLS
 from hepwb.models.device import check_device
+from hepwb.names import check_name
 from hepwb.pipeline.catalog_sweeps import option_label
 from hepwb.pipeline.config import DIMENSIONS, ExperimentConfig, named, validated
 from hepwb.pipeline.stages import questions_path
@@ -105,6 +106,11 @@ class SweepSpec(BaseModel):
     include: list[JSONObject] = Field(default_factory=list)
     exclude: list[JSONObject] = Field(default_factory=list)
     source: str = Field("parameters", exclude=True)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        return check_name(value, "sweep", "my-grid")  # it names the sweep's report folder
 
     @field_validator("device")
     @classmethod

@@ -26,6 +26,7 @@ from hepwb.index.lance import connect, table_names
 from hepwb.index.store import build_indexes
 from hepwb.io import read_json, write_json
 from hepwb.models.embedder import Embedder
+from hepwb.names import under
 from hepwb.ner.source import EntitySource, ner_source
 from hepwb.paths import Layout
 from hepwb.pipeline.chunksets import build_chunkset
@@ -91,7 +92,7 @@ class TierStore:
     def open(cls, name: str = "default", *, layout: Layout | None = None, **kwargs: Any) -> Self:
         """The tier folder ``name`` of this project (``data/processed/tiers/<name>``)."""
         layout = layout or Layout.default()
-        return cls(layout.data / "processed" / "tiers" / name, layout=layout, **kwargs)
+        return cls(under(layout.data / "processed" / "tiers", name, "tier"), layout=layout, **kwargs)
 
     # -- state ---------------------------------------------------------------------------------------
     def now_ms(self) -> int:
