@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from hepwb import defaults
+from hepwb import defaults, limits
 from hepwb.cli_app import (
     Corpus,
     Latex,
@@ -26,6 +26,7 @@ from hepwb.cli_app import (
     parse_ints,
     parse_options,
 )
+from hepwb.exceptions import HepwbError
 from hepwb.hepilot.schemas import validate_tree
 from hepwb.labels import human
 from hepwb.limits import HEPILOT_CHUNK_SIZE
@@ -175,24 +176,41 @@ def sql(
     write: Annotated[
         bool, typer.Option("--write", help="Allow changes to the catalog (read-only without it).")
     ] = False,
+    timeout_s: Annotated[
+        float, typer.Option(min=0.1, max=86_400, help="Stop the statement after this many seconds.")
+    ] = limits.SQL_TIMEOUT_S,
+    max_rows: Annotated[
+        int, typer.Option(min=1, max=10_000_000, help="Fetch and print at most this many rows.")
+    ] = limits.SQL_MAX_ROWS,
 ) -> None:
     """Query the DuckDB catalog (reports/catalog.duckdb), joined with LanceDB tables if wanted.
 
-    Read-only unless --write; other files and DuckDB extensions are never reachable from here.
+    Read-only unless --write; other files and DuckDB extensions are never reachable from here. A statement
+    is stopped after --timeout-s and at most --max-rows rows are fetched.
     """
     import duckdb
 
     layout = Layout.default()
     try:
-        df = Catalog(layout.catalog).sql(query, lancedb=layout.lancedb if lance else None, write=write)
+        df, more = Catalog(layout.catalog).sql_bounded(
+            query,
+            lancedb=layout.lancedb if lance else None,
+            write=write,
+            timeout_s=timeout_s,
+            max_rows=max_rows,
+        )
     except (duckdb.InvalidInputException, duckdb.PermissionException) as exc:
         hint = (
             "pass --write to change the catalog" if "read-only" in str(exc) else "use DuckDB itself for files"
         )
         fail(ValueError(f"{str(exc).splitlines()[0]} ({hint})"))
+    except HepwbError as exc:
+        fail(exc)
     except Exception as exc:  # other duckdb errors are user errors here
         fail(exc)
     typer.echo(df.to_string(index=False))
+    if more:
+        typer.echo(f"(the first {max_rows:,} rows; there are more: add a LIMIT or raise --max-rows)")
 
 
 _WRITE_ERRORS = {"ENOSPC", "EFBIG", "EDQUOT", "EROFS", "EIO"}

@@ -35,6 +35,8 @@ __all__ = [
     "MAX_YAML_NODES",
     "MIN_CHUNK_SIZE",
     "MIN_COVERAGE",
+    "SQL_MAX_ROWS",
+    "SQL_TIMEOUT_S",
     "Bound",
     "K",
 ]
@@ -146,6 +148,12 @@ MAX_YAML_NODES = 100_000
 
 MAX_YAML_DEPTH = 64
 """The deepest nesting of lists and mappings in one YAML text."""
+
+SQL_TIMEOUT_S = 60.0
+"""``hepwb sql`` stops a statement after this many seconds (``--timeout-s``), releasing the catalog."""
+
+SQL_MAX_ROWS = 10_000
+"""``hepwb sql`` fetches at most this many rows (``--max-rows``): the query itself is limited."""
 
 MAX_SWEEP_CELLS = 10_000
 """Most cells a sweep may have unless its file or ``--max-cells`` raises the cap (refused before planning)."""

@@ -20,8 +20,10 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hepwb import limits
 from hepwb.dbfile import connect_waiting
 from hepwb.evaluation import load_questions
+from hepwb.exceptions import ConfigError
 from hepwb.index.lance import connect, table_names
 from hepwb.io import read_json
 from hepwb.pipeline.catalog_links import record_links
@@ -144,6 +146,47 @@ class Catalog(SweepCatalogMixin):
                     con.register(view, dataset)
             frame: pd.DataFrame = con.execute(query, params or []).df()
             return frame
+
+    def sql_bounded(
+        self,
+        query: str,
+        *,
+        lancedb: str | Path | None = None,
+        write: bool = False,
+        timeout_s: float = limits.SQL_TIMEOUT_S,
+        max_rows: int = limits.SQL_MAX_ROWS,
+    ) -> tuple[pd.DataFrame, bool]:
+        """:meth:`sql` for people typing queries: at most ``max_rows`` rows, stopped after ``timeout_s``.
+
+        The row cap is applied to the query (``LIMIT``), so a huge result is never built; a statement
+        still running after ``timeout_s`` is interrupted and the catalog released.
+
+        Returns:
+            The rows and whether there were more than ``max_rows``.
+
+        Raises:
+            ConfigError: The statement ran longer than ``timeout_s``.
+        """
+        import threading
+
+        import duckdb
+        import pandas as pd
+
+        with self._connect(read_only=not write, sandbox=True) as con:
+            if lancedb is not None:
+                for view, dataset in lance_views(lancedb).items():
+                    con.register(view, dataset)
+            timer = threading.Timer(timeout_s, con.interrupt)
+            timer.start()
+            try:
+                rel = con.sql(query)
+                frame = pd.DataFrame() if rel is None else rel.limit(max_rows + 1).df()
+            except duckdb.InterruptException:
+                msg = f"the query ran over {timeout_s:g} s and was stopped; narrow it or raise --timeout-s"
+                raise ConfigError(msg) from None
+            finally:
+                timer.cancel()
+        return frame.head(max_rows), len(frame) > max_rows
 
     def pl(self, query: str, params: list[Any] | None = None, *, lancedb: str | Path | None = None) -> Any:
         """Run ``query`` (read-only, as :meth:`sql`) and return a polars DataFrame (through Arrow).

@@ -1,0 +1,38 @@
+"""``hepwb sql`` bounds the work a typed query can ask for: a statement timeout and a row cap."""
+
+from __future__ import annotations
+
+import resource
+import time
+
+from typer.testing import CliRunner
+
+from hepwb.cli import app
+from hepwb.pipeline.catalog import Catalog
+
+
+def test_a_runaway_statement_is_stopped_and_the_catalog_released(tmp_path, monkeypatch):
+    monkeypatch.setenv("HEPWB_HOME", str(tmp_path))
+    start = time.perf_counter()
+    out = CliRunner().invoke(
+        app, ["sql", "SELECT count(*) FROM range(1000000000000) t(a)", "--timeout-s", "0.5", "--no-lance"]
+    )
+    assert out.exit_code == 2 and out.output.count("\n") == 1
+    assert "ran over 0.5 s and was stopped; narrow it or raise --timeout-s" in out.output
+    assert time.perf_counter() - start < 30
+    catalog = Catalog(tmp_path / "reports" / "catalog.duckdb")
+    assert catalog.sql_bounded("SELECT 42 AS x")[0]["x"].tolist() == [42]  # usable again at once
+
+
+def test_rows_are_capped_in_the_query_not_after_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("HEPWB_HOME", str(tmp_path))
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    out = CliRunner().invoke(
+        app, ["sql", "SELECT * FROM range(200000000) t(a)", "--max-rows", "3", "--no-lance"]
+    )
+    assert out.exit_code == 0, out.output
+    assert out.output.split()[:4] == ["a", "0", "1", "2"]
+    assert "the first 3 rows; there are more" in out.output
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss < 200_000  # KiB: never materialised
+    bad = CliRunner().invoke(app, ["sql", "SELECT 1", "--max-rows", "0"])
+    assert bad.exit_code == 2 and "--max-rows" in bad.output
