@@ -35,7 +35,10 @@ Scheduler = Annotated[
     typer.Option(help="Address of a running Dask scheduler (tcp://host:8786) to run the cells on."),
 ]
 Workers = Annotated[
-    int | None, typer.Option(help="LocalCluster workers (default: one per core) or batch jobs of --cluster.")
+    int | None,
+    typer.Option(
+        min=1, max=4096, help="LocalCluster workers (default: one per core) or batch jobs of --cluster."
+    ),
 ]
 Cluster = Annotated[
     str | None, typer.Option(help="Start workers as batch jobs: slurm or htcondor (dask-jobqueue).")
@@ -111,15 +114,20 @@ def sweep(
     gpu_workers: Annotated[
         int,
         typer.Option(
-            help="LocalCluster on a GPU node: this many more workers with a GPU; embedding runs there."
+            min=0,
+            max=64,
+            help="LocalCluster on a GPU node: this many more workers with a GPU; embedding runs there.",
         ),
     ] = 0,
     gpus_per_job: Annotated[
-        int, typer.Option(help="--cluster: GPUs per batch job (Slurm --gres=gpu:N, HTCondor request_gpus).")
+        int,
+        typer.Option(
+            min=0, max=64, help="--cluster: GPUs per batch job (Slurm --gres=gpu:N, HTCondor request_gpus)."
+        ),
     ] = 0,
     max_cells: Annotated[
         int | None,
-        typer.Option(help="Refuse grids of more cells than this (default: the file's, else 10000)."),
+        typer.Option(min=1, help="Refuse grids of more cells than this (default: the file's, else 10000)."),
     ] = None,
 ) -> None:
     """Run a sweep: every cell of a YAML grid, each stage computed once, cells on Dask (or --executor serial).

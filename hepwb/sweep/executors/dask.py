@@ -97,7 +97,7 @@ class DaskExecutor:
         if scheduler:
             try:
                 self.client = Client(scheduler, timeout="10s")
-            except OSError as exc:
+            except (OSError, ValueError, TypeError) as exc:  # unreachable, or not an address at all
                 msg = (
                     f"cannot connect to the Dask scheduler at {scheduler} ({exc}); start one with "
                     "`dask scheduler` and workers with `dask worker ADDRESS`, or drop --scheduler"
