@@ -16,6 +16,7 @@ Example:
 from __future__ import annotations
 
 import json
+import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -27,6 +28,9 @@ from hepwb.types import JSONObject
 __all__ = ["NERService", "model_name"]
 
 _MAX_BODY = 16 * 1024 * 1024
+_LENGTH = re.compile(r"[0-9]{1,12}")  # Content-Length: digits only (no sign, exponent, spaces or list)
+READ_TIMEOUT_S = 10.0
+"""A connection that sends nothing (or too little) for this long is answered 408 or closed."""
 
 
 def model_name() -> str:
@@ -47,12 +51,17 @@ class NERService:
     """
 
     def __init__(
-        self, extractor: EntityExtractor | None = None, host: str = "127.0.0.1", port: int = 0
+        self,
+        extractor: EntityExtractor | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        read_timeout_s: float = READ_TIMEOUT_S,
     ) -> None:
 
         self.extractor = extractor or EntityExtractor.default()
         self.model = model_name() if extractor is None else type(extractor).__name__
         self.host = host
+        self.read_timeout_s = read_timeout_s
         self._server = ThreadingHTTPServer((host, port), self._handler())
         self._thread: threading.Thread | None = None
 
@@ -83,6 +92,10 @@ class NERService:
         service = self
 
         class Handler(BaseHTTPRequestHandler):
+            # HTTP/1.0: one request per connection (no unbounded keep-alive); every read times out
+            protocol_version = "HTTP/1.0"
+            timeout = service.read_timeout_s
+
             def log_message(self, *args: Any) -> None:  # quiet: no line per request
                 return
 
@@ -104,12 +117,29 @@ class NERService:
                 if self.path.rstrip("/") != "/ner":
                     self._send(404, {"error": "unknown path; use POST /ner"})
                     return
-                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.headers.get_all("Content-Length") or []
+                if self.headers.get("Transfer-Encoding") or not raw:
+                    self._send(
+                        411, {"error": "send the body with a Content-Length header (no chunked encoding)"}
+                    )
+                    return
+                if len(raw) != 1 or not _LENGTH.fullmatch(raw[0]):
+                    self._send(
+                        400, {"error": "Content-Length must be one non-negative whole number of bytes"}
+                    )
+                    return
+                length = int(raw[0])
                 if length > _MAX_BODY:
                     self._send(413, {"error": f"body over {_MAX_BODY} bytes; send fewer texts per request"})
                     return
                 try:
-                    self._send(200, service.reply(json.loads(self.rfile.read(length) or b"null")))
+                    body = self.rfile.read(length)
+                    if len(body) < length:
+                        self._send(400, {"error": f"the body ended after {len(body)} of {length} bytes"})
+                        return
+                    self._send(200, service.reply(json.loads(body or b"null")))
+                except TimeoutError:
+                    self._send(408, {"error": f"no body within {service.read_timeout_s:g} s"})
                 except (ValueError, KeyError) as exc:
                     self._send(400, {"error": str(exc)})
                 except Exception as exc:  # a bug must answer 500, not drop the connection
