@@ -21,5 +21,5 @@ def test_counts_below_their_minimum_are_refused(option, value):
 
 @pytest.mark.parametrize("address", ["not a url::", "tcp://", "tcp://256.1.1.1:notaport"])
 def test_a_malformed_scheduler_address_is_one_message(address):
-    with pytest.raises(ConfigError, match=r"cannot connect to the Dask scheduler at .*drop --scheduler"):
+    with pytest.raises(ConfigError, match=r"cannot connect to the Dask scheduler at .*give tcp://host:port"):
         DaskExecutor(scheduler=address)

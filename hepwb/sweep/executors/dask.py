@@ -57,6 +57,22 @@ def _worker_check(home: str) -> JSONObject:
     return {"hepwb": hepwb.__version__, "code": code, "sees_home": Path(home).is_dir()}
 
 
+def _check_address(address: str) -> None:
+    """Refuse a scheduler address that is not ``[protocol://]host:port`` (one line naming it and the form)."""
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    try:
+        scheme, location = parse_address(address)
+        if scheme in ("tcp", "tls", "ws", "wss"):
+            parse_host_port(location)
+    except (ValueError, TypeError) as exc:
+        msg = (
+            f"cannot connect to the Dask scheduler at {address} ({exc}); give tcp://host:port, e.g. "
+            "tcp://127.0.0.1:8786, or drop --scheduler"
+        )
+        raise ConfigError(msg) from None
+
+
 @register_executor("local")
 @register_executor("dask")
 class DaskExecutor:
@@ -95,9 +111,10 @@ class DaskExecutor:
             raise ConfigError(msg)
         self._own: Any = None
         if scheduler:
+            _check_address(scheduler)  # before any Client exists: a failed one can deadlock the next
             try:
                 self.client = Client(scheduler, timeout="10s")
-            except (OSError, ValueError, TypeError) as exc:  # unreachable, or not an address at all
+            except OSError as exc:
                 msg = (
                     f"cannot connect to the Dask scheduler at {scheduler} ({exc}); start one with "
                     "`dask scheduler` and workers with `dask worker ADDRESS`, or drop --scheduler"
