@@ -40,7 +40,17 @@ _REQUIRED = (
 
 
 class RagmdError(HepwbError, ValueError):
-    """A ``.ragmd`` file that cannot be loaded; the message lists every problem with its line."""
+    """A ``.ragmd`` file that cannot be loaded; the message lists every problem with its line.
+
+    ``args`` are the message and the list of problems; ``str()`` is the message alone.
+    """
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+MAX_EMBEDDING_DIM = 65_536
+"""The widest vectors a ``.ragmd`` file may declare (checked before any array is made)."""
 
 
 class _Problems(list[str]):
@@ -114,6 +124,12 @@ def _parse(text: str, source: str) -> RagFile:
     for key in _REQUIRED:
         if key not in fm or fm[key] in ("", None):
             probs.add(1, "front matter", f"missing {key!r}")
+    dim = fm.get("embedding_dim")
+    if "embedding_dim" in fm and (
+        not isinstance(dim, int) or isinstance(dim, bool) or not 1 <= dim <= MAX_EMBEDDING_DIM
+    ):
+        probs.add(1, "front matter", f"embedding_dim must be a whole number from 1 to {MAX_EMBEDDING_DIM:,}")
+        raise _fail(probs)
     if fm.get("format_version") not in (None, FORMAT_VERSION):
         probs.add(
             1,
@@ -253,7 +269,17 @@ def _assemble(
             "Document Metadata",
             f"chunks not in the Chunks section: {extra[:5]}",
         )
-    vecs = np.zeros((len(order), int(dim) if isinstance(dim, int) and dim > 0 else 0), dtype="<f4")
+    width = int(dim) if isinstance(dim, int) and dim > 0 else 0
+    have = sum(len(ln) for ln in vec_lines) * 3 // 4  # bytes the base64 lines can hold at most
+    if len(order) * 4 * width > 2 * have + 2**20:  # never allocate far more than the file can fill
+        probs.add(
+            vec_at,
+            "Vectors",
+            f"the vector lines hold at most {have:,} bytes; {len(order)} chunks × embedding_dim {width} "
+            f"need {len(order) * 4 * width:,}",
+        )
+        raise _fail(probs)
+    vecs = np.zeros((len(order), width), dtype="<f4")
     if len(vec_lines) != len(order):
         probs.add(
             vec_at,

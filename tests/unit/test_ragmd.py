@@ -86,6 +86,11 @@ def test_broken_files_name_the_section_and_line_and_load_nothing(indexed, tmp_pa
         "base64": (text.rsplit("\n", 3)[0][:-6] + "!!!!\n```\n", "not base64"),
         "short vector": (text.rsplit("\n", 3)[0][:-8] + "\n```\n", "floats, embedding_dim is 384"),
         "json": (_broken(text, '{"chunk_id": ', '{"chunk_id" '), "[Chunks] not valid JSON"),
+        # a front matter promising far more than the file holds: refused before the array is made
+        "wide": (
+            _broken(text, "embedding_dim: 384", "embedding_dim: 65536"),
+            "the vector lines hold at most",
+        ),
     }
     for what, (bad, expected) in cases.items():
         found = problems(bad, "f.ragmd")
