@@ -136,7 +136,7 @@ def load_yaml(text: str, *, source: str) -> Any:
             loader.dispose()
 
 
-def read_yaml_text(path: str | Path, what: str) -> str:
+def read_yaml_text(path: str | Path, what: str, hint: str = "check the path") -> str:
     """The text of YAML file ``path`` (a ``what``: "tier config" …), its size checked before it is read.
 
     Raises:
@@ -149,11 +149,14 @@ def read_yaml_text(path: str | Path, what: str) -> str:
             msg = f"{what} {path} is a folder; give a YAML file"
             raise YamlError(msg)
         if size > limits.MAX_YAML_BYTES:
-            msg = f"{what} {path}: {size:,} bytes, more than the {limits.MAX_YAML_BYTES:,} hepwb reads"
+            msg = (
+                f"{what} {path}: {size:,} bytes, more than the {limits.MAX_YAML_BYTES:,} a {what} may hold; "
+                "is it the right file?"
+            )
             raise YamlError(msg)
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        msg = f"{what} {path} does not exist; check the path"
+        msg = f"{what} {path} does not exist; {hint}"
         raise YamlError(msg) from None
     except UnicodeDecodeError:
         msg = f"{what} {path} is not UTF-8 text; re-save it as UTF-8"

@@ -154,8 +154,11 @@ def run_cell(
     with timings("evaluate_s"):
         scores = score(cfg, inputs, cs, questions, results, embedder, with_ci=with_ci)
     costs = cost_summary(latencies, table)
-    if isinstance(searched, AnnTable) and searched.ann is not None:  # the index against exact search
-        costs.update(ann_quality(searched, embedder.embed([q.question for q in questions])))
+    if isinstance(searched, AnnTable) and searched.ann is not None and questions:  # index vs exact search
+        import numpy as np
+
+        # one question at a time: the embedder's query cache serves the vectors retrieval already made
+        costs.update(ann_quality(searched, np.stack([embedder.embed([q.question])[0] for q in questions])))
         costs["ann_mib"] = round(folder_bytes(searched.ann.uri) / 2**20, 3)
     config = cfg.to_dict()
     idx = index_key(cs.chunkset_id, cfg.embedding_model)

@@ -42,7 +42,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from hepwb import limits
 from hepwb.acquisition.folder import corpus_files, resolve_corpus
 from hepwb.exceptions import ConfigError, HepwbError
 from hepwb.ids import canonical_json
@@ -53,7 +52,7 @@ from hepwb.pipeline.catalog_sweeps import option_label
 from hepwb.pipeline.config import DIMENSIONS, ExperimentConfig, named, validated
 from hepwb.pipeline.stages import questions_path
 from hepwb.types import JSONObject
-from hepwb.yamlio import YamlError, load_yaml
+from hepwb.yamlio import YamlError, load_yaml, read_yaml_text
 
 __all__ = ["DIMENSIONS", "HalvingSettings", "SweepSpec", "SweepSpecError"]
 
@@ -147,23 +146,7 @@ class SweepSpec(BaseModel):
         """Read a YAML sweep file (see ``sweeps/default.yaml``) through the bounded loader."""
         path = Path(path)
         try:
-            if path.stat().st_size > limits.MAX_YAML_BYTES:
-                msg = (
-                    f"sweep file {path}: {path.stat().st_size:,} bytes, more than the "
-                    f"{limits.MAX_YAML_BYTES:,} a sweep file may hold; is it the right file?"
-                )
-                raise SweepSpecError(msg)
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            msg = f"sweep file {path} does not exist; start from sweeps/default.yaml"
-            raise SweepSpecError(msg) from None
-        except IsADirectoryError:
-            msg = f"sweep file {path} is a folder; give a YAML file such as sweeps/default.yaml"
-            raise SweepSpecError(msg) from None
-        except UnicodeDecodeError:
-            msg = f"sweep file {path} is not UTF-8 text; re-save it as UTF-8"
-            raise SweepSpecError(msg) from None
-        try:
+            text = read_yaml_text(path, "sweep file", hint="start from sweeps/default.yaml")
             data = load_yaml(text, source=f"sweep file {path}") or {}
         except YamlError as exc:
             raise SweepSpecError(str(exc)) from None
