@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from hepwb import defaults
 from hepwb.exceptions import ConfigError
 
-__all__ = ["PRECISION", "batch_size", "check_device", "resolve_device"]
+__all__ = ["PRECISION", "batch_size", "check_device", "parallel_tokenizers", "resolve_device"]
 
 PRECISION = "fp32"
 """Precision of every forward pass (bf16 agreed to 0.999998 but was slower for MiniLM on an H200)."""
@@ -71,3 +73,35 @@ def resolve_device(device: str | None = None) -> str:
 def batch_size(device: str) -> int:
     """Texts per forward pass on ``device`` (``cuda:1`` counts as ``cuda``)."""
     return defaults.EMBED_BATCH[device.split(":")[0]]
+
+
+@contextmanager
+def parallel_tokenizers(device: str) -> Iterator[None]:
+    """Let Hugging Face's fast tokenizers use every core while a model on an accelerator reads their output.
+
+    hepwb runs with ``TOKENIZERS_PARALLELISM=false`` (:func:`hepwb.env.configure_runtime`): on a CPU the
+    model is the bottleneck and forked workers stay quiet. On a GPU one core tokenizing is the bottleneck
+    (an H100 embedded 1,059 texts/s with it, the forward passes alone would allow several times that),
+    so on ``cuda``/``mps`` the variable is ``true`` for the duration (the library reads it on each call)
+    and restored after. On the CPU nothing changes.
+
+    Example:
+        >>> os.environ["TOKENIZERS_PARALLELISM"] = "false"
+        >>> with parallel_tokenizers("cuda"):
+        ...     os.environ["TOKENIZERS_PARALLELISM"]
+        'true'
+        >>> os.environ["TOKENIZERS_PARALLELISM"]
+        'false'
+    """
+    if device == "cpu":
+        yield
+        return
+    was = os.environ.get("TOKENIZERS_PARALLELISM")
+    os.environ["TOKENIZERS_PARALLELISM"] = "true"
+    try:
+        yield
+    finally:
+        if was is None:
+            os.environ.pop("TOKENIZERS_PARALLELISM", None)
+        else:
+            os.environ["TOKENIZERS_PARALLELISM"] = was

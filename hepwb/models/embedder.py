@@ -19,7 +19,7 @@ import numpy as np
 from hepwb import defaults
 from hepwb.env import release_memory
 from hepwb.exceptions import DependencyError
-from hepwb.models.device import PRECISION, batch_size, check_device, resolve_device
+from hepwb.models.device import PRECISION, batch_size, check_device, parallel_tokenizers, resolve_device
 from hepwb.models.tokenizers import resolve_model_path
 from hepwb.types import JSONObject
 
@@ -137,16 +137,15 @@ class Embedder:
         return max(_BLOCK, 16 * self.batch_size)
 
     def _encode(self, texts: list[str], progress: bool = False) -> NDArray[np.float32]:
-        return np.asarray(
-            self.st.encode(
+        with parallel_tokenizers(self.device):
+            vecs = self.st.encode(
                 texts,
                 batch_size=self.batch_size,
                 show_progress_bar=progress,
                 convert_to_numpy=True,
                 normalize_embeddings=True,
-            ),
-            dtype=np.float32,
-        )
+            )
+        return np.asarray(vecs, dtype=np.float32)
 
     def embed(self, texts: list[str], *, progress: bool = False) -> NDArray[np.float32]:
         """Embed ``texts`` into an ``(n, dim)`` array of unit vectors.

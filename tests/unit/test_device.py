@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 from typer.testing import CliRunner
 
 from hepwb.cli import app
 from hepwb.exceptions import ConfigError
+from hepwb.ids import text_sha256
 from hepwb.index.lance import connect
 from hepwb.models.device import resolve_device
 from hepwb.models.embedder import Embedder, get_embedder
@@ -17,7 +20,7 @@ from hepwb.paths import Layout
 from hepwb.pipeline.config import ExperimentConfig
 from hepwb.pipeline.experiment import run_experiment
 from hepwb.sweep.spec import SweepSpec, SweepSpecError
-from tests.helpers import tiny_corpus
+from tests.helpers import SHARED, tiny_corpus
 
 GPU = torch.cuda.is_available()
 
@@ -68,3 +71,17 @@ def test_runs_and_tables_record_the_device_and_precision(tmp_path, monkeypatch):
     markers = list((Layout(tmp_path).lancedb / "_complete").glob("*.json"))
     assert markers and all(json.loads(m.read_text())["embedder"]["device"] == "cpu" for m in markers)
     assert connect(Layout(tmp_path).lancedb) is not None
+
+
+def test_cpu_vectors_agree_with_vectors_stored_from_a_gpu():
+    """The embedding cache is shared across devices because vectors agree: checked against an H100's."""
+    data = Path(__file__).resolve().parents[1] / "data"
+    meta = json.loads((data / "gpu_h100_queries.json").read_text(encoding="utf-8"))
+    gpu = np.load(data / "gpu_h100_queries.npy")
+    lines = (SHARED / "eval" / "hepqa-dev.jsonl").read_text(encoding="utf-8").splitlines()
+    questions = [json.loads(line)["question"] for line in lines if line.strip()][: len(gpu)]
+    assert [text_sha256(q) for q in questions] == meta["question_sha256"]
+    emb = Embedder(device="cpu")
+    cpu = np.stack([emb.embed([q])[0] for q in questions])  # one at a time, as queries are embedded
+    cosines = np.sum(cpu * gpu, axis=1)
+    assert cosines.min() >= 0.9999, f"{meta['card']}: min cosine {cosines.min():.7f}"
