@@ -131,6 +131,19 @@ def _stage(stage: str, home: Path, corpus: Path, extra: dict[str, Any]) -> dict[
     from hepwb.pipeline.report import render_report
 
     layout = Layout(home)
+    if stage == "evaluate":  # as a user's run: run_experiment loads what it needs itself
+        out = {}
+        for retriever in ("dense", "bm25"):
+            cfg = ExperimentConfig.from_params(corpus=str(corpus), retriever=retriever, prefer_latex=False)
+            res = run_experiment(cfg, layout=layout, progress=False)
+            out[retriever] = {
+                "timings_s": res.record.timings_s,
+                "found@5": res.summary.get("hit_rate@5"),
+                "query_p50_ms": res.record.costs.get("query_p50_ms"),
+                "run_dir": str(res.run_dir),
+            }
+            del res
+        return out
     docs = ingest(corpus, layout=layout, prefer_latex=False, progress=False, require=True)
     if stage == "convert":
         return {"documents": len(docs)}
@@ -142,6 +155,7 @@ def _stage(stage: str, home: Path, corpus: Path, extra: dict[str, Any]) -> dict[
         return {"chunks": len(cs.chunks)}
     if stage == "embed":
         texts = sorted({c.text for c in cs.chunks})
+        del docs, cs  # only the texts are embedded
         if extra.get("derived_rate"):
             from hepwb.ids import text_sha256
 
@@ -156,18 +170,6 @@ def _stage(stage: str, home: Path, corpus: Path, extra: dict[str, Any]) -> dict[
         t0 = time.perf_counter()
         ChunkStore(layout.lancedb, get_embedder()).embed_cached(texts, progress=False)
         return {"texts": len(texts), "texts_per_s": round(len(texts) / (time.perf_counter() - t0), 2)}
-    if stage == "evaluate":
-        out = {}
-        for retriever in ("dense", "bm25"):
-            cfg = ExperimentConfig.from_params(corpus=str(corpus), retriever=retriever, prefer_latex=False)
-            res = run_experiment(cfg, layout=layout, progress=False)
-            out[retriever] = {
-                "timings_s": res.record.timings_s,
-                "found@5": res.summary.get("hit_rate@5"),
-                "query_p50_ms": res.record.costs.get("query_p50_ms"),
-                "run_dir": str(res.run_dir),
-            }
-        return out
     if stage == "report":
         catalog = Catalog(layout.catalog)
         catalog.record_chunkset(cs)

@@ -94,7 +94,14 @@ class Document:
     @property
     def title(self) -> str:
         """Document title from metadata, else its label."""
-        return str(self.meta.get("title") or self.label)
+        return str(self.meta_value("title") or self.label)
+
+    def meta_value(self, key: str, default: Any = None) -> Any:
+        """One metadata field (a stored document answers scalar ones without reading its cache)."""
+        return self.meta.get(key, default)
+
+    def release(self) -> None:
+        """Drop what was read from disk (nothing for a document made in memory; see ``StoredDocument``)."""
 
 
 @dataclass(frozen=True, slots=True)

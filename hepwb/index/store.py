@@ -276,7 +276,7 @@ def chunk_arrow(
             "document_id": [c.document_id for c in chunks],
             "label": [docs[c.document_id].label for c in chunks],
             "title": [docs[c.document_id].title for c in chunks],
-            "arxiv": [str(docs[c.document_id].meta.get("arxiv") or "") for c in chunks],
+            "arxiv": [str(docs[c.document_id].meta_value("arxiv") or "") for c in chunks],
             "chunk_index": pa.array([c.index for c in chunks], pa.int32()),
             "start": pa.array([c.start for c in chunks], pa.int64()),
             "end": pa.array([c.end for c in chunks], pa.int64()),

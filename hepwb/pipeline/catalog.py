@@ -217,10 +217,10 @@ class Catalog(SweepCatalogMixin):
                         d.document_id,
                         d.label,
                         d.title,
-                        str(d.meta.get("arxiv") or ""),
-                        d.meta.get("pages"),
-                        str(d.meta.get("source_file", "")),
-                        str(d.meta.get("file_hash", "")),
+                        str(d.meta_value("arxiv") or ""),
+                        d.meta_value("pages"),
+                        str(d.meta_value("source_file", "")),
+                        str(d.meta_value("file_hash", "")),
                         len(d.markdown),
                     ],
                 )
@@ -231,6 +231,7 @@ class Catalog(SweepCatalogMixin):
                     "UPDATE documents SET collaboration = ? WHERE document_id = ?", [collab, d.document_id]
                 )
                 record_links(con, d, cs.root)
+                d.release()  # one stored paper in memory at a time
             con.execute("DELETE FROM chunksets WHERE chunkset_id = ?", [cs.chunkset_id])
             con.execute(
                 "INSERT INTO chunksets VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",

@@ -56,7 +56,7 @@ class ChunkSet:
 
 def document_key(doc: Document) -> str:
     """What a chunk set depends on of ``doc``: its conversion key, or its text's hash when made in memory."""
-    return str(doc.meta.get("conversion_key") or f"{doc.document_id}-{text_sha256(doc.markdown)}")
+    return str(doc.meta_value("conversion_key") or f"{doc.document_id}-{text_sha256(doc.markdown)}")
 
 
 def _neighbours(chunks: list[Chunk]) -> tuple[list[str | None], list[str | None]]:
@@ -185,7 +185,7 @@ def truncation_report(chunks: list[Chunk], tokenizer: str | None) -> JSONObject 
 def _adapter_config(chunker: Any, docs: list[Document]) -> JSONObject:
 
     params = chunker.params()
-    source = "arxiv" if docs and all(d.meta.get("arxiv") for d in docs) else "other"
+    source = "arxiv" if docs and all(d.meta_value("arxiv") for d in docs) else "other"
     body = {
         "name": f"hepwb-{chunker.name}",
         "version": __version__,
@@ -258,6 +258,7 @@ def build_chunkset(
         entries.append(write_document(root, doc, doc_chunks))
         write_link_files(document_dir(root, doc), doc)
         chunks.extend(doc_chunks)
+        doc.release()  # a stored paper's text goes back to its cache: memory holds one paper at a time
     write_catalog(root, entries)
     if oversized:
         log.add(  # information, not a fault: no strategy ever cuts an equation, table or code block

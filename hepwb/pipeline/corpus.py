@@ -13,17 +13,17 @@ from __future__ import annotations
 import logging
 import os
 import time
-from dataclasses import asdict
 from pathlib import Path
 
 from hepwb.exceptions import CorpusNotFoundError, ProcessingError
 from hepwb.hepilot.log import ProcessingLog, utc_now
-from hepwb.io import UNREADABLE, atomic_write_text, discard_folder, read_json, write_json
+from hepwb.io import UNREADABLE, discard_folder, read_json, write_json
 from hepwb.locks import building
 from hepwb.paths import Layout, shared_dir
 from hepwb.pipeline.keys import SourceFile, plan_corpus
 from hepwb.pipeline.sources import convert
-from hepwb.types import Block, Document
+from hepwb.pipeline.stored import StoredDocument, store_document
+from hepwb.types import Document
 
 _log = logging.getLogger("hepwb.corpus")
 
@@ -37,32 +37,6 @@ def default_questions() -> Path | None:
         return Path(env)
     cand = shared_dir() / "eval" / "hepqa-dev.jsonl"
     return cand if cand.is_file() else None
-
-
-def _load_cached(folder: Path, conversion_key: str) -> Document:
-    rec = read_json(folder / "document.json")
-    rec["meta"]["conversion_key"] = conversion_key
-    markdown = (folder / "full_document.md").read_text(encoding="utf-8")
-    blocks = tuple(Block(**b) for b in rec["blocks"])
-    if blocks and max(b.end for b in blocks) > len(markdown):
-        msg = f"{folder / 'full_document.md'} is shorter than its blocks (truncated)"
-        raise ValueError(msg)
-    return Document(
-        document_id=rec["document_id"], label=rec["label"], markdown=markdown, blocks=blocks, meta=rec["meta"]
-    )
-
-
-def _store(folder: Path, doc: Document) -> None:
-    atomic_write_text(folder / "full_document.md", doc.markdown)
-    write_json(
-        folder / "document.json",
-        {
-            "document_id": doc.document_id,
-            "label": doc.label,
-            "blocks": [asdict(b) for b in doc.blocks],
-            "meta": doc.meta,
-        },
-    )
 
 
 def failure_marker(layout: Layout, conversion_key: str) -> Path:
@@ -92,7 +66,7 @@ def _from_cache(item: SourceFile, layout: Layout, log: ProcessingLog) -> Documen
     if not (cache / "document.json").is_file():
         return None
     try:
-        return _load_cached(cache, item.conversion_key)
+        return StoredDocument.open(cache, item.conversion_key)
     except UNREADABLE as exc:
         msg = (
             f"cached conversion {cache / 'document.json'} is unreadable ({type(exc).__name__}: "
@@ -150,7 +124,7 @@ def _convert(item: SourceFile, layout: Layout, log: ProcessingLog) -> Document |
         "processing_duration": round(time.perf_counter() - t0, 4),
     }
     doc = Document(doc.document_id, doc.label, doc.markdown, doc.blocks, meta_full)
-    _store(cache, doc)
+    store_document(cache, doc)
     log.add(
         "info",
         "ProcessingPipeline",
@@ -160,7 +134,7 @@ def _convert(item: SourceFile, layout: Layout, log: ProcessingLog) -> Document |
         file_path=str(path),
         pages=doc.meta.get("pages"),
     )
-    return doc
+    return StoredDocument(cache, doc, item.conversion_key)  # its text is read again when needed
 
 
 def ingest(

@@ -92,7 +92,7 @@ class EvalInputs:
     @property
     def corpus_documents(self) -> dict[str, str | None]:
         """``{label: SHA-256 of the source file}`` (recorded with every run)."""
-        return {d.label: d.meta.get("file_hash") for d in self.documents}
+        return {d.label: d.meta_value("file_hash") for d in self.documents}
 
 
 def load_inputs(cfg: ExperimentConfig, layout: Layout, *, progress: bool = True) -> EvalInputs:

@@ -76,3 +76,28 @@ def test_colliding_labels_fall_back_to_the_file_name(tmp_path):
     docs = ingest(corpus, layout=Layout(tmp_path / "home"), log=log, progress=False)
     assert [d.label for d in docs] == ["my", "my_second"]
     assert any(e.level == "warning" and "already used" in e.message for e in log.entries)
+
+
+def test_converted_papers_stay_on_disk_until_their_text_is_read(tmp_path):
+    """ingest() holds ids, labels and scalar metadata; text, blocks and the rest are read on use."""
+    import pickle
+
+    from hepwb.pipeline.chunksets import build_chunkset
+    from hepwb.pipeline.stored import StoredDocument
+    from hepwb.types import Document
+    from tests.helpers import tiny_corpus
+
+    corpus, _ = tiny_corpus(tmp_path)
+    layout = Layout(tmp_path / "home")
+    first = ingest(corpus, layout=layout, progress=False)
+    again = ingest(corpus, layout=layout, progress=False)
+    assert all(isinstance(d, StoredDocument) and not d.loaded for d in first + again)
+    assert [d.title for d in again] == [d.meta["title"] for d in first]  # the title needs no read
+    assert not again[0].loaded
+    assert again[0] == first[0] and again[0].markdown.startswith("#") and again[0].loaded
+    plain = pickle.loads(pickle.dumps(again[0]))  # what a Dask worker receives: the whole document
+    assert type(plain) is Document and plain == again[0]
+    cs = build_chunkset(again, "hepilot", chunk_size=64, layout=layout, progress=False)
+    assert cs.chunks and not any(d.loaded for d in again)  # each paper released after chunking
+    c = cs.chunks[0]
+    assert cs.documents[c.document_id].markdown[c.start : c.end] == c.text

@@ -1,0 +1,159 @@
+"""Converted documents kept on disk until their text is needed.
+
+A corpus of 3,200 papers held 887 MiB as :class:`~hepwb.types.Document` objects (text 326 MiB, blocks ~150
+MiB, metadata 345 MiB, most of it cross-reference records), while an evaluation reads the text of the few
+papers its questions cite or its hits come from. :func:`~hepwb.pipeline.corpus.ingest` therefore returns a
+:class:`StoredDocument` for every converted paper: its id, label and scalar metadata (title, arXiv id,
+hashes, conversion key) in memory, its markdown, blocks and full metadata read from the conversion cache on
+first use. The chunker hands each paper back after chunking it (:meth:`StoredDocument.release`).
+
+Example:
+    >>> import tempfile
+    >>> from hepwb.types import Block
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> meta = {"title": "T", "xrefs": [], "conversion_key": "key-1"}
+    >>> doc = Document("id-1", "P01", "# Title\\n\\nText.", (Block("heading", 0, 7, 1, 1),), meta)
+    >>> store_document(folder, doc)
+    >>> stored = StoredDocument.open(folder, "key-1")
+    >>> stored.title, stored.meta_value("conversion_key"), stored.loaded
+    ('T', 'key-1', False)
+    >>> stored.markdown[:7], stored.loaded, stored == doc
+    ('# Title', True, True)
+    >>> stored.release(); stored.loaded
+    False
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from hepwb.io import atomic_write_text, read_json, write_json
+from hepwb.types import Block, Document, JSONObject
+
+__all__ = ["StoredDocument", "read_document", "store_document"]
+
+
+def store_document(folder: Path, doc: Document) -> None:
+    """Write ``doc`` to a conversion-cache folder (``full_document.md`` and ``document.json``)."""
+    atomic_write_text(folder / "full_document.md", doc.markdown)
+    write_json(
+        folder / "document.json",
+        {
+            "document_id": doc.document_id,
+            "label": doc.label,
+            "blocks": [asdict(b) for b in doc.blocks],
+            "meta": doc.meta,
+        },
+    )
+
+
+def read_document(folder: Path, conversion_key: str) -> Document:
+    """The whole document in a conversion-cache folder.
+
+    Raises:
+        OSError, ValueError, KeyError, TypeError: a missing, unreadable or truncated cache entry.
+    """
+    rec = read_json(folder / "document.json")
+    rec["meta"]["conversion_key"] = conversion_key
+    markdown = (folder / "full_document.md").read_text(encoding="utf-8")
+    blocks = tuple(Block(**b) for b in rec["blocks"])
+    if blocks and max(b.end for b in blocks) > len(markdown):
+        msg = f"{folder / 'full_document.md'} is shorter than its blocks (truncated)"
+        raise ValueError(msg)
+    return Document(
+        document_id=rec["document_id"], label=rec["label"], markdown=markdown, blocks=blocks, meta=rec["meta"]
+    )
+
+
+class StoredDocument(Document):
+    """A :class:`~hepwb.types.Document` whose text, blocks and metadata stay in its cache folder until used.
+
+    It compares equal to the plain document it stands for, and pickles as one (what a Dask worker gets).
+    """
+
+    __slots__ = ("_folder", "_full", "_key", "_keys", "_light")
+    _folder: Path
+    _full: Document | None
+    _key: str
+    _keys: frozenset[str]
+    _light: JSONObject
+
+    def __init__(self, folder: Path, doc: Document, conversion_key: str) -> None:
+        # a frozen dataclass: fields are set the way its own __init__ sets them
+        object.__setattr__(self, "document_id", doc.document_id)
+        object.__setattr__(self, "label", doc.label)
+        object.__setattr__(self, "_folder", folder)
+        object.__setattr__(self, "_key", conversion_key)
+        light = {k: v for k, v in doc.meta.items() if not isinstance(v, dict | list)}
+        object.__setattr__(self, "_light", light)
+        object.__setattr__(self, "_keys", frozenset(doc.meta))
+        object.__setattr__(self, "_full", None)
+
+    @classmethod
+    def open(cls, folder: Path, conversion_key: str) -> StoredDocument:
+        """Read and check the cache entry in ``folder`` once, keeping only the light fields.
+
+        Raises:
+            OSError, ValueError, KeyError, TypeError: as :func:`read_document` (checked now, not on use).
+        """
+        return cls(folder, read_document(folder, conversion_key), conversion_key)
+
+    def _document(self) -> Document:
+        full: Document | None = self._full
+        if full is None:
+            full = read_document(self._folder, self._key)
+            object.__setattr__(self, "_full", full)
+        return full
+
+    @property  # a read-only field of the frozen parent, read on demand
+    def markdown(self) -> str:
+        """The full CommonMark text (read on first use)."""
+        return self._document().markdown
+
+    @property
+    def blocks(self) -> tuple[Block, ...]:
+        """Blocks in reading order (read on first use)."""
+        return self._document().blocks
+
+    @property
+    def meta(self) -> JSONObject:
+        """All metadata (read on first use; :meth:`meta_value` answers scalar fields without reading)."""
+        return self._document().meta
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the text, blocks and metadata are in memory now."""
+        return self._full is not None
+
+    def meta_value(self, key: str, default: Any = None) -> Any:
+        """One metadata field; scalar ones (title, arxiv, hashes, conversion key) without reading the disk."""
+        if key not in self._keys:
+            return default
+        if key in self._light:
+            return self._light[key]
+        return self._document().meta.get(key, default)
+
+    def release(self) -> None:
+        """Drop the text, blocks and metadata read so far (read again when next used)."""
+        object.__setattr__(self, "_full", None)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Document):
+            return NotImplemented
+        return (self.document_id, self.label, self.markdown, self.blocks, self.meta) == (
+            other.document_id,
+            other.label,
+            other.markdown,
+            other.blocks,
+            other.meta,
+        )
+
+    __hash__ = Document.__hash__
+
+    def __repr__(self) -> str:
+        return f"StoredDocument({self.label!r}, {self.document_id!r}, folder={str(self._folder)!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Document, (self.document_id, self.label, self.markdown, self.blocks, self.meta))
