@@ -80,7 +80,10 @@ def evaluate(
     chunk_size: Annotated[int, typer.Option(help="Chunk size in tokens.")] = defaults.CHUNK_SIZE,
     chunk_overlap: Overlap = defaults.CHUNK_OVERLAP,
     retriever: Annotated[
-        str, typer.Option(help="Retriever name (see `hepwb retrievers`).")
+        str,
+        typer.Option(
+            help="Retriever: a name (see `hepwb retrievers`) or NAME(KEY=VALUE, ...), e.g. 'dense(read=max)'."
+        ),
     ] = defaults.RETRIEVER,
     k: TopK = defaults.EVAL_K,
     chunker: Annotated[str, typer.Option(help="Chunking strategy.")] = defaults.CHUNKER,

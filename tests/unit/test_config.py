@@ -111,3 +111,22 @@ def test_the_configuration_is_frozen():
     with pytest.raises(ValueError, match="frozen"):
         cfg.k = 3  # type: ignore[misc]
     assert cfg.replace(k=3).k == 3
+
+
+def test_a_retriever_may_be_written_as_a_call_with_options_everywhere(tmp_path):
+    """`--retriever 'dense(read=max)'`, a sweep file and a notebook parameter say the same thing."""
+    from hepwb.sweep.spec import SweepSpec
+
+    cfg = ExperimentConfig(retriever="hybrid(weight=0.3, fields=context)")
+    assert (cfg.retriever, cfg.retriever_options) == ("hybrid", {"weight": 0.3, "fields": "context"})
+    assert cfg == ExperimentConfig(retriever={"name": "hybrid", "weight": 0.3, "fields": "context"})
+    spec = SweepSpec.from_dict({"grid": {"retriever": ["dense(read=max)", "bm25"]}})
+    cells = spec.cells(check_inputs=False)
+    assert [(c.retriever, c.retriever_options) for c in cells] == [("dense", {"read": "max"}), ("bm25", {})]
+    for bad in ("dense(read max)", "dense(read=max", "dense(1=2)"):
+        res = CliRunner().invoke(app, ["evaluate", "--retriever", bad])
+        assert res.exit_code == 2, res.output
+        assert "write NAME(KEY=VALUE, ...), e.g. dense(read=max, top_m=2)" in res.output
+        assert len(res.output.strip().splitlines()) == 1
+    res = CliRunner().invoke(app, ["evaluate", "--retriever", "dense(colour=red)"])
+    assert res.exit_code == 2 and "colour" in res.output
