@@ -56,7 +56,9 @@ def fit_fusion(
     questions: Questions = None,
     max_docs: MaxDocs = None,
     chunker: Annotated[str, typer.Option(help="Chunking strategy of the chunk set.")] = defaults.CHUNKER,
-    chunk_size: Annotated[int, typer.Option(help="Chunk size in tokens.")] = 1024,
+    chunk_size: Annotated[
+        int, typer.Option(help="Chunk size in tokens (the default of `evaluate`).")
+    ] = defaults.CHUNK_SIZE,
     chunk_overlap: Overlap = defaults.CHUNK_OVERLAP,
     embedding_model: Annotated[
         str, typer.Option(help="Embedding model (name, folder or adapted name).")

@@ -140,6 +140,10 @@ MAX_QUESTION_CHARS = 4_000
 MAX_QUESTION_FILE_BYTES = 50_000_000
 """Largest question file read (bytes): some 100 000 questions."""
 
+MAX_RAGMD_BYTES = 256 * 1_048_576
+"""The largest .ragmd file read (bytes): about 100,000 chunks of 384-dimensional vectors with their text.
+Reading holds a few copies of the text; larger indexes stay in LanceDB."""
+
 MAX_YAML_BYTES = 1_048_576
 """The largest YAML text hepwb reads (sweep files, tier configs, entity dictionaries, .ragmd front matter)."""
 

@@ -12,7 +12,7 @@ from hepwb.models.tokenizers import Tokenizer
 from hepwb.processing.figures import caption_label
 from hepwb.types import Block, Chunk, Document
 
-__all__ = ["ChunkSpan", "TokenIndex", "finalize"]
+__all__ = ["ChunkSpan", "TokenIndex", "bare_heading", "finalize"]
 
 
 class TokenIndex:
@@ -126,10 +126,27 @@ def _chunk_type(blocks: list[Block]) -> str:
     return "text"
 
 
+def bare_heading(doc: Document, span: ChunkSpan, block_starts: list[int]) -> bool:
+    """Whether ``span``'s own text is only headings (a title before front matter, ``## References``).
+
+    Such a span introduces nothing retrievable: the heading stays in the section path of the chunks after
+    it (their citation and lexical context), and the table's title column holds the paper's title.
+    """
+    lo = max(bisect.bisect_right(block_starts, span.own_start) - 1, 0)
+    hi = bisect.bisect_left(block_starts, span.end)
+    own = [b for b in doc.blocks[lo:hi] if b.end > span.own_start and b.start < span.end]
+    text = [b for b in own if doc.markdown[max(b.start, span.own_start) : min(b.end, span.end)].strip()]
+    return bool(text) and all(b.kind == "heading" for b in text)
+
+
 def finalize(doc: Document, spans: list[ChunkSpan], tokens: TokenIndex, config_key: str) -> list[Chunk]:
-    """Turn spans into :class:`Chunk` records with IDs, pages, section paths and overlap sizes."""
+    """Turn spans into :class:`Chunk` records with IDs, pages, section paths and overlap sizes.
+
+    Spans whose own text is only headings are left out (:func:`bare_heading`): no chunk is a bare title.
+    """
     head_starts, head_paths = _section_paths(doc)
     block_starts = [b.start for b in doc.blocks]
+    spans = [sp for sp in spans if not bare_heading(doc, sp, block_starts)]
     chunks: list[Chunk] = []
     for idx, sp in enumerate(spans):
         text = doc.markdown[sp.start : sp.end]

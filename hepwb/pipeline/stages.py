@@ -27,6 +27,7 @@ from hepwb.pipeline.chunksets import ChunkSet, build_chunkset
 from hepwb.pipeline.config import ExperimentConfig
 from hepwb.pipeline.corpus import default_questions, ingest
 from hepwb.retrieval import get_retriever
+from hepwb.retrieval.fusion import fit_reads, load_fit
 from hepwb.types import Document, Hit
 
 if TYPE_CHECKING:
@@ -164,9 +165,12 @@ def chunk_stage(
 
 
 def needs_windows(cfg: ExperimentConfig) -> bool:
-    """Whether ``cfg``'s retriever reads chunks through their windows (``read``/``dense_read`` set)."""
+    """Whether ``cfg``'s retriever reads chunks through windows (``read``/``dense_read``, or its fit's)."""
     opts = cfg.retriever_options
-    return str(opts.get("read", "first")) != "first" or str(opts.get("dense_read", "first")) != "first"
+    reads = {str(opts.get("read", "first")), str(opts.get("dense_read", "first"))}
+    if cfg.retriever == "fusion" and opts.get("fitted"):
+        reads |= fit_reads(load_fit(str(opts["fitted"])))
+    return reads != {"first"}
 
 
 def index_stage(

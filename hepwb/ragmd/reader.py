@@ -11,12 +11,14 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from hepwb.exceptions import HepwbError
+from hepwb.limits import MAX_RAGMD_BYTES
 from hepwb.ragmd.model import FORMAT_VERSION, RagChunk, RagDocument, RagFile
 from hepwb.types import JSONObject
 from hepwb.yamlio import YamlError, load_yaml
@@ -73,6 +75,9 @@ def problems(text: str, source: str = "<ragmd>") -> list[str]:
 
 def loads(text: str, source: str = "<ragmd>") -> RagFile:
     """The contents of ``text``, or :class:`RagmdError` listing every problem."""
+    if len(text) > MAX_RAGMD_BYTES:  # characters: at least as many bytes
+        msg = f"{source}: more than a .ragmd file may hold ({MAX_RAGMD_BYTES:,} bytes)"
+        raise RagmdError(msg, [msg])
     return _parse(text, source)
 
 
@@ -80,7 +85,19 @@ def load(path: str | Path) -> RagFile:
     """The contents of the file at ``path`` (see :func:`loads`)."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        size = p.stat().st_size
+        if size > MAX_RAGMD_BYTES:
+            msg = (
+                f"{p}: {size:,} bytes, more than a .ragmd file may hold ({MAX_RAGMD_BYTES:,}); "
+                "keep an index that large in LanceDB, or export fewer papers"
+            )
+            raise RagmdError(msg, [msg])
+        with p.open("rb") as fh:  # never more than the cap, even if the file grows while it is read
+            data = fh.read(MAX_RAGMD_BYTES + 1)
+        if len(data) > MAX_RAGMD_BYTES:
+            msg = f"{p}: grew past {MAX_RAGMD_BYTES:,} bytes while it was read; try again once it is written"
+            raise RagmdError(msg, [msg])
+        text = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")  # as read_text reads lines
     except UnicodeDecodeError as exc:
         msg = f"{p}: not UTF-8 text ({exc}); a .ragmd file is text — re-export it"
         raise RagmdError(msg, [msg]) from None
@@ -216,7 +233,7 @@ def _assemble(
             1, "front matter", f"document_count is {n_doc} but Document Metadata has {len(meta)} documents"
         )
     ids = [e["chunk_id"] for e in order]
-    dup = sorted({c for c in ids if ids.count(c) > 1}) if len(set(ids)) != len(ids) else []
+    dup = sorted(c for c, n in Counter(ids).items() if n > 1)  # linear: validation time grows with the file
     if dup:
         probs.add(starts["Chunks"] + 1, "Chunks", f"chunk ids repeated: {dup[:5]}")
     docs, by_id = [], {}

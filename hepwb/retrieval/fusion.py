@@ -10,6 +10,7 @@ question is scored with weights fitted on itself.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -17,6 +18,7 @@ from pydantic import AfterValidator
 
 from hepwb.exceptions import ConfigError
 from hepwb.models.embedder import Embedder
+from hepwb.models.tokenizers import model_identity
 from hepwb.names import under
 from hepwb.paths import Layout
 from hepwb.retrieval.base import register_retriever
@@ -24,7 +26,7 @@ from hepwb.retrieval.hybrid import HybridRetriever, LinearHybridRetriever
 from hepwb.retrieval.options import Read
 from hepwb.types import Hit, JSONObject
 
-__all__ = ["FusionRetriever", "fit_path", "load_fit"]
+__all__ = ["FusionRetriever", "check_fit", "fit_path", "fit_reads", "load_fit"]
 
 
 def fit_path(fitted: str) -> Path:
@@ -46,6 +48,41 @@ def load_fit(fitted: str) -> JSONObject:
     except FileNotFoundError:
         msg = f"no fitted fusion {fitted!r} ({path}): fit one with `hepwb fit-fusion --name {fitted}`"
         raise ConfigError(msg) from None
+
+
+def fit_reads(fit: JSONObject) -> set[str]:
+    """How the fit's dense branch reads chunks (its own and every fold's ``dense_read``)."""
+    folds = fit["fold_params"].values()
+    return {str(fit["dense_read"]), *(str(p.get("dense_read", fit["dense_read"])) for p in folds)}
+
+
+def check_fit(fit: JSONObject, fitted: str, table: Any, embedder: Embedder | None) -> None:
+    """Refuse a fit used with another embedding model or chunk set than it was fitted on (one line, the fix).
+
+    A fit's weights are chosen for one embedder's scores over one chunk set; with another they are
+    numbers fitted to something else, and the run would not say so.
+    """
+    if embedder is not None and model_identity(embedder.model) != model_identity(fit["embedding_model"]):
+        msg = (
+            f"fusion fit {fitted!r} was fitted with embedding model {fit['embedding_model']!r}, this run "
+            f"embeds with {embedder.model!r}: pass --embedding-model {fit['embedding_model']}, or fit again "
+            f"with `hepwb fit-fusion --name NAME --embedding-model {embedder.model}`"
+        )
+        raise ConfigError(msg)
+    name = getattr(table, "name", None)
+    searched = name.split("__")[0] if isinstance(name, str) and "__" in name else None
+    if searched is not None and searched != fit["chunkset_id"]:
+        msg = (
+            f"fusion fit {fitted!r} was fitted on chunk set {fit['chunkset_id']} "
+            f"({_size(fit['chunkset_id'])}), this run searches {searched} ({_size(searched)}): use that "
+            "chunker, size and overlap, or fit again on this chunk set (`hepwb fit-fusion --chunk-size ...`)"
+        )
+        raise ConfigError(msg)
+
+
+def _size(chunkset_id: str) -> str:
+    m = re.search(r"-cs(\d+)-", chunkset_id)
+    return f"chunk size {m.group(1)}" if m else "another chunking"
 
 
 def _fit_exists(fitted: str) -> str:
@@ -71,6 +108,7 @@ class FusionRetriever:
 
     def __init__(self, table: Any, embedder: Embedder | None = None, fitted: Fit = "") -> None:
         self.fit = load_fit(fitted)
+        check_fit(self.fit, fitted, table, embedder)
         self.table = table
         self.embedder = embedder
         self._inner = self._make(self.fit["method"], self.fit["weight"], self.fit["dense_read"])

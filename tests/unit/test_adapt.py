@@ -9,6 +9,7 @@ import pytest
 from hepwb.adapt.finetune import AdaptSettings, adapt_embedder, hard_negatives
 from hepwb.adapt.pairs import KINDS, corpus_pairs, pairs_sha256
 from hepwb.exceptions import ConfigError
+from hepwb.models.embedder import Embedder
 from hepwb.paths import Layout
 from hepwb.pipeline import ExperimentConfig, run_experiment
 from hepwb.processing.markdown import markdown_document
@@ -119,6 +120,23 @@ def test_fitted_fusion_is_scored_out_of_fold(tmp_path):
         assert res.summary[metric] == pytest.approx(fit.out_of_fold[metric]), metric
     with pytest.raises(ConfigError, match="hepwb fit-fusion"):
         get_retriever("fusion", None, fitted="no-such-fit")
+    # a fit refuses what it was not fitted on: another embedding model, another chunk set
+    other = Embedder("sentence-transformers/all-mpnet-base-v2")  # never loaded: the check comes first
+    with pytest.raises(ConfigError, match=r"fitted with embedding model .* --embedding-model"):
+        get_retriever("fusion", None, embedder=other, fitted=str(path))
+    # a fit whose dense branch reads windows gets its window tables built by evaluate itself
+    windowed = json.loads(path.read_text())
+    windowed["dense_read"] = "max"
+    for p in windowed["fold_params"].values():
+        p["dense_read"] = "max"
+    (path.parent / "tiny-max.json").write_text(json.dumps(windowed))
+    fresh = Layout(tmp_path / "fresh")
+    max_cfg = cfg.model_copy(update={"retriever_options": {"fitted": str(path.parent / "tiny-max.json")},
+                                     "run_dir": str(tmp_path / "run-max")})  # fmt: skip
+    assert run_experiment(max_cfg, layout=fresh, progress=False).summary["n_questions"] > 0
+    resized = cfg.model_copy(update={"chunk_size": 64, "run_dir": str(tmp_path / "run64")})
+    with pytest.raises(ConfigError, match=r"fitted on chunk set .*\(chunk size 48\).*\(chunk size 64\)"):
+        run_experiment(resized, layout=layout, progress=False)
 
 
 def test_llm_pseudo_questions_join_the_pairs(tmp_path, monkeypatch):

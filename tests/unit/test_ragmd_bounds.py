@@ -22,3 +22,37 @@ def test_the_error_reads_as_text_not_as_a_tuple():
     assert err.value.args[1] == [
         "x.ragmd:1 [front matter] no YAML front matter between '---' lines (not a .ragmd file, or truncated)"
     ]
+
+
+def _repeated(n: int) -> str:
+    """A .ragmd text of ``n`` chunks whose Chunks section names every chunk twice (a hand-merged file)."""
+    import numpy as np
+
+    from hepwb.ragmd import RagFile, dumps
+    from hepwb.ragmd.model import RagChunk, RagDocument
+
+    chunks = [RagChunk(f"c{i}", "d1", i, 2 * i, 2 * i + 1, "x") for i in range(n)]
+    when = "2026-01-01T00:00:00Z"
+    docs = [RagDocument("d1", "P01", "", "")]
+    rf = RagFile("m", "cs", when, when, docs, chunks, np.zeros((n, 2), dtype="<f4"))
+    text = dumps(rf)
+    return text.replace('{"chunk_id": "c1", ', '{"chunk_id": "c0", ')  # c0 now appears twice
+
+
+def test_repeated_chunk_ids_are_named_and_validation_stays_linear():
+    probs = reader.problems(_repeated(20_000), "x.ragmd")  # quadratic before: 20,000² comparisons
+    assert any("chunk ids repeated: ['c0']" in p for p in probs), probs[:3]
+
+
+def test_a_file_over_the_size_cap_is_one_line_and_never_read(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from hepwb.cli import app
+
+    big = tmp_path / "big.ragmd"
+    big.write_text(_repeated(50), encoding="utf-8")
+    monkeypatch.setattr(reader, "MAX_RAGMD_BYTES", 1000)
+    res = CliRunner().invoke(app, ["validate-ragmd", str(big)])
+    assert res.exit_code == 1  # validate-ragmd's "the file is bad"
+    assert "more than a .ragmd file may hold (1,000); keep an index that large in LanceDB" in res.output
+    assert len(res.output.strip().splitlines()) == 1

@@ -1,0 +1,172 @@
+"""Does it transfer? Each method's gain over ``bm25`` on hepqa-dev and on Chroma's questions, side by side.
+
+Usage::
+
+    .venv/bin/python bench/transfer.py [--sizes 256,512,1024] [--methods "bm25;hybrid(weight=0.3)"]
+
+Method:
+
+* **hepqa-dev**: the 32 shared papers (LaTeX preferred) and their 124 questions, through hepwb's own
+  ``run_experiment`` (chunker ``hepilot``, overlap 0.1, k = 10).
+* **Chroma's set** (a different domain, used to check, never to choose): the five corpora of
+  ``<shared>/eval/chroma`` as one markdown paper each (labels ``chatlogs``, ``finance``, ``pubmed``, ``sotu``,
+  ``wikitexts``) and its 472 questions as a hepqa-style file whose evidence quotes are the reference spans,
+  verbatim; the same pipeline, chunker and sizes. A corpus without headings: ``fields=context`` adds only
+  the corpus name there.
+* Metrics: ``found@5`` (``hit_rate@5``: a top-5 chunk covers at least half of an evidence quote) and
+  ``MRR@10``; each method's difference from ``bm25`` on the same questions with a paired bootstrap test
+  (:func:`hepwb.evaluation.stats.paired_test`, 10,000 resamples).
+* A method "transfers" when its found@5 gain has the same sign on both sets at a chunk size; the script
+  names the methods whose gain exists on one set only.
+
+Artefacts go to a scratch project (``--home``, default a temporary folder) that reuses this project's
+converted papers and starts from a copy of its embedding cache; chunk tables and runs are its own, so the
+project's catalog is untouched. Exits 0 with a message when the shared material is absent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from hepwb.evaluation.stats import paired_test  # noqa: E402
+from hepwb.paths import Layout, shared_dir  # noqa: E402
+from hepwb.pipeline.config import ExperimentConfig  # noqa: E402
+from hepwb.pipeline.experiment import run_experiment  # noqa: E402
+
+CHROMA = {
+    "chatlogs": "chatlogs",
+    "finance": "finance",
+    "pubmed": "pubmed",
+    "state_of_the_union": "sotu",
+    "wikitexts": "wikitexts",
+}
+METHODS = ("bm25", "bm25(fields=context)", "dense", "dense(read=max)", "hybrid", "hybrid_linear")
+METRICS = ("hit_rate@5", "mrr@10")
+
+
+def chroma_inputs(folder: Path) -> tuple[Path, Path]:
+    """Chroma's corpora and questions as a hepwb corpus folder and a hepqa-style question file."""
+    root = shared_dir() / "eval" / "chroma"
+    corpus = folder / "chroma-corpus"
+    corpus.mkdir(parents=True, exist_ok=True)
+    for name, label in CHROMA.items():
+        text = (root / "corpora" / f"{name}.md").read_text(encoding="utf-8")
+        (corpus / f"{label}_chroma.md").write_text(text, encoding="utf-8")
+    lines = []
+    with open(root / "questions_df.csv", encoding="utf-8", newline="") as fh:
+        for i, row in enumerate(csv.DictReader(fh)):
+            refs = json.loads(row["references"])
+            evidence = [{"doc": CHROMA[row["corpus_id"]], "quote": r["content"]} for r in refs]
+            lines.append(json.dumps({"qid": f"CH{i:04d}", "question": row["question"], "answer": "-",
+                                     "kind": "fact", "style": "chroma", "evidence": evidence}))  # fmt: skip
+    questions = folder / "chroma-questions.jsonl"
+    questions.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return corpus, questions
+
+
+def run(layout: Layout, method: str, size: int, corpus: str | None, questions: str | None) -> Any:
+    """One evaluation: its per-question frame (indexed by qid) and summary."""
+    cfg = ExperimentConfig.from_params(
+        retriever=method, chunk_size=size, corpus=corpus, questions=questions, prefer_latex=True
+    )
+    res = run_experiment(cfg, layout=layout, progress=False)
+    return res.per_question.set_index("qid"), res.summary
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Measure; returns 0."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="256,512,1024")
+    ap.add_argument("--methods", default=",".join(METHODS), help="';'-separated when options hold commas")
+    ap.add_argument("--home", type=Path, default=None, help="scratch project (default: a temporary folder)")
+    ap.add_argument("--json", type=Path, default=ROOT / "reports" / "bench" / "transfer.json")
+    args = ap.parse_args(argv)
+    if not (shared_dir() / "eval" / "chroma" / "questions_df.csv").is_file():
+        print(f"no Chroma data under {shared_dir()}; set HEPWB_SHARED. Nothing measured.")
+        return 0
+    sep = ";" if ";" in args.methods else ","
+    methods = [m.strip() for m in args.methods.split(sep) if m.strip()]
+    if "bm25" not in methods:
+        methods.insert(0, "bm25")
+    sizes = [int(s) for s in args.sizes.split(",")]
+    home = args.home or Path(tempfile.mkdtemp(prefix="hepwb-transfer-"))
+    layout = Layout(home)
+    if not layout.interim.exists():  # converted papers of this project: reused, not converted again
+        layout.interim.parent.mkdir(parents=True, exist_ok=True)
+        layout.interim.symlink_to(Layout.default().interim.resolve())
+        for cache in Layout.default().lancedb.glob("embcache__*.lance"):  # vectors already made
+            shutil.copytree(cache, layout.lancedb / cache.name)
+    chroma_corpus, chroma_questions = chroma_inputs(home)
+    sets = {"hepqa-dev": (None, None), "chroma": (str(chroma_corpus), str(chroma_questions))}
+    rows = []
+    for set_name, (corpus, questions) in sets.items():
+        for size in sizes:
+            base = None
+            for method in methods:
+                t0 = time.perf_counter()
+                per_q, summary = run(layout, method, size, corpus, questions)
+                row: dict[str, Any] = {"set": set_name, "size": size, "method": method,
+                                       **{m: round(float(summary[m]), 4) for m in METRICS},
+                                       "seconds": round(time.perf_counter() - t0, 1)}  # fmt: skip
+                if method == "bm25":
+                    base = per_q
+                elif base is not None:
+                    evaluated = base.index[base["n_located"] > 0]
+                    for m in METRICS:
+                        test = paired_test(per_q.loc[evaluated, m], base.loc[evaluated, m])
+                        row[f"{m}_gain"] = round(float(test.diff.mean), 4)
+                        row[f"{m}_p"] = round(float(test.p_value), 4)
+                rows.append(row)
+                print(json.dumps(row), file=sys.stderr, flush=True)
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(rows, indent=2), encoding="utf-8")
+    print(summarize(rows, sizes, methods))
+    return 0
+
+
+def summarize(rows: list[dict[str, Any]], sizes: list[int], methods: list[str]) -> str:
+    """The side-by-side table and the methods whose found@5 gain holds on one set only."""
+    by = {(r["set"], r["size"], r["method"]): r for r in rows}
+    out = [
+        "| method | size | dev found@5 (Δ vs bm25, p) | dev MRR@10 (Δ) | Chroma found@5 (Δ, p) "
+        "| Chroma MRR@10 (Δ) |",
+        "|---|---:|---|---|---|---|",
+    ]
+    one_sided = []
+    for method in methods:
+        for size in sizes:
+            dev, ch = by.get(("hepqa-dev", size, method)), by.get(("chroma", size, method))
+            if dev is None or ch is None:
+                continue
+
+            def cell(r: dict[str, Any], m: str, with_p: bool) -> str:
+                if r["method"] == "bm25":
+                    return f"{r[m]:.3f}"
+                p = f", p={r[m + '_p']:.3f}" if with_p else ""
+                return f"{r[m]:.3f} ({r[m + '_gain']:+.3f}{p})"
+
+            cells = [cell(dev, "hit_rate@5", True), cell(dev, "mrr@10", False)]
+            cells += [cell(ch, "hit_rate@5", True), cell(ch, "mrr@10", False)]
+            out.append(f"| {method} | {size} | " + " | ".join(cells) + " |")
+            if method != "bm25":
+                g_dev, g_ch = dev["hit_rate@5_gain"], ch["hit_rate@5_gain"]
+                if (g_dev > 0) != (g_ch > 0) and max(g_dev, g_ch) > 0:
+                    one_sided.append(f"{method} at {size} ({g_dev:+.3f} dev, {g_ch:+.3f} Chroma)")
+    out.append("")
+    out.append("found@5 gain over bm25 on one set only: " + ("; ".join(one_sided) or "none"))
+    return "\n".join(out)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
