@@ -17,13 +17,13 @@ from typing import Annotated, Any
 from pydantic import AfterValidator
 
 from hepwb.exceptions import ConfigError
-from hepwb.models.embedder import Embedder
+from hepwb.models.embedder import Embedder, model_slug
 from hepwb.models.tokenizers import model_identity
 from hepwb.names import under
 from hepwb.paths import Layout
 from hepwb.retrieval.base import register_retriever
-from hepwb.retrieval.hybrid import HybridRetriever, LinearHybridRetriever
-from hepwb.retrieval.options import Read
+from hepwb.retrieval.hybrid import HybridRetriever
+from hepwb.retrieval.options import Fusion, Read
 from hepwb.types import Hit, JSONObject
 
 __all__ = ["FusionRetriever", "check_fit", "fit_path", "fit_reads", "load_fit"]
@@ -62,7 +62,11 @@ def check_fit(fit: JSONObject, fitted: str, table: Any, embedder: Embedder | Non
     A fit's weights are chosen for one embedder's scores over one chunk set; with another they are
     numbers fitted to something else, and the run would not say so.
     """
-    if embedder is not None and model_identity(embedder.model) != model_identity(fit["embedding_model"]):
+
+    def vectors_of(model: str) -> str:  # what names a model's vectors (its tables use the same)
+        return model_slug(model_identity(model))
+
+    if embedder is not None and vectors_of(embedder.model) != vectors_of(fit["embedding_model"]):
         msg = (
             f"fusion fit {fitted!r} was fitted with embedding model {fit['embedding_model']!r}, this run "
             f"embeds with {embedder.model!r}: pass --embedding-model {fit['embedding_model']}, or fit again "
@@ -72,10 +76,15 @@ def check_fit(fit: JSONObject, fitted: str, table: Any, embedder: Embedder | Non
     name = getattr(table, "name", None)
     searched = name.split("__")[0] if isinstance(name, str) and "__" in name else None
     if searched is not None and searched != fit["chunkset_id"]:
+        was, now = _size(fit["chunkset_id"]), _size(searched)
+        why = (
+            f"({was}), this run searches {searched} ({now}): use that chunker, size and overlap"
+            if was != now or fit["chunkset_id"].rsplit("-", 1)[0] != searched.rsplit("-", 1)[0]
+            else f"({was} too, but its papers or hepwb's chunking code have changed since)"
+        )
         msg = (
-            f"fusion fit {fitted!r} was fitted on chunk set {fit['chunkset_id']} "
-            f"({_size(fit['chunkset_id'])}), this run searches {searched} ({_size(searched)}): use that "
-            "chunker, size and overlap, or fit again on this chunk set (`hepwb fit-fusion --chunk-size ...`)"
+            f"fusion fit {fitted!r} was fitted on chunk set {fit['chunkset_id']} {why}, or fit again on "
+            f"this chunk set: `hepwb fit-fusion --name {fitted} --chunk-size ...`"
         )
         raise ConfigError(msg)
 
@@ -115,10 +124,10 @@ class FusionRetriever:
         self._folds: dict[int, Any] = {}
 
     def _make(self, method: str, weight: float, dense_read: Read) -> HybridRetriever:
-        cls = HybridRetriever if method == "rrf" else LinearHybridRetriever
         f = self.fit
-        r = cls(self.table, self.embedder, fetch=f["fetch"], weight=weight, dense_read=dense_read,
-                top_m=f["top_m"], fields=f["fields"])  # fmt: skip
+        fuse: Fusion = "rrf" if method == "rrf" else "linear"
+        r = HybridRetriever(self.table, self.embedder, fetch=f["fetch"], weight=weight, dense_read=dense_read,
+                            top_m=f["top_m"], fields=f["fields"], method=fuse)  # fmt: skip
         r.name = self.name
         return r
 
