@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -139,6 +140,24 @@ def bare_heading(doc: Document, span: ChunkSpan, block_starts: list[int]) -> boo
     return bool(text) and all(b.kind == "heading" for b in text)
 
 
+def _merged(spans: list[ChunkSpan], keep: list[bool]) -> list[ChunkSpan]:
+    """The kept spans; one whose overlap came from a dropped span takes that text as its own.
+
+    A bare heading's text is then merged into the chunk it introduces, where it was the overlap.
+    """
+    out: list[ChunkSpan] = []
+    dropped = False
+    for sp, k in zip(spans, keep, strict=True):
+        if not k:
+            dropped = True
+            continue
+        if dropped and sp.own_start > sp.start:
+            sp = dataclasses.replace(sp, own_start=sp.start)
+        dropped = False
+        out.append(sp)
+    return out
+
+
 def finalize(doc: Document, spans: list[ChunkSpan], tokens: TokenIndex, config_key: str) -> list[Chunk]:
     """Turn spans into :class:`Chunk` records with IDs, pages, section paths and overlap sizes.
 
@@ -146,7 +165,7 @@ def finalize(doc: Document, spans: list[ChunkSpan], tokens: TokenIndex, config_k
     """
     head_starts, head_paths = _section_paths(doc)
     block_starts = [b.start for b in doc.blocks]
-    spans = [sp for sp in spans if not bare_heading(doc, sp, block_starts)]
+    spans = _merged(spans, [not bare_heading(doc, sp, block_starts) for sp in spans])
     chunks: list[Chunk] = []
     for idx, sp in enumerate(spans):
         text = doc.markdown[sp.start : sp.end]

@@ -21,8 +21,8 @@ Example:
     >>> doc = markdown_document("# A\\n\\n" + " ".join(quarks + budget), "S")
     >>> chunks = ClusterSemanticChunker(chunk_size=64, piece_size=8, tokenizer="words").chunk(doc)
     >>> counts = [(c.text.count("Quarks"), c.text.count("budget")) for c in chunks]
-    >>> counts[:2], sum(b for _, b in counts[2:]), any(q and b for q, b in counts)  # topics never mixed
-    ([(0, 0), (6, 0)], 6, False)
+    >>> counts[0], sum(b for _, b in counts[1:]), any(q and b for q, b in counts)  # topics never mixed
+    ((6, 0), 6, False)
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ import dataclasses
 
 from hepwb import defaults
 from hepwb.chunking._packing import SizedChunker, Unit, block_units
-from hepwb.chunking._spans import ChunkSpan, TokenIndex, finalize
+from hepwb.chunking._spans import ChunkSpan, TokenIndex, bare_heading, finalize
 from hepwb.chunking.base import config_key, register_chunker
 from hepwb.exceptions import ConfigError
 from hepwb.models.tokenizers import get_tokenizer
@@ -104,6 +104,10 @@ class SentenceWindowChunker(SizedChunker):
                 idx += 1
             if pending:  # headings at the end of a group
                 emit_headings(pending)
+        # headings that introduce no sentence are no chunk (finalize drops them): keep contexts in step
+        starts = [b.start for b in doc.blocks]
+        kept = [i for i, sp in enumerate(spans) if not bare_heading(doc, sp, starts)]
+        spans, contexts = [spans[i] for i in kept], [contexts[i] for i in kept]
         chunks = finalize(doc, spans, tokens, config_key(self))
         return [
             dataclasses.replace(c, context_start=a, context_end=z)

@@ -93,8 +93,9 @@ def test_hybrid_weight_zero_and_one_are_its_branches(long_store):
     q = "calibration constants muon lifetime"
     lexical = [h.chunk_id for h in get_retriever("bm25", table).search(q, k=4)]
     dense = [h.chunk_id for h in get_retriever("dense", table, embedder=emb).search(q, k=4)]
-    only_lex = get_retriever("hybrid", table, embedder=emb, weight=0.0, fields="text").search(q, k=4)
-    only_dense = get_retriever("hybrid", table, embedder=emb, weight=1.0).search(q, k=4)
+    rrf = {"method": "rrf", "fields": "text"}  # weighted reciprocal rank: its end points are its branches
+    only_lex = get_retriever("hybrid", table, embedder=emb, weight=0.0, **rrf).search(q, k=4)
+    only_dense = get_retriever("hybrid", table, embedder=emb, weight=1.0, **rrf).search(q, k=4)
     assert [h.chunk_id for h in only_lex][: len(lexical)] == lexical
     assert [h.chunk_id for h in only_dense][: len(dense)] == dense
     with pytest.raises(ConfigError, match="weight"):
