@@ -120,7 +120,7 @@ def _stage(stage: str, home: Path, corpus: Path, extra: dict[str, Any]) -> dict[
 
     from hepwb import defaults
     from hepwb.index.cache import EmbeddingCache
-    from hepwb.index.store import ChunkStore
+    from hepwb.index.store import TABLE_SLICE, ChunkStore
     from hepwb.models.embedder import get_embedder
     from hepwb.paths import Layout
     from hepwb.pipeline.catalog import Catalog
@@ -161,11 +161,12 @@ def _stage(stage: str, home: Path, corpus: Path, extra: dict[str, Any]) -> dict[
 
             emb = get_embedder()
             rng = np.random.default_rng(0)
-            vecs = rng.standard_normal((len(texts), emb.dim)).astype(np.float32)
-            vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
-            EmbeddingCache(layout.lancedb, emb.model).add(
-                {text_sha256(t): v for t, v in zip(texts, vecs, strict=True)}
-            )
+            cache = EmbeddingCache(layout.lancedb, emb.model)
+            for i in range(0, len(texts), TABLE_SLICE):  # as the index stage adds vectors: a slice at a time
+                part = texts[i : i + TABLE_SLICE]
+                vecs = rng.standard_normal((len(part), emb.dim)).astype(np.float32)
+                vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+                cache.add({text_sha256(t): v for t, v in zip(part, vecs, strict=True)})
             return {"texts": len(texts), "derived_s": round(len(texts) / extra["derived_rate"], 1)}
         t0 = time.perf_counter()
         ChunkStore(layout.lancedb, get_embedder()).embed_cached(texts, progress=False)
@@ -242,6 +243,13 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="32,320,3200", help="corpus sizes, comma-separated")
     ap.add_argument("--real-max", type=int, default=320, help="embed for real up to this many documents")
+    ap.add_argument(
+        "--derived-rate",
+        type=float,
+        default=None,
+        help="texts/s for derived embedding times (default: the largest real run's); with --rows, "
+        "a later size can be measured alone",
+    )
     ap.add_argument("--workdir", type=Path, default=None, help="where corpora and artefacts go (kept)")
     ap.add_argument("--json", type=Path, default=ROOT / "reports" / "bench" / "scale.json")
     ap.add_argument("--stage", help=argparse.SUPPRESS)
@@ -264,10 +272,10 @@ def main(argv: list[str] | None = None) -> int:
     work = args.workdir or Path(tempfile.mkdtemp(prefix="hepwb-scale-"))
     seeds = seed_documents()
     print(f"{len(seeds)} seed papers; work folder {work}")
-    rows, rate = [], None
+    rows, rate = [], args.derived_rate
     for n in sizes:
         rows.append(measure(n, seeds, work, rate if n > args.real_max else None))
-        if n <= args.real_max:
+        if n <= args.real_max and args.derived_rate is None:
             rate = rows[-1]["embed"]["texts"] / rows[-1]["embed"]["wall_s"]
     return summarize(rows, args.json)
 

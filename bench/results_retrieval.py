@@ -38,7 +38,7 @@ METHODS = [
     ("dense max", "dense", {"read": "max"}, "base"),
     ("dense mean", "dense", {"read": "mean"}, "base"),
     ("dense max, adapted", "dense", {"read": "max"}, "adapted"),
-    ("hybrid RRF (equal)", "hybrid", {}, "base"),
+    ("hybrid RRF (equal)", "hybrid", {"method": "rrf", "fields": "text", "weight": None}, "base"),
     ("fusion (fitted)", "fusion", {}, "base"),
     ("fusion (fitted), adapted", "fusion", {}, "adapted"),
 ]

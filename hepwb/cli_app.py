@@ -120,8 +120,20 @@ def parse_ints(text: str) -> list[int]:
 
 
 def parse_words(text: str) -> list[str]:
-    """``"dense, bm25"`` → ``["dense", "bm25"]`` (empty items dropped)."""
-    return [x.strip() for x in text.split(",") if x.strip()]
+    """``"dense, bm25"`` → ``["dense", "bm25"]`` (empty items dropped; commas inside parentheses kept).
+
+    Example:
+        >>> parse_words("dense(read=max, top_m=2), bm25,")
+        ['dense(read=max, top_m=2)', 'bm25']
+    """
+    items, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += (ch == "(") - (ch == ")")
+        if ch == "," and depth <= 0:
+            items.append(text[start:i])
+            start = i + 1
+    items.append(text[start:])
+    return [x.strip() for x in items if x.strip()]
 
 
 def parse_options(items: list[str]) -> dict[str, object]:

@@ -7,6 +7,8 @@ Example:
 
 from __future__ import annotations
 
+from typing import Final
+
 __all__ = [
     "CHUNKER",
     "CHUNK_OVERLAP",
@@ -15,6 +17,9 @@ __all__ = [
     "EMBEDDING_MODEL",
     "EMBED_BATCH",
     "EVAL_K",
+    "HYBRID_FIELDS",
+    "HYBRID_METHOD",
+    "HYBRID_WEIGHT",
     "MIN_COVERAGE",
     "PREFER_LATEX",
     "RETRIEVER",
@@ -59,6 +64,16 @@ MIN_COVERAGE = 0.5
 
 PREFER_LATEX = True
 """Convert a paper from its LaTeX source when it has one (else from its PDF)."""
+
+HYBRID_METHOD: Final = "linear"
+"""How ``hybrid`` fuses dense and BM25 by default: a convex combination of min-max-normalised scores, the
+method ``hepwb fit-fusion`` chose in every fold on hepqa-dev (README, "Does it transfer?")."""
+
+HYBRID_WEIGHT: Final = 0.2
+"""The dense branch's default share in ``hybrid`` (the folds chose 0.1-0.3)."""
+
+HYBRID_FIELDS: Final = "context"
+"""The default lexical fields of ``hybrid``: the text with the paper title and section path."""
 
 SEARCH_RETRIEVER = "hybrid"
 """Retriever of interactive search (``hepwb search``, widgets)."""

@@ -124,7 +124,7 @@ def file_sha256(path: str | Path, block: int = 1 << 20) -> str:
 
 @lru_cache(maxsize=16)
 def code_fingerprint(package: str) -> str:
-    """Hash of hepwb's version and the source files of sub-package ``package`` (a cache key part).
+    """Hash of hepwb's version and the source files of sub-package (or module) ``package`` (a cache key part).
 
     Cached artefacts keyed by it are rebuilt automatically when that stage's code changes.
 
@@ -136,6 +136,8 @@ def code_fingerprint(package: str) -> str:
 
     mod = importlib.import_module(f"hepwb.{package}")
     h = hashlib.sha256(__version__.encode())
-    for f in sorted(Path(str(mod.__file__)).parent.glob("*.py")):
+    here = Path(str(mod.__file__))
+    files = sorted(here.parent.glob("*.py")) if hasattr(mod, "__path__") else [here]  # package or module
+    for f in files:
         h.update(f.read_bytes())
     return h.hexdigest()[:12]

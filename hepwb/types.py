@@ -13,6 +13,7 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
@@ -99,6 +100,11 @@ class Document:
     def meta_value(self, key: str, default: Any = None) -> Any:
         """One metadata field (a stored document answers scalar ones without reading its cache)."""
         return self.meta.get(key, default)
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the text, blocks and metadata are in memory (always, for a document made in memory)."""
+        return True
 
     def release(self) -> None:
         """Drop what was read from disk (nothing for a document made in memory; see ``StoredDocument``)."""
@@ -189,3 +195,15 @@ class Hit:
     matched: tuple[str, ...] = ()
     highlights: tuple[tuple[int, int], ...] = ()
     tier: str = ""
+
+
+def one_at_a_time(docs: Iterable[Document]) -> Iterator[Document]:
+    """Each document in turn; one stored on disk and not read before is released after its turn.
+
+    What loops over a whole corpus use, so a corpus of thousands of papers is never in memory at once.
+    """
+    for d in docs:
+        was = d.loaded
+        yield d
+        if not was:
+            d.release()

@@ -31,7 +31,7 @@ from hepwb.models.analyzer import search_terms
 from hepwb.models.embedder import Embedder, model_slug
 from hepwb.models.tokenizers import model_identity
 from hepwb.ner.source import EntitySource, LocalNER, ner_source
-from hepwb.types import Chunk, Document
+from hepwb.types import Chunk, Document, one_at_a_time
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -91,7 +91,16 @@ class ChunkStore:
         return f"embcache__{model_slug(model_identity(self.embedder.model))}"
 
     def embed_cached(self, texts: list[str], *, progress: bool | None = None) -> np.ndarray:
-        """Vectors for ``texts``, embedding only the unique texts not yet in the cache."""
+        """Vectors for ``texts``, embedding only the unique texts not yet in the cache.
+
+        Texts are taken :data:`TABLE_SLICE` at a time (looked up, embedded, added to the cache), so memory
+        holds the result and one slice's vectors, not a map of every vector besides.
+        """
+        if len(texts) > TABLE_SLICE:
+            out = np.empty((len(texts), self.embedder.dim), np.float32)
+            for i in range(0, len(texts), TABLE_SLICE):
+                out[i : i + TABLE_SLICE] = self.embed_cached(texts[i : i + TABLE_SLICE], progress=progress)
+            return out
         cache = EmbeddingCache(self.db_path, self.embedder.model)
         keys = [text_sha256(t) for t in texts]
         known = cache.lookup(keys)
@@ -133,6 +142,7 @@ class ChunkStore:
 
         before = self.ner.failed_soft
         tbl = None
+        stored = [d for d in docs.values() if not d.loaded]  # papers read for context spans go back after
         # slice by slice (vectors, entities, Arrow rows), so memory stays flat in the number of chunks
         for i in range(0, max(len(chunks), 1), TABLE_SLICE):
             part = chunks[i : i + TABLE_SLICE]
@@ -143,9 +153,11 @@ class ChunkStore:
             else:
                 tbl.add(data)
             del data, vecs
+            for d in stored:
+                d.release()
             release_memory()
         build_indexes(tbl)
-        save_lexicon(self.db_path, chunkset_id, acronyms_of(d.markdown for d in docs.values()))
+        save_lexicon(self.db_path, chunkset_id, acronyms_of(d.markdown for d in one_at_a_time(docs.values())))
         failed = self.ner.failed_soft - before
         # the marker is written last: a table without it (an interrupted build) is built again, and so is
         # one indexed with empty entities because the NER service failed (fail-soft)

@@ -50,8 +50,8 @@ __all__ = [
 ]
 
 _log = logging.getLogger("hepwb.corpus")
-CELL_CODE = ("retrieval", "evaluation", "pipeline")
-"""Sub-packages whose code a cell's results depend on (beyond its chunk set and index)."""
+CELL_CODE = ("retrieval", "evaluation", "pipeline", "defaults")
+"""Sub-packages (and the defaults module: a retriever's default options) a cell's results depend on."""
 
 
 @dataclass(frozen=True)

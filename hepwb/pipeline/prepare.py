@@ -18,7 +18,7 @@ from hepwb.paths import Layout, shared_dir
 from hepwb.pipeline.catalog import Catalog
 from hepwb.pipeline.chunksets import ChunkSet, build_chunkset, truncation_report
 from hepwb.pipeline.corpus import ingest
-from hepwb.types import Document, JSONObject
+from hepwb.types import Document, JSONObject, one_at_a_time
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -40,7 +40,7 @@ class Prepared:
         import pandas as pd
 
         rows = []
-        for d in self.documents:
+        for d in one_at_a_time(self.documents):
             kinds: dict[str, int] = {}
             for b in d.blocks:
                 kinds[b.kind] = kinds.get(b.kind, 0) + 1

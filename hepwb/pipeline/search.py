@@ -25,6 +25,7 @@ from hepwb.limits import K
 from hepwb.models.embedder import Embedder
 from hepwb.paths import Layout
 from hepwb.pipeline.chunksets import ChunkSet, build_chunkset
+from hepwb.pipeline.config import named
 from hepwb.pipeline.corpus import ingest
 from hepwb.processing.frontmatter import document_header
 from hepwb.processing.links import describe_target, reader_context, targets_of
@@ -32,7 +33,7 @@ from hepwb.ragmd.store import recorded_model
 from hepwb.retrieval import RETRIEVERS, get_retriever
 from hepwb.retrieval.base import Retriever
 from hepwb.retrieval.explain import hits_frame
-from hepwb.types import Document, Hit, JSONObject
+from hepwb.types import Document, Hit, JSONObject, one_at_a_time
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -145,11 +146,12 @@ class Searcher:
         return self.chunkset.chunkset_id if self.chunkset is not None else str(self.table.name)
 
     def retriever(self, name: str, **params: Any) -> Retriever:
-        """Retriever ``name`` over this chunk set (built once per name without ``params``)."""
+        """Retriever ``name`` (or ``NAME(KEY=VALUE, ...)``) over this chunk set (built once per name)."""
+        base, opts = named(name)
         if params:
-            return get_retriever(name, self.table, embedder=self.embedder, **params)
+            return get_retriever(base, self.table, embedder=self.embedder, **{**opts, **params})
         if name not in self._retrievers:
-            self._retrievers[name] = get_retriever(name, self.table, embedder=self.embedder)
+            self._retrievers[name] = get_retriever(base, self.table, embedder=self.embedder, **opts)
         return self._retrievers[name]
 
     def search(
@@ -169,7 +171,9 @@ class Searcher:
         K.check(k)
         if collaboration is None and author is None:
             return self.retriever(retriever).search(question, k)
-        keep = {d.document_id for d in self._documents() if _matches(d.meta, collaboration, author)}
+        keep = {
+            d.document_id for d in one_at_a_time(self._documents()) if _matches(d.meta, collaboration, author)
+        }
         hits = [
             h for h in self.retriever(retriever).search(question, k * _FILTER_FETCH) if h.document_id in keep
         ]

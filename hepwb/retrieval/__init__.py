@@ -1,7 +1,7 @@
 """Retrieval methods, registered by name (see :func:`get_retriever`).
 
-``dense``, ``bm25`` (HEP terms), ``bm25_plain``, ``hybrid`` (RRF), ``hybrid_linear``, ``fusion``
-(cross-validated weights), ``entity``,
+``dense``, ``bm25`` (HEP terms), ``bm25_plain``, ``hybrid`` (dense + BM25 fused; defaults in
+:mod:`hepwb.defaults`), ``hybrid_linear``, ``fusion`` (cross-validated weights), ``entity``,
 ``rerank`` (cross-encoder), ``multi_query`` and ``hyde`` (OpenAI-compatible LLM endpoint) and
 ``parent`` (children searched, parents returned) and ``xref`` (the captions of the figures and
 tables a question names, then a base retriever's hits). :func:`availability` says which can run here.

@@ -1,10 +1,12 @@
 """Hybrid retrieval: dense vectors and HEP BM25 fused by LanceDB rerankers.
 
-* ``hybrid``: reciprocal-rank fusion, k = 60 (LanceDB's ``RRFReranker``); with ``weight`` (the dense
-  branch's share, 0-1) a weighted RRF, ``w / (60 + rank_dense) + (1 - w) / (60 + rank_bm25)``
-  (:func:`~hepwb.retrieval.rerankers.weighted_rrf`, a LanceDB reranker);
-* ``hybrid_linear``: a convex combination of min-max-normalised scores, ``w × cosine + (1 - w) × BM25``
-  (LanceDB's ``LinearCombinationReranker``, w = 0.7 by default).
+* ``hybrid``: with ``method=linear`` a convex combination of min-max-normalised scores,
+  ``w × cosine + (1 - w) × BM25`` (LanceDB's ``LinearCombinationReranker``); with ``method=rrf``
+  reciprocal-rank fusion, k = 60 (LanceDB's ``RRFReranker``), weighted by ``weight`` (the dense branch's
+  share, 0-1): ``w / (60 + rank_dense) + (1 - w) / (60 + rank_bm25)``
+  (:func:`~hepwb.retrieval.rerankers.weighted_rrf`). Its defaults (method, dense share, lexical fields) are
+  :data:`hepwb.defaults.HYBRID_METHOD`, ``HYBRID_WEIGHT`` and ``HYBRID_FIELDS``;
+* ``hybrid_linear``: ``hybrid(method=linear)`` with w = 0.7 and the text field by default.
 
 Options of both: ``dense_read``/``top_m`` (how the dense branch reads long chunks, see
 :mod:`hepwb.retrieval.dense`), ``fields`` (the lexical branch's fields, see :mod:`hepwb.retrieval.bm25`)
@@ -16,13 +18,14 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from hepwb import defaults
 from hepwb.exceptions import ConfigError
 from hepwb.models.analyzer import search_terms
 from hepwb.models.embedder import Embedder
 from hepwb.retrieval.base import columns, register_retriever, rows_to_hits
 from hepwb.retrieval.bm25 import FIELDS
 from hepwb.retrieval.dense import dense_arrow
-from hepwb.retrieval.options import Count, Fetch, LexicalFields, Read, Share
+from hepwb.retrieval.options import Count, Fetch, Fusion, LexicalFields, Read, Share
 from hepwb.retrieval.rerankers import weighted_rrf
 from hepwb.types import Hit, JSONObject
 
@@ -45,6 +48,12 @@ class HybridRetriever:
         dense_read: How the dense branch reads long chunks (``first``, ``max``, ``mean``).
         top_m: With ``dense_read="max"``: average the ``top_m`` best windows.
         fields: The lexical branch's fields (``text`` or ``context``).
+        method: ``rrf`` (reciprocal rank, weighted by ``weight``) or ``linear`` (``weight × cosine +
+            (1 - weight) × BM25`` of min-max-normalised scores).
+
+    The defaults (``hepwb.defaults.HYBRID_METHOD``, ``HYBRID_WEIGHT``, ``HYBRID_FIELDS``) are what the
+    measurements support (README, "Does it transfer?"); ``hybrid(method=rrf, fields=text, weight=null)`` is
+    the equal-weight RRF of earlier releases.
     """
 
     name = "hybrid"
@@ -54,10 +63,11 @@ class HybridRetriever:
         table: Any,
         embedder: Embedder | None = None,
         fetch: Fetch = 50,
-        weight: Share | None = None,
+        weight: Share | None = defaults.HYBRID_WEIGHT,
         dense_read: Read = "first",
         top_m: Count = 1,
-        fields: LexicalFields = "text",
+        fields: LexicalFields = defaults.HYBRID_FIELDS,
+        method: Fusion = defaults.HYBRID_METHOD,
     ) -> None:
         if embedder is None:
             msg = f"{self.name} needs an embedder: get_retriever({self.name!r}, table, embedder=...)"
@@ -69,11 +79,16 @@ class HybridRetriever:
         self.dense_read = dense_read
         self.top_m = top_m
         self.fields = fields
+        self.method = method
 
     def reranker(self) -> Any:
         """The LanceDB reranker that fuses the branches."""
-        from lancedb.rerankers import RRFReranker
+        from lancedb.rerankers import LinearCombinationReranker, RRFReranker
 
+        if self.method == "linear":
+            return LinearCombinationReranker(
+                weight=0.7 if self.weight is None else self.weight, return_score="all"
+            )
         if self.weight is None:
             return RRFReranker(K=60, return_score="all")
         return weighted_rrf(K=60, vector_weight=self.weight, return_score="all")
@@ -160,11 +175,4 @@ class LinearHybridRetriever(HybridRetriever):
         top_m: Count = 1,
         fields: LexicalFields = "text",
     ) -> None:
-        super().__init__(table, embedder, fetch, weight, dense_read, top_m, fields)
-
-    def reranker(self) -> Any:
-        """LanceDB's linear-combination reranker."""
-        from lancedb.rerankers import LinearCombinationReranker
-
-        weight = 0.7 if self.weight is None else self.weight
-        return LinearCombinationReranker(weight=weight, return_score="all")
+        super().__init__(table, embedder, fetch, weight, dense_read, top_m, fields, method="linear")

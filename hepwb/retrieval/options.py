@@ -33,7 +33,7 @@ from pydantic_core import SchemaError
 from hepwb.exceptions import ConfigError
 from hepwb.types import JSONObject
 
-__all__ = ["Count", "Fetch", "LexicalFields", "Read", "Share", "check_options", "options_model"]
+__all__ = ["Count", "Fetch", "Fusion", "LexicalFields", "Read", "Share", "check_options", "options_model"]
 
 Fetch = Annotated[int, Field(ge=1, le=10_000, description="candidates per branch, e.g. 50")]
 """Candidates taken from a base retriever or branch."""
@@ -45,6 +45,8 @@ Read = Literal["first", "max", "mean"]
 """How a chunk longer than the model's window is read (:mod:`hepwb.retrieval.dense`)."""
 LexicalFields = Literal["text", "context"]
 """The lexical fields: the chunk's text, or with its paper title and section path."""
+Fusion = Literal["rrf", "linear"]
+"""How ``hybrid`` fuses its branches: (weighted) reciprocal rank, or a convex combination of scores."""
 
 _NOT_OPTIONS = {"self", "table", "embedder"}
 

@@ -37,14 +37,16 @@ def weight(value: Any) -> int:
     """Estimated bytes of a cached corpus (its documents) or chunk set (its chunks); 0 for anything else.
 
     Python strings take 1, 2 or 4 bytes a character, and documents carry blocks and metadata about as
-    large as their text, so the estimate is the strings' own size, doubled for documents.
+    large as their text, so the estimate is the strings' own size, doubled for documents; a stored paper
+    not read yet costs about a kilobyte (:class:`~hepwb.pipeline.stored.StoredDocument`; reading it to
+    weigh it would load the corpus).
 
     Example:
         >>> weight(["not a corpus"])
         0
     """
     if isinstance(value, EvalInputs):
-        return 2 * sum(sys.getsizeof(d.markdown) for d in value.documents)
+        return sum(2 * sys.getsizeof(d.markdown) if d.loaded else 1024 for d in value.documents)
     if isinstance(value, ChunkSet):
         return sum(sys.getsizeof(c.text) + _CHUNK_OVERHEAD for c in value.chunks)
     return 0
