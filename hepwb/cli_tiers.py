@@ -8,7 +8,10 @@ from typing import Annotated, Any
 import typer
 
 from hepwb import defaults
-from hepwb.cli_app import App, Corpus, app, parse_words
+from hepwb.cli_app import App, Corpus, app, fail, parse_words
+from hepwb.exceptions import ConfigError
+from hepwb.names import under
+from hepwb.paths import Layout
 from hepwb.tiers.config import TierConfig, load_config
 from hepwb.tiers.query import hits_frame
 from hepwb.tiers.store import Tiers
@@ -61,6 +64,15 @@ def _open(ctx: typer.Context) -> Any:
     return Tiers.open(name, config=cfg)
 
 
+def _existing(ctx: typer.Context) -> Any:
+    """The tier folder of a command that only reads: one that does not exist is an error, never created."""
+    name, cfg = ctx.obj
+    root = under(Layout.default().data / "processed" / "tiers", name, "tier")
+    if not root.is_dir():
+        fail(ConfigError(f"no tier named {name!r} ({root}): create it with `hepwb tiers --name {name} init`"))
+    return Tiers.open(name, config=cfg)
+
+
 def _echo(obj: Any) -> None:
     import dataclasses
 
@@ -107,7 +119,7 @@ def acquire(
 @tiers_app.command("status")
 def status(ctx: typer.Context) -> None:
     """Rows, documents and versions per tier, HOT rows past the TTL, audit and signal counts."""
-    _echo(_open(ctx).status())
+    _echo(_existing(ctx).status())
 
 
 @tiers_app.command("search")
@@ -193,7 +205,7 @@ def history(
     limit: Annotated[int, typer.Option(help="Events shown, newest first.")] = 20,
 ) -> None:
     """The audit trail (init, ingest, acquire, warm, evict, promote, revert) or one chunk's story."""
-    t = _open(ctx)
+    t = _existing(ctx)
     if chunk:
         info = t.why(chunk)
         typer.echo(info["reason"])

@@ -35,3 +35,12 @@ def test_plain_names_resolve_inside_their_folder(tmp_path):
     (tmp_path / "link").symlink_to("/tmp")
     with pytest.raises(ConfigError, match="outside"):
         under(tmp_path, "link", "tier")
+
+
+@pytest.mark.parametrize("command", [["status"], ["history"], ["history", "--chunk", "c1"]])
+def test_reading_a_tier_that_does_not_exist_creates_nothing(tmp_path, monkeypatch, command):
+    monkeypatch.setenv("HEPWB_HOME", str(tmp_path))
+    out = CliRunner().invoke(app, ["tiers", "--name", "never-made", *command])
+    assert out.exit_code == 2, out.output
+    assert "no tier named 'never-made'" in out.output and "hepwb tiers --name never-made init" in out.output
+    assert not (tmp_path / "data").exists()
