@@ -24,7 +24,7 @@ from hepwb.exceptions import ConfigError
 from hepwb.ids import text_sha256
 from hepwb.types import JSONObject
 
-__all__ = ["SIGNAL_KINDS", "AuditLog", "new_event_id"]
+__all__ = ["SIGNAL_KINDS", "AuditLog", "new_event_id", "running"]
 
 SIGNAL_KINDS = ("useful", "cited", "approved")
 
@@ -49,6 +49,23 @@ def new_event_id() -> str:
     import uuid
 
     return str(uuid.uuid4())
+
+
+def running(details: JSONObject) -> bool:
+    """Whether the process that wrote a pending row is alive on this host (then it is not settled)."""
+    import os
+    import socket
+
+    pid = int(details.get("pid") or 0)
+    if not pid or pid == os.getpid() or details.get("host") != socket.gethostname():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 class AuditLog:

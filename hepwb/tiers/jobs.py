@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from hepwb.tiers.audit import new_event_id
+from hepwb.tiers.audit import new_event_id, running
 from hepwb.tiers.core import TierStore
 from hepwb.tiers.tables import entity_text, quoted, strings, tier_rows
 
@@ -105,10 +105,42 @@ def warm(tiers: TierStore, questions: Sequence[str] | None = None, *, actor: str
     return WarmReport(tuple(ents), tuple(docs), rows.num_rows - len(already), len(already))
 
 
+def settle_evictions(tiers: TierStore) -> tuple[str, ...]:
+    """Close evictions a killed job left ``pending``: ``done`` if its rows left HOT, else ``aborted``.
+
+    The job wrote its audit row (with the chunk ids and the cutoff) before deleting; its delete is one
+    commit, so either none of those rows older than the cutoff remain (it committed) or all do.
+    """
+    settled = []
+    for ev in tiers.audit.pending("evict"):
+        if running(ev.get("details") or {}):
+            continue  # that job is alive and closes its own row
+        ids, cutoff = ev.get("chunk_ids") or [], int((ev.get("evidence") or {}).get("cutoff_ms", 0))
+        left = (
+            tiers.table("hot").count_rows(f"hot_promoted_at < {cutoff} AND chunk_id IN ({quoted(ids)})")
+            if ids and tiers.has("hot")
+            else 0
+        )
+        if left:
+            tiers.audit.finish(ev["event_id"], "aborted", tiers.now_ms())
+        else:
+            tiers.audit.finish(ev["event_id"], "done", tiers.now_ms(), hot_version_after=tiers.version("hot"))
+        settled.append(str(ev["event_id"]))
+    return tuple(settled)
+
+
 def evict(tiers: TierStore, *, actor: str = "hepwb", dry_run: bool = False) -> EvictReport:
-    """Delete the HOT rows stamped before ``now - ttl`` (oldest first, ``job_max_rows`` per run)."""
+    """Delete the HOT rows stamped before ``now - ttl`` (oldest first, ``job_max_rows`` per run).
+
+    The audit row is written ``pending`` before the delete and closed after it, so a job killed anywhere
+    leaves a row the next run settles (:func:`settle_evictions`): every removed row is accounted for.
+    """
+    import os
+    import socket
     from collections import Counter
 
+    if not dry_run:
+        settle_evictions(tiers)
     now = tiers.now_ms()
     cutoff = now - int(tiers.config.ttl_s * 1000)
     if not tiers.has("hot"):
@@ -132,10 +164,9 @@ def evict(tiers: TierStore, *, actor: str = "hepwb", dry_run: bool = False) -> E
     where = f"hot_promoted_at < {cutoff}"  # a row re-warmed meanwhile is not expired any more
     if len(ids) < old.num_rows:
         where += f" AND chunk_id IN ({quoted(ids)})"
-    hot.delete(where)  # one commit: a reader sees all these rows or none
-    tiers.reindex("hot")
-    tiers.audit.log(
-        new_event_id(),
+    eid = new_event_id()
+    tiers.audit.begin(
+        eid,
         now,
         "evict",
         actor,
@@ -143,7 +174,10 @@ def evict(tiers: TierStore, *, actor: str = "hepwb", dry_run: bool = False) -> E
         doc_keys=sorted(docs),
         chunk_ids=ids,
         hot_version_before=before,
-        hot_version_after=tiers.version("hot"),
         evidence={"cutoff_ms": cutoff, "ttl_s": tiers.config.ttl_s},
+        details={"pid": os.getpid(), "host": socket.gethostname()},
     )
+    hot.delete(where)  # one commit: a reader sees all these rows or none
+    tiers.audit.finish(eid, "done", tiers.now_ms(), hot_version_after=tiers.version("hot"))
+    tiers.reindex("hot")
     return EvictReport(cutoff, len(ids), docs, old.num_rows - len(ids))

@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from hepwb.exceptions import ConfigError
-from hepwb.tiers.audit import new_event_id
+from hepwb.tiers.audit import new_event_id, running
 from hepwb.tiers.core import TierStore
 from hepwb.tiers.tables import quoted, strings, tier_rows, upsert_documents
 from hepwb.types import JSONObject
@@ -142,7 +142,7 @@ def _settle_pending(tiers: TierStore) -> tuple[str, ...]:
     settled = []
     for ev in tiers.audit.pending("promote"):
         eid = ev["event_id"]
-        if _running(ev.get("details") or {}):
+        if running(ev.get("details") or {}):
             continue  # another promote is under way right now; it closes its own row
         n = tiers.table("lt").count_rows(f"promotion_id = {quoted([eid])}") if tiers.has("lt") else 0
         if n:
@@ -151,23 +151,6 @@ def _settle_pending(tiers: TierStore) -> tuple[str, ...]:
             tiers.audit.finish(eid, "aborted", tiers.now_ms())
         settled.append(eid)
     return tuple(settled)
-
-
-def _running(details: JSONObject) -> bool:
-    """Whether the process that wrote a pending row is alive on this host (then it is not settled)."""
-    import os
-    import socket
-
-    pid = int(details.get("pid") or 0)
-    if not pid or pid == os.getpid() or details.get("host") != socket.gethostname():
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _first_version_with(tiers: TierStore, eid: str) -> int:

@@ -204,3 +204,66 @@ def test_a_running_promotion_is_not_settled_by_another(material, tmp_path):
     assert os.getpid() != live.pid
     t.promote()
     assert [e["status"] for e in t.audit.events(action="promote") if e["event_id"] == "other"] == ["aborted"]
+
+
+EVICT_KILLER = """
+import os, signal, sys, time
+from hepwb.paths import Layout
+from hepwb.tiers import TierConfig, Tiers
+
+root, home, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+count = 0
+
+def tracer(frame, event, arg):  # SIGKILL at the n-th line hepwb executes during the job (0: never)
+    global count
+    if event == "line" and "/hepwb/" in frame.f_code.co_filename:
+        count += 1
+        if count == n:
+            os.kill(os.getpid(), signal.SIGKILL)
+    return tracer
+
+t = Tiers(root, TierConfig(ttl_s=1), layout=Layout(home), clock=lambda: time.time() + 3600)
+t.table("hot")  # opened before tracing: the job is what is counted
+sys.settrace(tracer)
+t.evict(actor="cron")
+sys.settrace(None)
+print(count)
+"""
+
+
+def test_an_eviction_killed_anywhere_leaves_every_removed_row_accounted_for(material, tmp_path):
+    """Kills at seeded random lines of the job (and between LanceDB's delete and the audit row's close)."""
+    import random
+    import shutil
+
+    from hepwb.tiers.jobs import settle_evictions
+
+    root, _ = material
+    base = _session(material, tmp_path / "base")
+    script = tmp_path / "kill.py"
+    script.write_text(EVICT_KILLER)
+
+    def trial(n: int) -> tuple[Tiers, set[str], subprocess.CompletedProcess[str]]:
+        folder = tmp_path / f"t{n}"
+        shutil.copytree(base.root, folder)
+        t = Tiers(folder, TierConfig(ttl_s=1), layout=Layout(root / "home"))
+        before = set(t.table("hot").to_arrow()["chunk_id"].to_pylist())
+        cmd = [sys.executable, str(script), str(folder), str(root / "home"), str(n)]
+        return t, before, subprocess.run(cmd, check=False, capture_output=True, text=True)
+
+    _, before, clean = trial(0)
+    assert clean.returncode == 0, clean.stderr
+    lines = int(clean.stdout.split()[-1])  # lines hepwb runs in one whole eviction
+    points = sorted(random.Random(0).sample(range(1, lines + 1), 6))
+    outcomes = set()
+    for n in points:
+        t, before, proc = trial(n)
+        assert proc.returncode == -9, (n, proc.stderr[-300:])
+        removed = before - set(t.table("hot").to_arrow()["chunk_id"].to_pylist())
+        settle_evictions(t)  # what the next evict (or promote) does first
+        events = t.audit.events(action="evict")
+        assert not [e for e in events if e["status"] == "pending"], n
+        done = {c for e in events if e["status"] == "done" for c in e["chunk_ids"]}
+        assert removed == done, f"killed at line {n} of {lines}: removed {len(removed)}, audited {len(done)}"
+        outcomes.add(bool(removed))
+    assert outcomes == {False, True}  # kills before the delete's commit and after it were both tried
