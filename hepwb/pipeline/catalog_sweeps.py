@@ -113,17 +113,19 @@ class SweepCatalogMixin:
         """Drop the rows of runs whose folder now holds no finished run, or another one; returns their ids.
 
         A re-run clears its folder before writing the new results: if it was killed in between, the
-        folder no longer backs the recorded run and the report must not list it. A folder that is gone
-        altogether (a moved or copied project) is left alone.
+        folder no longer backs the recorded run and the report must not list it. If it was killed after
+        writing them but before recording them (``--force``), the folder holds a newer result of the same
+        run (another ``created``): the stale rows go, and :meth:`sync_runs` records the folder's. A folder
+        that is gone altogether (a moved or copied project) is left alone.
         """
-        rows = self.sql("SELECT run_id, run_dir FROM runs WHERE status = 'ok'")
+        rows = self.sql("SELECT run_id, run_dir, created FROM runs WHERE status = 'ok'")
         gone = []
-        for run_id, run_dir in zip(rows["run_id"], rows["run_dir"], strict=True):
+        for run_id, run_dir, created in zip(rows["run_id"], rows["run_dir"], rows["created"], strict=True):
             folder = Path(str(run_dir))
             if not folder.is_dir():
                 continue
             rec = RunRecord.finished(folder)
-            if rec is None or rec.run_id != run_id:
+            if rec is None or rec.run_id != run_id or str(rec.created) != str(created):
                 gone.append(str(run_id))
         if gone:
             with self._connect() as con:

@@ -243,6 +243,14 @@ def test_a_run_cleared_by_a_killed_rerun_leaves_the_catalog_and_the_report(tmp_p
     assert cat.sql("SELECT count(*) AS n FROM metrics")["n"].iloc[0] == 0
     again = run_experiment(cfg, layout=layout, progress=False)
     assert cat.sync_runs(layout.runs) == [again.record.run_id]
+    # killed after writing a forced re-run's results but before recording them: the catalog row is older
+    # than the folder's metrics.json; the next sync replaces it with the folder's
+    recorded = cat.sql("SELECT created FROM runs")["created"].iloc[0]
+    forced = cfg.model_copy(update={"run_dir": str(res.run_dir)})
+    rerun = run_experiment(forced, layout=layout, progress=False)
+    assert rerun.record.created != recorded
+    assert cat.sync_runs(layout.runs) == [rerun.record.run_id]
+    assert cat.sql("SELECT created FROM runs")["created"].tolist() == [rerun.record.created]
     moved = res.run_dir.with_name("moved")
     res.run_dir.rename(moved)
     assert cat.forget_replaced_runs() == [] and cat.has_run(again.record.run_id)
