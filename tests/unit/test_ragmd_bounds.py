@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from hepwb.ragmd import reader
 
@@ -25,7 +27,12 @@ def test_the_error_reads_as_text_not_as_a_tuple():
 
 
 def _repeated(n: int) -> str:
-    """A .ragmd text of ``n`` chunks whose Chunks section names every chunk twice (a hand-merged file)."""
+    """A .ragmd text of ``n`` chunks whose Chunks section names one chunk twice (a hand-merged file)."""
+    return _valid(n).replace('{"chunk_id": "c1", ', '{"chunk_id": "c0", ')  # c0 now appears twice
+
+
+def _valid(n: int) -> str:
+    """A valid .ragmd text of ``n`` one-character chunks."""
     import numpy as np
 
     from hepwb.ragmd import RagFile, dumps
@@ -35,8 +42,7 @@ def _repeated(n: int) -> str:
     when = "2026-01-01T00:00:00Z"
     docs = [RagDocument("d1", "P01", "", "")]
     rf = RagFile("m", "cs", when, when, docs, chunks, np.zeros((n, 2), dtype="<f4"))
-    text = dumps(rf)
-    return text.replace('{"chunk_id": "c1", ', '{"chunk_id": "c0", ')  # c0 now appears twice
+    return dumps(rf)
 
 
 def test_repeated_chunk_ids_are_named_and_validation_stays_linear():
@@ -56,3 +62,22 @@ def test_a_file_over_the_size_cap_is_one_line_and_never_read(tmp_path, monkeypat
     assert res.exit_code == 1  # validate-ragmd's "the file is bad"
     assert "more than a .ragmd file may hold (1,000); keep an index that large in LanceDB" in res.output
     assert len(res.output.strip().splitlines()) == 1
+
+
+_VALID = _valid(5).encode()
+
+
+@settings(max_examples=200, deadline=2000, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 3), st.binary(max_size=8)), max_size=6))
+def test_a_mutated_file_fails_only_with_a_ragmd_error(tmp_path, edits):
+    """Bytes of a valid file deleted, replaced and inserted at random: a RagmdError or a file, no crash."""
+    data = bytearray(_VALID)
+    for pos, cut, new in edits:
+        at = pos % (len(data) + 1)
+        data[at : at + cut] = new
+    path = tmp_path / "mutated.ragmd"
+    path.write_bytes(bytes(data))
+    try:
+        reader.load(path)
+    except reader.RagmdError as exc:
+        assert len(str(exc)) < 5000 and str(exc).startswith(str(path))
