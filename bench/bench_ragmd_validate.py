@@ -46,7 +46,7 @@ def best_of_three(text: str) -> float:
 def main(argv: list[str] | None = None) -> int:
     """Print the two times and their ratio; exit 1 when the target is missed."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--chunks", type=int, default=20_000)
+    ap.add_argument("--chunks", type=int, default=30_000)
     args = ap.parse_args(argv)
     small, large = repeated(args.chunks), repeated(10 * args.chunks)
     t_small, t_large = best_of_three(small), best_of_three(large)

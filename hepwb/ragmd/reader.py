@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import gc
 import json
 from collections import Counter
 from pathlib import Path
@@ -115,6 +116,21 @@ def _fail(probs: _Problems) -> RagmdError:
 
 
 def _parse(text: str, source: str) -> RagFile:
+    """Parse ``text`` with the cyclic garbage collector paused.
+
+    The hundreds of thousands of small objects a large file makes would otherwise trigger full collections
+    again and again: validation time grew 13.5× for 10× the file, 10.8× without them.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _parse_text(text, source)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _parse_text(text: str, source: str) -> RagFile:
     lines = text.split("\n")
     probs = _Problems(source)
     marks = [i + 1 for i, ln in enumerate(lines) if ln.startswith(_CONFLICT) or ln == "======="]
