@@ -19,9 +19,9 @@ Method:
 * A method "transfers" when its found@5 gain has the same sign on both sets at a chunk size; the script
   names the methods whose gain exists on one set only.
 
-Artefacts go to a scratch project (``--home``, default a temporary folder) that reuses this project's
-converted papers and starts from a copy of its embedding cache; chunk tables and runs are its own, so the
-project's catalog is untouched. Exits 0 with a message when the shared material is absent.
+Artefacts go to a scratch project (``--home``, default a temporary folder) that starts from a copy of
+this project's embedding cache; conversions, chunk tables and runs are its own, so the project's catalog
+is untouched. Exits 0 with a message when the shared material is absent.
 """
 
 from __future__ import annotations
@@ -102,10 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     sizes = [int(s) for s in args.sizes.split(",")]
     home = args.home or Path(tempfile.mkdtemp(prefix="hepwb-transfer-"))
     layout = Layout(home)
-    if not layout.interim.exists():  # converted papers of this project: reused, not converted again
-        layout.interim.parent.mkdir(parents=True, exist_ok=True)
-        layout.interim.symlink_to(Layout.default().interim.resolve())
-        for cache in Layout.default().lancedb.glob("embcache__*.lance"):  # vectors already made
+    if not layout.lancedb.exists():  # the vectors this project already made: not embedded again
+        for cache in Layout.default().lancedb.glob("embcache__*.lance"):
             shutil.copytree(cache, layout.lancedb / cache.name)
     chroma_corpus, chroma_questions = chroma_inputs(home)
     sets = {"hepqa-dev": (None, None), "chroma": (str(chroma_corpus), str(chroma_questions))}
