@@ -75,12 +75,22 @@ def chroma_inputs(folder: Path) -> tuple[Path, Path]:
     return corpus, questions
 
 
+_INPUTS: dict[tuple[str | None, str | None], Any] = {}
+
+
 def run(layout: Layout, method: str, size: int, corpus: str | None, questions: str | None) -> Any:
-    """One evaluation: its per-question frame (indexed by qid) and summary."""
+    """One evaluation: its per-question frame (indexed by qid) and summary.
+
+    The papers and located evidence of a question set are loaded once and shared by its runs.
+    """
+    from hepwb.pipeline.stages import load_inputs
+
     cfg = ExperimentConfig.from_params(
         retriever=method, chunk_size=size, corpus=corpus, questions=questions, prefer_latex=True
     )
-    res = run_experiment(cfg, layout=layout, progress=False)
+    if (corpus, questions) not in _INPUTS:
+        _INPUTS[(corpus, questions)] = load_inputs(cfg, layout, progress=False)
+    res = run_experiment(cfg, layout=layout, progress=False, inputs=_INPUTS[(corpus, questions)])
     return res.per_question.set_index("qid"), res.summary
 
 
