@@ -24,8 +24,10 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
+import numpy as np
+
 from hepwb import defaults
-from hepwb.evaluation.matching import KeyIndex, Located, is_relevant
+from hepwb.evaluation.matching import KeyIndex, Located
 from hepwb.evaluation.rank import rank_scores
 from hepwb.evaluation.spans import precision_omega, union
 from hepwb.types import Chunk, Hit
@@ -83,18 +85,42 @@ def relevant_chunks(
     keyindexes: Mapping[str, KeyIndex],
     min_coverage: float = defaults.MIN_COVERAGE,
 ) -> dict[str, set[str]]:
-    """``{qid: ids of the chunks relevant to one of its located quotes}``."""
+    """``{qid: ids of the chunks relevant to one of its located quotes}``.
+
+    The rule of :func:`~hepwb.evaluation.matching.is_relevant`, applied to all chunks of a quote's document
+    at once: each chunk's key range is computed once per document, coverage is one vector operation per
+    quote, and a strict quote's verbatim repeats are found by searching the document's key for it (a
+    chunk holds a repeat when its key range contains one). Chroma's five corpora (472 questions, ~1,000
+    chunks a corpus) took some 100 s a run chunk by chunk.
+    """
     by_doc: dict[str, list[Chunk]] = defaultdict(list)
     for c in chunks:
         by_doc[c.document_id].append(c)
+    ranges: dict[str, tuple[np.ndarray, np.ndarray, list[str]]] = {}
     out: dict[str, set[str]] = defaultdict(set)
     for loc in located:
+        doc_chunks = by_doc.get(loc.document_id)
+        if not doc_chunks:
+            continue
         idx = keyindexes[loc.document_id]
-        for c in by_doc.get(loc.document_id, ()):
-            if is_relevant(
-                loc, Hit(c.chunk_id, c.document_id, loc.label, c.start, c.end, 0, 0.0), idx, min_coverage
-            ):
-                out[loc.qid].add(c.chunk_id)
+        if loc.document_id not in ranges:
+            spans = np.array([idx.key_range(c.start, c.end) for c in doc_chunks], dtype=np.int64)
+            ranges[loc.document_id] = (spans[:, 0], spans[:, 1], [c.chunk_id for c in doc_chunks])
+        ks, ke, ids = ranges[loc.document_id]
+        total = loc.key_end - loc.key_start
+        hit = np.zeros(len(ids), dtype=bool)
+        if total > 0:
+            inside = np.maximum(np.minimum(ke, loc.key_end) - np.maximum(ks, loc.key_start), 0)
+            hit |= inside / total >= min_coverage
+        if loc.method == "strict":  # the quote verbatim anywhere in the chunk counts too
+            quote = idx.key[loc.key_start : loc.key_end]
+            if not quote:
+                hit |= ke >= ks
+            at = idx.key.find(quote) if quote else -1
+            while at >= 0:
+                hit |= (ks <= at) & (ke >= at + len(quote))
+                at = idx.key.find(quote, at + 1)
+        out[loc.qid].update(ids[i] for i in np.flatnonzero(hit))
     return dict(out)
 
 

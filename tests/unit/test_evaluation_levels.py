@@ -220,3 +220,34 @@ def test_ragas_testset_generator_runs_against_the_local_server():
         qs = ragas_questions(docs, LLMEndpoint(srv.url, "gen", attempts=1), size=2)
     assert isinstance(qs, list) and all(q.evidence for q in qs)
     assert len(srv.requests) >= 4 and all(r["model"] == "gen" for r in srv.requests)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.sampled_from(["Alpha beta gamma.", "Delta epsilon.", "Zeta eta theta iota.", "Kappa."]),
+             min_size=3, max_size=30),
+    st.integers(8, 24),
+    st.sampled_from([0.0, 0.25]),
+    st.floats(0.05, 1.0),
+)  # fmt: skip
+def test_relevant_chunks_agree_with_the_rule_chunk_by_chunk(sentences, size, overlap, min_coverage):
+    """The vectorised search gives exactly the chunks is_relevant accepts, repeated quotes included."""
+    from hepwb.chunking import get_chunker
+    from hepwb.evaluation.matching import is_relevant, locate
+    from hepwb.processing.markdown import markdown_document
+    from hepwb.types import Hit
+
+    doc = markdown_document("# T\n\n" + " ".join(sentences), "P01")
+    chunks = get_chunker("hepilot", chunk_size=size, chunk_overlap=overlap, tokenizer="words").chunk(doc)
+    idx = build_keyindexes([doc])
+    located = [
+        loc for i, quote in enumerate(dict.fromkeys(sentences))
+        if (loc := locate(Evidence(f"q{i}#e0", "P01", None, quote), {"P01": idx[doc.document_id]}))
+    ]  # fmt: skip
+    brute: dict[str, set[str]] = {}
+    for loc in located:
+        for c in chunks:
+            hit = Hit(c.chunk_id, c.document_id, "P01", c.start, c.end, 0, 0.0)
+            if is_relevant(loc, hit, idx[doc.document_id], min_coverage):
+                brute.setdefault(loc.qid, set()).add(c.chunk_id)
+    assert relevant_chunks(located, chunks, idx, min_coverage) == brute
