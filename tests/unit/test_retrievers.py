@@ -220,3 +220,21 @@ def test_xref_puts_the_named_figure_caption_first(tmp_path):
     assert [h.chunk_id for h in xref.search("asymmetry in bins of t", k=3)] == [
         h.chunk_id for h in plain.search("asymmetry in bins of t", k=3)
     ]
+
+
+def test_a_searcher_takes_a_retriever_with_its_options_in_one_name(tmp_path):
+    """`hepwb search --retrievers 'bm25(fields=context),hybrid'` and Searcher.search say the same thing."""
+    from hepwb.cli_app import parse_words
+    from hepwb.pipeline.search import Searcher
+
+    layout = Layout(tmp_path)
+    docs = [markdown_document(t, label) for label, t in TEXTS.items()]
+    cs = build_chunkset(docs, "hepilot", layout=layout, progress=False, chunk_size=32, chunk_overlap=0.0)
+    table = ChunkStore(layout.lancedb, get_embedder()).table(cs.chunkset_id, cs.chunks, cs.documents)
+    s = Searcher.at_table(table.name, layout=layout)
+    q = "DVCS beam-spin asymmetry"
+    assert parse_words("bm25(fields=context), hybrid(method=rrf, weight=0.5)") == [
+        "bm25(fields=context)", "hybrid(method=rrf, weight=0.5)"
+    ]  # fmt: skip
+    named = [h.chunk_id for h in s.search(q, "bm25(fields=context)", k=3)]
+    assert named == [h.chunk_id for h in s.retriever("bm25", fields="context").search(q, k=3)]
