@@ -9,6 +9,7 @@ a baseline. Both: lowercase, English stemming, stop words removed, OR match.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from hepwb.exceptions import ConfigError
@@ -22,10 +23,37 @@ from hepwb.retrieval.feedback import feedback_query, feedback_terms
 from hepwb.retrieval.options import Count, LexicalFields, Share
 from hepwb.types import Hit, JSONObject
 
-__all__ = ["FIELDS", "BM25Retriever", "PlainBM25Retriever", "fts_rows"]
+__all__ = ["FIELDS", "BM25Retriever", "PlainBM25Retriever", "fts_rows", "note_context_fields"]
 
 
 FIELDS = {"text": "search_text", "context": "search_context"}
+
+_log = logging.getLogger("hepwb.retrieval")
+_NOTED: set[str] = set()
+
+
+def note_context_fields(table: Any) -> None:
+    """Say once per table when ``fields=context`` can add no section path: the chunks have no headings.
+
+    The context field is the paper title, the section path and the text; on markdown without headings (a
+    plain-text corpus) it adds the title alone, and nothing else tells the user the option barely applies.
+    """
+    name = str(getattr(table, "name", ""))
+    if not name or name in _NOTED:
+        return
+    _NOTED.add(name)
+    try:
+        with_sections = int(table.count_rows("section != ''"))
+    except (AttributeError, ValueError, RuntimeError, OSError):  # no such column or no counts: say nothing
+        return
+    if with_sections == 0:
+        _log.info(
+            "fields=context on %s: no chunk has a section heading, so only the paper title is added to the "
+            "text (the corpus has no headings)",
+            name,
+        )
+
+
 """Lexical fields: the chunk's text, or its text with the paper title and section path (HEP terms)."""
 
 
@@ -75,6 +103,8 @@ class BM25Retriever:
     ) -> None:
         self.table = table
         self.fields = fields
+        if fields == "context":
+            note_context_fields(table)
         self.prf = (prf_docs, prf_terms, prf_weight) if prf else None
         self.lexicon: dict[str, str] = {}
         if acronyms:

@@ -23,7 +23,7 @@ from hepwb.exceptions import ConfigError
 from hepwb.models.analyzer import search_terms
 from hepwb.models.embedder import Embedder
 from hepwb.retrieval.base import columns, register_retriever, rows_to_hits
-from hepwb.retrieval.bm25 import FIELDS
+from hepwb.retrieval.bm25 import FIELDS, note_context_fields
 from hepwb.retrieval.dense import dense_arrow
 from hepwb.retrieval.options import Count, Fetch, Fusion, LexicalFields, Read, Share
 from hepwb.retrieval.rerankers import weighted_rrf
@@ -80,6 +80,8 @@ class HybridRetriever:
         self.top_m = top_m
         self.fields = fields
         self.method = method
+        if fields == "context":
+            note_context_fields(table)
 
     def reranker(self) -> Any:
         """The LanceDB reranker that fuses the branches."""

@@ -238,3 +238,18 @@ def test_a_searcher_takes_a_retriever_with_its_options_in_one_name(tmp_path):
     ]  # fmt: skip
     named = [h.chunk_id for h in s.search(q, "bm25(fields=context)", k=3)]
     assert named == [h.chunk_id for h in s.retriever("bm25", fields="context").search(q, k=3)]
+
+
+def test_context_fields_on_a_corpus_without_headings_say_so_once(tmp_path, caplog):
+    import logging
+
+    layout = Layout(tmp_path)
+    docs = [markdown_document("Plain text about DVCS and its beam-spin asymmetry, no headings.", "N1")]
+    cs = build_chunkset(docs, "hepilot", layout=layout, progress=False, chunk_size=32, chunk_overlap=0.0)
+    table = ChunkStore(layout.lancedb, get_embedder()).table(cs.chunkset_id, cs.chunks, cs.documents)
+    with caplog.at_level(logging.INFO, logger="hepwb.retrieval"):
+        for _ in range(2):
+            get_retriever("bm25", table, fields="context").search("DVCS", k=1)
+            get_retriever("hybrid", table, embedder=get_embedder()).search("DVCS", k=1)
+    notes = [r.getMessage() for r in caplog.records if "no chunk has a section heading" in r.getMessage()]
+    assert len(notes) == 1 and table.name in notes[0]
