@@ -258,7 +258,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--extra", default="{}", help=argparse.SUPPRESS)
     ap.add_argument("--result", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--rows", type=Path, nargs="+", help="only summarize these earlier outputs (last wins)")
+    ap.add_argument(
+        "--plot",
+        type=Path,
+        help="with --rows: draw the cost curves to this PNG (times from the first file; peak RSS of each)",
+    )
     args = ap.parse_args(argv)
+    if args.rows and args.plot:
+        plot_curves(
+            [(f.stem, json.loads(f.read_text(encoding="utf-8"))["rows"]) for f in args.rows], args.plot
+        )
     if args.rows:
         by_size = {
             r["documents"]: r for f in args.rows for r in json.loads(f.read_text(encoding="utf-8"))["rows"]
@@ -278,6 +287,37 @@ def main(argv: list[str] | None = None) -> int:
         if n <= args.real_max and args.derived_rate is None:
             rate = rows[-1]["embed"]["texts"] / rows[-1]["embed"]["wall_s"]
     return summarize(rows, args.json)
+
+
+def plot_curves(runs: list[tuple[str, list[dict[str, Any]]]], out: Path) -> None:
+    """Seconds per stage against documents (log-log, the first run) and peak RSS per stage of every run."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+    name, rows = runs[0]
+    docs = [r["documents"] for r in rows]
+    for c in ("convert", "chunk", "embed", "index", "evaluate"):
+        left.plot(docs, [stage_seconds(r)[c] for r in rows], marker="o", label=c)
+    left.plot(
+        docs, [docs[0] and stage_seconds(rows[0])["chunk"] * d / docs[0] for d in docs], "k:", label="linear"
+    )
+    left.set(
+        xscale="log", yscale="log", xlabel="documents", ylabel="seconds", title=f"time per stage ({name})"
+    )
+    left.legend(fontsize=8)
+    for run, rs in runs:
+        right.plot([r["documents"] for r in rs], [max(r[st]["peak_rss_mib"] for st in STAGES) for r in rs],
+                   marker="o", label=run)  # fmt: skip
+    right.axhline(2048, color="k", ls=":", label="2 GiB target")
+    right.set(xscale="log", xlabel="documents", ylabel="MiB", title="peak RSS of any stage process")
+    right.legend(fontsize=8)
+    fig.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=110)
+    print(f"cost curves: {out}")
 
 
 def summarize(rows: list[dict[str, Any]], out: Path) -> int:
