@@ -10,8 +10,6 @@ import typer
 from hepwb import defaults
 from hepwb.cli_app import App, Corpus, app, fail, parse_words
 from hepwb.exceptions import ConfigError
-from hepwb.names import under
-from hepwb.paths import Layout
 from hepwb.tiers.config import TierConfig, load_config
 from hepwb.tiers.query import hits_frame
 from hepwb.tiers.store import Tiers
@@ -67,7 +65,7 @@ def _open(ctx: typer.Context) -> Any:
 def _existing(ctx: typer.Context) -> Any:
     """The tier folder of a command that only reads: one that does not exist is an error, never created."""
     name, cfg = ctx.obj
-    root = under(Layout.default().data / "processed" / "tiers", name, "tier")
+    root = Tiers.folder(name)
     if not root.is_dir():
         fail(ConfigError(f"no tier named {name!r} ({root}): create it with `hepwb tiers --name {name} init`"))
     return Tiers.open(name, config=cfg)

@@ -88,11 +88,16 @@ class TierStore:
         self.audit: AuditLog = AuditLog(self.root / "audit.duckdb")
         self._embedder: Embedder | None = None
 
+    @staticmethod
+    def folder(name: str = "default", layout: Layout | None = None) -> Path:
+        """Where tier ``name`` of this project lives (``data/processed/tiers/<name>``; nothing is created)."""
+        return under((layout or Layout.default()).data / "processed" / "tiers", name, "tier")
+
     @classmethod
     def open(cls, name: str = "default", *, layout: Layout | None = None, **kwargs: Any) -> Self:
         """The tier folder ``name`` of this project (``data/processed/tiers/<name>``)."""
         layout = layout or Layout.default()
-        return cls(under(layout.data / "processed" / "tiers", name, "tier"), layout=layout, **kwargs)
+        return cls(cls.folder(name, layout), layout=layout, **kwargs)
 
     # -- state ---------------------------------------------------------------------------------------
     def now_ms(self) -> int:
