@@ -92,7 +92,8 @@ Retrievers = Annotated[
     str,
     typer.Option(
         help="Comma-separated retriever names (dense, bm25, bm25_plain, hybrid, hybrid_linear, entity, "
-        "rerank, multi_query, hyde, parent; `hepwb retrievers` says which can run here)."
+        "rerank, multi_query, hyde, parent; `hepwb retrievers` says which can run here), each a name or "
+        "NAME(KEY=VALUE, ...), e.g. 'bm25(fields=context),hybrid'."
     ),
 ]
 TopK = Annotated[int, typer.Option(help="Chunks retrieved per question.")]

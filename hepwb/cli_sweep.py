@@ -44,7 +44,9 @@ Cluster = Annotated[
     str | None, typer.Option(help="Start workers as batch jobs: slurm or htcondor (dask-jobqueue).")
 ]
 GridSizes = Annotated[str | None, typer.Option(help="Override the grid's chunk sizes, e.g. 256,512,1024.")]
-GridRetrievers = Annotated[str | None, typer.Option(help="Override the grid's retrievers, e.g. bm25,dense.")]
+GridRetrievers = Annotated[
+    str | None, typer.Option(help="Override the grid's retrievers, e.g. 'bm25,dense(read=max)'.")
+]
 GridChunkers = Annotated[
     str | None, typer.Option(help="Override the grid's chunkers, e.g. hepilot,recursive.")
 ]
