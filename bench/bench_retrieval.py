@@ -20,9 +20,9 @@ Method:
 * Scale-up: the corpus table's rows are repeated up to ``--scale`` rows (new chunk ids; each copy's
   vector gets Gaussian noise sigma 0.02 then is renormalised, so neighbours are not exact ties)
   into a fresh LanceDB table with hepwb's indexes (two FTS indexes and, at >= 20k rows, an
-  IVF_HNSW_SQ cosine index, searched with ``ef = ANN_EF``). ANN recall@10 is the share of the
-  exact numpy top 10 that the dense retriever returns. Targets at 100k chunks: dense p50 <= 5 ms,
-  hybrid p50 <= 15 ms.
+  IVF_HNSW_SQ cosine index of one partition per 10,000 rows, searched by ``ann_search``). ANN
+  recall@10 is the share of the exact numpy top 10 that the dense retriever returns. Targets at
+  100k chunks: dense p50 <= 5 ms, hybrid p50 <= 15 ms.
 * "lancedb vector (ids)" and "lancedb hybrid (ids)" time the LanceDB query alone (chunk ids
   only, as a search service would return them); the retriever rows add fetching the chunk columns
   (text, pages, section, entities …) and building explained hits with highlights.
@@ -104,12 +104,12 @@ def bench_table(label: str, table, emb, questions: list[str], vectors: np.ndarra
     # the LanceDB search alone (chunk ids and scores; no columns fetched, no hits built)
     from lancedb.rerankers import RRFReranker
 
-    from hepwb.index.store import ANN_EF
+    from hepwb.index.store import ann_search
     from hepwb.models.analyzer import search_terms
 
     pairs = list(zip(vectors, [search_terms(q) for q in questions], strict=True))
     ann = timed(
-        lambda p: table.search(p[0]).metric("cosine").ef(ANN_EF).select(["chunk_id"]).limit(K).to_arrow(),
+        lambda p: ann_search(table, p[0]).select(["chunk_id"]).limit(K).to_arrow(),
         pairs,
     )
     rows.append((label, "lancedb vector (ids)", *ann, ann[0] / b50, "index search only"))

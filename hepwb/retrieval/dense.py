@@ -20,7 +20,7 @@ import numpy as np
 
 from hepwb.exceptions import ConfigError, RetrieverUnavailableError
 from hepwb.index.ann import AnnTable
-from hepwb.index.store import ANN_EF
+from hepwb.index.store import ann_search
 from hepwb.models.embedder import Embedder
 from hepwb.retrieval.base import columns, register_retriever, rows_to_hits
 from hepwb.retrieval.options import Count, Read
@@ -86,7 +86,7 @@ def dense_arrow(table: Any, vector: Any, k: int, *, read: str = "first", top_m: 
 
     Columns: the chunk columns, ``_distance`` (cosine distance), ``_rowid`` and, for windowed reads,
     ``_windows`` (how the score was formed). Exact search unless the table has a vector index (large
-    tables, see :mod:`hepwb.index.store`), then HNSW with breadth :data:`~hepwb.index.store.ANN_EF`;
+    tables, see :mod:`hepwb.index.store`), then HNSW (:func:`~hepwb.index.store.ann_search`);
     an :class:`~hepwb.index.ann.AnnTable` (a configured ``vector_index``) is searched through its index.
     """
     import pyarrow as pa
@@ -94,12 +94,12 @@ def dense_arrow(table: Any, vector: Any, k: int, *, read: str = "first", top_m: 
     if read == "first" and isinstance(table, AnnTable):  # a configured vector index (or exact search)
         scored = [(c, 1.0 - float(d), "") for c, d in table.nearest(vector, k)]
     elif read == "first":
-        q = table.search(vector, vector_column_name="vector").metric("cosine").ef(ANN_EF)
+        q = ann_search(table, vector)
         return q.select([*columns(), "_distance"]).with_row_id(True).limit(k).to_arrow()
     elif read == "mean":
         means = companion(table, "__wmean")
         hits = (
-            means.search(vector, vector_column_name="vector").metric("cosine").ef(ANN_EF)
+            ann_search(means, vector)
             .select(["chunk_id", "_distance"]).limit(k).to_list()
         )  # fmt: skip
         scored = [(h["chunk_id"], 1.0 - float(h["_distance"]), "mean vector") for h in hits]
@@ -134,7 +134,7 @@ def _window_scores(table: Any, vector: Any, k: int, top_m: int) -> list[tuple[st
     windows = companion(table, "__windows")
     fetch = max(10 * k, 100)
     hits = (
-        windows.search(vector, vector_column_name="vector").metric("cosine").ef(ANN_EF)
+        ann_search(windows, vector)
         .select(["chunk_id", "_distance"]).limit(fetch).to_list()
     )  # fmt: skip
     candidates = list(dict.fromkeys(h["chunk_id"] for h in hits))
