@@ -91,7 +91,7 @@ def run(layout: Layout, method: str, size: int, corpus: str | None, questions: s
     if (corpus, questions) not in _INPUTS:
         _INPUTS[(corpus, questions)] = load_inputs(cfg, layout, progress=False)
     res = run_experiment(cfg, layout=layout, progress=False, inputs=_INPUTS[(corpus, questions)])
-    return res.per_question.set_index("qid"), res.summary
+    return res.per_question.set_index("qid"), {**res.summary, **res.record.costs}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -126,6 +126,7 @@ def main(argv: list[str] | None = None) -> int:
                 per_q, summary = run(layout, method, size, corpus, questions)
                 row: dict[str, Any] = {"set": set_name, "size": size, "method": method,
                                        **{m: round(float(summary[m]), 4) for m in METRICS},
+                                       "p50_ms": summary.get("query_p50_ms"),
                                        "seconds": round(time.perf_counter() - t0, 1)}  # fmt: skip
                 if method == "bm25":
                     base = per_q
@@ -173,6 +174,11 @@ def summarize(rows: list[dict[str, Any]], sizes: list[int], methods: list[str]) 
                     one_sided.append(f"{method} at {size} ({g_dev:+.3f} dev, {g_ch:+.3f} Chroma)")
     out.append("")
     out.append("found@5 gain over bm25 on one set only: " + ("; ".join(one_sided) or "none"))
+    out.append("query p50 ms on hepqa-dev (this machine's CPU; " + "/".join(map(str, sizes)) + " tokens):")
+    for m in methods:
+        p50 = [by.get(("hepqa-dev", z, m), {}).get("p50_ms") for z in sizes]
+        if all(v is not None for v in p50):
+            out.append(f"  {m}: " + " / ".join(f"{v:.0f}" for v in p50))
     return "\n".join(out)
 
 

@@ -7,8 +7,9 @@ from typing import Annotated
 import typer
 
 from hepwb import defaults
+from hepwb.adapt.crossencoder import CrossEncoderSettings
 from hepwb.adapt.finetune import AdaptSettings
-from hepwb.adapt.run import adapt_corpus, fit_fusion_for
+from hepwb.adapt.run import adapt_corpus, adapt_reranker, fit_fusion_for
 from hepwb.cli_app import Corpus, Latex, MaxDocs, Overlap, Questions, app
 from hepwb.labels import human
 
@@ -26,7 +27,12 @@ def adapt(
     latex: Latex = True,
     max_pairs: Annotated[int, typer.Option(help="At most this many training pairs.")] = 3000,
     epochs: Annotated[float, typer.Option(help="Passes over the pairs.")] = 1.0,
-    batch_size: Annotated[int, typer.Option(help="Pairs per step (in-batch negatives).")] = 32,
+    batch_size: Annotated[
+        int | None,
+        typer.Option(
+            help="Pairs per step (in-batch negatives); default 32, or 16 examples with --cross-encoder."
+        ),
+    ] = None,
     hard_negatives: Annotated[bool, typer.Option(help="Add a mined hard negative to each pair.")] = True,
     llm_questions: Annotated[
         int | None,
@@ -36,12 +42,37 @@ def adapt(
         ),
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed of pairs, split and training.")] = 0,
+    cross_encoder: Annotated[
+        str | None,
+        typer.Option(
+            help="Train a cross-encoder reranker of this name instead (from BASE's encoder, on the same "
+            f"pairs), for `rerank`; `{defaults.CROSS_ENCODER}` is the one rerank uses by default."
+        ),
+    ] = None,
 ) -> None:
-    """Adapt the embedding model to a corpus, offline, on CPU (pairs built from the papers, never questions).
+    """Adapt the embedding model to a corpus, offline (pairs built from the papers, never questions).
 
     Use it afterwards by name: `hepwb evaluate --embedding-model NAME`, or `embedding_model: NAME` in a sweep.
+    With --cross-encoder NAME it trains a reranker instead: `--retriever 'rerank(base=bm25, model=NAME)'`.
+    Runs on the GPU when there is one (HEPWB_DEVICE=cpu forces the CPU).
     """
-    settings = AdaptSettings(epochs=epochs, batch_size=batch_size, hard_negatives=hard_negatives, seed=seed)
+    if cross_encoder is not None:
+        ce = CrossEncoderSettings(
+            epochs=epochs, seed=seed, **({"batch_size": batch_size} if batch_size else {})
+        )
+        card = adapt_reranker(cross_encoder, corpus=corpus, base_model=base, max_docs=max_docs,
+                              prefer_latex=latex, max_pairs=max_pairs, llm_questions=llm_questions,
+                              settings=ce)  # fmt: skip
+        typer.echo(f"{card.path}: cross-encoder, {card.n_train} pairs {card.pairs}, {card.steps} steps "
+                   f"in {card.seconds:.0f} s on {card.device}")  # fmt: skip
+        for metric, after in card.heldout_after.items():
+            typer.echo(
+                f"held-out {metric:6s} {card.heldout_before[metric]:.3f} -> {after:.3f} (of 10 candidates)"
+            )
+        return
+    settings = AdaptSettings(
+        epochs=epochs, batch_size=batch_size or 32, hard_negatives=hard_negatives, seed=seed
+    )
     card = adapt_corpus(name, corpus=corpus, base_model=base, max_docs=max_docs, prefer_latex=latex,
                         max_pairs=max_pairs, llm_questions=llm_questions, settings=settings)  # fmt: skip
     typer.echo(f"{card.path}: {card.n_train} pairs {card.pairs}, {card.steps} steps in {card.seconds:.0f} s")

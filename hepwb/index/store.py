@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ANN_EF",
+    "ANN_EF_CONSTRUCTION",
     "ANN_MIN_ROWS",
     "ANN_NPROBES",
     "ANN_PARTITION_ROWS",
@@ -69,6 +70,10 @@ ANN_PARTITION_ROWS = 10_000
 """Rows per IVF partition of the default vector index. Each partition holds its own HNSW graph, so
 bounding the partition keeps the build linear in the table: at 140,950 chunks 15 partitions build in
 33 s with recall@10 0.94, where 2 partitions took 58 s with recall@10 0.67 (scale-up corpus)."""
+
+ANN_EF_CONSTRUCTION = 150
+"""HNSW build breadth of the default vector index (LanceDB's default 300): at 140,950 chunks in 15
+partitions it builds in 26 s instead of 35 s at the same recall@10 (0.93 on 200 chunk vectors)."""
 
 ANN_NPROBES = 64
 """Partitions searched per query: all of them up to 640,000 chunks (LanceDB's default is 20)."""
@@ -285,7 +290,8 @@ def _vector_index(tbl: Any) -> None:
     from lancedb.index import IvfHnswSq
 
     parts = ann_partitions(tbl.count_rows())
-    tbl.create_index("vector", config=IvfHnswSq(distance_type="cosine", num_partitions=parts), replace=True)
+    config = IvfHnswSq(distance_type="cosine", num_partitions=parts, ef_construction=ANN_EF_CONSTRUCTION)
+    tbl.create_index("vector", config=config, replace=True)
 
 
 def chunk_arrow(

@@ -9,15 +9,13 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from hepwb import defaults
-from hepwb.env import release_memory
+from hepwb.env import quiet_transformers, release_memory
 from hepwb.exceptions import DependencyError
 from hepwb.models.device import PRECISION, batch_size, check_device, parallel_tokenizers, resolve_device
 from hepwb.models.tokenizers import resolve_model_path
@@ -105,7 +103,7 @@ class Embedder:
             torch.manual_seed(0)
             path = resolve_model_path(self.model)
             try:
-                with _quiet_loading():
+                with quiet_transformers():
                     self._st = SentenceTransformer(path, device=self.device)
             except OSError as exc:
                 msg = (
@@ -185,20 +183,3 @@ def get_embedder(model: str = defaults.EMBEDDING_MODEL, device: str | None = Non
 @lru_cache(maxsize=4)
 def _embedder(model: str, device: str) -> Embedder:
     return Embedder(model, device=device)
-
-
-@contextmanager
-def _quiet_loading() -> Iterator[None]:
-    """Silence transformers' "Loading weights" progress bar while a model loads (a fraction of a second)."""
-    try:
-        from transformers.utils import logging as hf_logging
-    except ImportError:  # pragma: no cover
-        yield
-        return
-    was = hf_logging.is_progress_bar_enabled()
-    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # transformers leaves it unannotated
-    try:
-        yield
-    finally:
-        if was:
-            hf_logging.enable_progress_bar()  # type: ignore[no-untyped-call]

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -38,6 +37,7 @@ from pydantic import (
 )
 
 from hepwb import defaults, limits
+from hepwb.callspec import named
 from hepwb.chunking import CHUNKERS, get_chunker
 from hepwb.exceptions import ConfigError, HepwbError
 from hepwb.ids import canonical_json
@@ -45,7 +45,6 @@ from hepwb.index.ann import KINDS, VectorIndex
 from hepwb.models.tokenizers import model_problem
 from hepwb.retrieval import RETRIEVERS, check_retriever_options
 from hepwb.types import JSONObject
-from hepwb.yamlio import load_yaml
 
 __all__ = ["DIMENSIONS", "ExperimentConfig", "config_problems", "named", "validated"]
 
@@ -69,50 +68,6 @@ DIMENSIONS = (
 
 _NAMED = ("chunker", "retriever", "vector_index")
 _TOKENIZERS = ("words", "cl100k", "cl100k_base")
-
-
-def named(value: Any) -> tuple[Any, JSONObject]:
-    """A name with options: ``"bm25"``, ``{"name": "hybrid", "weight": 0.5}`` or ``"hybrid(weight=0.5)"``.
-
-    The call form is what ``--retriever``, a sweep file and a notebook parameter may also say; its values
-    are YAML scalars read by the bounded loader.
-
-    Example:
-        >>> named({"name": "hybrid_linear", "weight": 0.5})
-        ('hybrid_linear', {'weight': 0.5})
-        >>> named("dense(read=max, top_m=2)")
-        ('dense', {'read': 'max', 'top_m': 2})
-        >>> named("dense(read max)")  # doctest: +ELLIPSIS
-        Traceback (most recent call last):
-        ...
-        hepwb.exceptions.ConfigError: 'dense(read max)': write NAME(KEY=VALUE, ...), e.g. dense(read=max, ...)
-    """
-    if isinstance(value, dict):
-        opts = dict(value)
-        return opts.pop("name", None), opts
-    if isinstance(value, str) and ("(" in value or ")" in value):
-        return _call(value)
-    return value, {}
-
-
-_CALL = re.compile(r"\s*([A-Za-z_][\w.-]*)\s*\((.*)\)\s*", re.DOTALL)
-
-
-def _call(text: str) -> tuple[str, JSONObject]:
-    """``"dense(read=max)"`` → ``("dense", {"read": "max"})``, or one message with the syntax."""
-    usage = f"{text[:80]!r}: write NAME(KEY=VALUE, ...), e.g. dense(read=max, top_m=2)"
-    m = _CALL.fullmatch(text)
-    if m is None:
-        raise ConfigError(usage)
-    opts: JSONObject = {}
-    for item in (part.strip() for part in m.group(2).split(",")):
-        key, sep, value = item.partition("=")
-        if not item:
-            continue
-        if not sep or not key.strip().isidentifier():
-            raise ConfigError(usage)
-        opts[key.strip()] = load_yaml(value.strip(), source=f"option {key.strip()} of {m.group(1)}")
-    return m.group(1), opts
 
 
 def _bounded(bound: limits.Bound, *, cast: type | None = None, optional: bool = False) -> BeforeValidator:

@@ -33,8 +33,10 @@ from hepwb.acquisition.folder import corpus_files, label_of, load_sidecar, resol
 from hepwb.hepilot.log import ProcessingLog
 from hepwb.ids import code_fingerprint, file_sha256, short_hash
 from hepwb.index.store import index_key
+from hepwb.models.tokenizers import model_identity
 from hepwb.names import is_plain_name
 from hepwb.pipeline.sources import source_key
+from hepwb.retrieval.rerank import cross_encoder_name
 from hepwb.types import JSONObject
 
 __all__ = [
@@ -209,10 +211,19 @@ def cell_key(
     questions_sha256: str,
     question_subset: Sequence[str] | None = None,
 ) -> str:
-    """Key of one cell's results: a finished run with this key is never recomputed."""
+    """Key of one cell's results: a finished run with this key is never recomputed.
+
+    A reranking cell's key also holds its cross-encoder's identity (retrained weights under the same name
+    make a new key).
+    """
+    models = {}
+    if config.get("retriever") == "rerank":
+        chosen = (config.get("retriever_options") or {}).get("model")
+        models["reranker"] = model_identity(cross_encoder_name(chosen))
     return short_hash(
         {
             "config": {k: v for k, v in config.items() if k != "run_dir"},
+            **({"models": models} if models else {}),
             "chunkset": chunkset_id,
             "index": index,
             "questions": questions_sha256,

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from hepwb import defaults
+from hepwb.callspec import named
 from hepwb.env import configure_runtime
 from hepwb.exceptions import ConfigError, CorpusNotFoundError, DependencyError, RetrieverUnavailableError
 from hepwb.index import ChunkStore, get_embedder
@@ -25,7 +26,6 @@ from hepwb.limits import K
 from hepwb.models.embedder import Embedder
 from hepwb.paths import Layout
 from hepwb.pipeline.chunksets import ChunkSet, build_chunkset
-from hepwb.pipeline.config import named
 from hepwb.pipeline.corpus import ingest
 from hepwb.processing.frontmatter import document_header
 from hepwb.processing.links import describe_target, reader_context, targets_of

@@ -1,39 +1,61 @@
 """Cross-encoder reranking of any retriever's top candidates.
 
 A cross-encoder reads (question, chunk) pairs jointly - slower than a bi-encoder, but sharper.
-The model is ``model=`` or ``$HEPWB_CROSS_ENCODER`` or ``cross-encoder/ms-marco-MiniLM-L-6-v2``:
-a hub name where a hub is reachable, or a local folder. No package ships a cross-encoder, so
-offline without a local copy the retriever is unavailable and says how to provide one.
+The model (:func:`cross_encoder_name`) is ``model=``, else ``$HEPWB_CROSS_ENCODER``, else the one
+``hepwb adapt --cross-encoder`` trained from the shipped MiniLM weights on the corpus
+(``data/models/hep-reranker``, :data:`~hepwb.defaults.CROSS_ENCODER`), else
+``cross-encoder/ms-marco-MiniLM-L-6-v2`` from a hub. A name may be an adapted model's name, a folder
+or a hub name; one that cannot load makes the retriever unavailable with a message saying how to make
+one. It runs on the device of :func:`~hepwb.models.device.resolve_device` (a GPU when present).
 """
 
 from __future__ import annotations
 
 import os
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
+from hepwb import defaults
+from hepwb.callspec import named
+from hepwb.env import quiet_transformers
 from hepwb.exceptions import RetrieverUnavailableError
+from hepwb.models.device import resolve_device
 from hepwb.models.embedder import Embedder
+from hepwb.models.tokenizers import resolve_model_path
 from hepwb.retrieval.base import get_retriever, register_retriever
 from hepwb.types import Hit
 
-__all__ = ["DEFAULT_CROSS_ENCODER", "RerankRetriever", "load_cross_encoder"]
+__all__ = ["DEFAULT_CROSS_ENCODER", "RerankRetriever", "cross_encoder_name", "load_cross_encoder"]
 
 DEFAULT_CROSS_ENCODER = "cross-encoder/ms-marco-MiniLM-L-6-v2"
 
 
+def cross_encoder_name(model: str | None = None) -> str:
+    """The cross-encoder ``rerank`` uses for option ``model`` (see the module docstring)."""
+    if model:
+        return model
+    if os.environ.get("HEPWB_CROSS_ENCODER"):
+        return os.environ["HEPWB_CROSS_ENCODER"]
+    if Path(resolve_model_path(defaults.CROSS_ENCODER)).is_dir():
+        return defaults.CROSS_ENCODER
+    return DEFAULT_CROSS_ENCODER
+
+
 @lru_cache(maxsize=2)
 def load_cross_encoder(model: str) -> Any:
-    """The :class:`sentence_transformers.CrossEncoder` ``model`` on CPU, or a clear error."""
+    """The :class:`sentence_transformers.CrossEncoder` ``model`` (an adapted name, folder or hub name)."""
     from sentence_transformers import CrossEncoder
 
     try:
-        return CrossEncoder(model, device="cpu")
+        with quiet_transformers():
+            return CrossEncoder(resolve_model_path(model), device=resolve_device())
     except (OSError, ValueError) as exc:
         msg = (
             f"cross-encoder {model!r} is not available here ({type(exc).__name__}: {str(exc)[:200]}). "
-            "Set HEPWB_CROSS_ENCODER (or rerank's model=) to a local sentence-transformers CrossEncoder "
-            "folder, or run where huggingface.co is reachable; meanwhile use 'hybrid' or 'entity'."
+            f"Train one from the corpus with `hepwb adapt --cross-encoder {defaults.CROSS_ENCODER}`, "
+            "or set HEPWB_CROSS_ENCODER (or rerank's model=) to a sentence-transformers CrossEncoder "
+            "folder; meanwhile use 'hybrid' or 'bm25(fields=context)'."
         )
         raise RetrieverUnavailableError(msg) from None
 
@@ -45,7 +67,7 @@ class RerankRetriever:
     Args:
         table: LanceDB chunk table.
         embedder: Query embedder (for dense/hybrid bases).
-        base: Name of the first-stage retriever.
+        base: The first-stage retriever, with options if any (``"bm25(fields=context)"``).
         top_n: Candidates reranked.
         model: Cross-encoder name or folder (see the module docstring).
     """
@@ -57,12 +79,13 @@ class RerankRetriever:
         table: Any,
         embedder: Embedder | None = None,
         base: str = "hybrid",
-        top_n: int = 30,
+        top_n: int = defaults.RERANK_TOP_N,
         model: str | None = None,
     ) -> None:
-        self.model_name = model or os.environ.get("HEPWB_CROSS_ENCODER") or DEFAULT_CROSS_ENCODER
+        self.model_name = cross_encoder_name(model)
         self.model = load_cross_encoder(self.model_name)
-        self.base = get_retriever(base, table, embedder=embedder)
+        base_name, base_options = named(base)
+        self.base = get_retriever(base_name, table, embedder=embedder, **base_options)
         self.top_n = top_n
 
     def search(self, query: str, k: int = 10) -> list[Hit]:
@@ -72,7 +95,8 @@ class RerankRetriever:
         cands = self.base.search(query, max(k, self.top_n))
         if not cands:
             return []
-        scores = self.model.predict([(query, h.text) for h in cands], show_progress_bar=False)
+        pairs = [(query, h.text) for h in cands]
+        scores = self.model.predict(pairs, batch_size=len(pairs), show_progress_bar=False)
         order = sorted(range(len(cands)), key=lambda i: (-float(scores[i]), cands[i].rank))[:k]
         return [
             dataclasses.replace(

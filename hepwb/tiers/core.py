@@ -31,9 +31,10 @@ from hepwb.ner.source import EntitySource, ner_source
 from hepwb.paths import Layout
 from hepwb.pipeline.chunksets import build_chunkset
 from hepwb.pipeline.corpus import ingest
-from hepwb.tiers.audit import AuditLog, new_event_id
+from hepwb.tiers import journal
+from hepwb.tiers.audit import AuditLog
 from hepwb.tiers.config import TierConfig
-from hepwb.tiers.tables import strings, tier_rows, upsert_documents
+from hepwb.tiers.tables import quoted, strings, tier_rows, upsert_documents
 from hepwb.types import JSONObject
 
 if TYPE_CHECKING:
@@ -217,24 +218,26 @@ class TierStore:
             hot_promoted_at=now,
         )
         keys = sorted(set(rows["doc_key"].to_pylist()))
-        before = self.version("hot")
-        hot, created = self.create_or_open("hot", rows)
-        if not created:
-            upsert_documents(hot, rows, keys)
-            self.reindex("hot")
-        self._remember_source(corpus, only, max_docs)
-        eid = new_event_id()
-        self.audit.log(
-            eid,
-            now,
+        journal.settle(self)
+        stamped = f"origin = 'acquired' AND ingested_at_ms = {now} AND doc_key IN ({quoted(keys)})"
+        eid = journal.begin(
+            self,
             "acquire",
             actor,
+            now,
+            journal.check("hot", stamped, present=True),
             rows=rows.num_rows,
             doc_keys=keys,
-            hot_version_before=before,
-            hot_version_after=self.version("hot"),
+            hot_version_before=self.version("hot"),
             details={"corpus": str(corpus)},
         )
+        hot, created = self.create_or_open("hot", rows)
+        if not created:
+            upsert_documents(hot, rows, keys)  # one commit
+        journal.finish(self, eid, "hot")
+        if not created:
+            self.reindex("hot")
+        self._remember_source(corpus, only, max_docs)
         return IngestReport("hot", len(keys), rows.num_rows)
 
     def _rows(
@@ -271,24 +274,22 @@ class TierStore:
         versions = {k: current.get(k, (0, ""))[0] + 1 for k in changed}
         rows = rows.filter(pc.is_in(rows["doc_key"], value_set=strings(changed)))
         rows = tier_rows(rows, origin="curated", now_ms=now, doc_versions=versions)
-        before = self.version("lt")
-        if changed:
+        journal.settle(self)
+        fields = {"rows": rows.num_rows, "doc_keys": changed, "lt_version_before": self.version("lt")}
+        if not changed:  # nothing to write: a finished row says so
+            self.audit.log(
+                journal.new_event_id(), now, action, actor, **fields, lt_version_after=self.version("lt")
+            )
+        else:
+            stamped = f"ingested_at_ms = {now} AND doc_key IN ({quoted(changed)})"
+            done_when = journal.check("lt", stamped, present=True)
+            eid = journal.begin(self, action, actor, now, done_when, **fields, details={"versions": versions})
             lt, created = self.create_or_open("lt", rows)
             if not created:
-                upsert_documents(lt, rows, changed)
+                upsert_documents(lt, rows, changed)  # one commit
+            journal.finish(self, eid, "lt")
+            if not created:
                 self.reindex("lt")
-        eid = new_event_id()
-        self.audit.log(
-            eid,
-            now,
-            action,
-            actor,
-            rows=rows.num_rows,
-            doc_keys=changed,
-            lt_version_before=before,
-            lt_version_after=self.version("lt"),
-            details={"versions": versions},
-        )
         unchanged = len(shas) - len(changed)
         return IngestReport("lt", len(changed), rows.num_rows, unchanged, versions)
 

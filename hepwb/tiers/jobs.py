@@ -5,7 +5,7 @@ filter on the keyword list), ranks them by BM25 of those entities over the entit
 best ``warm_max_docs`` documents' matching chunks (``warm_max_rows`` at most) into HOT, stamped
 ``hot_promoted_at = now`` (a chunk warmed again has its stamp renewed). Eviction deletes the HOT rows
 whose stamp is older than the TTL, oldest first, ``job_max_rows`` at most per run, in one commit. Both
-are audited; neither ever writes LT.
+are audited through :mod:`hepwb.tiers.journal` (a pending row before the commit); neither writes LT.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from hepwb.tiers.audit import new_event_id, running
+from hepwb.tiers import journal
 from hepwb.tiers.core import TierStore
 from hepwb.tiers.tables import entity_text, quoted, strings, tier_rows
 
@@ -47,6 +47,7 @@ def warm(tiers: TierStore, questions: Sequence[str] | None = None, *, actor: str
     """Copy the LT chunks matching the entities of ``questions`` (default: the recent ones) into HOT."""
     import pyarrow.compute as pc
 
+    journal.settle(tiers)
     now = tiers.now_ms()
     if questions is None:
         since = now - int(tiers.config.recency_s * 1000)
@@ -85,62 +86,39 @@ def warm(tiers: TierStore, questions: Sequence[str] | None = None, *, actor: str
             .to_arrow()["chunk_id"]
             .to_pylist()
         )
-    before = tiers.version("hot")
-    hot, created = tiers.create_or_open("hot", rows)
-    if not created:
-        hot.merge_insert("chunk_id").when_matched_update_all().when_not_matched_insert_all().execute(rows)
-        tiers.reindex("hot")
-    tiers.audit.log(
-        new_event_id(),
-        now,
+    stamped = f"hot_promoted_at = {now} AND chunk_id IN ({quoted(ids)})"
+    eid = journal.begin(
+        tiers,
         "warm",
         actor,
+        now,
+        journal.check("hot", stamped, present=True),
         rows=rows.num_rows,
         doc_keys=sorted(docs),
         chunk_ids=ids,
-        hot_version_before=before,
-        hot_version_after=tiers.version("hot"),
+        hot_version_before=tiers.version("hot"),
         evidence={"entities": ents, "renewed": len(already)},
     )
+    hot, created = tiers.create_or_open("hot", rows)
+    if not created:  # one commit
+        hot.merge_insert("chunk_id").when_matched_update_all().when_not_matched_insert_all().execute(rows)
+    journal.finish(tiers, eid, "hot")
+    if not created:
+        tiers.reindex("hot")
     return WarmReport(tuple(ents), tuple(docs), rows.num_rows - len(already), len(already))
-
-
-def settle_evictions(tiers: TierStore) -> tuple[str, ...]:
-    """Close evictions a killed job left ``pending``: ``done`` if its rows left HOT, else ``aborted``.
-
-    The job wrote its audit row (with the chunk ids and the cutoff) before deleting; its delete is one
-    commit, so either none of those rows older than the cutoff remain (it committed) or all do.
-    """
-    settled = []
-    for ev in tiers.audit.pending("evict"):
-        if running(ev.get("details") or {}):
-            continue  # that job is alive and closes its own row
-        ids, cutoff = ev.get("chunk_ids") or [], int((ev.get("evidence") or {}).get("cutoff_ms", 0))
-        left = (
-            tiers.table("hot").count_rows(f"hot_promoted_at < {cutoff} AND chunk_id IN ({quoted(ids)})")
-            if ids and tiers.has("hot")
-            else 0
-        )
-        if left:
-            tiers.audit.finish(ev["event_id"], "aborted", tiers.now_ms())
-        else:
-            tiers.audit.finish(ev["event_id"], "done", tiers.now_ms(), hot_version_after=tiers.version("hot"))
-        settled.append(str(ev["event_id"]))
-    return tuple(settled)
 
 
 def evict(tiers: TierStore, *, actor: str = "hepwb", dry_run: bool = False) -> EvictReport:
     """Delete the HOT rows stamped before ``now - ttl`` (oldest first, ``job_max_rows`` per run).
 
     The audit row is written ``pending`` before the delete and closed after it, so a job killed anywhere
-    leaves a row the next run settles (:func:`settle_evictions`): every removed row is accounted for.
+    leaves a row the next run settles (:func:`~hepwb.tiers.journal.settle`): every removed row is
+    accounted for.
     """
-    import os
-    import socket
     from collections import Counter
 
     if not dry_run:
-        settle_evictions(tiers)
+        journal.settle(tiers)
     now = tiers.now_ms()
     cutoff = now - int(tiers.config.ttl_s * 1000)
     if not tiers.has("hot"):
@@ -164,20 +142,20 @@ def evict(tiers: TierStore, *, actor: str = "hepwb", dry_run: bool = False) -> E
     where = f"hot_promoted_at < {cutoff}"  # a row re-warmed meanwhile is not expired any more
     if len(ids) < old.num_rows:
         where += f" AND chunk_id IN ({quoted(ids)})"
-    eid = new_event_id()
-    tiers.audit.begin(
-        eid,
-        now,
+    gone = f"hot_promoted_at < {cutoff} AND chunk_id IN ({quoted(ids)})"
+    eid = journal.begin(
+        tiers,
         "evict",
         actor,
+        now,
+        journal.check("hot", gone, present=False),
         rows=len(ids),
         doc_keys=sorted(docs),
         chunk_ids=ids,
         hot_version_before=before,
         evidence={"cutoff_ms": cutoff, "ttl_s": tiers.config.ttl_s},
-        details={"pid": os.getpid(), "host": socket.gethostname()},
     )
     hot.delete(where)  # one commit: a reader sees all these rows or none
-    tiers.audit.finish(eid, "done", tiers.now_ms(), hot_version_after=tiers.version("hot"))
+    journal.finish(tiers, eid, "hot")
     tiers.reindex("hot")
     return EvictReport(cutoff, len(ids), docs, old.num_rows - len(ids))

@@ -25,7 +25,8 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from hepwb.exceptions import ConfigError
-from hepwb.tiers.audit import new_event_id, running
+from hepwb.tiers import journal
+from hepwb.tiers.audit import new_event_id
 from hepwb.tiers.core import TierStore
 from hepwb.tiers.tables import quoted, strings, tier_rows, upsert_documents
 from hepwb.types import JSONObject
@@ -137,43 +138,14 @@ def candidates(tiers: TierStore) -> pd.DataFrame:
     return pd.DataFrame(out, columns=cols)
 
 
-def _settle_pending(tiers: TierStore) -> tuple[str, ...]:
-    """Settle promotions a killed job left ``pending``: ``done`` if LT holds their rows, else ``aborted``."""
-    settled = []
-    for ev in tiers.audit.pending("promote"):
-        eid = ev["event_id"]
-        if running(ev.get("details") or {}):
-            continue  # another promote is under way right now; it closes its own row
-        n = tiers.table("lt").count_rows(f"promotion_id = {quoted([eid])}") if tiers.has("lt") else 0
-        if n:
-            tiers.audit.finish(eid, "done", tiers.now_ms(), lt_version_after=_first_version_with(tiers, eid))
-        else:
-            tiers.audit.finish(eid, "aborted", tiers.now_ms())
-        settled.append(eid)
-    return tuple(settled)
-
-
-def _first_version_with(tiers: TierStore, eid: str) -> int:
-    """The first LT version holding promotion ``eid``'s rows."""
-    tbl = tiers.db().open_table(tiers.config.lt_table)
-    for v in sorted(int(x["version"]) for x in tbl.list_versions()):
-        tbl.checkout(v)
-        if tbl.count_rows(f"promotion_id = {quoted([eid])}"):
-            return v
-    return int(tiers.table("lt").version)
-
-
 def promote(tiers: TierStore, *, actor: str = "hepwb", dry_run: bool = False) -> PromoteReport:
     """Promote every earned HOT document (whole documents, ``job_max_rows`` rows per run) into LT."""
-    import os
-    import socket
-
     import pyarrow.compute as pc
 
     why_not = "" if dry_run else tiers.rate_limited("promote")
     if why_not:
         return PromoteReport(skipped=why_not)
-    recovered = () if dry_run else _settle_pending(tiers)
+    recovered = () if dry_run else journal.settle(tiers)
     cands = candidates(tiers)
     if cands.empty:
         return PromoteReport(recovered=recovered, skipped="nothing earned promotion (or it is already in LT)")
@@ -199,23 +171,24 @@ def promote(tiers: TierStore, *, actor: str = "hepwb", dry_run: bool = False) ->
     if dry_run:
         return PromoteReport(eid, tuple(take), rows.num_rows, before, before, dry_run=True)
     evidence = {str(r["doc_key"]): r["evidence"] for r in cands.to_dict("records") if r["doc_key"] in take}
-    tiers.audit.begin(
-        eid,
-        now,
+    journal.begin(
+        tiers,
         "promote",
         actor,
+        now,
+        journal.check("lt", f"promotion_id = {quoted([eid])}", present=True),
+        event_id=eid,
         rows=rows.num_rows,
         doc_keys=take,
         chunk_ids=rows["chunk_id"].to_pylist(),
         evidence=evidence,
         lt_version_before=before,
-        details={"versions": versions, "pid": os.getpid(), "host": socket.gethostname()},
+        details={"versions": versions},
     )
     lt, created = tiers.create_or_open("lt", rows)
     if not created:
         upsert_documents(lt, rows, take)
-    after = tiers.version("lt")
-    tiers.audit.finish(eid, "done", tiers.now_ms(), lt_version_after=after)
+    after = journal.finish(tiers, eid, "lt")
     tiers.reindex("lt")
     return PromoteReport(eid, tuple(take), rows.num_rows, before, after, recovered)
 
@@ -224,11 +197,16 @@ def revert(tiers: TierStore, event_id: str, *, actor: str = "hepwb") -> PromoteR
     """Put back LT's rows of the documents of promotion ``event_id`` as they were before it (one commit)."""
     import pyarrow.compute as pc
 
+    journal.settle(tiers)
     found = [e for e in tiers.audit.events(action="promote") if e["event_id"] == event_id]
     if not found or found[0]["status"] != "done":
         msg = f"no finished promotion {event_id!r} in {tiers.audit.path}; see `hepwb tiers history`"
         raise ConfigError(msg)
-    done = [e for e in tiers.audit.events(action="revert") if (e["details"] or {}).get("reverts") == event_id]
+    done = [
+        e
+        for e in tiers.audit.events(action="revert", status="done")
+        if (e["details"] or {}).get("reverts") == event_id
+    ]
     if done:
         return PromoteReport(done[0]["event_id"], skipped=f"promotion {event_id} was already reverted")
     ev = found[0]
@@ -246,23 +224,23 @@ def revert(tiers: TierStore, event_id: str, *, actor: str = "hepwb") -> PromoteR
         old.checkout(before)
         snap = old.to_arrow()
         rows = snap.filter(pc.is_in(snap["doc_key"], value_set=strings(keys)))
-    if before and rows.num_rows:
-        upsert_documents(lt, rows, keys)
-    else:
-        lt.delete(f"doc_key IN ({quoted(keys)})")
-    after = tiers.version("lt")
-    eid = new_event_id()
-    tiers.audit.log(
-        eid,
-        now,
+    promoted = f"doc_key IN ({quoted(keys)}) AND promotion_id = {quoted([event_id])}"
+    eid = journal.begin(
+        tiers,
         "revert",
         actor,
+        now,
+        journal.check("lt", promoted, present=False),
         rows=mine,
         doc_keys=keys,
         lt_version_before=version_now,
-        lt_version_after=after,
         details={"reverts": event_id, "restored_from_version": before},
     )
+    if before and rows.num_rows:  # one commit either way
+        upsert_documents(lt, rows, keys)
+    else:
+        lt.delete(f"doc_key IN ({quoted(keys)})")
+    after = journal.finish(tiers, eid, "lt")
     tiers.reindex("lt")
     return PromoteReport(eid, tuple(keys), mine, version_now, after)
 

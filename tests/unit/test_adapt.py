@@ -162,3 +162,60 @@ def test_llm_pseudo_questions_join_the_pairs(tmp_path, monkeypatch):
         card = adapt_corpus("gpl", corpus=str(corpus), llm_questions=1, settings=settings,
                             layout=Layout(tmp_path), progress=False)  # fmt: skip
     assert card.pairs.get("generated") and card.n_train + card.n_heldout > len(pairs) // 2
+
+
+def test_a_cross_encoder_trained_on_corpus_pairs_reranks_by_name(tmp_path, monkeypatch):
+    """`hepwb adapt --cross-encoder` end to end on a tiny corpus: card, rerank by name, key per weights."""
+    from typer.testing import CliRunner
+
+    from hepwb.cli import app
+    from hepwb.pipeline.keys import cell_key
+    from hepwb.retrieval.rerank import cross_encoder_name, load_cross_encoder
+
+    monkeypatch.setenv("HEPWB_HOME", str(tmp_path))
+    monkeypatch.delenv("HEPWB_CROSS_ENCODER", raising=False)
+    corpus, questions = tmp_path / "papers", tmp_path / "questions.jsonl"
+    corpus.mkdir()
+    lines = []
+    for doc in _prose_docs():
+        (corpus / f"{doc.label}.md").write_text(doc.markdown, encoding="utf-8")
+        quote = doc.markdown.split("\n\n")[3][:120]  # from the calibration section
+        ask = f"How was the {doc.title[15:]} calibrated?"
+        evidence = [{"doc": doc.label, "quote": quote}]
+        lines.append(json.dumps({"qid": doc.label, "question": ask, "answer": "-", "evidence": evidence}))
+    questions.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert cross_encoder_name() == "cross-encoder/ms-marco-MiniLM-L-6-v2"  # none trained yet
+    args = ["adapt", "--cross-encoder", "hep-reranker", "--corpus", str(corpus), "--pdf-only"]
+    res = CliRunner().invoke(app, [*args, "--batch-size", "8", "--max-pairs", "60"])
+    assert res.exit_code == 0, res.output
+    assert "cross-encoder" in res.output and "held-out mrr" in res.output
+    out = Layout(tmp_path).data / "models" / "hep-reranker"
+    card = json.loads((out / "model_card.json").read_text())
+    assert card["kind"] == "cross-encoder" and card["steps"] >= 1 and card["base_model"] == "all-MiniLM-L6-v2"
+    assert cross_encoder_name() == "hep-reranker"  # the trained one is rerank's default now
+    model = load_cross_encoder("hep-reranker")
+    s = model.predict([("drift velocity", "The drift velocity was measured."), ("drift velocity", "Tea.")])
+    assert len(s) == 2 and float(s[0]) != float(s[1])
+    cfg = ExperimentConfig.from_params(
+        corpus=str(corpus), questions=str(questions), prefer_latex=False, chunk_size=64,
+        retriever="rerank(base=bm25(fields=context), top_n=5)",
+    )  # fmt: skip
+    result = run_experiment(cfg, layout=Layout(tmp_path), progress=False)
+    plain = run_experiment(
+        cfg.model_copy(update={"retriever": "bm25", "retriever_options": {"fields": "context"}}),
+        layout=Layout(tmp_path), progress=False,
+    )  # fmt: skip
+    assert result.record.config["retriever"] == "rerank" and len(result.hits) == len(plain.hits) > 0
+    assert list(result.hits["score"]) != list(plain.hits["score"])  # cross-encoder scores, not BM25's
+    key = cell_key(cfg.to_dict(), chunkset_id="c", index="i", questions_sha256="q")
+    (out / "model.safetensors").write_bytes((out / "model.safetensors").read_bytes() + b" ")
+    assert cell_key(cfg.to_dict(), chunkset_id="c", index="i", questions_sha256="q") != key
+
+
+def test_nested_retriever_options_parse_with_their_commas():
+    from hepwb.callspec import named
+
+    assert named("rerank(base=hybrid(method=linear, weight=0.1), top_n=20)") == (
+        "rerank",
+        {"base": "hybrid(method=linear, weight=0.1)", "top_n": 20},
+    )

@@ -236,7 +236,7 @@ def test_an_eviction_killed_anywhere_leaves_every_removed_row_accounted_for(mate
     import random
     import shutil
 
-    from hepwb.tiers.jobs import settle_evictions
+    from hepwb.tiers.journal import settle
 
     root, _ = material
     base = _session(material, tmp_path / "base")
@@ -260,10 +260,97 @@ def test_an_eviction_killed_anywhere_leaves_every_removed_row_accounted_for(mate
         t, before, proc = trial(n)
         assert proc.returncode == -9, (n, proc.stderr[-300:])
         removed = before - set(t.table("hot").to_arrow()["chunk_id"].to_pylist())
-        settle_evictions(t)  # what the next evict (or promote) does first
+        settle(t)  # what the next tier job does first
         events = t.audit.events(action="evict")
         assert not [e for e in events if e["status"] == "pending"], n
         done = {c for e in events if e["status"] == "done" for c in e["chunk_ids"]}
         assert removed == done, f"killed at line {n} of {lines}: removed {len(removed)}, audited {len(done)}"
         outcomes.add(bool(removed))
     assert outcomes == {False, True}  # kills before the delete's commit and after it were both tried
+
+
+JOB_KILLER = """
+import os, signal, sys, time
+from hepwb.paths import Layout
+from hepwb.tiers import TierConfig, Tiers
+
+root, home, corpus, job, n = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
+count = finish = 0
+
+def tracer(frame, event, arg):  # SIGKILL at the n-th line hepwb executes during the job (0: never)
+    global count, finish
+    if event == "call" and frame.f_code.co_name == "finish" and "journal" in frame.f_code.co_filename:
+        finish = count  # the line where the audit row is closed, just after HOT's commit
+    if event == "line" and "/hepwb/" in frame.f_code.co_filename:
+        count += 1
+        if count == n:
+            os.kill(os.getpid(), signal.SIGKILL)
+    return tracer
+
+t = Tiers(root, TierConfig(), layout=Layout(home), clock=lambda: time.time() + 600)
+t.table("hot"), t.embedder.dim  # opened before tracing: the job is what is counted
+sys.settrace(tracer)
+if job == "warm":
+    rows = t.warm(["What did HERMES measure in deeply virtual Compton scattering?"], actor="cron").rows
+else:
+    rows = t.acquire(corpus, only=["C03"], actor="cron").rows
+sys.settrace(None)
+print(rows, finish, count)
+"""
+
+
+@pytest.mark.parametrize("job", ["warm", "acquire"])
+def test_a_hot_write_killed_anywhere_leaves_every_written_row_accounted_for(material, tmp_path, job):
+    """Warming and acquisition write a pending audit row before HOT's commit: kills at seeded lines."""
+    import random
+    import shutil
+
+    from hepwb.tiers.journal import settle
+
+    root, corpus = material
+    base = _session(material, tmp_path / "base")
+    script = tmp_path / "kill.py"
+    script.write_text(JOB_KILLER)
+
+    def stamps(t: Tiers) -> set[tuple[str, int]]:
+        hot = t.table("hot").to_arrow()
+        return set(zip(hot["chunk_id"].to_pylist(), hot["ingested_at_ms"].to_pylist(), strict=True)) | set(
+            zip(hot["chunk_id"].to_pylist(), hot["hot_promoted_at"].to_pylist(), strict=True)
+        )
+
+    def trial(n: int) -> tuple[Tiers, set[tuple[str, int]], subprocess.CompletedProcess[str]]:
+        folder = tmp_path / f"t{n}"
+        shutil.copytree(base.root, folder)
+        t = Tiers(folder, layout=Layout(root / "home"))
+        cmd = [sys.executable, str(script), str(folder), str(root / "home"), str(corpus), job, str(n)]
+        before = stamps(t)
+        return t, before, subprocess.run(cmd, check=False, capture_output=True, text=True)
+
+    _, _, clean = trial(0)
+    assert clean.returncode == 0, clean.stderr
+    rows, finish, lines = map(int, clean.stdout.split()[-3:])
+    assert rows > 0 and 0 < finish < lines, f"the {job} job wrote nothing to HOT: nothing to test"
+    rng = random.Random(1)  # anywhere in the job, and twice between HOT's commit and the job's end
+    points = sorted({*rng.sample(range(1, lines + 1), 4), *rng.sample(range(finish - 2, lines + 1), 2)})
+    outcomes = set()
+    for n in points:
+        t, before, proc = trial(n)
+        assert proc.returncode == -9, (n, proc.stderr[-300:])
+        written = {c for c, _ in stamps(t) - before}  # rows added or re-stamped by the killed job
+        settle(t)  # what the next tier job does first
+        events = [e for e in t.audit.events(action=job) if e["actor"] == "cron"]  # the killed job's
+        assert not [e for e in events if e["status"] == "pending"], n
+        done = [e for e in events if e["status"] == "done"]
+        if job == "warm":
+            accounted = {c for e in done for c in e["chunk_ids"]}
+        else:
+            keys = {k for e in done for k in e["doc_keys"]}
+            hot = t.table("hot").to_arrow()
+            pairs = zip(hot["chunk_id"].to_pylist(), hot["doc_key"].to_pylist(), strict=True)
+            accounted = {c for c, k in pairs if k in keys}
+        assert written <= accounted, (
+            f"killed at line {n} of {lines}: {len(written - accounted)} rows unaudited"
+        )
+        assert bool(written) == bool(done), n
+        outcomes.add(bool(written))
+    assert outcomes == {False, True}  # kills before HOT's commit and after it were both tried

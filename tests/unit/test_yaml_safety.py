@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import resource
 import time
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -104,3 +105,39 @@ def test_a_bad_tier_setting_is_one_line_naming_it(tmp_path, monkeypatch, ttl):
     out = CliRunner().invoke(app, ["tiers", "--ttl-s", ttl, "status"])
     assert out.exit_code == 2 and out.output.count("\n") == 1
     assert out.output.startswith(f"error: bad tier config: ttl_s = {float(ttl)!r}: Input should be")
+
+
+VALID = {
+    "sweep": (Path(__file__).resolve().parents[2] / "sweeps" / "example.yaml").read_text(encoding="utf-8"),
+    "tiers": "ttl_s: 3600\nwarm_max_docs: 5\nwarm_max_rows: 200\nrecency_s: 600\njob_max_rows: 1000\n",
+}
+
+
+@settings(max_examples=120, deadline=3000, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    which=st.sampled_from(sorted(VALID)),
+    cuts=st.lists(
+        st.tuples(
+            st.floats(0, 1),
+            st.integers(0, 12),
+            st.text(alphabet="{}[]:,-&*!|>'\"#\n %.0123456789eEaz", max_size=12),
+        ),
+        min_size=1,
+        max_size=4,
+    ),
+)
+def test_mutated_valid_files_fail_only_with_one_line_of_the_projects_errors(tmp_path, which, cuts):
+    """A valid sweep file or tier config with slices replaced: a HepwbError or a valid object, bounded."""
+    text = VALID[which]
+    for where, length, insert in cuts:  # replace text[at:at+length] by insert
+        at = int(where * len(text))
+        text = text[:at] + insert + text[at + length :]
+    path = tmp_path / f"mutated-{which}.yaml"
+    path.write_text(text, encoding="utf-8")
+    rss, start = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, time.perf_counter()
+    try:
+        SweepSpec.from_yaml(path).cells() if which == "sweep" else load_config(path)
+    except HepwbError as exc:
+        assert "\n" not in str(exc).strip() and len(str(exc)) < 2000, str(exc)[:300]
+    assert time.perf_counter() - start < 5
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss < 100_000  # KiB
