@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Annotated
 
 import typer
@@ -57,9 +58,8 @@ def adapt(
     Runs on the GPU when there is one (HEPWB_DEVICE=cpu forces the CPU).
     """
     if cross_encoder is not None:
-        ce = CrossEncoderSettings(
-            epochs=epochs, seed=seed, **({"batch_size": batch_size} if batch_size else {})
-        )
+        ce = CrossEncoderSettings(epochs=epochs, seed=seed)
+        ce = dataclasses.replace(ce, batch_size=batch_size) if batch_size else ce
         card = adapt_reranker(cross_encoder, corpus=corpus, base_model=base, max_docs=max_docs,
                               prefer_latex=latex, max_pairs=max_pairs, llm_questions=llm_questions,
                               settings=ce)  # fmt: skip
