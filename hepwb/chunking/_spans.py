@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import re
 from dataclasses import dataclass
 
 import numpy as np
 
 from hepwb.ids import content_uuid, text_sha256
 from hepwb.models.tokenizers import Tokenizer
-from hepwb.processing.figures import caption_label
+from hepwb.processing.figures import caption_label, roman
+from hepwb.processing.xrefs import find_mentions
 from hepwb.types import Block, Chunk, Document
 
 __all__ = ["ChunkSpan", "TokenIndex", "bare_heading", "finalize"]
@@ -110,6 +112,32 @@ def _section_paths(doc: Document) -> tuple[list[int], list[tuple[str, ...]]]:
     return starts, paths
 
 
+_BACK_MATTER = re.compile(r"^\W*(?:[\dIVX]+\.?\s+)?(references|bibliography|literature)\b", re.IGNORECASE)
+
+
+def _in_back_matter(path: tuple[str, ...]) -> bool:
+    return any(_BACK_MATTER.match(s) for s in path)
+
+
+def caption_home(
+    doc: Document, kind: str, number: int, head_starts: list[int], head_paths: list[tuple[str, ...]]
+) -> tuple[str, ...]:
+    """The section a figure or table floated into the bibliography belongs to.
+
+    The section of its first mention in the text outside the back matter, else the top level. PDF
+    floats often land after the references; they are not part of them.
+    """
+    for m in find_mentions(doc):
+        n = str(m["number"]).rstrip("abcdefghijklmnopqrstuvwxyz")
+        if m["kind"] != kind or (int(n) if n.isdigit() else roman(n.upper())) != number:
+            continue
+        h = bisect.bisect_right(head_starts, int(m["start"])) - 1
+        path = head_paths[h] if h >= 0 else ()
+        if not _in_back_matter(path):
+            return path
+    return ()
+
+
 def _chunk_type(blocks: list[Block]) -> str:
     kinds = {b.kind for b in blocks if b.kind != "heading"}
     if not kinds:
@@ -175,8 +203,12 @@ def finalize(doc: Document, spans: list[ChunkSpan], tokens: TokenIndex, config_k
         lo = max(bisect.bisect_right(block_starts, sp.start) - 1, 0)
         hi = bisect.bisect_left(block_starts, sp.end)
         inside = [b for b in doc.blocks[lo:hi] if b.end > sp.start and b.start < sp.end]
-        caption = next((b for b in inside if b.kind == "caption"), None) if sp.alone else None
+        kind = _chunk_type(inside)
+        captioned = sp.alone or kind == "caption"
+        caption = next((b for b in inside if b.kind == "caption"), None) if captioned else None
         if caption is not None and (label := caption_label(doc.block_text(caption))) is not None:
+            if _in_back_matter(section):
+                section = caption_home(doc, label[0], label[1], head_starts, head_paths)
             section = (*section, label[2])  # a caption chunk's citation names its figure or table
         pages = sorted({p for b in inside for p in range(b.page, max(b.page, b.page_end) + 1)})
         chunks.append(
@@ -194,7 +226,7 @@ def finalize(doc: Document, spans: list[ChunkSpan], tokens: TokenIndex, config_k
                 else tokens.tokenizer.count(text),
                 section_path=section,
                 pages=tuple(pages) or (doc.page_at(sp.start),),
-                chunk_type=_chunk_type(inside),
+                chunk_type=kind,
                 overlap_tokens=tokens.count(sp.start, sp.own_start) if sp.own_start > sp.start else 0,
                 oversized=sp.oversized,
             )

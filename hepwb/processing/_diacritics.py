@@ -4,11 +4,15 @@ TeX-era PDFs draw an accented letter as the letter plus a spacing accent glyph, 
 returns the accent beside the letter (``M¨uller``, ``ˇCerenkov``, ``Ram´on``). Each spacing accent
 next to a letter becomes the matching combining mark and the pair is composed (NFC): ``Müller``,
 ``Čerenkov``, ``Ramón``. A dotless ``ı`` under an accent becomes ``i`` first (``´ı`` -> ``í``).
-The accent is taken to belong to the letter after it, as the extraction order gives it.
+The accent is taken to belong to the letter after it, as the extraction order gives it. The grave
+accent comes out as the ASCII backtick, which is also TeX's opening quote and code's delimiter, so a
+backtick is composed only inside a word, before a vowel (``Universit`a``, ``Li`ege``).
 
 Example:
     >>> repair_diacritics("M¨uller, ˇCerenkov, Ram´on, Garc´ıa, Fran¸cois")
     'Müller, Čerenkov, Ramón, García, François'
+    >>> repair_diacritics("Universit`a di Padova, Li`ege, ``quoted'', `code`")
+    "Università di Padova, Liège, ``quoted'', `code`"
     >>> repair_diacritics("a plain ´ quote")
     'a plain ´ quote'
 """
@@ -32,10 +36,12 @@ SPACING_ACCENTS = {
     "\u02da": "\u030a",  # ˚ ring
     "\u02dd": "\u030b",  # ˝ double acute
     "\u00af": "\u0304",  # ¯ macron
+    "\u02cb": "\u0300",  # ˋ modifier grave
 }
 _CEDILLA = "\u00b8"
 _BEFORE = re.compile("([" + "".join(SPACING_ACCENTS) + "])([A-Za-zı])")
 _AFTER_CEDILLA = re.compile(f"([CcSsTt]){_CEDILLA}|{_CEDILLA}([CcSsTt])")
+_BACKTICK_GRAVE = re.compile(r"(?<=[A-Za-z])`([aeiouAEIOU])(?=[A-Za-z]|\b)")
 
 
 def _compose(letter: str, mark: str) -> str:
@@ -45,6 +51,8 @@ def _compose(letter: str, mark: str) -> str:
 
 def repair_diacritics(text: str) -> str:
     """Compose spacing accents with their letter (NFC); other text is unchanged."""
+    if "`" in text:
+        text = _BACKTICK_GRAVE.sub(lambda m: _compose(m.group(1), "\u0300"), text)
     if not any(ch in text for ch in SPACING_ACCENTS) and _CEDILLA not in text:
         return text
     text = _BEFORE.sub(lambda m: _compose(m.group(2), SPACING_ACCENTS[m.group(1)]), text)

@@ -161,3 +161,21 @@ def test_overlap_is_exactly_as_configured_with_the_model_tokenizer(name):
     assert len(chunks) > 5
     assert [c.overlap_tokens for c in chunks[1:]] == [16] * (len(chunks) - 1)
     assert all(c.token_count <= 64 for c in chunks)
+
+
+@pytest.mark.parametrize("name", ["hepilot", "recursive", "sentence_window"])
+def test_a_caption_floated_after_the_references_keeps_the_section_that_mentions_it(name):
+    from hepwb.processing.markdown import markdown_document
+
+    md = (
+        "# A ZEUS measurement\n\n## 1 Introduction\n\nWe measure the charm cross section at HERA.\n\n"
+        "## 2 Results\n\nAs Figure 5 shows, the cross section rises with the photon virtuality at all "
+        "energies that were studied here.\n\n## References\n\n[1] A. Author, Phys. Lett. B 1 (2000) 1.\n\n"
+        "Figure 5: ZEUS charm cross section as a function of the photon virtuality.\n\n"
+        "Figure 6: A figure that no paragraph mentions.\n"
+    )
+    doc = markdown_document(md, "Z01")
+    chunks = get_chunker(name, chunk_size=64, chunk_overlap=0.0).chunk(doc)
+    captions = {c.section_path[-1]: c.section_path for c in chunks if c.chunk_type == "caption"}
+    assert captions["Figure 5"] == ("A ZEUS measurement", "2 Results", "Figure 5")
+    assert "References" not in captions["Figure 6"]
