@@ -27,11 +27,13 @@ def adapt(
     max_docs: MaxDocs = None,
     latex: Latex = True,
     max_pairs: Annotated[int, typer.Option(help="At most this many training pairs.")] = 3000,
-    epochs: Annotated[float, typer.Option(help="Passes over the pairs.")] = 1.0,
+    epochs: Annotated[
+        float | None, typer.Option(help="Passes over the pairs (default 1, or 5 with --cross-encoder).")
+    ] = None,
     batch_size: Annotated[
         int | None,
         typer.Option(
-            help="Pairs per step (in-batch negatives); default 32, or 16 examples with --cross-encoder."
+            help="Pairs per step (in-batch negatives), or labelled examples with --cross-encoder; default 32."
         ),
     ] = None,
     hard_negatives: Annotated[bool, typer.Option(help="Add a mined hard negative to each pair.")] = True,
@@ -58,7 +60,8 @@ def adapt(
     Runs on the GPU when there is one (HEPWB_DEVICE=cpu forces the CPU).
     """
     if cross_encoder is not None:
-        ce = CrossEncoderSettings(epochs=epochs, seed=seed)
+        ce = CrossEncoderSettings(seed=seed)
+        ce = dataclasses.replace(ce, epochs=epochs) if epochs else ce
         ce = dataclasses.replace(ce, batch_size=batch_size) if batch_size else ce
         card = adapt_reranker(cross_encoder, corpus=corpus, base_model=base, max_docs=max_docs,
                               prefer_latex=latex, max_pairs=max_pairs, llm_questions=llm_questions,
@@ -71,7 +74,7 @@ def adapt(
             )
         return
     settings = AdaptSettings(
-        epochs=epochs, batch_size=batch_size or 32, hard_negatives=hard_negatives, seed=seed
+        epochs=epochs or 1.0, batch_size=batch_size or 32, hard_negatives=hard_negatives, seed=seed
     )
     card = adapt_corpus(name, corpus=corpus, base_model=base, max_docs=max_docs, prefer_latex=latex,
                         max_pairs=max_pairs, llm_questions=llm_questions, settings=settings)  # fmt: skip

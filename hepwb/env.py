@@ -143,7 +143,7 @@ def quiet_transformers() -> Iterator[None]:
     """Silence transformers while a model loads: its "Loading weights" bar and its load report.
 
     The report lists the weights a checkpoint lacks, e.g. the fresh head of a cross-encoder made from
-    an embedding model, which is intended there.
+    an embedding model, which is intended there (as is sentence-transformers' warning that it converts one).
     """
     try:
         from transformers.utils import logging as hf_logging
@@ -151,11 +151,15 @@ def quiet_transformers() -> Iterator[None]:
         yield
         return
     bar, level = hf_logging.is_progress_bar_enabled(), hf_logging.get_verbosity()
+    st_logger = logging.getLogger("sentence_transformers")
+    st_level = st_logger.level
     hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # transformers leaves it unannotated
     hf_logging.set_verbosity_error()  # type: ignore[no-untyped-call]
+    st_logger.setLevel(logging.ERROR)  # "Converting SentenceTransformer model ... to CrossEncoder"
     try:
         yield
     finally:
+        st_logger.setLevel(st_level)
         hf_logging.set_verbosity(level)
         if bar:
             hf_logging.enable_progress_bar()  # type: ignore[no-untyped-call]

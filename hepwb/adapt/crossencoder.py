@@ -39,11 +39,16 @@ _CANDIDATES = 10
 
 @dataclass(frozen=True)
 class CrossEncoderSettings:
-    """Training settings of the cross-encoder (defaults: the 32 shared papers in minutes on 2 CPU cores)."""
+    """Training settings of the cross-encoder.
 
-    epochs: float = 1.0
-    batch_size: int = 16
-    learning_rate: float = 5e-5
+    The defaults were chosen on the held-out pairs (never on questions) of the 32 shared papers: held-out MRR
+    0.44 after 1 epoch at 5e-5 (batch 16), 0.61 after 5 epochs at 1e-4 (batch 32), 0.57 after 10, 0.62 after
+    20, and 0.30 (no learning) at 2e-4. Five epochs take 30 s on an H100 and about 45 minutes on 2 CPU cores.
+    """
+
+    epochs: float = 5.0
+    batch_size: int = 32
+    learning_rate: float = 1e-4
     warmup: float = 0.1
     max_length: int = 256
     holdout: float = 0.1

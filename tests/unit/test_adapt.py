@@ -186,7 +186,7 @@ def test_a_cross_encoder_trained_on_corpus_pairs_reranks_by_name(tmp_path, monke
     questions.write_text("\n".join(lines) + "\n", encoding="utf-8")
     assert cross_encoder_name() == "cross-encoder/ms-marco-MiniLM-L-6-v2"  # none trained yet
     args = ["adapt", "--cross-encoder", "hep-reranker", "--corpus", str(corpus), "--pdf-only"]
-    res = CliRunner().invoke(app, [*args, "--batch-size", "8", "--max-pairs", "60"])
+    res = CliRunner().invoke(app, [*args, "--batch-size", "8", "--max-pairs", "60", "--epochs", "1"])
     assert res.exit_code == 0, res.output
     assert "cross-encoder" in res.output and "held-out mrr" in res.output
     out = Layout(tmp_path).data / "models" / "hep-reranker"
