@@ -135,6 +135,8 @@ def main(argv: list[str] | None = None) -> int:
                     for m in METRICS:
                         test = paired_test(per_q.loc[evaluated, m], base.loc[evaluated, m])
                         row[f"{m}_gain"] = round(float(test.diff.mean), 4)
+                        ci = [round(float(test.diff.low), 4), round(float(test.diff.high), 4)]
+                        row[f"{m}_gain_ci95"] = ci
                         row[f"{m}_p"] = round(float(test.p_value), 4)
                 rows.append(row)
                 print(json.dumps(row), file=sys.stderr, flush=True)
