@@ -3,7 +3,8 @@
 Every cell of ``sweeps/default.yaml`` (3 chunk sizes × 6 retrievers) is run as the main job runs it; its
 found@5 (``hit_rate@5``) and MRR@10 must stay within one question of the stored values
 (``tests/golden/main_grid_32.json``). A change that moves a cell more than that must say why: rerun with
-``HEPWB_UPDATE_GOLDEN=1 pytest tests/integration/test_main_grid_golden.py`` and commit the file with the reason.
+``HEPWB_UPDATE_GOLDEN=1 pytest tests/integration/test_main_grid_golden.py`` and commit the file with the
+reason.
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ def test_the_main_grid_on_all_32_papers_stays_within_one_question(tmp_path_facto
         now[_cell(record["config"])] = {m: round(float(summary[m]), 6) for m in METRICS}
     assert len(now) == len(result.cells) == 18 and n_questions > 100
     if os.environ.get("HEPWB_UPDATE_GOLDEN"):
-        GOLDEN.write_text(json.dumps({"n_questions": n_questions, "cells": now}, indent=1, sort_keys=True) + "\n")
+        golden = {"n_questions": n_questions, "cells": now}
+        GOLDEN.write_text(json.dumps(golden, indent=1, sort_keys=True) + "\n")
         return
     stored = json.loads(GOLDEN.read_text())
     one = 1.0 / stored["n_questions"] + 1e-9  # one question changing its hit or its first relevant rank
