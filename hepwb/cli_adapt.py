@@ -26,22 +26,29 @@ def adapt(
     corpus: Corpus = None,
     max_docs: MaxDocs = None,
     latex: Latex = True,
-    max_pairs: Annotated[int, typer.Option(help="At most this many training pairs.")] = 3000,
+    max_pairs: Annotated[
+        int, typer.Option(min=10, max=1_000_000, help="At most this many training pairs.")
+    ] = 3000,
     epochs: Annotated[
-        float | None, typer.Option(help="Passes over the pairs (default 1, or 5 with --cross-encoder).")
+        float | None,
+        typer.Option(min=0.01, max=100, help="Passes over the pairs (default 1, or 5 with --cross-encoder)."),
     ] = None,
     batch_size: Annotated[
         int | None,
         typer.Option(
-            help="Pairs per step (in-batch negatives), or labelled examples with --cross-encoder; default 32."
+            min=1,
+            max=4096,
+            help="Pairs per step (in-batch negatives), or examples with --cross-encoder; default 32.",
         ),
     ] = None,
     hard_negatives: Annotated[bool, typer.Option(help="Add a mined hard negative to each pair.")] = True,
     llm_questions: Annotated[
         int | None,
         typer.Option(
+            min=0,
+            max=1000,
             help="LLM pseudo-questions per paper (GPL style; needs HEPWB_LLM_URL and HEPWB_LLM_MODEL). "
-            "Default: 8 when an endpoint is configured, else none; 0: none."
+            "Default: 8 when an endpoint is configured, else none; 0: none.",
         ),
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed of pairs, split and training.")] = 0,
