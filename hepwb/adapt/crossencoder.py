@@ -21,17 +21,21 @@ from typing import Any
 
 import numpy as np
 
-from hepwb.adapt.finetune import ModelCard, hard_negatives
-from hepwb.adapt.pairs import Pair, pairs_sha256
+from hepwb.adapt.finetune import ModelCard, hard_negatives, seeded_split
+from hepwb.adapt.pairs import Pair
 from hepwb.deps import extra
 from hepwb.env import quiet_transformers
-from hepwb.exceptions import ConfigError
 from hepwb.models.device import resolve_device
 from hepwb.models.tokenizers import resolve_model_path
-from hepwb.pipeline.cell import environment
 from hepwb.types import JSONObject
 
-__all__ = ["CrossEncoderSettings", "adapt_cross_encoder", "heldout_ranks", "labelled_examples"]
+__all__ = [
+    "CrossEncoderSettings",
+    "adapt_cross_encoder",
+    "heldout_candidates",
+    "heldout_ranks",
+    "labelled_examples",
+]
 
 _CANDIDATES = 10
 """A held-out query ranks its passage among this many."""
@@ -80,19 +84,23 @@ def labelled_examples(pairs: list[Pair], seed: int = 0) -> JSONObject:
     return {"query": query, "passage": passage, "label": label}
 
 
-def heldout_ranks(model: Any, held: list[Pair], seed: int = 0) -> dict[str, float]:
-    """MRR and accuracy@1 of each held-out query's passage among :data:`_CANDIDATES` candidates."""
+def heldout_candidates(held: list[Pair], seed: int = 0) -> list[tuple[str, list[str]]]:
+    """Each held-out query with :data:`_CANDIDATES` passages: its own, its hard negative, then others."""
     rng = random.Random(seed)
-    hard = hard_negatives(held)
     passages = sorted({p.passage for p in held})
-    lists = []
-    for p, neg in zip(held, hard, strict=True):
+    out = []
+    for p, neg in zip(held, hard_negatives(held), strict=True):
         others = [t for t in passages if t not in (p.passage, neg)]
-        lists.append([p.passage, neg, *rng.sample(others, min(len(others), _CANDIDATES - 2))])
-    flat = [(p.query, c) for p, cands in zip(held, lists, strict=True) for c in cands]
+        out.append((p.query, [p.passage, neg, *rng.sample(others, min(len(others), _CANDIDATES - 2))]))
+    return out
+
+
+def heldout_ranks(model: Any, lists: list[tuple[str, list[str]]]) -> dict[str, float]:
+    """MRR and accuracy@1 of each query's own passage (the first of its list) among its candidates."""
+    flat = [(query, c) for query, cands in lists for c in cands]
     scores = np.asarray(model.predict(flat, batch_size=32, show_progress_bar=False), dtype=float)
     ranks, at = [], 0
-    for cands in lists:
+    for _, cands in lists:
         s = scores[at : at + len(cands)]
         ranks.append(int((s > s[0]).sum()) + 1)
         at += len(cands)
@@ -110,8 +118,6 @@ def adapt_cross_encoder(
     progress: bool = True,
 ) -> ModelCard:
     """Train a cross-encoder from ``base_model``'s encoder on ``pairs`` into ``out_dir`` (see the module)."""
-    import torch
-
     with extra("adapt", "hepwb adapt --cross-encoder"):
         from datasets import Dataset
     from sentence_transformers.cross_encoder import (
@@ -122,23 +128,14 @@ def adapt_cross_encoder(
     from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
 
     s = settings or CrossEncoderSettings()
-    if len(pairs) < 10:
-        msg = f"only {len(pairs)} training pairs: adapt on more papers (at least a few with running text)"
-        raise ConfigError(msg)
     t0 = time.perf_counter()
-    random.seed(s.seed)
-    np.random.seed(s.seed)
-    torch.manual_seed(s.seed)
-    order = list(range(len(pairs)))
-    random.Random(s.seed).shuffle(order)
-    n_hold = max(2, int(len(pairs) * s.holdout))
-    held = [pairs[i] for i in order[:n_hold]]
-    train = [pairs[i] for i in order[n_hold:]]
+    held, train = seeded_split(pairs, s.holdout, s.seed)
     device = resolve_device(s.device)
     with quiet_transformers():  # "weights of the classifier newly initialized" is the point here
         path = resolve_model_path(base_model)
         model = CrossEncoder(path, num_labels=1, max_length=s.max_length, device=device)
-    before = heldout_ranks(model, held, s.seed)
+    candidates = heldout_candidates(held, s.seed)  # the same lists before and after training
+    before = heldout_ranks(model, candidates)
     out = Path(out_dir)
     args = CrossEncoderTrainingArguments(
         output_dir=str(out / ".checkpoints"),
@@ -161,27 +158,10 @@ def adapt_cross_encoder(
         loss=BinaryCrossEntropyLoss(model),
     )
     result = trainer.train()
-    after = heldout_ranks(model, held, s.seed)
+    after = heldout_ranks(model, candidates)
     model.save(str(out))
-    counts: dict[str, int] = {}
-    for p in pairs:
-        counts[p.kind] = counts.get(p.kind, 0) + 1
-    card = ModelCard(
-        name=name,
-        base_model=base_model,
-        path=str(out),
-        pairs_sha256=pairs_sha256(pairs),
-        pairs=counts,
-        n_train=len(train),
-        n_heldout=len(held),
-        steps=int(result.global_step),
-        seconds=round(time.perf_counter() - t0, 1),
-        settings=asdict(s),
-        heldout_before=before,
-        heldout_after=after,
-        versions=environment()["packages"],
-        device=device,
-        kind="cross-encoder",
+    steps = int(result.global_step)
+    heldout = (before, after)
+    return ModelCard.trained(
+        name, base_model, out, pairs, held, steps, t0, asdict(s), heldout, device, "cross-encoder"
     )
-    card.save()
-    return card

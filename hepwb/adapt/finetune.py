@@ -30,7 +30,7 @@ from hepwb.models.tokenizers import resolve_model_path
 from hepwb.pipeline.cell import environment
 from hepwb.types import JSONObject
 
-__all__ = ["AdaptSettings", "ModelCard", "adapt_embedder", "hard_negatives", "heldout_scores"]
+__all__ = ["AdaptSettings", "ModelCard", "adapt_embedder", "hard_negatives", "heldout_scores", "seeded_split"]
 
 
 @dataclass(frozen=True)
@@ -94,6 +94,64 @@ class ModelCard:
             f"passage{among}:\n\n"
             f"| metric | base | adapted |\n|---|---|---|\n{rows}\n\nSettings: {json.dumps(self.settings)}\n",
         )
+
+    @classmethod
+    def trained(
+        cls,
+        name: str,
+        base_model: str,
+        out: Path,
+        pairs: list[Pair],
+        held: list[Pair],
+        steps: int,
+        started: float,
+        settings: JSONObject,
+        heldout: tuple[dict[str, float], dict[str, float]],
+        device: str,
+        kind: str = "embedder",
+    ) -> ModelCard:
+        """The card of a model just trained on ``pairs`` (``held`` held out) since ``started``; saved."""
+        counts: dict[str, int] = {}
+        for p in pairs:
+            counts[p.kind] = counts.get(p.kind, 0) + 1
+        card = cls(
+            name=name,
+            base_model=base_model,
+            path=str(out),
+            pairs_sha256=pairs_sha256(pairs),
+            pairs=counts,
+            n_train=len(pairs) - len(held),
+            n_heldout=len(held),
+            steps=steps,
+            seconds=round(time.perf_counter() - started, 1),
+            settings=settings,
+            heldout_before=heldout[0],
+            heldout_after=heldout[1],
+            versions=environment()["packages"],
+            device=device,
+            kind=kind,
+        )
+        card.save()
+        return card
+
+
+def seeded_split(pairs: list[Pair], holdout: float, seed: int) -> tuple[list[Pair], list[Pair]]:
+    """``(held_out, train)``: ``pairs`` shuffled with ``seed``, ``holdout`` of them (at least 2) held out.
+
+    Also seeds Python's, NumPy's and PyTorch's generators for the training that follows.
+    """
+    import torch
+
+    if len(pairs) < 10:
+        msg = f"only {len(pairs)} training pairs: adapt on more papers (at least a few with running text)"
+        raise ConfigError(msg)
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+    order = list(range(len(pairs)))
+    random.Random(seed).shuffle(order)
+    n_hold = max(2, int(len(pairs) * holdout))
+    return [pairs[i] for i in order[:n_hold]], [pairs[i] for i in order[n_hold:]]
 
 
 def _words(text: str) -> set[str]:
@@ -165,8 +223,6 @@ def adapt_embedder(
     progress: bool = True,
 ) -> ModelCard:
     """Fine-tune ``base_model`` on ``pairs`` into ``out_dir`` (see the module docstring)."""
-    import torch
-
     with extra("adapt", "hepwb adapt"):
         from datasets import Dataset
     from sentence_transformers import SentenceTransformer, SentenceTransformerTrainer
@@ -177,18 +233,8 @@ def adapt_embedder(
     )
 
     s = settings or AdaptSettings()
-    if len(pairs) < 10:
-        msg = f"only {len(pairs)} training pairs: adapt on more papers (at least a few with running text)"
-        raise ConfigError(msg)
     t0 = time.perf_counter()
-    random.seed(s.seed)
-    np.random.seed(s.seed)
-    torch.manual_seed(s.seed)
-    order = list(range(len(pairs)))
-    random.Random(s.seed).shuffle(order)
-    n_hold = max(2, int(len(pairs) * s.holdout))
-    held = [pairs[i] for i in order[:n_hold]]
-    train = [pairs[i] for i in order[n_hold:]]
+    held, train = seeded_split(pairs, s.holdout, s.seed)
     device = resolve_device(s.device)
     model = SentenceTransformer(resolve_model_path(base_model), device=device)
     before = heldout_scores(model, held)
@@ -223,24 +269,6 @@ def adapt_embedder(
     model.max_seq_length = seq_len
     after = heldout_scores(model, held)
     model.save(str(out))
-    counts: dict[str, int] = {}
-    for p in pairs:
-        counts[p.kind] = counts.get(p.kind, 0) + 1
-    card = ModelCard(
-        name=name,
-        base_model=base_model,
-        path=str(out),
-        pairs_sha256=pairs_sha256(pairs),
-        pairs=counts,
-        n_train=len(train),
-        n_heldout=len(held),
-        steps=int(result.global_step),
-        seconds=round(time.perf_counter() - t0, 1),
-        settings=asdict(s),
-        heldout_before=before,
-        heldout_after=after,
-        versions=environment()["packages"],
-        device=device,
+    return ModelCard.trained(
+        name, base_model, out, pairs, held, int(result.global_step), t0, asdict(s), (before, after), device
     )
-    card.save()
-    return card

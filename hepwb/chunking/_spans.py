@@ -13,7 +13,7 @@ from hepwb.ids import content_uuid, text_sha256
 from hepwb.models.tokenizers import Tokenizer
 from hepwb.processing.figures import caption_label, roman
 from hepwb.processing.xrefs import find_mentions
-from hepwb.types import Block, Chunk, Document
+from hepwb.types import Block, Chunk, Document, JSONObject
 
 __all__ = ["ChunkSpan", "TokenIndex", "bare_heading", "finalize"]
 
@@ -120,14 +120,19 @@ def _in_back_matter(path: tuple[str, ...]) -> bool:
 
 
 def caption_home(
-    doc: Document, kind: str, number: int, head_starts: list[int], head_paths: list[tuple[str, ...]]
+    mentions: list[JSONObject],
+    kind: str,
+    number: int,
+    head_starts: list[int],
+    head_paths: list[tuple[str, ...]],
 ) -> tuple[str, ...]:
     """The section a figure or table floated into the bibliography belongs to.
 
-    The section of its first mention in the text outside the back matter, else the top level. PDF
-    floats often land after the references; they are not part of them.
+    The section of its first mention (of the document's ``mentions``, :func:`find_mentions`) in the text
+    outside the back matter, else the top level. PDF floats often land after the references; they are not
+    part of them.
     """
-    for m in find_mentions(doc):
+    for m in mentions:
         n = str(m["number"]).rstrip("abcdefghijklmnopqrstuvwxyz")
         if m["kind"] != kind or (int(n) if n.isdigit() else roman(n.upper())) != number:
             continue
@@ -195,6 +200,7 @@ def finalize(doc: Document, spans: list[ChunkSpan], tokens: TokenIndex, config_k
     block_starts = [b.start for b in doc.blocks]
     spans = _merged(spans, [not bare_heading(doc, sp, block_starts) for sp in spans])
     chunks: list[Chunk] = []
+    mentions: list[JSONObject] | None = None
     for idx, sp in enumerate(spans):
         text = doc.markdown[sp.start : sp.end]
         h = bisect.bisect_right(head_starts, sp.own_start) - 1
@@ -208,7 +214,8 @@ def finalize(doc: Document, spans: list[ChunkSpan], tokens: TokenIndex, config_k
         caption = next((b for b in inside if b.kind == "caption"), None) if captioned else None
         if caption is not None and (label := caption_label(doc.block_text(caption))) is not None:
             if _in_back_matter(section):
-                section = caption_home(doc, label[0], label[1], head_starts, head_paths)
+                mentions = find_mentions(doc) if mentions is None else mentions  # once per document
+                section = caption_home(mentions, label[0], label[1], head_starts, head_paths)
             section = (*section, label[2])  # a caption chunk's citation names its figure or table
         pages = sorted({p for b in inside for p in range(b.page, max(b.page, b.page_end) + 1)})
         chunks.append(
