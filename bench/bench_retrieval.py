@@ -19,7 +19,7 @@ Method:
   retriever's p50 divided by the baseline's p50.
 * Scale-up: the corpus table's rows are repeated up to ``--scale`` rows (new chunk ids; each copy's
   vector gets Gaussian noise sigma 0.02 then is renormalised, so neighbours are not exact ties)
-  into a fresh LanceDB table with hepwb's indexes (two FTS indexes and, at >= 20k rows, an
+  into a fresh LanceDB table with hepwb's indexes (three FTS indexes and, at >= 20k rows, an
   IVF_HNSW_SQ cosine index of one partition per 10,000 rows, searched by ``ann_search``). ANN
   recall@10 is the share of the exact numpy top 10 that the dense retriever returns. Targets at
   100k chunks: dense p50 <= 5 ms, hybrid p50 <= 15 ms.

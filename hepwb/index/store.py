@@ -257,7 +257,11 @@ def open_chunk_table(db_path: str | Path, chunkset_id: str, model: str) -> Any:
 
 
 def build_indexes(tbl: Any, *, ann_min_rows: int = ANN_MIN_ROWS) -> None:
-    """Create the two full-text indexes and, for large tables, the HNSW vector index."""
+    """Create the three full-text indexes and, for large tables, the HNSW vector index.
+
+    The full-text indexes: ``text``, and ``search_text`` / ``search_context`` (the HEP-analysed text without
+    and with its title and section path).
+    """
     from lancedb.index import FTS
 
     tbl.create_index("text", config=FTS(with_position=False), replace=True)
