@@ -25,7 +25,9 @@ JSONObject: TypeAlias = dict[str, Any]  # values: any JSON type (see the docstri
 ``Any`` because JSON is recursive and its shape is checked where it enters hepwb (pydantic
 models, JSON schemas, :mod:`hepwb.limits`), not again by every reader."""
 
-BlockKind = Literal["heading", "text", "list", "table", "math", "code", "caption", "reference", "front"]
+BlockKind = Literal[
+    "heading", "text", "list", "table", "math", "code", "caption", "reference", "front", "figure_text"
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,8 +36,10 @@ class Block:
 
     Attributes:
         kind: What the block holds; ``table``, ``math`` and ``code`` are atomic for chunkers;
-            ``reference`` (bibliography entries) and ``front`` (author and affiliation lists, contact
-            and date lines of the front matter) stay in ``full_document.md`` but are not chunked.
+            ``reference`` (bibliography entries), ``front`` (author and affiliation lists, contact
+            and date lines of the front matter) and ``figure_text`` (a plot's tick labels, axis titles
+            and legends, which a PDF stores as text inside the figure) stay in ``full_document.md`` but
+            are not chunked.
         start: Offset of the first character in ``full_document.md``.
         end: Offset one past the last character.
         page: 1-based page number of the source where the block starts.
@@ -57,8 +61,8 @@ class Block:
 
     @property
     def retrievable(self) -> bool:
-        """Whether chunkers include the block (bibliography entries and front matter are kept out)."""
-        return self.kind not in ("reference", "front")
+        """Whether chunkers include the block (bibliography, front matter and figure text are kept out)."""
+        return self.kind not in ("reference", "front", "figure_text")
 
 
 @dataclass(frozen=True, slots=True)

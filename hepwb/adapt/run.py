@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 from hepwb import defaults
 from hepwb.adapt.crossencoder import CrossEncoderSettings, adapt_cross_encoder
 from hepwb.adapt.finetune import AdaptSettings, ModelCard, adapt_embedder
-from hepwb.adapt.fusion import FusionFit, fit_fusion
 from hepwb.adapt.generated import generated_pairs
 from hepwb.adapt.pairs import Pair, corpus_pairs
 from hepwb.env import configure_runtime
@@ -22,6 +21,7 @@ from hepwb.paths import Layout
 from hepwb.pipeline.config import ExperimentConfig
 from hepwb.pipeline.corpus import ingest
 from hepwb.pipeline.experiment import run_experiment
+from hepwb.pipeline.fusion_fit import FusionFit, fit_fusion
 from hepwb.pipeline.stages import chunk_stage, index_stage, load_inputs
 
 if TYPE_CHECKING:

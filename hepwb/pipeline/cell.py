@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import platform
+import shutil
 import socket
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
@@ -25,6 +26,7 @@ from hepwb.models.embedder import Embedder
 from hepwb.paths import Layout
 from hepwb.pipeline.chunksets import ChunkSet
 from hepwb.pipeline.config import ExperimentConfig
+from hepwb.pipeline.fusion_fit import fit_in_run
 from hepwb.pipeline.keys import cell_key, cell_name, retriever_label
 from hepwb.pipeline.notebook import write_rerun_files
 from hepwb.pipeline.record import RunInputs, RunRecord
@@ -141,6 +143,12 @@ def run_cell(
     latencies: dict[str, float] = {}
     with timings("vector_index_s"):
         searched = with_vector_index(table, cfg.index)
+    options = cfg.retriever_options
+    fit: Path | None = None
+    if cfg.retriever == "fusion" and not options.get("fitted"):  # fitted here, scored out of fold
+        with timings("fit_s"):
+            fit = fit_in_run(searched, embedder, inputs, cs, layout, k=cfg.k)
+        options = {**options, "fitted": str(fit)}
     with timings("retrieve_s"):
         results = retrieve_stage(
             cfg,
@@ -150,6 +158,7 @@ def run_cell(
             progress=progress,
             questions_sha256=inputs.questions_sha256,
             latencies_ms=latencies,
+            options=options,
         )
     with timings("evaluate_s"):
         scores = score(cfg, inputs, cs, questions, results, embedder, with_ci=with_ci)
@@ -181,6 +190,8 @@ def run_cell(
         hits = hits_frame(results, scores.relevant)
         _write_parquet(hits, run_dir / "hits.parquet")
         write_rerun_files(run_dir, config, layout)
+        if fit is not None:  # the weights this run used, beside its results
+            shutil.copyfile(fit, run_dir / "fusion_fit.json")
     record = RunRecord(
         run_id=run_id,
         chunkset_id=cs.chunkset_id,

@@ -28,7 +28,7 @@ from hepwb.pipeline.config import ExperimentConfig
 from hepwb.pipeline.corpus import default_questions, ingest
 from hepwb.retrieval import get_retriever
 from hepwb.retrieval.fusion import fit_reads, load_fit
-from hepwb.types import Document, Hit
+from hepwb.types import Document, Hit, JSONObject
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -168,8 +168,8 @@ def needs_windows(cfg: ExperimentConfig) -> bool:
     """Whether ``cfg``'s retriever reads chunks through windows (``read``/``dense_read``, or its fit's)."""
     opts = cfg.retriever_options
     reads = {str(opts.get("read", "first")), str(opts.get("dense_read", "first"))}
-    if cfg.retriever == "fusion" and opts.get("fitted"):
-        reads |= fit_reads(load_fit(str(opts["fitted"])))
+    if cfg.retriever == "fusion":  # a named fit's readings; a run without one fits both (first, max)
+        reads |= fit_reads(load_fit(str(opts["fitted"]))) if opts.get("fitted") else {"max"}
     return reads != {"first"}
 
 
@@ -196,14 +196,17 @@ def retrieve_stage(
     progress: bool = True,
     questions_sha256: str = "",
     latencies_ms: dict[str, float] | None = None,
+    options: JSONObject | None = None,
 ) -> dict[str, list[Hit]]:
     """The top ``cfg.k`` hits of ``cfg``'s retriever for every question.
 
-    ``latencies_ms``, when given, receives each question's search time in milliseconds.
+    ``latencies_ms``, when given, receives each question's search time in milliseconds. ``options``
+    replace ``cfg.retriever_options`` (a ``fusion`` run passes the fit it made).
     """
     from tqdm.auto import tqdm
 
-    retriever = get_retriever(cfg.retriever, table, embedder=embedder, **cfg.retriever_options)
+    opts = cfg.retriever_options if options is None else options
+    retriever = get_retriever(cfg.retriever, table, embedder=embedder, **opts)
     # a retriever fitted on this very question set answers each question out of fold (``fusion``)
     oof = getattr(retriever, "out_of_fold", None)
     if latencies_ms is not None and questions:

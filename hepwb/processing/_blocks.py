@@ -22,6 +22,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from hepwb.processing._figtext import Box, mark_figure_text
 from hepwb.processing._floats import float_captions
 from hepwb.processing._layout import Row
 from hepwb.processing._math import find_equations, render_math
@@ -61,6 +62,8 @@ class RenderedBlock:
     page: int
     page_end: int
     level: int = 0
+    box: tuple[float, float, float, float] | None = None  # a text paragraph's rows on its first page
+    lines: int = 1
 
 
 @dataclass(slots=True)
@@ -348,16 +351,21 @@ def _references(paras: list[_Para], keep: list[bool]) -> list[_Para]:
     return out
 
 
-def build_blocks(rows: list[Row], body: float) -> list[RenderedBlock]:
+def build_blocks(
+    rows: list[Row], body: float, regions: dict[int, list[Box]] | None = None
+) -> list[RenderedBlock]:
     """Group rows (document reading order) into classified, rendered blocks.
 
     Args:
         rows: All kept rows of the document in reading order.
         body: The document's body font size.
+        regions: Figure regions by page: text paragraphs in them that are not prose become
+            ``figure_text`` (:mod:`hepwb.processing._figtext`).
 
     Returns:
         The rendered blocks in order; consecutive list items are merged into one ``list`` block, and
-        figure captions are moved to the end of their section (:mod:`hepwb.processing._floats`).
+        figure captions and figure text are moved to the end of their section
+        (:mod:`hepwb.processing._floats`).
     """
     paras = _segment(rows, body)
     _classify(paras, body)
@@ -388,5 +396,9 @@ def build_blocks(rows: list[Row], body: float) -> list[RenderedBlock]:
             text = "\\" + p.text if p.text[0] in "#>" or p.text.startswith(("$$", "```", "~~~")) else p.text
             if p.kind in ("math", "table"):
                 text = p.text
-            out.append(RenderedBlock(p.kind, text, page, page_end))
+            first = [r for r in p.rows if r.page == page]
+            box = (min(r.x0 for r in first), min(r.y0 for r in first), max(r.x1 for r in first),
+                   max(r.y1 for r in first))  # fmt: skip
+            out.append(RenderedBlock(p.kind, text, page, page_end, box=box, lines=len(p.rows)))
+    mark_figure_text(out, regions or {})
     return float_captions(out)

@@ -1,10 +1,11 @@
-"""Figure captions out of the running text: each moves to the end of its section.
+"""Figure captions and figure text out of the running text: each moves to the end of its section.
 
 A float interrupts the text where the page put it, often between two halves of one argument;
 a caption left there splits every chunk around it (captions are chunks of their own). Like a
 reader who reads past the figure, the converter moves each figure caption to just before the
 next heading (or the bibliography, or the end), keeping its page. A caption next to a table
-stays with its table.
+stays with its table. Text drawn inside a figure (``figure_text``: tick labels, axis titles) moves
+the same way, in its order among the captions.
 
 Example:
     >>> from hepwb.processing._blocks import RenderedBlock as B
@@ -27,12 +28,12 @@ _STOP = frozenset({"heading", "reference"})
 
 
 def float_captions(blocks: list[Any]) -> list[Any]:
-    """``blocks`` (with ``kind``) with every caption not beside a table moved to the end of its section."""
+    """``blocks`` with each caption not beside a table, and all figure text, moved to its section end."""
     out: list[Any] = []
     pending: list[Any] = []
     for i, b in enumerate(blocks):
         beside_table = any(0 <= j < len(blocks) and blocks[j].kind == "table" for j in (i - 1, i + 1))
-        if b.kind == "caption" and not beside_table:
+        if (b.kind == "caption" and not beside_table) or b.kind == "figure_text":
             pending.append(b)
             continue
         if b.kind in _STOP and pending:

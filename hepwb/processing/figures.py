@@ -29,7 +29,9 @@ __all__ = [
     "caption_label",
     "crop_box",
     "figure_records",
+    "figure_regions",
     "image_name",
+    "is_prose",
     "locate_figures",
     "page_layouts",
     "pdf_of",
@@ -142,8 +144,17 @@ def _is_caption(block: tuple[Any, ...]) -> bool:
 
 
 def _is_prose(block: tuple[Any, ...]) -> bool:
-    text = " ".join(str(block[4]).split())
-    lines = str(block[4]).count("\n") + 1
+    return is_prose(str(block[4]), str(block[4]).count("\n") + 1)
+
+
+def is_prose(text: str, lines: int) -> bool:
+    """Whether ``text`` set in ``lines`` lines reads as a paragraph: long, full lines, mostly letters.
+
+    Example:
+        >>> is_prose("-0.6 -0.4 -0.2 0 0.2", 1), is_prose("The asymmetry rises with the momentum. " * 4, 2)
+        (False, True)
+    """
+    text = " ".join(text.split())
     return (
         len(text) >= _PROSE_MIN
         and len(text) / lines >= 45
@@ -199,6 +210,18 @@ def _region(
 
 PageLayout = tuple[list[tuple[Any, ...]], float, float]
 """A page's text blocks as pymupdf's ``get_text("blocks")`` gives them, its width and its height."""
+
+
+def figure_regions(layout: PageLayout) -> list[tuple[float, float, float, float]]:
+    """The region of every figure whose caption is on this page (as :func:`locate_figures` finds it)."""
+    blocks, width, height = layout
+    out = []
+    for b in blocks:
+        found = caption_label(str(b[4]).strip()) if _is_caption(b) else None
+        if found is not None and found[0] == "figure":
+            cap = (float(b[0]), float(b[1]), float(b[2]), float(b[3]))
+            out.append(_region(blocks, cap, "figure", width, height))
+    return out
 
 
 def page_layouts(pdf: str | Path, pages: set[int]) -> dict[int, PageLayout]:

@@ -30,7 +30,7 @@ from hepwb.processing._bibtail import recover_bibliography
 from hepwb.processing._blocks import build_blocks
 from hepwb.processing._diacritics import repair_diacritics
 from hepwb.processing._layout import Row, body_font_size, drop_furniture, extract_page, order_rows
-from hepwb.processing.figures import PageLayout
+from hepwb.processing.figures import PageLayout, figure_regions
 from hepwb.processing.frontmatter import mark_front_matter
 from hepwb.processing.links import annotate
 from hepwb.processing.references import parse_references
@@ -196,7 +196,9 @@ def pdf_to_document(
     body = body_font_size(pages)
     pages, _ = drop_furniture(pages, [h for _, h in sizes], body)
     rows = [r for page_rows, (w, _) in zip(pages, sizes, strict=True) for r in order_rows(page_rows, w)]
-    rendered = build_blocks(rows, body)
+    layouts = _layouts(pages, sizes)
+    regions = {n: figure_regions(layout) for n, layout in layouts.items()}
+    rendered = build_blocks(rows, body, regions)
     for rb in rendered:
         rb.text = repair_diacritics(rb.text)
     parts: list[str] = []
@@ -237,4 +239,4 @@ def pdf_to_document(
         blocks=tuple(blocks),
         meta=info,
     )
-    return annotate(doc, pdf=p, layouts=_layouts(pages, sizes))
+    return annotate(doc, pdf=p, layouts=layouts)

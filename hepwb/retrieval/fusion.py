@@ -40,7 +40,10 @@ def fit_path(fitted: str) -> Path:
 def load_fit(fitted: str) -> JSONObject:
     """A fitted fusion as saved by ``hepwb fit-fusion`` (a clear error naming the fix when missing)."""
     if not fitted:
-        msg = "fusion needs fitted=<name of a fit>: run `hepwb fit-fusion --name NAME` first"
+        msg = (
+            "fusion outside an evaluation run needs fitted=<a fit>: run `hepwb fit-fusion --name NAME` "
+            "first (an evaluation or sweep cell of plain `fusion` fits one itself, out of fold)"
+        )
         raise ConfigError(msg)
     path = fit_path(fitted)
     try:
@@ -95,12 +98,13 @@ def _size(chunkset_id: str) -> str:
 
 
 def _fit_exists(fitted: str) -> str:
-    load_fit(fitted)
+    if fitted:  # empty: the run fits one itself (hepwb.pipeline.fusion_fit.fit_in_run)
+        load_fit(fitted)
     return fitted
 
 
 Fit = Annotated[str, AfterValidator(_fit_exists)]
-"""The name or path of a saved fit; checked to exist before a sweep starts."""
+"""The name or path of a saved fit, checked to exist before a sweep starts; empty: fitted in the run."""
 
 
 @register_retriever("fusion")
@@ -110,7 +114,8 @@ class FusionRetriever:
     Args:
         table: LanceDB chunk table.
         embedder: Query embedder.
-        fitted: Name (under ``data/models/fusion/``) or path of a fit.
+        fitted: Name (under ``data/models/fusion/``) or path of a fit. An evaluation run (``run_cell``)
+            of ``fusion`` without one fits one on its own inputs first and passes its path here.
     """
 
     name = "fusion"

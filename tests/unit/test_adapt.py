@@ -13,6 +13,7 @@ from hepwb.models.embedder import Embedder
 from hepwb.paths import Layout
 from hepwb.pipeline import ExperimentConfig, run_experiment
 from hepwb.processing.markdown import markdown_document
+from hepwb.retrieval import get_retriever
 from tests.helpers import TINY_DOCS, TINY_QUESTIONS, tiny_corpus
 
 
@@ -100,7 +101,6 @@ def test_adapted_model_is_saved_with_a_card_and_used_by_name(tmp_path, monkeypat
 
 def test_fitted_fusion_is_scored_out_of_fold(tmp_path):
     from hepwb.adapt.run import fit_fusion_for
-    from hepwb.retrieval import get_retriever
 
     corpus, questions = tiny_corpus(tmp_path)
     layout = Layout(tmp_path)
@@ -219,3 +219,25 @@ def test_nested_retriever_options_parse_with_their_commas():
         "rerank",
         {"base": "hybrid(method=linear, weight=0.1)", "top_n": 20},
     )
+
+
+def test_a_fusion_run_without_a_fit_fits_one_out_of_fold_and_reuses_it(tmp_path):
+    corpus, questions = tiny_corpus(tmp_path)
+    layout = Layout(tmp_path)
+    params = {"corpus": str(corpus), "questions": str(questions), "chunk_size": 48, "chunk_overlap": 0.0}
+    cfg = ExperimentConfig.from_params(**params, retriever="fusion", run_dir=str(tmp_path / "run"))
+    res = run_experiment(cfg, layout=layout, progress=False)
+    fits = list((layout.data / "models" / "fusion").glob("run-*.json"))
+    assert len(fits) == 1, fits
+    fit = json.loads(fits[0].read_text())
+    assert fit["n_folds"] == 3 and set(fit["folds"]) == {"A01", "B02", "C03"}  # one fold per paper here
+    for metric in ("hit_rate@5", "mrr@10", "recall@5"):  # scored with each paper's out-of-fold weights
+        assert res.summary[metric] == pytest.approx(fit["out_of_fold"][metric]), metric
+    assert json.loads((tmp_path / "run" / "fusion_fit.json").read_text()) == fit
+    assert res.record.timings_s["fit_s"] > 0
+    before = fits[0].stat().st_mtime_ns
+    again = run_experiment(cfg.model_copy(update={"run_dir": str(tmp_path / "run2")}), layout=layout,
+                           progress=False)  # fmt: skip
+    assert fits[0].stat().st_mtime_ns == before and again.summary == res.summary
+    with pytest.raises(ConfigError, match="outside an evaluation run needs fitted="):
+        get_retriever("fusion", None)

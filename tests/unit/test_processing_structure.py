@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import unicodedata
@@ -138,6 +139,28 @@ def test_real_equations_tables_references():
     refs = doc.meta["references"]
     assert len(refs) >= 10
     assert refs[0]["container-title"] == "Phys. Rev. Lett." and refs[0]["volume"] == "78"
+
+
+@pytest.mark.shared
+def test_real_figure_tick_labels_are_figure_text_not_running_text():
+    doc = pdf_to_document(real("P01"))
+    figure_text = [doc.block_text(b) for b in doc.blocks if b.kind == "figure_text"]
+    # Fig. 3's axes (asymmetry ticks, phi ticks, the axis title) and Fig. 4's legend
+    assert {"-0.6", "-3 -2 -1 0 1 2 3", "φ (rad)", "λBeam = +1 λBeam = -1", "Mx (GeV)"} <= set(figure_text)
+    body = "\n\n".join(doc.block_text(b) for b in doc.blocks if b.retrievable)
+    assert "-3 -2 -1 0 1 2 3" not in body and "λBeam = +1" not in body
+    # the running text around the figures reads on without them
+    assert "In Fig. 3, the azimuthal dependence of the measured beam-spin asymmetry ALU is shown" in body
+    for a, b in itertools.pairwise(doc.blocks):  # figure text travels with the captions to the section end
+        if a.kind == "figure_text":
+            assert b.kind in ("figure_text", "caption", "heading", "reference"), doc.block_text(b)[:80]
+    # sentences a figure region reaches stay running text
+    p03 = pdf_to_document(real("P03"))
+    assert any(
+        "single γ production was determined using equation:" in p03.block_text(b)
+        for b in p03.blocks
+        if b.kind == "text"
+    )
 
 
 @pytest.mark.shared

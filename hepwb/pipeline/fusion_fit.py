@@ -1,4 +1,4 @@
-"""Fusion weights chosen by cross-validation, folds grouped by paper (``hepwb fit-fusion``).
+"""Fusion weights chosen by cross-validation, folds grouped by paper (``hepwb fit-fusion``, or inside a run).
 
 For every question the two branches of :class:`~hepwb.retrieval.hybrid.HybridRetriever` (dense, once per
 candidate ``dense_read``, and BM25 over the chosen ``fields``) are computed once; every candidate fusion -
@@ -11,20 +11,29 @@ no paper is in both the fitting and the scoring fold: each fold's weights are ch
 (every metric with its 95 % interval). The weights fitted on all questions are saved under
 ``data/models/fusion/<name>.json`` for the ``fusion`` retriever; evaluated on the same question set, that
 retriever uses each question's out-of-fold weights, never weights fitted on the question itself.
+
+A run of ``fusion`` without ``fitted`` (a sweep cell, ``hepwb evaluate --retriever fusion``) fits one
+itself with :func:`fit_in_run` on its own chunk set, embedder and question set (saved once under a name
+derived from those, reused by later runs) and is scored out of fold the same way.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, cast
 
 import numpy as np
 
-from hepwb.deps import extra
 from hepwb.evaluation.levels import relevant_chunks
 from hepwb.exceptions import ConfigError
+from hepwb.ids import code_fingerprint, short_hash
+from hepwb.io import write_json
 from hepwb.models.embedder import Embedder
+from hepwb.models.tokenizers import model_identity
+from hepwb.names import under
+from hepwb.paths import Layout
 from hepwb.pipeline.chunksets import ChunkSet
 from hepwb.pipeline.config import ExperimentConfig
 from hepwb.pipeline.scoring import score
@@ -34,9 +43,11 @@ from hepwb.retrieval.options import Read
 from hepwb.retrieval.rerankers import weighted_rrf
 from hepwb.types import Hit, JSONObject
 
-__all__ = ["METHODS", "FusionFit", "fit_fusion", "paper_of"]
+__all__ = ["METHODS", "FusionFit", "fit_fusion", "fit_in_run", "paper_of"]
 
 METHODS = ("rrf", "linear")
+N_FOLDS = 4
+"""Folds of a fit (grouped by paper); a run on fewer papers uses one fold per paper."""
 WEIGHTS = tuple(round(float(w), 2) for w in np.arange(0.0, 1.0001, 0.05))
 
 
@@ -131,12 +142,11 @@ def fit_fusion(
     dense_read: str | Sequence[str] = ("first", "max"),
     top_m: int = 1,
     fetch: int = 50,
-    n_folds: int = 4,
+    n_folds: int = N_FOLDS,
     k: int = 10,
 ) -> FusionFit:
     """Choose the fusion by cross-validation grouped by paper (see the module docstring)."""
-    with extra("adapt", "fit-fusion"):
-        from sklearn.model_selection import GroupKFold
+    from sklearn.model_selection import GroupKFold
 
     questions = [q for q in inputs.questions if any(loc.qid == q.qid for loc in inputs.located)]
     groups = [paper_of(q) for q in questions]
@@ -212,3 +222,32 @@ def _hits(ids: list[str], by_id: JSONObject, cs: ChunkSet) -> list[Any]:
             Hit(cid, c.document_id, doc.label, c.start, c.end, rank, 1.0 / rank, c.text, "fusion", c.pages)
         )
     return out
+
+
+def fit_in_run(
+    table: Any, embedder: Embedder, inputs: EvalInputs, cs: ChunkSet, layout: Layout, *, k: int
+) -> Path:
+    """The fit of a ``fusion`` run that names none: fitted here on the run's own inputs, saved once, reused.
+
+    Its name follows everything the fit depends on (chunk set, the embedder's weights, the question set,
+    ``k`` and the fitting code), so a changed input is fitted again and an unchanged one never is. The
+    run then answers every question with the weights of the fold that left its paper out.
+    """
+    key = short_hash(
+        [
+            cs.chunkset_id,
+            model_identity(embedder.model),
+            inputs.questions_sha256,
+            k,
+            code_fingerprint("pipeline"),
+        ],
+        16,
+    )
+    path = under(layout.data / "models" / "fusion", f"run-{key}", "fusion fit", ".json")
+    if not path.is_file():
+        papers = {paper_of(q) for q in inputs.questions if any(loc.qid == q.qid for loc in inputs.located)}
+        fit = fit_fusion(
+            path.stem, table, embedder, inputs, cs, k=k, n_folds=min(N_FOLDS, max(2, len(papers)))
+        )
+        write_json(path, dataclasses.asdict(fit))
+    return path

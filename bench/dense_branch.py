@@ -1,0 +1,184 @@
+"""What the dense branch adds to ``bm25(fields=context)``, on hepqa-dev and on Chroma's questions.
+
+Usage::
+
+    .venv/bin/python bench/dense_branch.py [--sizes 256,512,1024] [--home DIR]
+
+For each question set (hepqa-dev; Chroma's set, a different domain that checks and never chooses) and
+chunk size, on hepwb's own chunk sets (``hepilot``, overlap 0.1, LaTeX preferred) and embedder:
+
+* three dense readings of a chunk: ``first`` (its first 254 word pieces, the chunk table's vector),
+  ``max`` (its best window, as ``dense(read=max)``) and ``ctx-max`` (its best window, each window
+  embedded after the paper's title and the chunk's section path: the context ``bm25(fields=context)``
+  matches, given to the embedder);
+* each alone: found@5, and how many questions it finds in its top 5 that ``bm25(fields=context)``
+  misses (``dense only``: the only questions a fusion can win) and the reverse (``bm25 only``);
+* each fused with ``bm25(fields=context)`` by the convex combination of min-max-normalised scores that
+  ``hybrid`` uses, the dense share chosen out of fold (folds grouped by paper, as ``fusion`` does; share
+  0 to 0.5 in steps of 0.05), against ``bm25(fields=context)`` alone: the found@5 difference with its
+  95 % interval and a paired permutation test;
+* the length bias of best-window scoring: the mean number of windows of dense's top hit against that of
+  all chunks.
+
+The fusion here is a numpy re-implementation over every chunk (dense scores of all chunks, BM25 scores of
+its top 50, others 0), so its numbers can differ slightly from the ``hybrid`` retriever's. Scratch
+artefacts go to ``--home`` (default a temporary folder seeded with this project's embedding cache).
+Exits 0 with a message when the shared material is absent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from transfer import chroma_inputs  # noqa: E402
+
+from hepwb.evaluation.levels import relevant_chunks  # noqa: E402
+from hepwb.evaluation.stats import paired_test  # noqa: E402
+from hepwb.index import get_embedder  # noqa: E402
+from hepwb.index.windows import window_size, windows_of  # noqa: E402
+from hepwb.paths import Layout, shared_dir  # noqa: E402
+from hepwb.pipeline.config import ExperimentConfig  # noqa: E402
+from hepwb.pipeline.fusion_fit import paper_of  # noqa: E402
+from hepwb.pipeline.stages import chunk_stage, index_stage, load_inputs  # noqa: E402
+from hepwb.retrieval import get_retriever  # noqa: E402
+
+READS = ("first", "max", "ctx-max")
+SHARES = tuple(round(0.05 * i, 2) for i in range(11))
+
+
+def _minmax(x: np.ndarray) -> np.ndarray:
+    lo, hi = x.min(axis=1, keepdims=True), x.max(axis=1, keepdims=True)
+    return (x - lo) / np.maximum(hi - lo, 1e-9)
+
+
+def _found5(scores: np.ndarray, relevant: list[set[int]]) -> np.ndarray:
+    top = np.argsort(-scores, axis=1, kind="stable")[:, :5]
+    return np.array([bool(set(row.tolist()) & rel) for row, rel in zip(top, relevant, strict=True)], float)
+
+
+def _out_of_fold(
+    dense: np.ndarray, bm25: np.ndarray, relevant: list[set[int]], groups: list[str]
+) -> np.ndarray:
+    """found@5 of each question under the dense share chosen on the other folds' papers."""
+    from sklearn.model_selection import GroupKFold
+
+    dn, bn = _minmax(dense), _minmax(bm25)
+    table = np.stack([_found5(w * dn + (1 - w) * bn, relevant) for w in SHARES])  # share x question
+    out = np.zeros(len(relevant))
+    n_folds = min(4, len(set(groups)))
+    for train, test in GroupKFold(n_splits=n_folds).split(np.zeros(len(groups)), groups=groups):
+        out[test] = table[int(np.argmax(table[:, train].mean(axis=1))), test]
+    return out
+
+
+def measure(layout: Layout, size: int, corpus: str | None, questions: str | None) -> list[dict[str, Any]]:
+    """Rows of one question set at one chunk size (see the module docstring)."""
+    cfg = ExperimentConfig.from_params(chunk_size=size, corpus=corpus, questions=questions, prefer_latex=True)
+    inputs = load_inputs(cfg, layout, progress=False)
+    cs = chunk_stage(cfg, inputs.documents, layout, inputs.log, progress=False)
+    emb = get_embedder(cfg.embedding_model)
+    table = index_stage(cs, emb, layout, progress=False)
+    rel_ids = relevant_chunks(inputs.located, cs.chunks, inputs.keyindexes)
+    qs = [q for q in inputs.questions if rel_ids.get(q.qid)]
+    pos = {c.chunk_id: i for i, c in enumerate(cs.chunks)}
+    relevant = [{pos[c] for c in rel_ids[q.qid] if c in pos} for q in qs]
+    groups = [paper_of(q) for q in qs]
+    bm25 = np.zeros((len(qs), len(cs.chunks)))
+    lexical = get_retriever("bm25", table, fields="context")
+    for qi, q in enumerate(qs):
+        for h in lexical.search(q.question, 50):
+            bm25[qi, pos[h.chunk_id]] = h.score
+    base = _found5(bm25, relevant)
+    qv = emb.embed([q.question for q in qs])
+    size_w = window_size(emb.model) - 24  # room for the context line
+    spans = [windows_of(c.text, emb.model, size=size_w) for c in cs.chunks]
+    owner = np.repeat(np.arange(len(cs.chunks)), [len(s) for s in spans])
+    n_windows = np.array([len(s) for s in spans])
+
+    def context(c: Any) -> str:
+        return f"{cs.documents[c.document_id].title}. {' > '.join(c.section_path)}.\n"
+
+    rows = []
+    for read in READS:
+        if read == "first":
+            vectors, own = emb.embed([c.text for c in cs.chunks]), np.arange(len(cs.chunks))
+        else:
+            prefix = context if read == "ctx-max" else (lambda c: "")
+            texts = [prefix(c) + c.text[a:b] for c, sp in zip(cs.chunks, spans, strict=True) for a, b in sp]
+            vectors, own = emb.embed(texts), owner
+        sims = qv @ vectors.T
+        dense = np.full((len(qs), len(cs.chunks)), -1.0)
+        np.maximum.at(dense.T, own, sims.T)
+        alone = _found5(dense, relevant)
+        fused = _out_of_fold(dense, bm25, relevant, groups)
+        test = paired_test(fused, base)
+        top1 = np.argmax(dense, axis=1)
+        rows.append({
+            "size": size, "read": read, "n": len(qs), "bm25_context": round(float(base.mean()), 4),
+            "dense": round(float(alone.mean()), 4),
+            "dense_only": int(((alone == 1) & (base == 0)).sum()),
+            "bm25_only": int(((alone == 0) & (base == 1)).sum()),
+            "fused": round(float(fused.mean()), 4), "gain": round(float(test.diff.mean), 4),
+            "gain_ci95": [round(float(test.diff.low), 4), round(float(test.diff.high), 4)],
+            "p": round(float(test.p_value), 4), "won": test.n_a_better, "lost": test.n_b_better,
+            "windows_top1": round(float(n_windows[top1].mean()), 2),
+            "windows_all": round(float(n_windows.mean()), 2),
+        })  # fmt: skip
+        print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Measure and print the table; returns 0."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="256,512,1024")
+    ap.add_argument("--home", type=Path, default=None, help="scratch project (default: a temporary folder)")
+    ap.add_argument("--json", type=Path, default=ROOT / "reports" / "bench" / "dense_branch.json")
+    args = ap.parse_args(argv)
+    if not (shared_dir() / "eval" / "chroma" / "questions_df.csv").is_file():
+        print(f"no Chroma data under {shared_dir()}; set HEPWB_SHARED. Nothing measured.")
+        return 0
+    home = args.home or Path(tempfile.mkdtemp(prefix="hepwb-dense-"))
+    layout = Layout(home)
+    if not layout.lancedb.exists():  # the vectors this project already made: not embedded again
+        for cache in Layout.default().lancedb.glob("embcache__*.lance"):
+            shutil.copytree(cache, layout.lancedb / cache.name)
+    chroma_corpus, chroma_questions = chroma_inputs(home)
+    sets = {"hepqa-dev": (None, None), "chroma": (str(chroma_corpus), str(chroma_questions))}
+    rows = []
+    for name, (corpus, questions) in sets.items():
+        for size in (int(s) for s in args.sizes.split(",")):
+            rows += [{"set": name, **r} for r in measure(layout, size, corpus, questions)]
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(rows, indent=2), encoding="utf-8")
+    print(
+        "| set | size | dense reads | dense found@5 | dense only / bm25 only | bm25(fields=context) "
+        "| fused, share out of fold | Δ [95 % CI], p | won / lost | windows: top hit / all |\n"
+        "|---|---:|---|---:|---|---:|---:|---|---|---|"
+    )
+    for r in rows:
+        lo, hi = r["gain_ci95"]
+        cells = [
+            r["set"], str(r["size"]), r["read"], f"{r['dense']:.3f}", f"{r['dense_only']} / {r['bm25_only']}",
+            f"{r['bm25_context']:.3f}", f"{r['fused']:.3f}",
+            f"{r['gain']:+.3f} [{lo:+.3f}, {hi:+.3f}], p={r['p']:.3f}", f"{r['won']} / {r['lost']}",
+            f"{r['windows_top1']:.2f} / {r['windows_all']:.2f}",
+        ]  # fmt: skip
+        print("| " + " | ".join(cells) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
