@@ -46,7 +46,7 @@ from transfer import chroma_inputs  # noqa: E402
 
 from hepwb.evaluation.levels import relevant_chunks  # noqa: E402
 from hepwb.evaluation.stats import paired_test  # noqa: E402
-from hepwb.index import get_embedder  # noqa: E402
+from hepwb.index import ChunkStore, get_embedder  # noqa: E402
 from hepwb.index.windows import window_size, windows_of  # noqa: E402
 from hepwb.paths import Layout, shared_dir  # noqa: E402
 from hepwb.pipeline.config import ExperimentConfig  # noqa: E402
@@ -110,14 +110,15 @@ def measure(layout: Layout, size: int, corpus: str | None, questions: str | None
     def context(c: Any) -> str:
         return f"{cs.documents[c.document_id].title}. {' > '.join(c.section_path)}.\n"
 
+    store = ChunkStore(layout.lancedb, emb, progress=False)  # vectors through the embedding cache
     rows = []
     for read in READS:
         if read == "first":
-            vectors, own = emb.embed([c.text for c in cs.chunks]), np.arange(len(cs.chunks))
+            vectors, own = store.embed_cached([c.text for c in cs.chunks]), np.arange(len(cs.chunks))
         else:
             prefix = context if read == "ctx-max" else (lambda c: "")
             texts = [prefix(c) + c.text[a:b] for c, sp in zip(cs.chunks, spans, strict=True) for a, b in sp]
-            vectors, own = emb.embed(texts), owner
+            vectors, own = store.embed_cached(texts), owner
         sims = qv @ vectors.T
         dense = np.full((len(qs), len(cs.chunks)), -1.0)
         np.maximum.at(dense.T, own, sims.T)

@@ -16,6 +16,9 @@ Method:
 * Metrics: ``found@5`` (``hit_rate@5``: a top-5 chunk covers at least half of an evidence quote) and
   ``MRR@10``; each method's difference from ``bm25`` on the same questions with a paired bootstrap test
   (:func:`hepwb.evaluation.stats.paired_test`, 10,000 resamples).
+* When ``bm25(fields=context)`` is among the methods, a second table gives every other method's found@5
+  difference from it on the same questions (paired permutation test): does anything beat the best lexical
+  method, on both sets?
 * A method "transfers" when its found@5 gain has the same sign on both sets at a chunk size; the script
   names the methods whose gain exists on one set only.
 
@@ -118,12 +121,14 @@ def main(argv: list[str] | None = None) -> int:
     chroma_corpus, chroma_questions = chroma_inputs(home)
     sets = {"hepqa-dev": (None, None), "chroma": (str(chroma_corpus), str(chroma_questions))}
     rows = []
+    frames: dict[tuple[str, int, str], Any] = {}  # per-question results, for the second comparison
     for set_name, (corpus, questions) in sets.items():
         for size in sizes:
             base = None
             for method in methods:
                 t0 = time.perf_counter()
                 per_q, summary = run(layout, method, size, corpus, questions)
+                frames[(set_name, size, method)] = per_q
                 row: dict[str, Any] = {"set": set_name, "size": size, "method": method,
                                        **{m: round(float(summary[m]), 4) for m in METRICS},
                                        "p50_ms": summary.get("query_p50_ms"),
@@ -143,7 +148,35 @@ def main(argv: list[str] | None = None) -> int:
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(rows, indent=2), encoding="utf-8")
     print(summarize(rows, sizes, methods))
+    if CONTEXT in methods:
+        print(against_context(frames, list(sets), sizes, methods))
     return 0
+
+
+CONTEXT = "bm25(fields=context)"
+
+
+def against_context(frames: dict[tuple[str, int, str], Any], sets: list[str], sizes: list[int],
+                    methods: list[str]) -> str:  # fmt: skip
+    """found@5 of every method minus that of ``bm25(fields=context)`` on the same questions, paired test."""
+    out = [
+        f"\nfound@5 gain over {CONTEXT} (paired permutation test), " + " / ".join(sets) + ":",
+        "| method | size | " + " | ".join(f"{s} Δ [95 % CI], p" for s in sets) + " |",
+        "|---|---:|" + "---|" * len(sets),
+    ]
+    for method in (m for m in methods if m not in ("bm25", CONTEXT)):
+        for size in sizes:
+            cells = []
+            for set_name in sets:
+                a, b = frames.get((set_name, size, method)), frames.get((set_name, size, CONTEXT))
+                if a is None or b is None:
+                    cells.append("-")
+                    continue
+                evaluated = b.index[b["n_located"] > 0]
+                t = paired_test(a.loc[evaluated, "hit_rate@5"], b.loc[evaluated, "hit_rate@5"])
+                cells.append(f"{t.diff.mean:+.3f} [{t.diff.low:+.3f}, {t.diff.high:+.3f}], p={t.p_value:.3f}")
+            out.append(f"| {method} | {size} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
 
 
 def summarize(rows: list[dict[str, Any]], sizes: list[int], methods: list[str]) -> str:

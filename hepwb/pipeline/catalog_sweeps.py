@@ -302,8 +302,9 @@ class SweepCatalogMixin:
         import pandas as pd
 
         rows = []
-        for name in ("retrieve_s", "evaluate_s", "save_s"):
-            vals = [json.loads(t).get(name, 0.0) for t in cells["timings"]] if not cells.empty else []
+        timings = [json.loads(t) for t in cells["timings"]] if not cells.empty else []
+        for name in ("fit_s", "retrieve_s", "evaluate_s", "save_s"):  # fit_s: cells that fit a fusion
+            vals = [t[name] for t in timings if name in t]
             if vals:
                 rows.append(
                     {
