@@ -17,6 +17,8 @@ Example:
     >>> v = verdict(wide, pq, "hit_rate@5")
     >>> v.best, v.recommended, list(v.table["verdict"])
     ('b', 'a', ['best', 'indistinguishable', 'worse'])
+    >>> "No configuration does better than plain bm25 here." in v.sentence()
+    True
 """
 
 from __future__ import annotations
@@ -37,6 +39,9 @@ __all__ = ["COST_COLUMNS", "INDEX_RECALL", "Verdict", "verdict"]
 
 COST_COLUMNS = ("index_mib", "query_p50_ms", "compute_s")
 """The cost of a configuration: table size on disk (MiB), median query latency (ms), stage compute (s)."""
+
+EMPTY = "{}"
+"""The retriever options of a plain retriever, as the sweep's wide table holds them."""
 
 INDEX_RECALL = "ann_recall@10"
 """What an approximate vector index keeps of exact search's top 10 (:mod:`hepwb.index.ann`)."""
@@ -73,6 +78,7 @@ class Verdict:
                 f" It is significantly better than every other configuration (paired permutation tests, "
                 f"Holm-adjusted over {self.n_comparisons} comparisons, p < {ALPHA})."
             )
+        text += self._against_bm25(rows)
         if self.recommended != self.best:
             r = rows[self.recommended]
             text += (
@@ -80,6 +86,22 @@ class Verdict:
                 f"(query p50 {_cost(r, 'query_p50_ms', 'ms')}, index {_cost(r, 'index_mib', 'MiB')})."
             )
         return _html.escape(text)
+
+    def _against_bm25(self, rows: Mapping[str, Mapping[Any, Any]]) -> str:
+        """Whether the best configuration beats plain ``bm25`` (the baseline physicists know) here."""
+        plain = [r for r in rows.values() if r.get("plain_bm25")]
+        if not plain:
+            return ""
+        name = human(self.metric)
+        bm25 = max(plain, key=lambda r: float(r[name]))
+        if bm25["run_id"] == self.best:
+            return " No configuration does better than plain bm25 here."
+        gain, p = -float(bm25["difference"]), float(bm25["p (Holm)"])
+        verdict = "beats it" if p < ALPHA else "cannot be told apart from it"
+        return (
+            f" Against the best plain bm25 ({bm25['configuration']}, {name} {float(bm25[name]):.3f}) the "
+            f"best configuration gains {gain:+.3f} and {verdict} (Holm-adjusted p = {p:.3g})."
+        )
 
 
 def _cost(row: Mapping[Any, Any], column: str, unit: str) -> str:
@@ -121,6 +143,7 @@ def verdict(
     for rec in ranked.to_dict("records"):
         run = str(rec["run_id"])
         ci = bootstrap_ci(frames[run][metric].to_numpy(dtype=float))
+        plain = rec.get("retriever") == "bm25" and str(rec.get("retriever_options") or EMPTY) == EMPTY
         row = {
             "run_id": run,
             "configuration": config_label(rec),
@@ -131,6 +154,7 @@ def verdict(
             "difference": 0.0,
             "p (Holm)": float("nan"),
             "verdict": "best",
+            "plain_bm25": plain,
         }
         if run in tests:
             t = tests[run]
