@@ -75,7 +75,11 @@ class Runner:
 
 def first_move(commits: list[str], run: Runner, lo: int, hi: int) -> int:
     """Index of the first commit after ``lo`` whose found@5 differs from ``lo``'s (``hi``'s differs)."""
-    target = run(commits[lo])["found5"]  # type: ignore[index]
+    first = run(commits[lo])
+    if first is None:
+        msg = f"bisect_metric: {commits[lo]} does not run (see {run.work}/{commits[lo]}.log)"
+        raise SystemExit(msg)
+    target = first["found5"]
     while hi - lo > 1:
         mid = j = (lo + hi) // 2
         result = run(commits[mid])
@@ -110,6 +114,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.steps:
         commits = args.steps.split(",")
         steps = list(range(len(commits)))
+    if run(commits[0]) is None:
+        print(f"bisect_metric: {commits[0]} does not run (see {args.work}/{commits[0]}.log)")
+        return 2
     last = run(commits[end]) if not args.steps else None
     while last is not None and run(commits[lo])["found5"] != last["found5"]:  # type: ignore[index]
         lo = first_move(commits, run, lo, end)

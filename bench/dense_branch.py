@@ -64,8 +64,15 @@ def _minmax(x: np.ndarray) -> np.ndarray:
 
 
 def _found5(scores: np.ndarray, relevant: list[set[int]]) -> np.ndarray:
+    """Whether a relevant chunk is among the top 5; chunks scored -inf (not retrieved) never count."""
     top = np.argsort(-scores, axis=1, kind="stable")[:, :5]
-    return np.array([bool(set(row.tolist()) & rel) for row, rel in zip(top, relevant, strict=True)], float)
+    return np.array(
+        [
+            bool({j for j in row.tolist() if np.isfinite(s[j])} & rel)
+            for row, s, rel in zip(top, scores, relevant, strict=True)
+        ],
+        float,
+    )
 
 
 def _out_of_fold(
@@ -100,7 +107,7 @@ def measure(layout: Layout, size: int, corpus: str | None, questions: str | None
     for qi, q in enumerate(qs):
         for h in lexical.search(q.question, 50):
             bm25[qi, pos[h.chunk_id]] = h.score
-    base = _found5(bm25, relevant)
+    base = _found5(np.where(bm25 > 0, bm25, -np.inf), relevant)  # BM25 alone ranks only what it retrieved
     qv = emb.embed([q.question for q in qs])
     size_w = window_size(emb.model) - 24  # room for the context line
     spans = [windows_of(c.text, emb.model, size=size_w) for c in cs.chunks]
