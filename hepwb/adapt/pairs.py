@@ -35,7 +35,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hepwb.chunking.sentences import sentence_spans
-from hepwb.deps import extra
 from hepwb.ids import canonical_json, text_sha256
 from hepwb.index.lexicon import ACRONYM, long_form
 from hepwb.types import Document
@@ -115,8 +114,7 @@ def _caption_pairs(doc: Document, paras: list[tuple[int, str]]) -> list[Pair]:
 def _abstract_pairs(doc: Document, paras: list[tuple[int, str]]) -> list[Pair]:
     if len(paras) < 3:
         return []
-    with extra("adapt", "training pairs"):
-        from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.feature_extraction.text import TfidfVectorizer
 
     abstract, body = paras[0][1], [t for _, t in paras[1:]]
     sents = [s for s in _sentences(abstract) if len(s.split()) >= 8]

@@ -27,7 +27,7 @@ from hepwb.paths import Layout
 from hepwb.pipeline.chunksets import ChunkSet
 from hepwb.pipeline.config import ExperimentConfig
 from hepwb.pipeline.fusion_fit import fit_in_run
-from hepwb.pipeline.keys import cell_key, cell_name, retriever_label
+from hepwb.pipeline.keys import STAGE_PACKAGES, cell_key, cell_name, retriever_label
 from hepwb.pipeline.notebook import write_rerun_files
 from hepwb.pipeline.record import RunInputs, RunRecord
 from hepwb.pipeline.scoring import hits_frame, score
@@ -57,7 +57,6 @@ _PACKAGES = (
     "dask",
     "distributed",
 )
-_STAGES = ("processing", "models", "chunking", "hepilot", "index", "retrieval", "evaluation", "pipeline")
 
 
 @dataclass
@@ -147,7 +146,7 @@ def run_cell(
     fit: Path | None = None
     if cfg.retriever == "fusion" and not options.get("fitted"):  # fitted here, scored out of fold
         with timings("fit_s"):
-            fit = fit_in_run(searched, embedder, inputs, cs, layout, k=cfg.k)
+            fit = fit_in_run(cfg, searched, embedder, inputs, cs, layout)
         options = {**options, "fitted": str(fit)}
     with timings("retrieve_s"):
         results = retrieve_stage(
@@ -160,8 +159,10 @@ def run_cell(
             latencies_ms=latencies,
             options=options,
         )
+    # scored as the retriever ran: with its fit, whose dense reading decides what the truncation metrics say
+    scored = cfg if fit is None else cfg.model_copy(update={"retriever_options": options})
     with timings("evaluate_s"):
-        scores = score(cfg, inputs, cs, questions, results, embedder, with_ci=with_ci)
+        scores = score(scored, inputs, cs, questions, results, embedder, with_ci=with_ci)
     costs = cost_summary(latencies, table)
     if isinstance(searched, AnnTable) and searched.ann is not None and questions:  # index vs exact search
         import numpy as np
@@ -201,7 +202,7 @@ def run_cell(
         config=config,
         cell_key=key,
         stage_keys={"chunkset": cs.chunkset_id, "index": idx, "cell": key},
-        code_fingerprint={pkg: code_fingerprint(pkg) for pkg in _STAGES},
+        code_fingerprint={pkg: code_fingerprint(pkg) for pkg in STAGE_PACKAGES},
         summary=scores.summary,
         summary_ci95=scores.ci95,
         timings_s={k: round(v, 3) for k, v in timings.items()},

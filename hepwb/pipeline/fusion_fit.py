@@ -26,16 +26,19 @@ from typing import Any, cast
 
 import numpy as np
 
+from hepwb import defaults
 from hepwb.evaluation.levels import relevant_chunks
 from hepwb.exceptions import ConfigError
 from hepwb.ids import code_fingerprint, short_hash
 from hepwb.io import write_json
+from hepwb.locks import building
 from hepwb.models.embedder import Embedder
 from hepwb.models.tokenizers import model_identity
 from hepwb.names import under
 from hepwb.paths import Layout
 from hepwb.pipeline.chunksets import ChunkSet
 from hepwb.pipeline.config import ExperimentConfig
+from hepwb.pipeline.keys import STAGE_PACKAGES
 from hepwb.pipeline.scoring import score
 from hepwb.pipeline.stages import EvalInputs
 from hepwb.retrieval.hybrid import HybridRetriever
@@ -144,6 +147,7 @@ def fit_fusion(
     fetch: int = 50,
     n_folds: int = N_FOLDS,
     k: int = 10,
+    min_coverage: float = defaults.MIN_COVERAGE,
 ) -> FusionFit:
     """Choose the fusion by cross-validation grouped by paper (see the module docstring)."""
     from sklearn.model_selection import GroupKFold
@@ -158,7 +162,7 @@ def fit_fusion(
     reads = cast("tuple[Read, ...]", (dense_read,) if isinstance(dense_read, str) else tuple(dense_read))
     opts = {"fields": fields, "top_m": top_m, "fetch": fetch}
     legs = _legs(table, embedder, questions, reads, opts)
-    relevant = relevant_chunks(inputs.located, cs.chunks, inputs.keyindexes)
+    relevant = relevant_chunks(inputs.located, cs.chunks, inputs.keyindexes, min_coverage)
     # ties go to the first read given (the cheaper "first" by default), then RRF, then the smaller dense share
     cands = [(r, m, w) for r in reads for m in METHODS for w in WEIGHTS]
     # found@5 and RR@10 of every question under every candidate fusion (computed once)
@@ -188,7 +192,7 @@ def fit_fusion(
     read, method, weight = best(np.arange(len(questions)))
     by_id = {c.chunk_id: c for c in cs.chunks}
     results = {qid: _hits(ids, by_id, cs) for qid, ids in oof.items()}
-    cfg = ExperimentConfig.from_params(embedding_model=embedder.model, k=k)
+    cfg = ExperimentConfig.from_params(embedding_model=embedder.model, k=k, min_coverage=min_coverage)
     scores = score(cfg, inputs, cs, questions, results, embedder)
     return FusionFit(
         name=name,
@@ -225,29 +229,35 @@ def _hits(ids: list[str], by_id: JSONObject, cs: ChunkSet) -> list[Any]:
 
 
 def fit_in_run(
-    table: Any, embedder: Embedder, inputs: EvalInputs, cs: ChunkSet, layout: Layout, *, k: int
+    cfg: ExperimentConfig, table: Any, embedder: Embedder, inputs: EvalInputs, cs: ChunkSet, layout: Layout
 ) -> Path:
     """The fit of a ``fusion`` run that names none: fitted here on the run's own inputs, saved once, reused.
 
     Its name follows everything the fit depends on (chunk set, the embedder's weights, the question set,
-    ``k`` and the fitting code), so a changed input is fitted again and an unchanged one never is. The
-    run then answers every question with the weights of the fold that left its paper out.
+    ``k``, the vector index, the evidence coverage and hepwb's stage code), so a changed input is fitted
+    again and an unchanged one never is; one process fits, others wait for it. The run then answers
+    every question with the weights of the fold that left its paper out.
+
+    Raises:
+        ConfigError: When the question set's evidence lies in fewer than two papers (folds are papers).
     """
-    key = short_hash(
-        [
-            cs.chunkset_id,
-            model_identity(embedder.model),
-            inputs.questions_sha256,
-            k,
-            code_fingerprint("pipeline"),
-        ],
-        16,
-    )
-    path = under(layout.data / "models" / "fusion", f"run-{key}", "fusion fit", ".json")
-    if not path.is_file():
-        papers = {paper_of(q) for q in inputs.questions if any(loc.qid == q.qid for loc in inputs.located)}
-        fit = fit_fusion(
-            path.stem, table, embedder, inputs, cs, k=k, n_folds=min(N_FOLDS, max(2, len(papers)))
-        )
-        write_json(path, dataclasses.asdict(fit))
+    parts = [cs.chunkset_id, model_identity(embedder.model), inputs.questions_sha256, cfg.k, cfg.vector_index]
+    parts += [cfg.min_coverage, *(code_fingerprint(pkg) for pkg in STAGE_PACKAGES)]
+    path = under(layout.data / "models" / "fusion", f"run-{short_hash(parts, 16)}", "fusion fit", ".json")
+    with building(path.with_suffix(".lock"), f"the fusion fit {path.name}"):
+        if not path.is_file():
+            located = {loc.qid for loc in inputs.located}
+            papers = {paper_of(q) for q in inputs.questions if q.qid in located}
+            if len(papers) < 2:
+                msg = (
+                    f"fusion fits its weights on folds grouped by paper, and the evidence of "
+                    f"{inputs.questions_path} lies in {len(papers)} paper(s): it needs 2 or more, or pass "
+                    "fitted=NAME of a fit made elsewhere"
+                )
+                raise ConfigError(msg)
+            folds = min(N_FOLDS, len(papers))
+            fit = fit_fusion(
+                path.stem, table, embedder, inputs, cs, k=cfg.k, n_folds=folds, min_coverage=cfg.min_coverage
+            )
+            write_json(path, dataclasses.asdict(fit))
     return path

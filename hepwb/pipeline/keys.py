@@ -40,6 +40,7 @@ from hepwb.retrieval.rerank import cross_encoder_name
 from hepwb.types import JSONObject
 
 __all__ = [
+    "STAGE_PACKAGES",
     "SourceFile",
     "cell_key",
     "cell_name",
@@ -50,6 +51,18 @@ __all__ = [
     "plan_corpus",
     "retriever_label",
 ]
+
+STAGE_PACKAGES = (
+    "processing",
+    "models",
+    "chunking",
+    "hepilot",
+    "index",
+    "retrieval",
+    "evaluation",
+    "pipeline",
+)
+"""hepwb's packages whose code a run's results depend on (their fingerprints go into records and fit keys)."""
 
 _log = logging.getLogger("hepwb.corpus")
 CELL_CODE = ("retrieval", "evaluation", "pipeline", "defaults")

@@ -40,9 +40,6 @@ __all__ = ["COST_COLUMNS", "INDEX_RECALL", "Verdict", "verdict"]
 COST_COLUMNS = ("index_mib", "query_p50_ms", "compute_s")
 """The cost of a configuration: table size on disk (MiB), median query latency (ms), stage compute (s)."""
 
-EMPTY = "{}"
-"""The retriever options of a plain retriever, as the sweep's wide table holds them."""
-
 INDEX_RECALL = "ann_recall@10"
 """What an approximate vector index keeps of exact search's top 10 (:mod:`hepwb.index.ann`)."""
 
@@ -143,7 +140,9 @@ def verdict(
     for rec in ranked.to_dict("records"):
         run = str(rec["run_id"])
         ci = bootstrap_ci(frames[run][metric].to_numpy(dtype=float))
-        plain = rec.get("retriever") == "bm25" and str(rec.get("retriever_options") or EMPTY) == EMPTY
+        plain = (
+            rec.get("retriever") == "bm25"
+        )  # the wide table folds options into the label: bm25(fields=...)
         row = {
             "run_id": run,
             "configuration": config_label(rec),

@@ -34,7 +34,7 @@ _NEXT_GAP = 6000
 _TAIL_MAX = 300
 _BODY_CITE = re.compile(r"\[\d{1,4}(?:[,–-]\s?\d{1,4})*\][\s.,;]")
 _BIBLIO = re.compile(r"\((?:19|20)\d\d\)|\b(?:19|20)\d\d\b|arXiv|doi|\b\d{4}\.\d{4,5}\b|https?://")
-_KEEP = frozenset({"heading", "math", "table", "caption", "code"})
+_KEEP = frozenset({"heading", "math", "table", "caption", "code", "figure_text"})
 
 
 class _Markers:

@@ -22,7 +22,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from hepwb.processing._figtext import Box, mark_figure_text
+from hepwb.processing._figtext import Box, mark_figure_text, rows_box
 from hepwb.processing._floats import float_captions
 from hepwb.processing._layout import Row
 from hepwb.processing._math import find_equations, render_math
@@ -396,9 +396,7 @@ def build_blocks(
             text = "\\" + p.text if p.text[0] in "#>" or p.text.startswith(("$$", "```", "~~~")) else p.text
             if p.kind in ("math", "table"):
                 text = p.text
-            first = [r for r in p.rows if r.page == page]
-            box = (min(r.x0 for r in first), min(r.y0 for r in first), max(r.x1 for r in first),
-                   max(r.y1 for r in first))  # fmt: skip
+            box = rows_box([r for r in p.rows if r.page == page])
             out.append(RenderedBlock(p.kind, text, page, page_end, box=box, lines=len(p.rows)))
     mark_figure_text(out, regions or {})
     return float_captions(out)

@@ -26,7 +26,7 @@ from typing import Any
 
 from hepwb.processing.figures import is_prose
 
-__all__ = ["Box", "mark_figure_text", "reads_as_sentence"]
+__all__ = ["Box", "mark_figure_text", "reads_as_sentence", "rows_box"]
 
 _WORD = re.compile(r"[^\W\d_]{2,}")
 
@@ -65,3 +65,13 @@ def reads_as_sentence(text: str) -> bool:
     tokens = text.split()
     lower = [w for w in _WORD.findall(text) if w.islower()]
     return len(lower) >= 4 and len(lower) >= 0.35 * len(tokens)
+
+
+def rows_box(rows: list[Any]) -> Box:
+    """The rectangle holding ``rows`` (anything with ``x0``, ``y0``, ``x1``, ``y1``)."""
+    return (
+        min(r.x0 for r in rows),
+        min(r.y0 for r in rows),
+        max(r.x1 for r in rows),
+        max(r.y1 for r in rows),
+    )

@@ -46,7 +46,7 @@ _TAG_RE = re.compile(r"\\tag\{([^{}]+)\}")
 _HEADING_NUM_RE = re.compile(
     r"^#+\s+(?:Appendix\s+)?((?:\d{1,2}(?:\.\d{1,2}){0,3})|[IVX]{1,5}|[A-H](?:\.\d{1,2})*)\.?\s"
 )
-_SKIP = frozenset({"math", "table", "code", "heading", "reference"})
+_SKIP = frozenset({"math", "table", "code", "heading", "reference", "figure_text"})
 _MAX_RANGE = 30
 
 

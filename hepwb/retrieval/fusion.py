@@ -41,8 +41,8 @@ def load_fit(fitted: str) -> JSONObject:
     """A fitted fusion as saved by ``hepwb fit-fusion`` (a clear error naming the fix when missing)."""
     if not fitted:
         msg = (
-            "fusion outside an evaluation run needs fitted=<a fit>: run `hepwb fit-fusion --name NAME` "
-            "first (an evaluation or sweep cell of plain `fusion` fits one itself, out of fold)"
+            "fusion needs fitted=<a fit> here: run `hepwb fit-fusion --name NAME` first (only a run whose "
+            "retriever is plain `fusion`, in evaluate or a sweep, fits one itself, out of fold)"
         )
         raise ConfigError(msg)
     path = fit_path(fitted)

@@ -53,6 +53,7 @@ KIND_COLOURS = {
     "caption": "#e2d9f3",
     "reference": "#e9ecef",
     "front": "#f1f3f5",
+    "figure_text": "#f8f9fa",
 }
 
 

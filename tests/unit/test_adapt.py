@@ -239,5 +239,27 @@ def test_a_fusion_run_without_a_fit_fits_one_out_of_fold_and_reuses_it(tmp_path)
     again = run_experiment(cfg.model_copy(update={"run_dir": str(tmp_path / "run2")}), layout=layout,
                            progress=False)  # fmt: skip
     assert fits[0].stat().st_mtime_ns == before and again.summary == res.summary
-    with pytest.raises(ConfigError, match="outside an evaluation run needs fitted="):
+    with pytest.raises(ConfigError, match="fusion needs fitted=<a fit> here"):
         get_retriever("fusion", None)
+
+
+def test_a_fusion_run_on_evidence_in_one_paper_says_it_needs_two(tmp_path):
+    import dataclasses
+
+    from hepwb.index import get_embedder
+    from hepwb.pipeline.fusion_fit import fit_in_run
+    from hepwb.pipeline.stages import chunk_stage, index_stage, load_inputs
+
+    corpus, questions = tiny_corpus(tmp_path)
+    layout = Layout(tmp_path)
+    cfg = ExperimentConfig.from_params(
+        corpus=str(corpus), questions=str(questions), chunk_size=48, chunk_overlap=0.0, retriever="fusion"
+    )
+    inputs = load_inputs(cfg, layout, progress=False)
+    cs = chunk_stage(cfg, inputs.documents, layout, inputs.log, progress=False)
+    emb = get_embedder(cfg.embedding_model)
+    table = index_stage(cs, emb, layout, progress=False)
+    one = dataclasses.replace(inputs, located=[loc for loc in inputs.located if loc.label == "A01"])
+    with pytest.raises(ConfigError, match=r"lies in 1 paper\(s\): it needs 2 or more, or pass fitted=NAME"):
+        fit_in_run(cfg, table, emb, one, cs, layout)
+    assert not list((layout.data / "models" / "fusion").glob("run-*.json"))

@@ -11,7 +11,7 @@ from hepwb.pipeline.verdict import verdict
 def _verdict(scores: dict[str, list[int]]) -> str:
     wide = pd.DataFrame({
         "run_id": list(scores), "chunker": "hepilot", "chunk_size": 512, "chunk_overlap": 0.1,
-        "retriever": ["bm25", "bm25", "hybrid"], "retriever_options": ["{}", '{"fields": "context"}', "{}"],
+        "retriever": ["bm25", "bm25(fields=context)", "hybrid"],
         "hit_rate@5": [float(np.mean(v)) for v in scores.values()],
         "query_p50_ms": [3.0, 3.0, 9.0], "index_mib": [1.0, 1.0, 1.0],
     })  # fmt: skip
