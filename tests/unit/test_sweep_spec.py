@@ -149,12 +149,12 @@ def test_overrides_from_the_command_line():
 def test_default_grid_is_todays_main_job():
     spec = SweepSpec.from_yaml(default_spec_path())
     cells = spec.cells(check_inputs=HAVE_SHARED_PDFS)
-    assert [(c.chunker, c.chunk_size, c.retriever, c.retriever_options) for c in cells][:6] == [
+    assert [(c.chunker, c.chunk_size, c.retriever, c.retriever_options) for c in cells][:7] == [
         ("hepilot", 256, r, o)
         for r, o in [("dense", {}), ("bm25", {}), ("hybrid", {}), ("entity", {}),
-                     ("bm25", {"fields": "context"}), ("dense", {"read": "max"})]
+                     ("bm25", {"fields": "context"}), ("dense", {"read": "max"}), ("fusion", {})]
     ]  # fmt: skip
-    assert len(cells) == 18 and {c.chunk_overlap for c in cells} == {0.1} and spec.metric == "hit_rate@5"
+    assert len(cells) == 21 and {c.chunk_overlap for c in cells} == {0.1} and spec.metric == "hit_rate@5"
 
 
 @pytest.mark.parametrize("path", sorted((default_spec_path().parent).glob("*.yaml")), ids=lambda p: p.name)
