@@ -30,9 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -42,13 +40,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from transfer import chroma_inputs  # noqa: E402
+from transfer import have_chroma, scratch_sets  # noqa: E402
 
 from hepwb.evaluation.levels import relevant_chunks  # noqa: E402
 from hepwb.evaluation.stats import paired_test  # noqa: E402
 from hepwb.index import ChunkStore, get_embedder  # noqa: E402
 from hepwb.index.windows import window_size, windows_of  # noqa: E402
-from hepwb.paths import Layout, shared_dir  # noqa: E402
+from hepwb.paths import Layout  # noqa: E402
 from hepwb.pipeline.config import ExperimentConfig  # noqa: E402
 from hepwb.pipeline.fusion_fit import paper_of  # noqa: E402
 from hepwb.pipeline.stages import chunk_stage, index_stage, load_inputs  # noqa: E402
@@ -155,16 +153,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--home", type=Path, default=None, help="scratch project (default: a temporary folder)")
     ap.add_argument("--json", type=Path, default=ROOT / "reports" / "bench" / "dense_branch.json")
     args = ap.parse_args(argv)
-    if not (shared_dir() / "eval" / "chroma" / "questions_df.csv").is_file():
-        print(f"no Chroma data under {shared_dir()}; set HEPWB_SHARED. Nothing measured.")
+    if not have_chroma():
         return 0
-    home = args.home or Path(tempfile.mkdtemp(prefix="hepwb-dense-"))
-    layout = Layout(home)
-    if not layout.lancedb.exists():  # the vectors this project already made: not embedded again
-        for cache in Layout.default().lancedb.glob("embcache__*.lance"):
-            shutil.copytree(cache, layout.lancedb / cache.name)
-    chroma_corpus, chroma_questions = chroma_inputs(home)
-    sets = {"hepqa-dev": (None, None), "chroma": (str(chroma_corpus), str(chroma_questions))}
+    layout, sets = scratch_sets(args.home, "hepwb-dense-")
     rows = []
     for name, (corpus, questions) in sets.items():
         for size in (int(s) for s in args.sizes.split(",")):

@@ -78,6 +78,29 @@ def chroma_inputs(folder: Path) -> tuple[Path, Path]:
     return corpus, questions
 
 
+def have_chroma() -> bool:
+    """Whether Chroma's questions are in the shared material (else says so: nothing is measured)."""
+    if (shared_dir() / "eval" / "chroma" / "questions_df.csv").is_file():
+        return True
+    print(f"no Chroma data under {shared_dir()}; set HEPWB_SHARED. Nothing measured.")
+    return False
+
+
+def scratch_sets(home: Path | None, prefix: str) -> tuple[Layout, dict[str, tuple[str | None, str | None]]]:
+    """A scratch project (``home``, else a temporary folder) and the two question sets as (corpus, questions).
+
+    The project starts from a copy of this project's embedding cache, so vectors already made are not
+    embedded again; hepqa-dev is ``(None, None)`` (the defaults), Chroma's set is written into the project.
+    """
+    home = home or Path(tempfile.mkdtemp(prefix=prefix))
+    layout = Layout(home)
+    if not layout.lancedb.exists():
+        for cache in Layout.default().lancedb.glob("embcache__*.lance"):
+            shutil.copytree(cache, layout.lancedb / cache.name)
+    chroma_corpus, chroma_questions = chroma_inputs(home)
+    return layout, {"hepqa-dev": (None, None), "chroma": (str(chroma_corpus), str(chroma_questions))}
+
+
 _INPUTS: dict[tuple[str | None, str | None], Any] = {}
 
 
@@ -105,21 +128,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--home", type=Path, default=None, help="scratch project (default: a temporary folder)")
     ap.add_argument("--json", type=Path, default=ROOT / "reports" / "bench" / "transfer.json")
     args = ap.parse_args(argv)
-    if not (shared_dir() / "eval" / "chroma" / "questions_df.csv").is_file():
-        print(f"no Chroma data under {shared_dir()}; set HEPWB_SHARED. Nothing measured.")
+    if not have_chroma():
         return 0
     sep = ";" if ";" in args.methods else ","
     methods = [m.strip() for m in args.methods.split(sep) if m.strip()]
     if "bm25" not in methods:
         methods.insert(0, "bm25")
     sizes = [int(s) for s in args.sizes.split(",")]
-    home = args.home or Path(tempfile.mkdtemp(prefix="hepwb-transfer-"))
-    layout = Layout(home)
-    if not layout.lancedb.exists():  # the vectors this project already made: not embedded again
-        for cache in Layout.default().lancedb.glob("embcache__*.lance"):
-            shutil.copytree(cache, layout.lancedb / cache.name)
-    chroma_corpus, chroma_questions = chroma_inputs(home)
-    sets = {"hepqa-dev": (None, None), "chroma": (str(chroma_corpus), str(chroma_questions))}
+    layout, sets = scratch_sets(args.home, "hepwb-transfer-")
     rows = []
     frames: dict[tuple[str, int, str], Any] = {}  # per-question results, for the second comparison
     for set_name, (corpus, questions) in sets.items():

@@ -152,7 +152,8 @@ def fit_fusion(
     """Choose the fusion by cross-validation grouped by paper (see the module docstring)."""
     from sklearn.model_selection import GroupKFold
 
-    questions = [q for q in inputs.questions if any(loc.qid == q.qid for loc in inputs.located)]
+    located = {loc.qid for loc in inputs.located}
+    questions = [q for q in inputs.questions if q.qid in located]
     groups = [paper_of(q) for q in questions]
     if len(set(groups)) < n_folds:
         msg = (

@@ -29,6 +29,7 @@ from hepwb.ids import content_uuid, file_sha256
 from hepwb.processing._bibtail import recover_bibliography
 from hepwb.processing._blocks import build_blocks
 from hepwb.processing._diacritics import repair_diacritics
+from hepwb.processing._figtext import rows_box
 from hepwb.processing._layout import Row, body_font_size, drop_furniture, extract_page, order_rows
 from hepwb.processing.figures import PageLayout, figure_regions
 from hepwb.processing.frontmatter import mark_front_matter
@@ -139,11 +140,7 @@ def _layouts(pages: list[list[Row]], sizes: list[tuple[float, float]]) -> dict[i
         groups: dict[int, list[Row]] = {}
         for r in rows:
             groups.setdefault(r.block, []).append(r)
-        blocks = [
-            (min(r.x0 for r in rs), min(r.y0 for r in rs), max(r.x1 for r in rs), max(r.y1 for r in rs),
-             "\n".join(r.text for r in rs), k, 0)
-            for k, rs in groups.items()
-        ]  # fmt: skip
+        blocks = [(*rows_box(rs), "\n".join(r.text for r in rs), k, 0) for k, rs in groups.items()]
         out[n] = (blocks, width, height)
     return out
 
