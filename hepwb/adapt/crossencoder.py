@@ -23,6 +23,7 @@ import numpy as np
 
 from hepwb.adapt.finetune import ModelCard, hard_negatives, seeded_split
 from hepwb.adapt.pairs import Pair
+from hepwb.adapt.progress import show_training
 from hepwb.deps import extra
 from hepwb.env import quiet_transformers
 from hepwb.models.device import resolve_device
@@ -146,10 +147,10 @@ def adapt_cross_encoder(
         seed=s.seed,
         data_seed=s.seed,
         save_strategy="no",
-        logging_steps=20,
+        logging_steps=1,  # the loss of every step, for the bar
         report_to="none",
         use_cpu=device == "cpu",
-        disable_tqdm=not progress,
+        disable_tqdm=True,  # transformers' bar, table and log lines: show_training draws one bar instead
     )
     trainer = CrossEncoderTrainer(
         model=model,
@@ -157,9 +158,11 @@ def adapt_cross_encoder(
         train_dataset=Dataset.from_dict(labelled_examples(train, s.seed)),
         loss=BinaryCrossEntropyLoss(model),
     )
+    show_training(trainer, f"training {name} (cross-encoder)", progress=progress)
     result = trainer.train()
     after = heldout_ranks(model, candidates)
-    model.save(str(out))
+    with quiet_transformers():  # its "Writing model shards" bar
+        model.save(str(out))
     steps = int(result.global_step)
     heldout = (before, after)
     return ModelCard.trained(

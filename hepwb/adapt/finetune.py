@@ -22,7 +22,9 @@ from typing import Any
 import numpy as np
 
 from hepwb.adapt.pairs import Pair, pairs_sha256
+from hepwb.adapt.progress import show_training
 from hepwb.deps import extra
+from hepwb.env import quiet_transformers
 from hepwb.exceptions import ConfigError
 from hepwb.io import atomic_write_text, write_json
 from hepwb.models.device import resolve_device
@@ -236,7 +238,8 @@ def adapt_embedder(
     t0 = time.perf_counter()
     held, train = seeded_split(pairs, s.holdout, s.seed)
     device = resolve_device(s.device)
-    model = SentenceTransformer(resolve_model_path(base_model), device=device)
+    with quiet_transformers():  # its "Loading weights" bar
+        model = SentenceTransformer(resolve_model_path(base_model), device=device)
     before = heldout_scores(model, held)
     seq_len = int(model.max_seq_length or s.max_seq_length)
     model.max_seq_length = min(seq_len, s.max_seq_length)
@@ -253,10 +256,10 @@ def adapt_embedder(
         seed=s.seed,
         data_seed=s.seed,
         save_strategy="no",
-        logging_steps=10,
+        logging_steps=1,  # the loss of every step, for the bar
         report_to="none",
         use_cpu=device == "cpu",
-        disable_tqdm=not progress,
+        disable_tqdm=True,  # transformers' bar, table and log lines: show_training draws one bar instead
         batch_sampler=BatchSamplers.NO_DUPLICATES,
     )
     trainer = SentenceTransformerTrainer(
@@ -265,10 +268,12 @@ def adapt_embedder(
         train_dataset=Dataset.from_dict(columns),
         loss=MultipleNegativesRankingLoss(model),
     )
+    show_training(trainer, f"training {name}", progress=progress)
     result = trainer.train()
     model.max_seq_length = seq_len
     after = heldout_scores(model, held)
-    model.save(str(out))
+    with quiet_transformers():  # its "Writing model shards" bar
+        model.save(str(out))
     return ModelCard.trained(
         name, base_model, out, pairs, held, int(result.global_step), t0, asdict(s), (before, after), device
     )

@@ -68,7 +68,7 @@ def availability(table: Any, embedder: Embedder, names: Sequence[str] | None = N
             get_retriever(name, table, embedder=embedder)
             out[name] = "ok"
         except (RetrieverUnavailableError, DependencyError, ConfigError) as exc:
-            out[name] = str(exc)
+            out[name] = " ".join(str(exc).split())  # one line, whole
     return out
 
 
@@ -205,16 +205,19 @@ class Searcher:
         return f"{document_header(doc.meta, doc.label)}\n\n{text}" if header else text
 
     def compare(self, question: str, retrievers: Sequence[str], k: int = defaults.SEARCH_K) -> pd.DataFrame:
-        """Side-by-side table: one row per (retriever, rank) with label, pages, score, why, snippet.
+        """Side-by-side table: one row per (retriever, rank) with label, pages, section, score, why, snippet.
 
-        Retrievers that cannot run here get one row saying why instead.
+        A hit without a section heading of its own (a letter has none) gets where it lies in its
+        paper, e.g. ``Abstract`` (:func:`~hepwb.retrieval.explain.section_of`). Retrievers that
+        cannot run here get one row saying why instead.
         """
         import pandas as pd
 
+        docs = self.chunkset.documents if self.chunkset is not None else None
         frames = []
         for name in retrievers:
             try:
-                frame = hits_frame(self.search(question, name, k))
+                frame = hits_frame(self.search(question, name, k), docs)
             except (RetrieverUnavailableError, DependencyError) as exc:
                 frame = pd.DataFrame([{"rank": 0, "why": f"unavailable: {exc}"}])
             frames.append(frame.assign(retriever=name))

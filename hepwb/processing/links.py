@@ -103,15 +103,17 @@ def annotate(
 
 
 def targets_of(doc: Document, start: int, end: int) -> list[tuple[str, str]]:
-    """``(mention text, target id)`` of the resolved mentions inside ``[start, end)``, deduplicated."""
-    out: list[tuple[str, str]] = []
+    """``(mention text, target id)`` of the resolved mentions inside ``[start, end)``, one per target.
+
+    A target mentioned several times ("Fig. 2", "Figure 2", "Fig. 2(a)") comes once, with its first
+    mention's text, in the order of first mention.
+    """
+    out: dict[str, str] = {}
     for m in doc.meta.get("xrefs", []):
         if m["target"] is None or m["start"] < start or m["end"] > end:
             continue
-        item = (doc.markdown[m["start"] : m["end"]], str(m["target"]))
-        if item not in out:
-            out.append(item)
-    return out
+        out.setdefault(str(m["target"]), doc.markdown[m["start"] : m["end"]])
+    return [(text, target) for target, text in out.items()]
 
 
 def caption_of(doc: Document, target: str) -> str:

@@ -16,14 +16,15 @@ Example:
 
 from __future__ import annotations
 
+import bisect
 import html
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from hepwb.models.analyzer import normalize
-from hepwb.types import Hit
+from hepwb.types import Document, Hit
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -37,6 +38,7 @@ __all__ = [
     "hits_html",
     "query_words",
     "section_label",
+    "section_of",
     "snippet",
 ]
 
@@ -268,6 +270,39 @@ def section_label(section_path: Sequence[str], title: str = "") -> str:
     return " > ".join(parts)
 
 
+def section_of(hit: Hit, doc: Document | None = None) -> str:
+    """The section to show for ``hit``: :func:`section_label`, else where in ``doc`` the chunk lies.
+
+    A chunk whose section path holds only the paper's title (a letter without section headings, the
+    opening before the first section) gets, from its document: the first heading inside the chunk,
+    else ``Abstract`` where it overlaps the abstract of the front matter, else ``References`` or
+    ``main text (no section headings)``. Without ``doc`` the section label alone (maybe ``""``).
+
+    Example:
+        >>> from hepwb.processing.markdown import markdown_document
+        >>> doc = markdown_document("# A letter\\n\\nWe measured the asymmetry.", "L1")
+        >>> hit = Hit("c1", doc.document_id, "L1", 12, 38, 1, 1.0,
+        ...           section_path=("A letter",), title="A letter")
+        >>> section_label(hit.section_path, hit.title), section_of(hit, doc)
+        ('', 'main text (no section headings)')
+    """
+    label = section_label(hit.section_path, hit.title)
+    if label or doc is None:
+        return label
+    lo = max(bisect.bisect_right([b.start for b in doc.blocks], hit.start) - 1, 0)
+    inside = [b for b in doc.blocks[lo:] if b.start < hit.end and b.end > hit.start]
+    for b in inside:
+        heading = doc.block_text(b).lstrip("#").strip() if b.kind == "heading" else ""
+        if section_label((heading,), hit.title):  # a heading that is not the title
+            return heading
+    abstract = (doc.meta.get("front_matter") or {}).get("abstract")
+    if abstract and abstract[0] < hit.end and hit.start < abstract[1]:
+        return "Abstract"
+    if inside and all(b.kind in ("reference", "heading") for b in inside):
+        return "References"
+    return "main text (no section headings)"
+
+
 def citation(hit: Hit) -> str:
     """One-line citation: paper label and title, arXiv id, page(s), section, character offsets and score."""
     name = (
@@ -288,17 +323,22 @@ def citation(hit: Hit) -> str:
     return ", ".join(parts) + f" ({hit.retriever} {hit.score:.3f})"
 
 
-def hits_frame(hits: Sequence[Hit]) -> pd.DataFrame:
-    """A table of hits: rank, label, pages, section, score, why, citation and snippet."""
+def hits_frame(hits: Sequence[Hit], documents: Mapping[str, Document] | None = None) -> pd.DataFrame:
+    """A table of hits: rank, label, pages, section, score, why, citation and snippet.
+
+    With ``documents`` (by document id) a chunk without a section heading of its own gets where it
+    lies in its paper as its section (:func:`section_of`).
+    """
     import pandas as pd
 
+    docs = documents or {}
     return pd.DataFrame(
         [
             {
                 "rank": h.rank,
                 "label": h.label,
                 "pages": ",".join(map(str, h.pages)),
-                "section": section_label(h.section_path, h.title),
+                "section": section_of(h, docs.get(h.document_id)),
                 "score": round(h.score, 4),
                 "why": h.why,
                 "citation": citation(h),

@@ -11,6 +11,7 @@ one. It runs on the device of :func:`~hepwb.models.device.resolve_device` (a GPU
 
 from __future__ import annotations
 
+import logging
 import os
 from functools import lru_cache
 from pathlib import Path
@@ -30,6 +31,8 @@ __all__ = ["DEFAULT_CROSS_ENCODER", "RerankRetriever", "cross_encoder_name", "lo
 
 DEFAULT_CROSS_ENCODER = "cross-encoder/ms-marco-MiniLM-L-6-v2"
 
+_log = logging.getLogger(__name__)
+
 
 def cross_encoder_name(model: str | None = None) -> str:
     """The cross-encoder ``rerank`` uses for option ``model`` (see the module docstring)."""
@@ -42,22 +45,44 @@ def cross_encoder_name(model: str | None = None) -> str:
     return DEFAULT_CROSS_ENCODER
 
 
+def _unavailable(model: str, exc: BaseException) -> str:
+    """Why cross-encoder ``model`` cannot run here, as one complete sentence saying how to get one.
+
+    The loader's own error (a hub connection failure, a missing folder) is logged at debug level,
+    never pasted in: its text is long, spans lines and says nothing about the fix.
+
+    Example:
+        >>> why = _unavailable(DEFAULT_CROSS_ENCODER, OSError("We couldn't connect to 'https://"))
+        >>> print(why)  # doctest: +ELLIPSIS
+        needs a trained cross-encoder: run `hepwb adapt --cross-encoder hep-reranker` (or set ...)
+        >>> print(_unavailable("/tmp/ce", FileNotFoundError("Path /tmp/ce not found")))  # doctest: +ELLIPSIS
+        cross-encoder '/tmp/ce' does not load (FileNotFoundError): run `hepwb adapt ...` (or set ...)
+    """
+    _log.debug("cross-encoder %r does not load: %s", model, exc)
+    fix = (
+        f"run `hepwb adapt --cross-encoder {defaults.CROSS_ENCODER}` "
+        "(or set HEPWB_CROSS_ENCODER to a CrossEncoder folder)"
+    )
+    if model == DEFAULT_CROSS_ENCODER:
+        return f"needs a trained cross-encoder: {fix}"
+    return f"cross-encoder {model!r} does not load ({type(exc).__name__}): {fix}"
+
+
 @lru_cache(maxsize=2)
 def load_cross_encoder(model: str) -> Any:
-    """The :class:`sentence_transformers.CrossEncoder` ``model`` (an adapted name, folder or hub name)."""
+    """The :class:`sentence_transformers.CrossEncoder` ``model`` (an adapted name, folder or hub name).
+
+    Raises:
+        RetrieverUnavailableError: The model does not load here; the message is
+            :func:`_unavailable`'s one sentence.
+    """
     from sentence_transformers import CrossEncoder
 
     try:
         with quiet_transformers():
             return CrossEncoder(resolve_model_path(model), device=resolve_device())
     except (OSError, ValueError) as exc:
-        msg = (
-            f"cross-encoder {model!r} is not available here ({type(exc).__name__}: {str(exc)[:200]}). "
-            f"Train one from the corpus with `hepwb adapt --cross-encoder {defaults.CROSS_ENCODER}`, "
-            "or set HEPWB_CROSS_ENCODER (or rerank's model=) to a sentence-transformers CrossEncoder "
-            "folder; meanwhile use 'hybrid' or 'bm25(fields=context)'."
-        )
-        raise RetrieverUnavailableError(msg) from None
+        raise RetrieverUnavailableError(_unavailable(model, exc)) from None
 
 
 @register_retriever("rerank")

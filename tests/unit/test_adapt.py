@@ -79,13 +79,19 @@ def test_hard_negatives_are_never_the_answer():
         assert neg and neg != p.passage and p.query.lower() not in neg.lower()
 
 
-def test_adapted_model_is_saved_with_a_card_and_used_by_name(tmp_path, monkeypatch):
+def test_adapted_model_is_saved_with_a_card_and_used_by_name(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("HEPWB_HOME", str(tmp_path))
     pairs = corpus_pairs(_prose_docs(), seed=0)
     assert len(pairs) >= 10 and {"heading", "acronym", "sentence", "caption"} <= {p.kind for p in pairs}
     settings = AdaptSettings(epochs=1.0, batch_size=4, max_seq_length=64, holdout=0.2)
     out = Layout(tmp_path).data / "models" / "tiny-hep"
-    card = adapt_embedder(pairs, "all-MiniLM-L6-v2", out, name="tiny-hep", settings=settings, progress=False)
+    capsys.readouterr()
+    card = adapt_embedder(pairs, "all-MiniLM-L6-v2", out, name="tiny-hep", settings=settings, progress=True)
+    shown = capsys.readouterr()  # one tqdm.auto bar (text outside a notebook): steps, epoch, loss
+    bar = shown.err.replace("\r", "\n").splitlines()
+    assert any("training tiny-hep: 100%" in ln and f"{card.steps}/{card.steps}" in ln for ln in bar), bar
+    assert any("epoch=1.00" in ln and "loss=" in ln for ln in bar), bar
+    assert "loss" not in shown.out and "Training Loss" not in shown.out + shown.err  # transformers' own
     saved = json.loads((out / "model_card.json").read_text())
     assert saved["pairs_sha256"] == pairs_sha256(pairs) and saved["base_model"] == "all-MiniLM-L6-v2"
     assert card.steps >= 1 and saved["settings"]["seed"] == 0 and saved["seconds"] > 0

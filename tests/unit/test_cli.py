@@ -124,3 +124,22 @@ def test_search_shows_links_and_filters_by_collaboration(tmp_path, monkeypatch):
     query = ["search", "what does figure 1 show", "--corpus", str(corpus), "--retrievers", "xref"]
     res = runner.invoke(app, [*query, "--chunk-size", "64", "-k", "1"])
     assert res.exit_code == 0 and "caption of Figure 1 named in the query" in res.output, res.output
+
+
+def test_search_shows_each_link_once(tmp_path, monkeypatch):
+    """A chunk naming Figure 2 three ways ("Fig. 2", "Figure 2", "FIG. 2") gets one link line for it."""
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "C01_dvcs.md").write_text(
+        "# Asymmetry\n\nThe beam-spin asymmetry of Fig. 2 rises with t. Figure 2 also shows the fit, "
+        "and FIG. 2 compares it with Fig. 1.\n\nFigure 1: The detector.\n\n"
+        "Figure 2: The beam-spin asymmetry versus t.",
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("HEPWB_HOME", str(tmp_path / "home"))
+    args = ["search", "beam-spin asymmetry fit", "--corpus", str(corpus), "--retrievers", "bm25"]
+    res = runner.invoke(app, [*args, "--chunk-size", "256", "-k", "1"])
+    assert res.exit_code == 0, res.output
+    links = [ln.strip() for ln in res.output.splitlines() if ln.strip().startswith("links:")]
+    assert [ln.split(" -> ")[1].split(" (")[0] for ln in links] == ["Figure 2", "Figure 1"], links
+    assert links[0].startswith("links: Fig. 2 -> Figure 2 (p. 1)")

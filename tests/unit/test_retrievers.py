@@ -253,3 +253,69 @@ def test_context_fields_on_a_corpus_without_headings_say_so_once(tmp_path, caplo
             get_retriever("hybrid", table, embedder=get_embedder()).search("DVCS", k=1)
     notes = [r.getMessage() for r in caplog.records if "no chunk has a section heading" in r.getMessage()]
     assert len(notes) == 1 and table.name in notes[0]
+
+
+def test_rerank_availability_is_one_whole_sentence(setup, monkeypatch):
+    """Offline, the hub's multi-line error never reaches `hepwb retrievers` (it came cut off mid-URL)."""
+    import sentence_transformers
+
+    from hepwb.pipeline.search import availability
+    from hepwb.retrieval.rerank import load_cross_encoder
+    from hepwb.viz.search_explorer import availability_lines
+
+    def offline(*_args, **_kwargs):
+        raise OSError(
+            "We couldn't connect to 'https://huggingface.co' to load the files, and couldn't find them "
+            "in the cached files.\nCheck your internet connection or see how to run the library in "
+            "offline mode at 'https://huggingface.co/docs/transformers/installation#offline-mode'."
+        )
+
+    monkeypatch.setenv("HEPWB_HOME", str(setup["tmp"]))  # no trained hep-reranker there
+    monkeypatch.delenv("HEPWB_CROSS_ENCODER", raising=False)
+    monkeypatch.setattr(sentence_transformers, "CrossEncoder", offline)
+    load_cross_encoder.cache_clear()
+    states = availability(setup["flat"], setup["emb"], ["bm25", "rerank"])
+    assert states == {
+        "bm25": "ok",
+        "rerank": "needs a trained cross-encoder: run `hepwb adapt --cross-encoder hep-reranker` "
+        "(or set HEPWB_CROSS_ENCODER to a CrossEncoder folder)",
+    }
+    lines = availability_lines(states).splitlines()
+    assert len(lines) == 2 and "https" not in lines[1] and lines[1].endswith("folder)")
+
+
+LETTER = (
+    "# Beam-spin asymmetry in DVCS\n\nA. Airapetian,31 N. Akopov,31 Z. Akopov,31 M. Amarian,26\n\n"
+    "(The HERMES Collaboration)\n\nThe beam-spin asymmetry in hard electroproduction of photons has been "
+    "measured for the first time. The data have been accumulated by the HERMES experiment at DESY, in which "
+    "the HERA 27.6 GeV positron beam scattered off an unpolarized hydrogen gas target.\n\n"
+    "The sin phi amplitude of the beam-spin asymmetry is -0.23 with small systematic uncertainties, "
+    "in agreement with model calculations of generalized parton distributions."
+)
+SECTIONED = (
+    "# DVCS at HERA\n\n## Abstract\n\nA measurement of the DVCS cross section at HERA is presented.\n\n"
+    "## 1 Introduction\n\nThe beam-spin asymmetry of DVCS constrains generalized parton distributions."
+)
+
+
+def test_compare_fills_the_section_of_every_hit(tmp_path):
+    """Tutorial 3's table: a letter has no section headings, yet no hit's section is empty."""
+    from hepwb.pipeline.search import Searcher
+
+    layout = Layout(tmp_path)
+    docs = [markdown_document(LETTER, "L1"), markdown_document(SECTIONED, "S1")]
+    cs = build_chunkset(docs, "hepilot", layout=layout, progress=False, chunk_size=48, chunk_overlap=0.0)
+    emb = get_embedder()
+    table = ChunkStore(layout.lancedb, emb).table(cs.chunkset_id, cs.chunks, cs.documents)
+    searcher = Searcher(table, emb, cs)
+    frame = searcher.compare("beam-spin asymmetry DVCS", ["bm25"], k=10)
+    hits = searcher.search("beam-spin asymmetry DVCS", "bm25", k=10)
+    sections = {(h.label, h.start): section for h, section in zip(hits, frame["section"], strict=True)}
+    assert sections == {
+        ("L1", 117): "Abstract",
+        ("L1", 216): "Abstract",
+        ("L1", 373): "main text (no section headings)",
+        ("S1", 0): "Abstract",  # the chunk opens with the title, then "## Abstract"
+        ("S1", 92): "1 Introduction",
+    }, frame[["label", "section", "snippet"]]
+    assert list(hits_frame(hits)["section"]).count("") == 4  # the section label alone: only one has a heading
