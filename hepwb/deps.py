@@ -26,7 +26,7 @@ from hepwb.exceptions import DependencyError
 __all__ = ["EXTRAS", "extra"]
 
 EXTRAS: dict[str, tuple[str, ...]] = {
-    "lab": ("jupyterlab", "ipywidgets", "altair"),
+    "lab": ("jupyterlab", "ipywidgets", "anywidget", "altair"),
     "sweep": ("dask", "distributed", "dask_jobqueue", "bokeh"),
     "ragas": ("ragas", "langchain_community", "langchain_core", "openai"),
     "adapt": ("datasets", "accelerate", "sklearn"),

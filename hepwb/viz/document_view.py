@@ -29,6 +29,7 @@ from hepwb.pipeline.keys import labelled_files
 from hepwb.processing.figures import crop_box
 from hepwb.processing.links import describe_target, targets_of
 from hepwb.types import Block, Document, JSONObject
+from hepwb.viz.evidence_marker import EvidenceMarker, page_text_widget
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -185,7 +186,7 @@ def _block_html(doc: Document, b: Block) -> str:
     return (
         f'<div style="background:{KIND_COLOURS.get(b.kind, "#fff")};border:1px solid #bbb;margin:3px 0;'
         f'padding:4px;font-size:12px"><div style="color:#555;font-size:10px">{tag}</div>'
-        f'<pre style="white-space:pre-wrap;margin:0;font-family:inherit">{text}</pre>'
+        f'<pre style="white-space:pre-wrap;word-break:normal;margin:0;font-family:inherit">{text}</pre>'
         f"{_links_html(doc, b.start, b.end)}</div>"
     )
 
@@ -234,7 +235,10 @@ def page_view_html(doc: Document, page: int = 1, *, pdf: str | Path | None = Non
 
 
 class DocumentBrowser:
-    """ipywidgets browser: choose a paper and a page; the view updates.
+    """ipywidgets browser: choose a paper and a page; the view updates; mark evidence below it.
+
+    Text selected in the page's blocks can be added, with a question, to a question file
+    (:class:`~hepwb.viz.evidence_marker.EvidenceMarker`, the row below the page).
 
     Args:
         documents: Processed documents (e.g. ``hepwb.pipeline.ingest(...)``).
@@ -243,6 +247,9 @@ class DocumentBrowser:
         labels: Every paper the list offers (default: those of ``documents``); with ``loader`` the others
             are loaded when chosen (``ChunkExplorer.from_corpus`` builds both for a corpus).
         loader: Returns the document of a label not in ``documents``.
+        question_file: Where marked evidence goes (default: ``data/questions/my-questions.jsonl``
+            under ``layout``'s root).
+        layout: Project layout (default: the current project's).
     """
 
     def __init__(
@@ -253,6 +260,8 @@ class DocumentBrowser:
         *,
         labels: Sequence[str] | None = None,
         loader: Callable[[str], Document] | None = None,
+        question_file: str | Path | None = None,
+        layout: Layout | None = None,
     ) -> None:
         with extra("lab", "the explorers"):
             import ipywidgets as w
@@ -264,11 +273,13 @@ class DocumentBrowser:
         self.page = w.IntSlider(
             value=page, min=1, max=self._pages(first), description="page", layout=w.Layout(width="50%")
         )
-        self.view = w.HTML()
+        self.view = page_text_widget()
         self.figures = w.HTML()
+        self.marker = EvidenceMarker(self._shown, question_file, layout=layout)
+        self.marker.watch(self.view)
         self.paper.observe(self._on_paper, names="value")
         self.page.observe(lambda _change: self.refresh(), names="value")
-        self.widget = w.VBox([w.HBox([self.paper, self.page]), self.view, self.figures])
+        self.widget = w.VBox([w.HBox([self.paper, self.page]), self.view, self.marker.widget, self.figures])
         self.refresh()
 
     @classmethod
@@ -280,10 +291,13 @@ class DocumentBrowser:
         page: int = 1,
         layout: Layout | None = None,
         max_docs: int | None = None,
+        question_file: str | Path | None = None,
     ) -> DocumentBrowser:
         """A browser listing every paper of ``corpus`` (each converted or read from the cache when chosen)."""
         doc, labels, load = corpus_papers(corpus, paper, layout=layout, max_docs=max_docs)
-        return cls([doc], doc.label, page, labels=labels, loader=load)
+        return cls(
+            [doc], doc.label, page, labels=labels, loader=load, question_file=question_file, layout=layout
+        )
 
     def _doc(self, label: str) -> Document:
         if label not in self.documents and self.loader is not None:
@@ -293,6 +307,11 @@ class DocumentBrowser:
     def _pages(self, label: str) -> int:
         doc = self._doc(label)
         return int(doc.meta.get("pages") or max((b.page_end or b.page for b in doc.blocks), default=1))
+
+    def _shown(self) -> tuple[Document, int | None]:
+        """The document and page shown (no page for a document without pages: markdown)."""
+        doc = self._doc(self.paper.value)
+        return doc, (min(self.page.value, self._pages(doc.label)) if doc.meta.get("pages") else None)
 
     def _on_paper(self, change: JSONObject) -> None:
         self.page.max = self._pages(change["new"])
@@ -304,6 +323,7 @@ class DocumentBrowser:
         doc = self._doc(self.paper.value)
         page = min(self.page.value, self._pages(self.paper.value))
         self.view.value = page_view_html(doc, page)
+        self.marker.clear()  # a passage selected on another page is not on this one
         self.figures.value = "<h4>Figures and tables on this page</h4>" + figures_html(doc, page)
 
     def _ipython_display_(self) -> None:

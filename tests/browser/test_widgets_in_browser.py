@@ -139,3 +139,94 @@ def test_a_hot_hit_is_approved_by_clicking(browser, lab):
             "SELECT doc_key, note FROM signals WHERE kind = 'approved' AND actor = 'Ada'"
         ).fetchall()
     assert rows == [("label:C03", "the detector description we cite")]
+
+
+# in P01's page 3, one block of text: the passage a physicist marks
+PASSAGE = "recorded during the 1996 and 1997 running periods of the HERMES experiment"
+
+_POINT = (
+    "([pre, text, last]) => { const node = pre.firstChild; const at = node.textContent.indexOf(text);"
+    " if (at < 0) return null; const i = last ? at + text.length - 1 : at; const r = document.createRange();"
+    " r.setStart(node, i); r.setEnd(node, i + 1); const b = r.getClientRects()[0];"
+    " return [last ? b.right - 1 : b.left + 1, b.top + b.height / 2]; }"
+)
+
+
+def _drag_select(page, pre, passage: str, to=None) -> None:
+    """Select ``passage`` of block ``pre`` with the mouse, as a person does: press, drag, release.
+
+    With ``to`` (a block and a text of it), the drag goes on to the end of that text in that block.
+    """
+    pre.scroll_into_view_if_needed()
+    x0, y0 = page.evaluate(_POINT, [pre.element_handle(), passage, False])
+    end_pre, end_text = to or (pre, passage)
+    x1, y1 = page.evaluate(_POINT, [end_pre.element_handle(), end_text, True])
+    page.mouse.move(x0, y0)
+    page.mouse.down()
+    page.mouse.move((x0 + x1) / 2, (y0 + y1) / 2, steps=5)
+    page.mouse.move(x1, y1, steps=5)
+    page.mouse.up()
+
+
+@pytest.mark.shared
+def test_evidence_is_marked_where_it_is_read(browser, lab):
+    from hepwb.evaluation.questions import load_questions
+
+    qfile = lab["root"] / "marked" / "my-questions.jsonl"
+    nb = parameterized(
+        "40-inspect-document.ipynb",
+        lab["root"],
+        paper="P01",
+        page=3,
+        home=str(lab["root"]),
+        question_file=str(qfile),
+    )
+    page = open_and_run(browser, lab, nb)
+    page.set_viewport_size({"width": 1400, "height": 1300})
+    marker = page.locator(".hw-evidence-marker").last
+    marker.wait_for(timeout=60_000)
+    view = page.locator(".hw-page-text").last
+    block = view.locator("pre", has_text=PASSAGE).first
+    selected = marker.locator("textarea")
+    status = marker.locator(".hw-evidence-status")
+    # the passage, selected with the mouse in the rendered page text, reaches the kernel and the box
+    _drag_select(page, block, PASSAGE)
+    page.wait_for_function(
+        "([el, text]) => el.value === text", arg=[selected.element_handle(), PASSAGE], timeout=30_000
+    )
+    marker.get_by_placeholder("type the question the passage answers").fill(
+        "When were the data of the first HERMES beam-spin asymmetry in DVCS recorded?"
+    )
+    button = marker.get_by_role("button", name="Add selected text as evidence")
+    button.click()
+    page.wait_for_function(
+        "(el) => el.innerText.includes('added to')", arg=status.element_handle(), timeout=30_000
+    )
+    assert status.inner_text().strip() == f"added to {qfile}: P01-01 (page 3)"
+    (q,) = load_questions(qfile)
+    assert q.question.startswith("When were the data") and q.qid == "P01-01"
+    assert [(e.doc, e.page, e.quote) for e in q.evidence] == [("P01", 3, PASSAGE)]
+    # the same selection again: refused in one line, nothing written
+    before = qfile.read_bytes()
+    _drag_select(page, block, PASSAGE)
+    button.click()
+    page.wait_for_function(
+        "(el) => el.innerText.includes('already quotes')", arg=status.element_handle(), timeout=30_000
+    )
+    refusal = status.inner_text().strip()
+    assert refusal.startswith(f"not added to {qfile}: P01-01 already quotes") and "\n" not in refusal
+    assert qfile.read_bytes() == before
+    # across two blocks: only their text is taken, not the kind labels, offsets or link lines between them
+    after = view.locator("pre", has_text="The scattered positrons").first
+    _drag_select(page, block, "used in the analysis", to=(after, "The scattered positrons"))
+    page.wait_for_function(
+        "(el) => el.value.endsWith('The scattered positrons')", arg=selected.element_handle(), timeout=30_000
+    )
+    assert selected.input_value() == "used in the analysis. The scattered positrons"
+    _drag_select(page, block, PASSAGE)  # the passage highlighted in the picture, and in the box
+    page.wait_for_function(
+        "([el, text]) => el.value === text", arg=[selected.element_handle(), PASSAGE], timeout=30_000
+    )
+    marker.scroll_into_view_if_needed()
+    screenshot(page, "mark-evidence.png")
+    page.close()

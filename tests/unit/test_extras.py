@@ -26,6 +26,7 @@ CASES = [
         "from hepwb.sweep.jobqueue import make_cluster; make_cluster('slurm', home='.')",
     ),
     ("lab", "ipywidgets", "from hepwb.viz.chunk_explorer import ChunkExplorer; ChunkExplorer([])"),
+    ("lab", "anywidget", "from hepwb.viz.evidence_marker import page_text_widget; page_text_widget()"),
     ("ragas", "ragas", "from hepwb.evaluation.ragas_eval import offline_scores; offline_scores({})"),
 ]
 

@@ -45,3 +45,29 @@ def test_browser_updates_on_paper_and_page_change():
     assert "page 3" in br.view.value and "no block starts on this page" in br.view.value
     with pytest.raises(ConfigError, match="choose one of"):
         DocumentBrowser([a], label="ZZ")
+
+
+def test_text_selected_in_the_browser_is_added_as_evidence(tmp_path):
+    from hepwb.evaluation.questions import load_questions
+
+    a = markdown_document(
+        "# Alpha\n\nThe fitted amplitude is 0.42 with an error of 0.05.", "A1", meta={"pages": 2}
+    )
+    b = markdown_document("# Beta\n\nSecond paper.", "B2")
+    path = tmp_path / "mine.jsonl"
+    br = DocumentBrowser([a, b], question_file=path)
+    assert br.marker.file.value == str(path) and list(br.marker.existing.options) == [("new question", "")]
+    br.view.selection = "fitted amplitude\n  is 0.42"  # what the page's script sends when text is selected
+    assert br.marker.selected.value == "fitted amplitude is 0.42"
+    br.marker.question.value = "What amplitude does the fit give?"
+    br.marker.button.click()
+    assert f"added to {path}: A1-01 (page 1)" in br.marker.status.value
+    (q,) = load_questions(path)
+    assert [(e.doc, e.page, e.quote) for e in q.evidence] == [("A1", 1, "fitted amplitude is 0.42")]
+    assert [v for _, v in br.marker.existing.options] == ["", "A1-01"]
+    br.marker.button.click()
+    assert "already quotes" in br.marker.status.value and len(load_questions(path)[0].evidence) == 1
+    br.paper.value = "B2"  # another page: the passage selected on the last one is forgotten
+    assert br.marker.selected.value == "" and br.view.selection == ""
+    br.marker.existing.value = "A1-01"
+    assert br.marker.question.value == "What amplitude does the fit give?" and br.marker.question.disabled

@@ -1,0 +1,152 @@
+"""Add evidence to a JSONL question file, one checked quote at a time (the document view's *mark evidence*).
+
+A physicist selects a passage of a paper, types the question it answers (or picks one already in the file),
+and :func:`add_evidence` appends it: a new line, or one more evidence entry of an existing question. The
+quote is located in the document first (:func:`~hepwb.evaluation.matching.locate_evidence`), so a file
+built this way holds only evidence a run can score; a duplicate quote, an ambiguous short quote, a
+quote the converted text does not hold, an unknown document, an empty quote or question are refused with
+one line naming the file and the fix, and nothing is written. Other lines are kept byte for byte.
+
+Example:
+    >>> import tempfile
+    >>> from hepwb.evaluation.questions import load_questions
+    >>> from hepwb.processing.markdown import markdown_document
+    >>> doc = markdown_document("# Fit\\n\\nThe fitted amplitude is 0.42 with an error of 0.05.", "N1")
+    >>> path = Path(tempfile.mkdtemp()) / "mine.jsonl"
+    >>> q = add_evidence(path, question="What amplitude does the fit give?", doc=doc, page=None,
+    ...                  quote="fitted amplitude is 0.42")
+    >>> q.qid, q.evidence[0].quote, [x.qid for x in load_questions(path)]
+    ('N1-01', 'fitted amplitude is 0.42', ['N1-01'])
+    >>> try:
+    ...     add_evidence(path, question="Again?", doc=doc, page=None, quote="Fitted amplitude is 0.42.")
+    ... except ConfigError as exc:
+    ...     print(str(exc).replace(str(path), "FILE"))
+    not added to FILE: N1-01 already quotes 'fitted amplitude is 0.42' from N1; select another passage
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from hepwb.evaluation.matching import Located, locate_evidence
+from hepwb.evaluation.questions import Evidence, Question, load_questions
+from hepwb.exceptions import ConfigError
+from hepwb.io import atomic_write_text
+from hepwb.textkey import key
+from hepwb.types import Document
+
+__all__ = ["add_evidence", "read_question_file"]
+
+
+def read_question_file(path: str | Path) -> list[Question]:
+    """The questions of ``path``; none when the file does not exist yet or holds only blank lines.
+
+    Raises:
+        ConfigError: The file is not a ``.jsonl`` file, or a line is malformed (message from
+            :func:`~hepwb.evaluation.questions.load_questions`).
+    """
+    path = Path(path)
+    if path.suffix.lower() == ".csv":
+        msg = f"{path} is a CSV file; evidence is written to .jsonl question files: choose a .jsonl path"
+        raise ConfigError(msg)
+    if not path.is_file() or not path.read_text(encoding="utf-8", errors="replace").strip():
+        return []
+    return load_questions(path)
+
+
+def _next_qid(label: str, questions: list[Question]) -> str:
+    """``{label}-{n:02d}``, one past the highest ``n`` of the label's questions (unique in the file)."""
+    taken = {q.qid for q in questions}
+    pattern = re.compile(rf"{re.escape(label)}-(\d+)")
+    n = max((int(m.group(1)) for q in questions if (m := pattern.fullmatch(q.qid))), default=0) + 1
+    while f"{label}-{n:02d}" in taken:
+        n += 1
+    return f"{label}-{n:02d}"
+
+
+def add_evidence(
+    path: str | Path,
+    *,
+    question: str,
+    doc: Document | str,
+    page: int | None,
+    quote: str,
+    qid: str | None = None,
+    answer: str = "",
+) -> Question:
+    """Append ``quote`` of ``doc`` as evidence to the JSONL question file ``path``, checked first.
+
+    The question is ``qid`` when the file has it, else the file's question whose text is ``question``,
+    else a new line: ``qid`` when given, otherwise ``{label}-{n:02d}`` unique in the file. The file is
+    created when missing and rewritten atomically when it changes; every other line is kept as it was.
+
+    Args:
+        path: The question file (``.jsonl``; the format of ``hepqa-dev.jsonl``).
+        question: The question the passage answers (ignored when ``qid`` names a question of the file).
+        doc: The processed document the passage was selected in; a label (``str``) stands for a
+            document that is not loaded, which is refused (the quote cannot be checked).
+        page: The 1-based page the passage was selected on; ``None`` for documents without pages.
+            When the quote stands on another page only, that page is written.
+        quote: The selected passage, verbatim (spacing, case and symbols are ignored when matched).
+        qid: The question to add the evidence to, or the id of the new question.
+        answer: Reference answer of a new question (optional).
+
+    Returns:
+        The question as written, with all its evidence.
+
+    Raises:
+        ConfigError: One line naming the file and the fix: an empty quote or question, an unknown
+            document, a quote that is ambiguous or not in the document's text, a quote of the same
+            document already in the file (compared by :func:`~hepwb.textkey.key`), or a malformed file.
+    """
+    path = Path(path)
+    quote, question = quote.strip(), question.strip()
+    refused = f"not added to {path}"
+    questions = read_question_file(path)
+    by_qid = {q.qid: q for q in questions}
+    if qid is None:
+        qid = next((q.qid for q in questions if q.question.strip() == question and question), None)
+    target = by_qid.get(qid) if qid else None
+    if not quote:
+        msg = f"{refused}: no text is selected; select the passage in the page text first"
+        raise ConfigError(msg)
+    if target is None and not question:
+        msg = f"{refused}: the question is empty; type the question the passage answers"
+        raise ConfigError(msg)
+    label = doc if isinstance(doc, str) else doc.label
+    found = locate_evidence(
+        Evidence(f"{qid or 'new'}#e0", label, page, quote), {} if isinstance(doc, str) else {label: doc}
+    )
+    if not isinstance(found, Located):
+        msg = f"{refused}: {found.reason}"
+        raise ConfigError(msg)
+    qk = key(quote)
+    for q in questions:
+        for ev in q.evidence:
+            if ev.doc == label and key(ev.quote) == qk:
+                msg = f"{refused}: {q.qid} already quotes {ev.quote!r} from {label}; select another passage"
+                raise ConfigError(msg)
+    entry: dict[str, Any] = {"doc": label}
+    on_page = page if found.page_ok else found.page  # where the quote stands, when not on ``page``
+    if on_page is not None:
+        entry["page"] = on_page
+    entry["quote"] = quote
+    lines = path.read_text(encoding="utf-8").splitlines() if questions else []
+    if target is not None:
+        index = next(i for i, line in enumerate(lines) if line.strip() and json.loads(line)["qid"] == qid)
+        record: dict[str, Any] = json.loads(lines[index])
+        record["evidence"].append(entry)
+    else:
+        index = len(lines)
+        record = {"qid": qid or _next_qid(label, questions), "question": question}
+        if answer.strip():
+            record["answer"] = answer.strip()
+        record["evidence"] = [entry]
+        lines.append("")
+    written = Question.from_dict(record, f"{path} line {index + 1}")  # validated before it is written
+    lines[index] = json.dumps(record, ensure_ascii=False)
+    atomic_write_text(path, "\n".join(lines) + "\n")
+    return written
