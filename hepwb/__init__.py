@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from importlib.metadata import PackageNotFoundError, version
 
-from hepwb.env import show_logs_in_kernel
+from hepwb.env import show_errors_briefly, show_logs_in_kernel
 from hepwb.exceptions import (
     ConfigError,
     CorpusNotFoundError,
@@ -33,6 +33,7 @@ if (
     and getattr(sys.modules.get("IPython"), "get_ipython", lambda: None)() is not None
 ):
     show_logs_in_kernel()  # a notebook kernel: log lines as plain cell output, not red stderr
+    show_errors_briefly()  # and hepwb's errors as their one-line message, not a long traceback
 
 __all__ = [
     "Block",

@@ -26,9 +26,9 @@ from hepwb.cli_app import (
     parse_ints,
     parse_options,
 )
+from hepwb.cli_show import run_lines
 from hepwb.exceptions import HepwbError
 from hepwb.hepilot.schemas import validate_tree
-from hepwb.labels import human
 from hepwb.limits import HEPILOT_CHUNK_SIZE
 from hepwb.paths import Layout, shared_dir
 from hepwb.pipeline import Catalog
@@ -36,8 +36,20 @@ from hepwb.pipeline.config import ExperimentConfig
 from hepwb.pipeline.experiment import run_experiment
 from hepwb.pipeline.prepare import prepare
 from hepwb.pipeline.report import render_report
+from hepwb.project_defaults import ProjectDefaults, current_defaults
 
 __all__ = ["app", "main"]
+
+
+def _defaults() -> ProjectDefaults:
+    """The defaults ``--help`` shows; a damaged pin file is reported when a command builds a configuration."""
+    try:
+        return current_defaults()
+    except HepwbError:
+        return ProjectDefaults(defaults.RETRIEVER, defaults.CHUNK_SIZE)
+
+
+_DEFAULTS = _defaults()
 
 
 @app.command()
@@ -77,14 +89,18 @@ def evaluate(
     questions: Questions = None,
     max_docs: MaxDocs = None,
     latex: Latex = True,
-    chunk_size: Annotated[int, typer.Option(help="Chunk size in tokens.")] = defaults.CHUNK_SIZE,
+    chunk_size: Annotated[
+        int, typer.Option(help="Chunk size in tokens (the default: `hepwb defaults show`).")
+    ] = _DEFAULTS.chunk_size,
     chunk_overlap: Overlap = defaults.CHUNK_OVERLAP,
     retriever: Annotated[
         str,
         typer.Option(
-            help="Retriever: a name (see `hepwb retrievers`) or NAME(KEY=VALUE, ...), e.g. 'dense(read=max)'."
+            help="Retriever: a name (see `hepwb retrievers`) or NAME(KEY=VALUE, ...), e.g. "
+            "'dense(read=max)'. The default is the main job's recommendation (README 'Defaults'), or "
+            "your project's pin."
         ),
-    ] = defaults.RETRIEVER,
+    ] = _DEFAULTS.retriever,
     k: TopK = defaults.EVAL_K,
     chunker: Annotated[str, typer.Option(help="Chunking strategy.")] = defaults.CHUNKER,
     embedding_model: Annotated[
@@ -110,11 +126,25 @@ def evaluate(
         list[str] | None,
         typer.Option(help="Vector index option KEY=VALUE (repeatable), e.g. partitions=64, nprobes=16."),
     ] = None,
+    accept_unscored: Annotated[
+        bool,
+        typer.Option(
+            "--accept-unscored",
+            help="Go on when fewer than half of the questions can be scored (their quotes are not located).",
+        ),
+    ] = False,
+    all_metrics: Annotated[
+        bool, typer.Option("--all-metrics", help="Print every metric, not only the headline ones.")
+    ] = False,
     show_config: Annotated[
         bool, typer.Option("--show-config", help="Print the validated configuration as JSON and stop.")
     ] = False,
 ) -> None:
-    """Evaluate one chunker × retriever configuration in this process; print metrics with 95 % intervals."""
+    """Evaluate one chunker × retriever configuration in this process.
+
+    Prints the headline metrics with 95 % intervals, then every question that could not be scored (its
+    evidence not located) with the reason, then where the run folder is.
+    """
     cfg = ExperimentConfig.from_params(
         corpus=corpus,
         questions=questions,
@@ -130,17 +160,15 @@ def evaluate(
         ragas_llm=ragas_llm,
         vector_index=vector_index,
         vector_index_options=parse_options(index_option or []),
+        accept_unscored=accept_unscored,
     )
     if show_config:
         typer.echo(cfg.model_dump_json(indent=2))
         return
     res = run_experiment(cfg)
-    ci = res.record.summary_ci95
-    for name, value in res.summary.items():
-        low_high = f"  [{ci[name][0]:.3f}, {ci[name][1]:.3f}]" if name in ci else ""
-        shown = f"{human(name)} ({name})" if human(name) != name else name  # found@5 (hit_rate@5)
-        typer.echo(f"{shown:36s} {value:10.4f}{low_high}")
-    typer.echo(f"results: {res.run_dir}")
+    for line in run_lines(res.record, all_metrics=all_metrics):
+        typer.echo(line)
+    typer.echo(f"run: {res.run_name}\nresults: {res.run_dir}")
 
 
 @app.command()
@@ -248,7 +276,9 @@ def main() -> None:
 # the other commands register on import; after the core ones so `hepwb --help` lists stages in order
 from hepwb import cli_acquire as _cli_acquire  # noqa: E402, F401  (registers acquire)
 from hepwb import cli_adapt as _cli_adapt  # noqa: E402, F401  (registers adapt, fit-fusion)
+from hepwb import cli_defaults as _cli_defaults  # noqa: E402, F401  (registers defaults show/pin/unpin)
 from hepwb import cli_ner as _cli_ner  # noqa: E402, F401  (registers ner-serve)
+from hepwb import cli_questions as _cli_questions  # noqa: E402, F401  (registers questions check/schema)
 from hepwb import cli_ragmd as _cli_ragmd  # noqa: E402, F401  (registers export-/import-/validate-ragmd)
 from hepwb import cli_search as _cli_search  # noqa: E402, F401  (registers search, retrievers, testset)
 from hepwb import cli_sweep as _cli_sweep  # noqa: E402, F401  (registers sweep, run)

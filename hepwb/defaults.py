@@ -33,7 +33,7 @@ CHUNKER = "hepilot"
 """Chunking strategy: the HEPilot algorithm (:mod:`hepwb.chunking.hepilot`)."""
 
 CHUNK_SIZE = 512
-"""Chunk size in tokens of the embedding model (HEPilot allows 512-4096)."""
+"""Chunk size in tokens of the embedding model (HEPilot allows 512-4096); chosen with :data:`RETRIEVER`."""
 
 CHUNK_OVERLAP = 0.1
 """Overlap as a fraction of the chunk size (HEPilot: 0 <= x < 1)."""
@@ -60,8 +60,16 @@ EMBED_BATCH = {"cpu": 4, "mps": 64, "cuda": 256}
 of 256 word pieces and a third of the transient memory; GPU (H200, MiniLM, 256 word pieces): throughput grows
 to about batch 256."""
 
-RETRIEVER = "dense"
-"""Retriever of an evaluation run."""
+RETRIEVER = "bm25(fields=context)"
+"""The default retriever (of an evaluation run, a search, a widget), with :data:`CHUNK_SIZE`.
+
+Chosen from the main job's verdict on the shipped corpus (``make report``: 32 papers, 124 dev questions,
+21 configurations; ``tests/golden/main_grid_32.json``): ``bm25(fields=context)`` at 512 tokens is the
+*recommended* configuration, found@5 0.887, indistinguishable from the best (``fusion`` at 1024, 0.927) and
+cheaper; plain ``dense`` is last at every size (0.581 at 512). Held out on Chroma's question set (472
+questions, another domain; README "Does it transfer?"): 0.968 at 512, against 0.800 for ``dense`` and at
+most 0.972 for any method at that size. Change it when your own report recommends something else:
+``hepwb defaults pin --from-report`` records that in your project (:mod:`hepwb.project_defaults`)."""
 
 EVAL_K = 10
 """Chunks retrieved per question in an evaluation run."""
@@ -85,8 +93,8 @@ it."""
 HYBRID_FIELDS: Final = "context"
 """The default lexical fields of ``hybrid``: the text with the paper title and section path."""
 
-SEARCH_RETRIEVER = "hybrid"
-"""Retriever of interactive search (``hepwb search``, widgets)."""
+SEARCH_RETRIEVER = RETRIEVER
+"""Retriever of interactive search (``hepwb search``, widgets): the same default as an evaluation run."""
 
 SEARCH_K = 5
 """Hits shown per interactive search."""

@@ -11,8 +11,17 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
-__all__ = ["configure_runtime", "quiet_transformers", "seed_tiktoken_cache", "show_logs_in_kernel"]
+from hepwb.exceptions import HepwbError
+
+__all__ = [
+    "configure_runtime",
+    "quiet_transformers",
+    "seed_tiktoken_cache",
+    "show_errors_briefly",
+    "show_logs_in_kernel",
+]
 
 _DEFAULTS = {
     # never phone home (see ../shared/stack/STACK.md)
@@ -76,6 +85,30 @@ def show_logs_in_kernel(level: int = logging.INFO) -> bool:
     logger.addHandler(handler)
     if logger.level == logging.NOTSET or logger.level > level:
         logger.setLevel(level)
+    return True
+
+
+def _brief(
+    shell: Any, etype: type[BaseException], value: BaseException, tb: Any, tb_offset: Any = None
+) -> Any:
+    """IPython's handler for :class:`HepwbError`: its one-line message as the cell's error, no traceback."""
+    line = f"{etype.__name__}: {value}"
+    shell._showtraceback(etype, value, [line])  # the kernel's error output (papermill still sees the error)
+    return [line]
+
+
+def show_errors_briefly(shell: Any | None = None) -> bool:
+    """In IPython, show a :class:`HepwbError` as its one-line message instead of a long traceback.
+
+    hepwb's errors say what is wrong and how to fix it; the frames above them are hepwb's internals.
+    Other exceptions keep their full traceback (they are bugs to report). Returns whether a shell was found.
+    """
+    if shell is None:
+        ipython = sys.modules.get("IPython")
+        shell = getattr(ipython, "get_ipython", lambda: None)() if ipython else None
+    if shell is None:
+        return False
+    shell.set_custom_exc((HepwbError,), _brief)
     return True
 
 

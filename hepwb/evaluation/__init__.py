@@ -17,6 +17,7 @@ from __future__ import annotations
 from hepwb.evaluation.matching import (
     KeyIndex,
     Located,
+    Unlocated,
     build_keyindexes,
     coverage,
     is_relevant,
@@ -24,6 +25,7 @@ from hepwb.evaluation.matching import (
     key_index,
     locate,
     locate_all,
+    locate_evidence,
     unlocated_reason,
 )
 from hepwb.evaluation.metrics import Evaluation, evaluate, evaluate_by, metric_columns
@@ -35,6 +37,7 @@ __all__ = [
     "KeyIndex",
     "Located",
     "Question",
+    "Unlocated",
     "build_keyindexes",
     "coverage",
     "evaluate",
@@ -45,6 +48,7 @@ __all__ = [
     "load_questions",
     "locate",
     "locate_all",
+    "locate_evidence",
     "metric_columns",
     "unlocated_reason",
 ]

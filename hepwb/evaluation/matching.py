@@ -2,11 +2,24 @@ r"""Locate evidence quotes in processed documents and measure how much of a quot
 
 Quotes are compared through :func:`key` - the rule of ``shared/eval/check_quotes.py``: NFKC,
 lowercase, keep only ``[a-z0-9]``. That makes matching independent of the extractor (spacing,
-hyphenation, ligatures, Greek letters and math symbols all drop out).
+hyphenation, ligatures, Greek letters and math symbols all drop out). A
+:class:`~hepwb.evaluation.keyindex.KeyIndex` maps a match in key space back to a ``[start, end)``
+span of ``Document.markdown``.
 
-A :class:`KeyIndex` holds a document's key string plus, for every key character, the markdown
-span of the source character(s) it came from, so a match in key space maps back to a
-``[start, end)`` span of ``Document.markdown``.
+How a quote is located (:func:`locate_evidence`):
+
+* A quote whose key has at least ``SHORT_KEY_CHARS`` (25) characters is located **strictly** (its
+  whole key occurs in the document's key; the occurrence on the evidence page first) or, failing that,
+  **tolerantly** (check_quotes' rule: 90 % of its 16-character pieces in order). A long quote that
+  occurs several times is a repeated sentence (abstract and conclusion): every verbatim copy counts as
+  relevant (:func:`is_relevant`), so which copy is located changes no score.
+* A **short** quote (fewer key characters, e.g. ``"The fitted amplitude is"`` or one table row) is
+  located only where it is **unambiguous**: exactly once on the page the evidence names, or exactly
+  once in the document (when no page is named, or none of its copies is on that page). A short quote
+  that occurs in several places is reported as ``ambiguous`` with the pages where it matched, never
+  scored by guess; only the located copy counts as relevant.
+* Otherwise the evidence is :class:`Unlocated`, with a status (``no_document``, ``no_text``,
+  ``ambiguous``, ``not_found``) and a reason a person can act on.
 
 Relevance rule (used by :mod:`hepwb.evaluation.metrics`): a retrieved chunk is *relevant* to an
 evidence quote when it lies in the same document and covers at least ``min_coverage`` (default
@@ -23,29 +36,32 @@ Example:
     >>> loc = locate(ev, {"P01": doc})
     >>> loc.method, loc.page_ok, md[loc.start:loc.end]
     ('strict', True, 'beam-spin asymmetry is A = -0.23 ± 0.04')
+    >>> locate_evidence(Evidence("Q#e1", "P01", 2, "asymmetry"), {"P01": doc}).method
+    'unique'
+    >>> print(locate_evidence(Evidence("Q#e2", "P01", None, "A ="), {"P01": doc}).reason)
+    the short quote 'A =' matches in 3 places (page 2); quote more of the passage so that it is unique
 """
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
-import numpy as np
-
 from hepwb import defaults
+from hepwb.evaluation.keyindex import KeyIndex, as_index, build_keyindexes, key_index
 from hepwb.evaluation.questions import Evidence, Question
 from hepwb.exceptions import ConfigError
-from hepwb.textkey import NON_KEY, key
-from hepwb.types import Block, Document, Hit
+from hepwb.textkey import key
+from hepwb.types import Document, Hit, JSONObject
 
 __all__ = [
-    "MIN_KEY_CHARS",
     "PIECE",
+    "SHORT_KEY_CHARS",
     "TOLERANT_SHARE",
     "KeyIndex",
     "Located",
+    "Unlocated",
     "build_keyindexes",
     "coverage",
     "is_relevant",
@@ -53,147 +69,19 @@ __all__ = [
     "key_index",
     "locate",
     "locate_all",
+    "locate_evidence",
     "unlocated_reason",
 ]
 
-MIN_KEY_CHARS = 25
-"""Quotes whose key is shorter than this are too unspecific to locate (check_quotes rule)."""
+SHORT_KEY_CHARS = 25
+"""Quotes whose key is shorter than this are *short*: located only where they are unambiguous."""
 PIECE = 16
 """Length of the key pieces of the tolerant rule."""
 TOLERANT_SHARE = 0.9
 """Share of pieces that must be found, in order, for a tolerant match."""
 _MAX_OCCURRENCES = 200
 
-
-@dataclass(frozen=True, eq=False)
-class KeyIndex:
-    """A document's key string with a map from key characters back to markdown offsets.
-
-    Attributes:
-        document_id: The document's UUID.
-        label: The document's short name (``"P01"``).
-        key: ``key(markdown)``, built segment by segment (a base character plus its combining marks).
-        starts: ``starts[i]`` is the markdown offset of the source of key character ``i`` (non-decreasing).
-        ends: ``ends[i]`` is one past the source of key character ``i``.
-        blocks: The document's blocks, for page look-ups.
-        block_starts: ``Block.start`` of every block, ascending.
-
-    Example:
-        >>> idx = KeyIndex.build(Document("d", "P00", "Ef-ﬁcient α!", ()))
-        >>> idx.key, idx.starts.tolist(), idx.span(0, len(idx.key))
-        ('efficient', [0, 1, 3, 3, 4, 5, 6, 7, 8], (0, 9))
-    """
-
-    document_id: str
-    label: str
-    key: str
-    starts: np.ndarray
-    ends: np.ndarray
-    blocks: tuple[Block, ...]
-    block_starts: np.ndarray
-
-    @classmethod
-    def build(cls, document: Document) -> KeyIndex:
-        """Build the index of ``document`` (vectorised over ASCII; non-ASCII handled one by one)."""
-        text = document.markdown
-        n = len(text)
-        codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32).astype(np.int64)
-        lower = codes | 0x20
-        counts = (((codes >= 48) & (codes <= 57)) | ((lower >= 97) & (lower <= 122))).astype(np.int64)
-        seg_end = np.arange(1, n + 1, dtype=np.int64)
-        special: dict[int, str] = {}
-        cache: dict[str, str] = {}
-        base = prev_mark = -2
-        for i in np.flatnonzero(codes > 127).tolist():
-            if not unicodedata.combining(text[i]):
-                special[i] = ""
-                continue
-            if prev_mark != i - 1:  # first mark after a base character (or at the very start)
-                base = max(i - 1, 0)
-            if base != i:
-                counts[i] = 0
-            seg_end[base] = i + 1
-            special[base] = ""
-            prev_mark = i
-        for s in special:
-            seg = text[s : int(seg_end[s])]
-            piece = cache.get(seg)
-            if piece is None:
-                piece = cache[seg] = key(seg)
-            special[s] = piece
-            counts[s] = len(piece)
-        parts: list[str] = []
-        prev = 0
-        for s in sorted(special):
-            parts.append(text[prev:s].lower())
-            parts.append(special[s])
-            prev = int(seg_end[s])
-        parts.append(text[prev:].lower())
-        key_text = NON_KEY.sub("", "".join(parts))
-        # int32 offsets (a document is far below 2**31 characters): half the memory of the map
-        starts = np.repeat(np.arange(n, dtype=np.int32), counts)
-        ends = np.repeat(seg_end.astype(np.int32), counts)
-        if len(key_text) != len(starts):  # pragma: no cover - guards the construction above
-            msg = f"KeyIndex of document {document.label!r}: key/offset length mismatch; please report"
-            raise ConfigError(msg)
-        return cls(
-            document_id=document.document_id,
-            label=document.label,
-            key=key_text,
-            starts=starts,
-            ends=ends,
-            blocks=document.blocks,
-            block_starts=np.fromiter((b.start for b in document.blocks), dtype=np.int64),
-        )
-
-    def span(self, key_start: int, key_end: int) -> tuple[int, int]:
-        """Return the markdown span ``[start, end)`` of key characters ``[key_start, key_end)``."""
-        if key_end <= key_start:
-            msg = f"empty key range [{key_start}, {key_end}) in document {self.label!r}"
-            raise ConfigError(msg)
-        return int(self.starts[key_start]), int(self.ends[key_end - 1])
-
-    def key_range(self, start: int, end: int) -> tuple[int, int]:
-        """Return the key characters ``[ks, ke)`` whose source starts in markdown span ``[start, end)``."""
-        lo, hi = np.searchsorted(self.starts, (start, end), side="left")
-        return int(lo), int(hi)
-
-    def block_at(self, offset: int) -> Block | None:
-        """Return the last block starting at or before ``offset`` (None before the first block)."""
-        i = int(np.searchsorted(self.block_starts, offset, side="right")) - 1
-        return self.blocks[i] if i >= 0 else None
-
-
-_INDEX_CACHE: dict[tuple[str, int, int], KeyIndex] = {}
-_CACHE_SIZE = 256
-
-
-def key_index(document: Document) -> KeyIndex:
-    """Return the (cached) :class:`KeyIndex` of ``document``; built once per document content."""
-    ck = (document.document_id, len(document.markdown), hash(document.markdown))
-    idx = _INDEX_CACHE.get(ck)
-    if idx is None or idx.blocks != document.blocks:
-        _INDEX_CACHE.pop(ck, None)
-        if len(_INDEX_CACHE) >= _CACHE_SIZE:
-            _INDEX_CACHE.pop(next(iter(_INDEX_CACHE)))
-        idx = _INDEX_CACHE[ck] = KeyIndex.build(document)
-    return idx
-
-
-def build_keyindexes(documents: Iterable[Document | KeyIndex]) -> dict[str, KeyIndex]:
-    """Return ``{document_id: KeyIndex}`` for ``documents`` (the ``keyindexes`` of ``evaluate``).
-
-    Raises:
-        ConfigError: Two documents share a ``document_id`` but differ in text.
-    """
-    out: dict[str, KeyIndex] = {}
-    for d in documents:
-        idx = _as_index(d)
-        if idx.document_id in out and out[idx.document_id].key != idx.key:
-            msg = f"two different documents share document_id {idx.document_id!r}; evaluate one at a time"
-            raise ConfigError(msg)
-        out[idx.document_id] = idx
-    return out
+Status = Literal["no_document", "no_text", "ambiguous", "not_found"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,7 +97,8 @@ class Located:
         end: Markdown offset one past the match.
         key_start: First matched character in the document's key string.
         key_end: One past the last matched key character.
-        method: ``"strict"`` (whole key found) or ``"tolerant"`` (>= 90 % of 16-char pieces, in order).
+        method: ``"strict"`` (whole key found), ``"tolerant"`` (>= 90 % of 16-char pieces, in order) or
+            ``"unique"`` (a short quote found exactly once on its page or in its document).
         page: Page of the block containing ``start`` (None when the document has no blocks there).
         page_ok: Whether the evidence page lies within that block's pages.
     """
@@ -222,9 +111,51 @@ class Located:
     end: int
     key_start: int
     key_end: int
-    method: Literal["strict", "tolerant"]
+    method: Literal["strict", "tolerant", "unique"]
     page: int | None
     page_ok: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Unlocated:
+    """An evidence quote that cannot be scored, and why.
+
+    Attributes:
+        evidence: The evidence entry.
+        status: ``no_document`` (no document has its label), ``no_text`` (the quote has no letter or
+            digit), ``ambiguous`` (a short quote found in several places) or ``not_found``.
+        reason: One sentence saying what is wrong and what to do.
+        pages: The pages where an ambiguous quote matched (``None`` for text without a page).
+    """
+
+    evidence: Evidence
+    status: Status
+    reason: str
+    pages: tuple[int | None, ...] = field(default=())
+
+    @property
+    def eid(self) -> str:
+        """The evidence id."""
+        return self.evidence.eid
+
+    @property
+    def qid(self) -> str:
+        """The question id."""
+        return self.evidence.qid
+
+    def row(self) -> JSONObject:
+        """One table row: question, evidence, document, page, quote, status, reason, pages matched."""
+        ev = self.evidence
+        return {
+            "qid": ev.qid,
+            "evidence": ev.eid,
+            "doc": ev.doc,
+            "page": ev.page,
+            "quote": ev.quote,
+            "status": self.status,
+            "reason": self.reason,
+            "matched_pages": sorted({p for p in self.pages if p is not None}),
+        }
 
 
 def _page_info(index: KeyIndex, offset: int, wanted: int | None) -> tuple[int | None, bool]:
@@ -237,9 +168,9 @@ def _page_info(index: KeyIndex, offset: int, wanted: int | None) -> tuple[int | 
     return block.page, block.page <= wanted <= max(block.page, block.page_end)
 
 
-def _occurrences(text: str, sub: str) -> Iterator[int]:
+def _occurrences(text: str, sub: str, limit: int = _MAX_OCCURRENCES) -> Iterator[int]:
     j, count = text.find(sub), 0
-    while j >= 0 and count < _MAX_OCCURRENCES:
+    while j >= 0 and count < limit:
         yield j
         j, count = text.find(sub, j + 1), count + 1
 
@@ -251,6 +182,16 @@ def _strict(qk: str, index: KeyIndex, page: int | None) -> tuple[int, int] | Non
             return j, j + len(qk)
         first = j if first is None else first
     return None if first is None else (first, first + len(qk))
+
+
+def _unique(qk: str, index: KeyIndex, page: int | None) -> tuple[int | None, list[int]]:
+    """A short quote's only occurrence on its page (else in its document), and every occurrence."""
+    found = list(_occurrences(index.key, qk, _MAX_OCCURRENCES + 1))
+    on_page = [j for j in found if _page_info(index, int(index.starts[j]), page)[1]]
+    for candidates in (on_page, found):
+        if candidates:
+            return (candidates[0] if len(candidates) == 1 else None), found
+    return None, found
 
 
 def _tolerant(qk: str, index: KeyIndex, page: int | None) -> tuple[int, int] | None:
@@ -280,49 +221,59 @@ def _tolerant(qk: str, index: KeyIndex, page: int | None) -> tuple[int, int] | N
     return None if best is None else best_span
 
 
-def _as_index(value: Document | KeyIndex) -> KeyIndex:
-    return value if isinstance(value, KeyIndex) else key_index(value)
+def _pages(pages: Sequence[int | None]) -> str:
+    known = sorted({p for p in pages if p is not None})
+    if not known:
+        return ""
+    shown = ", ".join(str(p) for p in known[:8]) + (", …" if len(known) > 8 else "")
+    return f" (page{'s' if len(known) > 1 else ''} {shown})"
 
 
-def unlocated_reason(evidence: Evidence, documents_by_label: Mapping[str, Document | KeyIndex]) -> str:
-    """Explain why :func:`locate` returns None for ``evidence`` (``""`` when it is located)."""
-    if evidence.doc not in documents_by_label:
-        return f"no document labelled {evidence.doc!r}"
-    n = len(key(evidence.quote))
-    if n < MIN_KEY_CHARS:
-        return f"quote key has {n} characters (< {MIN_KEY_CHARS})"
-    if locate(evidence, documents_by_label) is None:
-        return "quote not found (strict or tolerant)"
-    return ""
-
-
-def locate(evidence: Evidence, documents_by_label: Mapping[str, Document | KeyIndex]) -> Located | None:
-    """Find ``evidence``'s quote in the document whose label is ``evidence.doc``.
-
-    Strict first (the quote's key is a substring of the document key; the first occurrence on the
-    evidence page, else the first occurrence), then tolerant (check_quotes' 90 % rule; the span runs
-    from the first to the last matched piece).
+def locate_evidence(
+    evidence: Evidence, documents_by_label: Mapping[str, Document | KeyIndex]
+) -> Located | Unlocated:
+    """Find ``evidence``'s quote in the document whose label is ``evidence.doc`` (rules: module docstring).
 
     Args:
         evidence: The quote to find.
         documents_by_label: Documents (or their key indexes) by label.
 
     Returns:
-        The location, or None when the document is missing, the quote key is shorter than
-        ``MIN_KEY_CHARS`` characters, or the quote is not found (see :func:`unlocated_reason`).
+        The :class:`Located` match, or an :class:`Unlocated` record with its status and reason.
     """
     doc = documents_by_label.get(evidence.doc)
+    if doc is None:
+        why = f"no document is labelled {evidence.doc!r}; fix the evidence's 'doc' or add the paper"
+        return Unlocated(evidence, "no_document", why)
     qk = key(evidence.quote)
-    if doc is None or len(qk) < MIN_KEY_CHARS:
-        return None
-    index = _as_index(doc)
-    method: Literal["strict", "tolerant"] = "strict"
-    found = _strict(qk, index, evidence.page)
-    if found is None:
-        method = "tolerant"
-        found = _tolerant(qk, index, evidence.page)
+    if not qk:
+        return Unlocated(evidence, "no_text", "the quote has no letter or digit; quote the passage's words")
+    index = as_index(doc)
+    method: Literal["strict", "tolerant", "unique"] = "strict"
+    found: tuple[int, int] | None
+    if len(qk) < SHORT_KEY_CHARS:
+        method = "unique"
+        at, every = _unique(qk, index, evidence.page)
+        if at is None and every:
+            pages = tuple(_page_info(index, int(index.starts[j]), None)[0] for j in every)
+            places = f"{len(every)}+" if len(every) > _MAX_OCCURRENCES else str(len(every))
+            why = (
+                f"the short quote {evidence.quote!r} matches in {places} places{_pages(pages)}; "
+                "quote more of the passage so that it is unique"
+            )
+            return Unlocated(evidence, "ambiguous", why, pages)
+        found = None if at is None else (at, at + len(qk))
+    else:
+        found = _strict(qk, index, evidence.page)
         if found is None:
-            return None
+            method = "tolerant"
+            found = _tolerant(qk, index, evidence.page)
+    if found is None:
+        why = (
+            f"the quote is not in {evidence.doc}'s converted text; copy it verbatim from the paper "
+            "(the document view shows the converted text)"
+        )
+        return Unlocated(evidence, "not_found", why)
     key_start, key_end = found
     start, end = index.span(key_start, key_end)
     page, page_ok = _page_info(index, start, evidence.page)
@@ -341,14 +292,26 @@ def locate(evidence: Evidence, documents_by_label: Mapping[str, Document | KeyIn
     )
 
 
+def locate(evidence: Evidence, documents_by_label: Mapping[str, Document | KeyIndex]) -> Located | None:
+    """The :class:`Located` match of ``evidence``, or None (:func:`unlocated_reason` says why)."""
+    found = locate_evidence(evidence, documents_by_label)
+    return found if isinstance(found, Located) else None
+
+
+def unlocated_reason(evidence: Evidence, documents_by_label: Mapping[str, Document | KeyIndex]) -> str:
+    """Explain why :func:`locate` returns None for ``evidence`` (``""`` when it is located)."""
+    found = locate_evidence(evidence, documents_by_label)
+    return found.reason if isinstance(found, Unlocated) else ""
+
+
 def locate_all(
     questions: Sequence[Question], documents: Iterable[Document | KeyIndex]
-) -> tuple[list[Located], list[Evidence]]:
+) -> tuple[list[Located], list[Unlocated]]:
     """Locate every evidence quote of ``questions`` in ``documents`` (matched by label).
 
     Returns:
-        ``(located, unlocated)``: the located quotes, and the evidence that could not be located
-        (report them; :func:`unlocated_reason` says why).
+        ``(located, unlocated)``: the located quotes, and an :class:`Unlocated` record (status and
+        reason) for every quote that could not be located. Report them: they are not scored.
 
     Raises:
         ConfigError: Two documents share a label.
@@ -361,16 +324,16 @@ def locate_all(
             msg = f"two documents are labelled {d.label!r}; labels must be unique to match evidence"
             raise ConfigError(msg)
         if d.label in wanted:  # only documents some evidence names are indexed (not a corpus's distractors)
-            by_label[d.label] = _as_index(d)
+            by_label[d.label] = as_index(d)
     located: list[Located] = []
-    unlocated: list[Evidence] = []
+    unlocated: list[Unlocated] = []
     for q in questions:
         for ev in q.evidence:
-            loc = locate(ev, by_label)
-            if loc is None:
-                unlocated.append(ev)
+            found = locate_evidence(ev, by_label)
+            if isinstance(found, Located):
+                located.append(found)
             else:
-                located.append(loc)
+                unlocated.append(found)
     return located, unlocated
 
 

@@ -22,12 +22,27 @@ from typing import Any
 
 from hepwb.exceptions import ConfigError
 from hepwb.limits import MAX_QUESTION_CHARS, MAX_QUESTION_FILE_BYTES
+from hepwb.textkey import key
 from hepwb.types import JSONObject
 
-__all__ = ["Evidence", "Question", "load_questions"]
+__all__ = ["SCHEMA_PATH", "Evidence", "Question", "load_questions", "question_schema"]
 
-_CSV_COLUMNS = ("qid", "question", "answer", "doc", "quote")
-"""Required CSV columns (``page``, ``kind`` and ``style`` are optional)."""
+_CSV_COLUMNS = ("qid", "question", "doc", "quote")
+"""Required CSV columns (``answer``, ``page``, ``kind`` and ``style`` are optional)."""
+
+SCHEMA_PATH = Path(__file__).with_name("questions.schema.json")
+"""The published JSON Schema of one question (one line of a ``.jsonl`` file); the loader enforces it."""
+
+
+def question_schema() -> JSONObject:
+    """The JSON Schema of one question: required and optional fields, with examples.
+
+    Example:
+        >>> question_schema()["required"]
+        ['qid', 'question', 'evidence']
+    """
+    schema: JSONObject = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    return schema
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,12 +114,18 @@ class Question:
             if not isinstance(ev, Mapping):
                 msg = f"{ev_where}: expected an object with doc, page and quote, got {type(ev).__name__}"
                 raise ConfigError(msg)
+            quote = _text(ev, "quote", ev_where)
+            if not key(quote):
+                msg = (
+                    f"{ev_where}: field 'quote' has no letter or digit ({quote!r}); quote the passage's words"
+                )
+                raise ConfigError(msg)
             evidence.append(
                 Evidence(
                     eid=f"{qid}#e{i}",
                     doc=_text(ev, "doc", ev_where),
                     page=_page(ev.get("page"), ev_where),
-                    quote=_text(ev, "quote", ev_where),
+                    quote=quote,
                 )
             )
         return cls(
@@ -193,10 +214,11 @@ def _read_csv(path: Path) -> Iterable[tuple[str, Question]]:
 def load_questions(path: str | Path) -> list[Question]:
     """Load evaluation questions from a ``.jsonl`` or ``.csv`` file.
 
-    JSONL: one object per line with ``qid``, ``question``, ``answer``, ``evidence`` (list of
-    ``{doc, page, quote}``), ``kind`` and ``style``. CSV: columns ``qid, question, answer, doc,
-    page, quote`` (optionally ``kind, style``), one row per evidence quote, rows of the same
-    ``qid`` grouped into one question in file order.
+    JSONL: one object per line with ``qid``, ``question`` and ``evidence`` (a list of
+    ``{doc, page, quote}``; ``page`` optional), and optionally ``answer``, ``kind`` and ``style``
+    (:data:`SCHEMA_PATH` is the JSON Schema). CSV: columns ``qid, question, doc, quote`` (optionally
+    ``answer, page, kind, style``), one row per evidence quote, rows of the same ``qid`` grouped into
+    one question in file order.
 
     Args:
         path: The file; the suffix (``.csv`` or anything else for JSONL) selects the format.

@@ -1,28 +1,40 @@
-"""Uncertainty of retrieval metrics: bootstrap confidence intervals and paired comparisons.
+"""Uncertainty of retrieval metrics: confidence intervals and paired comparisons that agree.
 
 A metric averaged over ~100 questions moves by several points when a handful of questions change;
-these functions say how much. Both resample *questions* (the unit that varies between test sets),
-with a fixed seed so the numbers are reproducible.
+these functions say how much. They treat *questions* as the unit that varies between test sets, and
+are reproducible (fixed seed).
 
-* :func:`bootstrap_ci` - percentile bootstrap interval of a mean (``scipy.stats.bootstrap``).
-* :func:`paired_test` - two configurations scored on the same questions: the mean difference, its
-  bootstrap interval, and a two-sided paired permutation test (``scipy.stats.permutation_test``,
-  ``permutation_type="samples"``: random sign flips of the per-question differences).
+* :func:`mean_ci` - the 95 % interval of a mean. A metric whose per-question values are all 0 or 1
+  (found@k, ``hit_rate@k``) is a proportion: **Wilson's score interval**, which is never degenerate at 0
+  or 1 (one question found out of one gives [0.207, 1.000], not [1, 1]). Other metrics in [0, 1]
+  (MRR, recall, nDCG) get the percentile **bootstrap** when there are at least ``SMALL_N`` questions and
+  their values differ; otherwise Wilson's interval of the mean, which is conservative for any variable in
+  [0, 1] (its variance is at most ``mean * (1 - mean)``). Unbounded values get the bootstrap.
+* :func:`paired_test` - two configurations scored on the same questions: the mean difference, a
+  two-sided **paired sign-flip permutation test**, and the interval obtained by **inverting that test**:
+  every shift ``delta`` the same sign flips do not reject. The test and the interval therefore agree by
+  construction: ``p < 0.05`` exactly when 0 lies outside the 95 % interval. ``detectable`` is the
+  interval's half-width: the smallest difference these questions could tell from chance.
+* Fewer than ``SMALL_N`` (10) questions are a small sample: :class:`CI` says so beside its number.
 
 Example:
     >>> a = [1, 1, 0, 1, 0, 1, 1, 1, 0, 1] * 5
-    >>> ci = bootstrap_ci(a)
-    >>> round(ci.mean, 2), ci.low < ci.mean < ci.high
-    (0.7, True)
-    >>> paired_test(a, [0] * 50).p_value < 0.001
-    True
+    >>> ci = mean_ci(a)
+    >>> round(ci.mean, 2), ci.method, ci.low < ci.mean < ci.high
+    (0.7, 'wilson', True)
+    >>> str(mean_ci([1.0]))
+    '1.000 [0.207, 1.000] (n=1, small sample)'
+    >>> t = paired_test(a, [0] * 50)
+    >>> t.p_value < 0.001, t.diff.low > 0
+    (True, True)
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
 import numpy as np
 
@@ -36,41 +48,59 @@ if TYPE_CHECKING:
 __all__ = [
     "ALPHA",
     "CI",
+    "SMALL_N",
     "PairedResult",
     "bootstrap_ci",
     "compare_runs",
     "holm",
+    "mean_ci",
     "paired_test",
     "summary_with_ci",
+    "wilson",
 ]
 
 SEED = 12345
 ALPHA = 0.05
 """The significance level of every test hepwb reports (after Holm's adjustment where several are made)."""
+SMALL_N = 10
+"""Fewer questions than this are a small sample: every number on them says so."""
+_RESAMPLES = 10_000
 
 
 @dataclass(frozen=True)
 class CI:
-    """A mean with its confidence interval."""
+    """A mean with its confidence interval (``method``: ``wilson``, ``bootstrap`` or ``sign-flip``)."""
 
     mean: float
     low: float
     high: float
     n: int
     level: float = 0.95
+    method: Literal["wilson", "bootstrap", "sign-flip"] = "bootstrap"
+
+    @property
+    def small(self) -> bool:
+        """Whether the interval rests on fewer than ``SMALL_N`` questions."""
+        return self.n < SMALL_N
 
     def __str__(self) -> str:
-        return f"{self.mean:.3f} [{self.low:.3f}, {self.high:.3f}]"
+        text = f"{self.mean:.3f} [{self.low:.3f}, {self.high:.3f}]"
+        return f"{text} (n={self.n}, small sample)" if self.small else text
 
 
 @dataclass(frozen=True)
 class PairedResult:
-    """Comparison of configuration A against B on the same questions (``diff`` = A - B)."""
+    """Comparison of configuration A against B on the same questions (``diff`` = A - B).
+
+    ``diff`` is the interval of the sign-flip test inverted (so ``significant`` iff 0 is outside it);
+    ``detectable`` is its half-width: differences smaller than that cannot be told from chance here.
+    """
 
     diff: CI
     p_value: float
     n_a_better: int
     n_b_better: int
+    detectable: float = float("nan")
 
     @property
     def significant(self) -> bool:
@@ -87,8 +117,38 @@ def _values(values: Values) -> np.ndarray:
     return arr
 
 
-def bootstrap_ci(values: Values, level: float = 0.95, n_resamples: int = 10_000) -> CI:
-    """Percentile bootstrap interval of the mean of ``values`` (NaNs dropped)."""
+def wilson(successes: float, n: int, level: float = 0.95) -> tuple[float, float]:
+    """Wilson's score interval of a proportion (never degenerate at 0 or 1).
+
+    Example:
+        >>> [round(v, 3) for v in wilson(3, 3)], [round(v, 3) for v in wilson(0, 10)]
+        ([0.439, 1.0], [0.0, 0.278])
+    """
+    from scipy.stats import norm
+
+    if n <= 0:
+        return 0.0, 1.0
+    z = float(norm.ppf(0.5 + level / 2))
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(max(p * (1 - p), 0.0) / n + z * z / (4 * n * n))
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def mean_ci(values: Values, level: float = 0.95, n_resamples: int = _RESAMPLES) -> CI:
+    """The mean of ``values`` (NaNs dropped) with its interval; the rule is in the module docstring."""
+    arr = _values(values)
+    mean, n = float(arr.mean()), int(arr.size)
+    binary = bool(np.all((arr == 0) | (arr == 1)))
+    bounded = bool(np.all((arr >= 0) & (arr <= 1)))
+    if binary or (bounded and (n < SMALL_N or np.all(arr == arr[0]))):
+        low, high = wilson(mean * n, n, level)
+        return CI(mean, min(low, mean), max(high, mean), n, level, "wilson")
+    return bootstrap_ci(arr, level, n_resamples)
+
+
+def bootstrap_ci(values: Values, level: float = 0.95, n_resamples: int = _RESAMPLES) -> CI:
+    """Percentile bootstrap interval of the mean of ``values`` (NaNs dropped); see :func:`mean_ci`."""
     from scipy.stats import bootstrap
 
     arr = _values(values)
@@ -106,37 +166,74 @@ def bootstrap_ci(values: Values, level: float = 0.95, n_resamples: int = 10_000)
     return CI(float(arr.mean()), float(ci.low), float(ci.high), int(arr.size), level)
 
 
-def paired_test(a: Values, b: Values, n_resamples: int = 10_000) -> PairedResult:
-    """Compare per-question scores ``a`` and ``b`` (same questions, same order)."""
-    from scipy.stats import permutation_test
+def _signs(n: int, n_resamples: int) -> np.ndarray:
+    """Sign-flip vectors: all ``2**n`` when that is at most ``n_resamples`` (an exact test), else random."""
+    if 2**n <= n_resamples:
+        grid = (np.arange(2**n)[:, None] >> np.arange(n)[None, :]) & 1
+        return np.where(grid == 1, -1.0, 1.0)
+    return np.random.default_rng(SEED).choice((-1.0, 1.0), size=(n_resamples, n))
 
+
+def paired_test(a: Values, b: Values, n_resamples: int = _RESAMPLES, level: float = 0.95) -> PairedResult:
+    """Compare per-question scores ``a`` and ``b`` (same questions, same order; pairs with a NaN dropped).
+
+    The p-value is the two-sided sign-flip test of a zero mean difference; the interval is every shift
+    ``delta`` for which the same test on ``d - delta`` gives ``p >= 1 - level`` (the test inverted, with
+    the same sign flips). For each flip the rejection of ``delta`` can only grow as ``delta`` moves away
+    from the observed mean, so that set is an interval and the two never disagree.
+
+    Example:
+        >>> t = paired_test([1, 1, 1, 0, 1, 1], [0, 0, 1, 0, 0, 1])
+        >>> t.p_value >= 0.05, t.diff.low <= 0 <= t.diff.high, t.diff.small
+        (True, True, True)
+    """
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if x.shape != y.shape:
         msg = f"paired_test needs scores of the same questions: got {x.size} and {y.size} values"
         raise ConfigError(msg)
     keep = ~(np.isnan(x) | np.isnan(y))
-    x, y = x[keep], y[keep]
-    d = x - y
-    diff = bootstrap_ci(d, n_resamples=n_resamples)
-    if np.all(d == 0):
-        p = 1.0
-    else:
-        res = permutation_test(
-            (x, y),
-            lambda u, v: np.mean(u - v),
-            permutation_type="samples",
-            n_resamples=n_resamples,
-            alternative="two-sided",
-            rng=np.random.default_rng(SEED),
-        )
-        p = float(res.pvalue)
-    return PairedResult(diff, p, int((d > 0).sum()), int((d < 0).sum()))
+    d = (x - y)[keep]
+    if d.size == 0:
+        msg = "no values to summarise (all missing); evaluate at least one question"
+        raise ConfigError(msg)
+    n, m = int(d.size), float(d.mean())
+    signs = _signs(n, n_resamples)
+    exact = signs.shape[0] == 2**n
+    flipped, shares = signs @ d / n, signs.mean(axis=1)  # mean(s * (d - delta)) = flipped - delta * shares
+
+    def p_at(delta: float) -> float:
+        observed = abs(m - delta)
+        count = int(np.count_nonzero(np.abs(flipped - delta * shares) >= observed - 1e-12 * (1 + observed)))
+        total = int(signs.shape[0])
+        return count / total if exact else (count + 1) / (total + 1)
+
+    alpha = 1 - level
+    span = float(np.ptp(d)) if n > 1 else 0.0
+    bounded = bool(np.all(np.abs(d) <= 1))
+    reach = 1.0 if bounded else 10 * (span + abs(m) + 1)
+
+    def edge(direction: float) -> float:
+        inside, outside = m, m + direction * 2 * reach
+        if p_at(outside) >= alpha:  # the test can never reject here (too few questions): the range's end
+            return m + direction * reach if not bounded else direction * 1.0
+        for _ in range(60):
+            mid = (inside + outside) / 2
+            inside, outside = (mid, outside) if p_at(mid) >= alpha else (inside, mid)
+        return inside
+
+    low, high = edge(-1.0), edge(1.0)
+    if bounded:
+        low, high = max(low, -1.0), min(high, 1.0)
+    p = 1.0 if np.all(d == 0) else p_at(0.0)
+    diff = CI(m, min(low, m), max(high, m), n, level, "sign-flip")
+    return PairedResult(diff, p, int((d > 0).sum()), int((d < 0).sum()), (high - low) / 2)
 
 
 def summary_with_ci(per_question: pd.DataFrame, metrics: Sequence[str] | None = None) -> pd.DataFrame:
     """Mean and 95 % interval of each metric column of a per-question table (one row per metric).
 
-    Default columns: every ``…@k`` metric, ``precision_omega`` and the ``ragas_`` metrics.
+    Default columns: every ``…@k`` metric, ``precision_omega`` and the ``ragas_`` metrics; a column
+    without any value (answer metrics of questions without answers) is left out. Intervals: :func:`mean_ci`.
     """
     import pandas as pd
 
@@ -148,7 +245,10 @@ def summary_with_ci(per_question: pd.DataFrame, metrics: Sequence[str] | None = 
         if col not in per_question.columns:
             msg = f"no column {col!r} in the per-question table; choose from {list(per_question.columns)}"
             raise ConfigError(msg)
-        ci = bootstrap_ci(per_question[col].to_numpy(dtype=float))
+        values = per_question[col].to_numpy(dtype=float)
+        if np.isnan(values).all():  # e.g. answer metrics of a question set without answers
+            continue
+        ci = mean_ci(values)
         rows.append({"metric": col, "mean": ci.mean, "ci_low": ci.low, "ci_high": ci.high, "n": ci.n})
     return pd.DataFrame(rows)
 
@@ -199,6 +299,8 @@ def compare_runs(
         rows.append(
             {
                 "run": name,
+                "n": res.diff.n,
+                "detectable": res.detectable,
                 "baseline": base,
                 "metric": metric,
                 "diff": res.diff.mean,
@@ -213,5 +315,5 @@ def compare_runs(
         row["p_holm"] = adjusted
         row["significant"] = adjusted < ALPHA
     columns = ["run", "baseline", "metric", "diff", "ci_low", "ci_high", "p_value", "p_holm", "significant",
-               "better", "worse"]  # fmt: skip
+               "better", "worse", "n", "detectable"]  # fmt: skip
     return pd.DataFrame(rows, columns=columns)

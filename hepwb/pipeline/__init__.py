@@ -7,6 +7,8 @@ from hepwb.pipeline.catalog import Catalog
 from hepwb.pipeline.chunksets import ChunkSet, build_chunkset
 from hepwb.pipeline.corpus import ingest
 from hepwb.pipeline.experiment import ExperimentConfig, RunResult, run_experiment
+from hepwb.pipeline.pin import pin_defaults, pin_from_report
+from hepwb.pipeline.questions_check import check_questions
 from hepwb.pipeline.search import Searcher
 
 __all__ = [
@@ -16,7 +18,10 @@ __all__ = [
     "RunResult",
     "Searcher",
     "build_chunkset",
+    "check_questions",
     "ingest",
+    "pin_defaults",
+    "pin_from_report",
     "resolve_corpus",
     "run_experiment",
 ]

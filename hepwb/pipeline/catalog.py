@@ -96,6 +96,7 @@ ALTER TABLE runs ADD COLUMN IF NOT EXISTS stage_keys JSON;
 ALTER TABLE runs ADD COLUMN IF NOT EXISTS timings JSON;
 ALTER TABLE runs ADD COLUMN IF NOT EXISTS worker VARCHAR;
 ALTER TABLE runs ADD COLUMN IF NOT EXISTS processing_errors JSON;
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS unscored JSON;
 CREATE TABLE IF NOT EXISTS sweep_cells (
     sweep_id VARCHAR, cell_name VARCHAR, run_id VARCHAR, status VARCHAR, reused BOOLEAN, updated VARCHAR);
 ALTER TABLE documents ADD COLUMN IF NOT EXISTS collaboration VARCHAR;
@@ -282,8 +283,8 @@ class Catalog(SweepCatalogMixin):
                 "INSERT INTO runs (run_id, chunkset_id, retriever, k, chunk_size, chunk_overlap, "
                 "embedding_model, n_questions, created, run_dir, config, environment, sweep_id, "
                 "questions_sha256, cell_name, cell_key, config_hash, status, stage_keys, timings, worker, "
-                "processing_errors) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'ok', ?, ?, ?, ?)",
+                "processing_errors, unscored) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'ok', ?, ?, ?, ?, ?)",
                 [
                     m.run_id,
                     m.chunkset_id,
@@ -306,6 +307,7 @@ class Catalog(SweepCatalogMixin):
                     json.dumps(m.timings_s),
                     m.worker,
                     json.dumps(m.processing_errors),
+                    json.dumps(m.inputs.unscored),
                 ],
             )
             self._record_queries(con, m.inputs.questions_sha256, m.inputs.questions_file)

@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hepwb.evaluation.stats import bootstrap_ci
+from hepwb.evaluation.evidence import unscored_frame
+from hepwb.evaluation.stats import SMALL_N, mean_ci
 from hepwb.hepilot.log import utc_now
 from hepwb.index.store import table_name
 from hepwb.pipeline.config import DIMENSIONS
@@ -211,8 +212,9 @@ class SweepCatalogMixin:
         """``metric`` per question group (``kind``, ``style``, ``paper``) with *n* and a 95 % interval.
 
         One row per group and run (``runs``: these run ids only; default every run of ``sweep``),
-        columns ``by, run_id, n, mean, ci_low, ci_high`` (percentile bootstrap over the group's
-        questions). Groups of a few questions get wide intervals: read them before the means.
+        columns ``by, run_id, n, mean, ci_low, ci_high, note`` (intervals of
+        :func:`~hepwb.evaluation.stats.mean_ci`: Wilson's for found@k). A group of fewer than ten
+        questions says so in ``note``: read its interval before its mean.
         """
         import pandas as pd
 
@@ -226,11 +228,12 @@ class SweepCatalogMixin:
             f"FROM question_results q JOIN runs r USING (run_id) WHERE {cond}",
             [by, metric, *params],
         )
-        cols = [by, "run_id", "n", "mean", "ci_low", "ci_high"]
+        cols = [by, "run_id", "n", "mean", "ci_low", "ci_high", "note"]
         rows = []
         for (grp, run_id), values in df.dropna(subset=["v"]).groupby(["grp", "run_id"], sort=True)["v"]:
-            ci = bootstrap_ci(values.to_numpy(dtype=float))
-            rows.append([grp, run_id, ci.n, ci.mean, ci.low, ci.high])
+            ci = mean_ci(values.to_numpy(dtype=float))
+            note = f"small sample (n < {SMALL_N})" if ci.small else ""
+            rows.append([grp, run_id, ci.n, ci.mean, ci.low, ci.high, note])
         return pd.DataFrame(rows, columns=cols)
 
     def compute_seconds(self, run_id: str) -> float:
@@ -281,6 +284,23 @@ class SweepCatalogMixin:
                     (row["file"], row["error_code"]), {**row, "fix": e.get("recovery_action") or ""}
                 )
         return pd.DataFrame(list(seen.values()), columns=["file", "error_code", "message", "fix"])
+
+    def unscored(self, sweep: str | None = "latest") -> pd.DataFrame:
+        """The evidence quotes the runs of ``sweep`` could not score, once each.
+
+        Columns: question, evidence, document, page, quote, status, reason, the pages where an ambiguous
+        quote matched, and ``runs`` (how many runs of the sweep it concerns).
+        """
+        cond, params = self._run_filter(sweep)
+        runs = self.sql(f"SELECT r.unscored FROM runs r WHERE r.status = 'ok' AND {cond}", params)
+        seen: dict[str, dict[str, Any]] = {}
+        for raw in runs["unscored"].dropna():
+            for row in json.loads(raw):
+                entry = seen.setdefault(str(row.get("evidence")), {**row, "runs": 0})
+                entry["runs"] += 1
+        frame = unscored_frame(seen.values())
+        frame["runs"] = [r["runs"] for r in seen.values()]
+        return frame
 
     def stage_times(self, sweep: str | None = "latest") -> pd.DataFrame:
         """Wall time per stage of ``sweep`` (computed and reused counts, seconds in all and the longest)."""

@@ -16,6 +16,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hepwb.evaluation.evidence import unscored_frame
 from hepwb.exceptions import ConfigError
 from hepwb.hepilot.log import utc_now
 from hepwb.ids import code_fingerprint
@@ -82,6 +83,15 @@ class RunResult:
     def chunkset_id(self) -> str:
         """The chunk set searched."""
         return self.record.chunkset_id
+
+    @property
+    def run_name(self) -> str:
+        """The name of the run's folder (what ``reports/runs/`` lists)."""
+        return self.run_dir.name
+
+    def unscored(self) -> pd.DataFrame:
+        """The quotes this run could not score: question, evidence, document, page, quote, status, reason."""
+        return unscored_frame(self.record.inputs.unscored)
 
 
 def environment() -> JSONObject:
@@ -164,6 +174,8 @@ def run_cell(
     with timings("evaluate_s"):
         scores = score(scored, inputs, cs, questions, results, embedder, with_ci=with_ci)
     costs = cost_summary(latencies, table)
+    asked = {q.qid for q in questions}
+    unlocated = [e for e in inputs.unlocated if e.qid in asked]
     if isinstance(searched, AnnTable) and searched.ann is not None and questions:  # index vs exact search
         import numpy as np
 
@@ -211,7 +223,8 @@ def run_cell(
             corpus_documents=inputs.corpus_documents,
             questions_file=str(inputs.questions_path),
             questions_sha256=inputs.questions_sha256,
-            unlocated_evidence=[e.eid for e in inputs.unlocated],
+            unlocated_evidence=[e.eid for e in unlocated],
+            unscored=[e.row() for e in unlocated],
             question_subset=sorted(question_subset) if question_subset is not None else None,
         ),
         environment={**environment(), "embedder": embedder.describe()},

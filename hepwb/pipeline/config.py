@@ -43,6 +43,7 @@ from hepwb.exceptions import ConfigError, HepwbError
 from hepwb.ids import canonical_json
 from hepwb.index.ann import KINDS, VectorIndex
 from hepwb.models.tokenizers import model_problem
+from hepwb.project_defaults import current_defaults
 from hepwb.retrieval import RETRIEVERS, check_retriever_options
 from hepwb.types import JSONObject
 
@@ -155,6 +156,8 @@ class ExperimentConfig(BaseModel):
     prefer_latex: Flag = defaults.PREFER_LATEX
     min_coverage: Annotated[float, _bounded(limits.MIN_COVERAGE, cast=float)] = defaults.MIN_COVERAGE
     ragas_llm: Flag = False
+    accept_unscored: Flag = False
+    """Go on when fewer than half of the questions can be scored (their quotes not located)."""
     vector_index_options: Options = Field(default_factory=dict)
     vector_index: str = "auto"
     run_dir: Path_ = None
@@ -162,10 +165,21 @@ class ExperimentConfig(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _split_named(cls, data: Any) -> Any:
-        """``chunker: {name: recursive, ...}`` → ``chunker`` and ``chunker_options`` (so for retrievers)."""
+        """``chunker: {name: recursive, ...}`` → ``chunker`` and ``chunker_options`` (so for retrievers).
+
+        An unset (or ``None``) retriever or chunk size takes the project's pinned default (``hepwb defaults
+        pin``), else the package's (:mod:`hepwb.defaults`).
+        """
         if not isinstance(data, dict):
             return data
-        data = dict(data)
+        data = {k: v for k, v in data.items() if v is not None or k not in ("retriever", "chunk_size")}
+        if "retriever" not in data or "chunk_size" not in data:  # the project's defaults, else the package's
+            chosen = current_defaults()
+            data.setdefault("chunk_size", chosen.chunk_size)
+            if "retriever" not in data:  # options given without a retriever apply to the default one
+                name, opts = named(chosen.retriever)
+                data["retriever"] = name
+                data["retriever_options"] = {**opts, **_options(data.get("retriever_options"))}
         for key in _NAMED:
             if isinstance(data.get(key), dict) or (isinstance(data.get(key), str) and "(" in data[key]):
                 name, opts = named(data[key])
@@ -237,6 +251,17 @@ class ExperimentConfig(BaseModel):
             )
         return config
 
+    @property
+    def retriever_spec(self) -> str:
+        """The retriever as one string, ``NAME`` or ``NAME(KEY=VALUE, ...)`` (what ``--retriever`` takes).
+
+        Example:
+            >>> ExperimentConfig.from_params(retriever="bm25(fields=context)").retriever_spec
+            'bm25(fields=context)'
+        """
+        opts = ", ".join(f"{k}={v}" for k, v in sorted(self.retriever_options.items()))
+        return f"{self.retriever}({opts})" if opts else self.retriever
+
     def replace(self, **changes: Any) -> ExperimentConfig:
         """A copy with ``changes`` applied, validated like any other configuration."""
         return ExperimentConfig.from_params(**{**self.to_dict(), **changes})
@@ -244,10 +269,12 @@ class ExperimentConfig(BaseModel):
     def to_dict(self) -> JSONObject:
         """Plain dict of the parameters.
 
-        The vector index is left out while it is the default (``auto``), so configurations, run
-        names and cache keys from before it was a dimension stay the same.
+        The vector index is left out while it is the default (``auto``), and ``accept_unscored`` while it
+        is off, so configurations, run names and cache keys from before they existed stay the same.
         """
         out = self.model_dump()
+        if not out["accept_unscored"]:
+            del out["accept_unscored"]
         if out["vector_index"] == "auto" and not out["vector_index_options"]:
             del out["vector_index"], out["vector_index_options"]
         return out

@@ -30,13 +30,15 @@ __all__ = ["CellFailure", "RunInputs", "RunRecord"]
 
 
 class RunInputs(BaseModel):
-    """What a run read: the corpus files (label → SHA-256) and the question set."""
+    """What a run read: the corpus files (label → SHA-256), the question set and the quotes not located."""
 
     model_config = ConfigDict(extra="forbid")
     corpus_documents: dict[str, str | None] = Field(default_factory=dict)
     questions_file: str = ""
     questions_sha256: str = ""
     unlocated_evidence: list[str] = Field(default_factory=list)
+    unscored: list[JSONObject] = Field(default_factory=list)
+    """Every quote not located: question, evidence, document, page, quote, status, reason, pages matched."""
     question_subset: list[str] | None = None
 
 

@@ -131,12 +131,14 @@ def headline_html(wide: pd.DataFrame, columns: Sequence[str], metric: str, *, st
 def verdict_html(v: Verdict, *, max_rows: int = 12) -> str:
     """The verdict: one sentence, then the best ``max_rows`` runs with interval, test and cost.
 
-    Rows that cannot be told apart from the best are shaded; the recommended one is starred.
+    Rows that cannot be told apart from the best are shaded; the recommended one is starred. *detectable* is
+    the smallest difference from the best that its questions could tell from chance (half the width of the
+    interval of the paired test inverted, :func:`~hepwb.evaluation.stats.paired_test`).
     """
     name = human(v.metric)
     shown = v.table.head(max_rows)
     ann = INDEX_RECALL in shown and bool(shown[INDEX_RECALL].notna().any())  # a sweep over vector indexes
-    cols = ["configuration", name, "95 % interval", "difference", "p (Holm)", "verdict",
+    cols = ["configuration", name, "95 % interval", "difference", "p (Holm)", "detectable", "verdict",
             human("index_mib"), human("query_p50_ms"), human("compute_s")]  # fmt: skip
     cols += [human(INDEX_RECALL)] if ann else []
     head = "".join(
@@ -153,6 +155,7 @@ def verdict_html(v: Verdict, *, max_rows: int = 12) -> str:
             f"<td>{rec['ci_low']:.3f} – {rec['ci_high']:.3f}</td>",
             f"<td>{rec['difference']:+.3f}</td>" if rec["verdict"] != "best" else "<td></td>",
             f"<td>{_fmt(rec['p (Holm)'])}</td>",
+            f"<td>{_fmt(rec.get('detectable'))}</td>",
             f'<td class="hw-text">{_html.escape(str(rec["verdict"]))}</td>',
             f"<td>{_fmt(rec.get('index_mib'))}</td>",
             f"<td>{_fmt(rec.get('query_p50_ms'))}</td>",

@@ -70,7 +70,13 @@ def score(
         _ragas(cfg, questions, results, located, cs, ev.relevant_chunks), on="qid"
     )
     evaluated = per_question[per_question["n_located"] > 0]
-    ragas_means = {c: float(evaluated[c].mean()) for c in per_question.columns if c.startswith("ragas_")}
+    ragas_means = {  # a metric without any value (answer metrics of questions without answers) is left out
+        c: float(evaluated[c].mean())
+        for c in per_question.columns
+        if c.startswith("ragas_") and evaluated[c].notna().any()
+    }
+    if not any(q.answer for q in questions):
+        _log.info("no question has an 'answer': the answer metrics are left out, everything else is scored")
     ci95: dict[str, tuple[float, float]] = {}
     if with_ci and len(evaluated):
         ci = summary_with_ci(evaluated)

@@ -8,6 +8,7 @@ also keeps their results in memory between cells.
 
 from __future__ import annotations
 
+import logging
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -15,8 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hepwb.acquisition.folder import corpus_labels, resolve_corpus
-from hepwb.evaluation import KeyIndex, Located, Question, build_keyindexes, load_questions, locate_all
-from hepwb.evaluation.questions import Evidence
+from hepwb.evaluation import KeyIndex, Located, Question, Unlocated, build_keyindexes, load_questions
+from hepwb.evaluation.evidence import check_evidence
 from hepwb.exceptions import ConfigError, CorpusNotFoundError
 from hepwb.hepilot.log import ProcessingLog
 from hepwb.ids import file_sha256
@@ -44,6 +45,8 @@ __all__ = [
     "questions_path",
     "retrieve_stage",
 ]
+
+_log = logging.getLogger("hepwb.evaluation")
 
 
 class Timer(dict[str, float]):
@@ -80,7 +83,8 @@ class EvalInputs:
     questions_path: Path
     questions_sha256: str
     located: list[Located] = field(repr=False)
-    unlocated: list[Evidence] = field(repr=False)
+    unlocated: list[Unlocated] = field(repr=False)
+    """Every quote not located, with its status and reason (reported with each run, never dropped)."""
     keyindexes: dict[str, KeyIndex] = field(repr=False)
     """Key indexes of the documents some located evidence is in (scoring needs no other)."""
     log: ProcessingLog = field(repr=False)
@@ -97,7 +101,11 @@ class EvalInputs:
 
 
 def load_inputs(cfg: ExperimentConfig, layout: Layout, *, progress: bool = True) -> EvalInputs:
-    """Convert (or load) the corpus, read the question set and locate every evidence quote."""
+    """Convert (or load) the corpus, read the question set and locate every evidence quote.
+
+    Raises:
+        UnscoredError: Fewer than half of the questions can be scored and ``cfg.accept_unscored`` is off.
+    """
     log = ProcessingLog()
     qpath = questions_path(cfg.questions)
     every = load_questions(qpath)  # a bad question file fails before any paper is converted
@@ -118,7 +126,11 @@ def load_inputs(cfg: ExperimentConfig, layout: Layout, *, progress: bool = True)
             f"none of the questions in {qpath} refer only to documents of this corpus ({sorted(labels)[:5]}…)"
         )
         raise ConfigError(msg)
-    located, unlocated = locate_all(questions, docs)
+    check = check_evidence(questions, docs)
+    check.require_scorable(str(qpath), accept=cfg.accept_unscored)  # before any chunking or embedding
+    located, unlocated = list(check.located), list(check.unlocated)
+    if unlocated:
+        _log.info("%s: %s", qpath.name, check.summary())
     cited = {loc.document_id for loc in located}  # scoring needs the key index of these documents only
     keyindexes = build_keyindexes(d for d in docs if d.document_id in cited)
     return EvalInputs(docs, questions, qpath, file_sha256(qpath), located, unlocated, keyindexes, log)

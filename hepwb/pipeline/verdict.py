@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from hepwb.evaluation.stats import ALPHA, bootstrap_ci, compare_runs
+from hepwb.evaluation.stats import ALPHA, SMALL_N, compare_runs, mean_ci
 from hepwb.labels import config_label, human
 
 if TYPE_CHECKING:
@@ -60,16 +60,24 @@ class Verdict:
         rows = {str(r["run_id"]): r for r in self.table.to_dict("records")}
         b = rows[self.best]
         name = human(self.metric)
+        small = f", a small sample: fewer than {SMALL_N}" if self.n_questions < SMALL_N else ""
         text = (
             f"Best: {b['configuration']} with {name} {b[name]:.3f} "
-            f"(95 % interval {b['ci_low']:.3f}–{b['ci_high']:.3f}, {self.n_questions} questions)."
+            f"(95 % interval {b['ci_low']:.3f}–{b['ci_high']:.3f}, {self.n_questions} questions{small})."
         )
-        same = int((self.table["verdict"] == "indistinguishable").sum())
+        same_rows = self.table[self.table["verdict"] == "indistinguishable"]
+        same = len(same_rows)
         if same:
             text += (
                 f" {same} other configuration(s) cannot be told apart from it (paired permutation tests, "
                 f"Holm-adjusted over {self.n_comparisons} comparisons, p ≥ {ALPHA})."
             )
+            detectable = same_rows["detectable"].dropna()
+            if len(detectable):
+                text += (
+                    f" With {self.n_questions} questions, differences under about {detectable.max():.2f} "
+                    "cannot be detected: that they are indistinguishable does not make them equal."
+                )
         elif self.n_comparisons:
             text += (
                 f" It is significantly better than every other configuration (paired permutation tests, "
@@ -139,7 +147,7 @@ def verdict(
     rows = []
     for rec in ranked.to_dict("records"):
         run = str(rec["run_id"])
-        ci = bootstrap_ci(frames[run][metric].to_numpy(dtype=float))
+        ci = mean_ci(frames[run][metric].to_numpy(dtype=float))
         plain = (
             rec.get("retriever") == "bm25"
         )  # the wide table folds options into the label: bm25(fields=...)
@@ -152,6 +160,7 @@ def verdict(
             "n": ci.n,
             "difference": 0.0,
             "p (Holm)": float("nan"),
+            "detectable": float("nan"),
             "verdict": "best",
             "plain_bm25": plain,
         }
@@ -159,6 +168,7 @@ def verdict(
             t = tests[run]
             row["difference"] = float(t["diff"])
             row["p (Holm)"] = float(t["p_holm"])
+            row["detectable"] = float(t["detectable"])
             row["verdict"] = "worse" if bool(t["significant"]) else "indistinguishable"
         for col in (*COST_COLUMNS, INDEX_RECALL):
             row[col] = float(rec[col]) if col in rec and rec[col] is not None else float("nan")

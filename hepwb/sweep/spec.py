@@ -90,6 +90,8 @@ class SweepSpec(BaseModel):
     prefer_latex: Any = None
     min_coverage: Any = None
     ragas_llm: Any = None
+    accept_unscored: Any = None
+    """Go on when fewer than half of the questions can be scored (a fixed setting, never a grid dimension)."""
     chunker: Any = None
     chunk_size: Any = None
     chunk_overlap: Any = None
@@ -172,7 +174,7 @@ class SweepSpec(BaseModel):
     # -- expansion ---------------------------------------------------------------------------------
     def _fixed(self) -> JSONObject:
         """The fixed settings the specification sets (the others take ExperimentConfig's defaults)."""
-        return {d: getattr(self, d) for d in DIMENSIONS if d in self.model_fields_set}
+        return {d: getattr(self, d) for d in (*DIMENSIONS, "accept_unscored") if d in self.model_fields_set}
 
     def count(self) -> int:
         """Cells the grids and includes make, before excludes and duplicates: counted, not built.

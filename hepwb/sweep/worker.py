@@ -124,7 +124,7 @@ def inputs(home: str, config: JSONObject, inputs_key: str) -> EvalInputs:
     _setup()
 
     cfg = _cfg(config)
-    key = (home, inputs_key, cfg.corpus, cfg.max_docs, cfg.prefer_latex, cfg.questions)
+    key = (home, inputs_key, cfg.corpus, cfg.max_docs, cfg.prefer_latex, cfg.questions, cfg.accept_unscored)
     return _INPUTS.get_or(key, lambda: load_inputs(cfg, _layout(home), progress=False))  # type: ignore[no-any-return]
 
 

@@ -28,7 +28,7 @@ def test_cli_sweep_file_and_python_api_give_the_same_default_configuration():
     from_api = ExperimentConfig.from_params().model_dump()
     (from_sweep,) = SweepSpec.from_dict({"name": "no-keys"}).cells(check_inputs=False)
     assert from_cli == from_api == from_sweep.model_dump()
-    assert from_api["retriever"] == defaults.RETRIEVER
+    assert ExperimentConfig.from_params().retriever_spec == defaults.RETRIEVER
     assert from_api["chunk_size"] == defaults.CHUNK_SIZE
     assert from_api["embedding_model"] == from_api["tokenizer"] == defaults.EMBEDDING_MODEL
 
@@ -49,7 +49,8 @@ def test_a_value_set_anywhere_gives_the_same_configuration():
     }
     (cell,) = SweepSpec.from_dict(values).cells(check_inputs=False)
     api = ExperimentConfig.from_params(**values)
-    assert json.loads(out.stdout) == cell.to_dict() == api.to_dict()
+    assert json.loads(out.stdout) == cell.model_dump() == api.model_dump()
+    assert cell.to_dict() == api.to_dict()
 
 
 @pytest.mark.parametrize(

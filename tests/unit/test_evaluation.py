@@ -16,17 +16,22 @@ from hypothesis import strategies as st
 from hepwb.evaluation import (
     Evidence,
     KeyIndex,
+    Located,
     Question,
+    Unlocated,
     build_keyindexes,
     coverage,
     evaluate,
     evaluate_by,
+    is_relevant,
     key,
     load_questions,
     locate,
     locate_all,
+    locate_evidence,
     unlocated_reason,
 )
+from hepwb.evaluation.matching import SHORT_KEY_CHARS
 from hepwb.exceptions import ConfigError, HepwbError
 from hepwb.types import Block, Document, Hit
 
@@ -178,15 +183,39 @@ def test_locate_tolerant() -> None:
 def test_locate_none(doc_spans: tuple[Document, list[tuple[int, int]]]) -> None:
     doc, _ = doc_spans
     docs = {"P01": doc}
-    short = Evidence("Q#e0", "P01", 2, "beam-spin asymmetry (A)")  # key of 20 chars
     absent = Evidence("Q#e1", "P01", 2, "This sentence does not occur anywhere in the document at all.")
     no_doc = Evidence("Q#e2", "P99", 2, QA)
-    for ev in (short, absent, no_doc):
+    no_text = Evidence("Q#e4", "P01", 2, "± → …")
+    for ev in (absent, no_doc, no_text):
         assert locate(ev, docs) is None
-    assert "< 25" in unlocated_reason(short, docs)
-    assert "not found" in unlocated_reason(absent, docs)
+    assert "not in P01's converted text" in unlocated_reason(absent, docs)
     assert "P99" in unlocated_reason(no_doc, docs)
+    assert "no letter or digit" in unlocated_reason(no_text, docs)
     assert unlocated_reason(Evidence("Q#e3", "P01", 2, QA), docs) == ""
+
+
+def test_a_short_quote_is_located_only_where_it_is_unambiguous() -> None:
+    short = "The fitted amplitude is"  # 20 key characters: below SHORT_KEY_CHARS
+    assert len(key(short)) < SHORT_KEY_CHARS
+    doc, spans = make_doc([FILL[0], f"{short} 0.42 for the proton.", FILL[1]])
+    loc = locate_evidence(Evidence("Q#e0", "P01", 2, short), {"P01": doc})
+    assert isinstance(loc, Located) and loc.method == "unique" and loc.page_ok
+    assert doc.markdown[loc.start : loc.end] == short
+    # no page named: still unique in the document
+    assert isinstance(locate_evidence(Evidence("Q#e0", "P01", None, short), {"P01": doc}), Located)
+    # twice, on pages 1 and 3: unique on the page the evidence names, ambiguous without a page
+    twice, spans = make_doc([f"{short} 0.42.", FILL[0], f"{short} 0.51."])
+    on_page = locate_evidence(Evidence("Q#e0", "P01", 3, short), {"P01": twice})
+    assert isinstance(on_page, Located) and on_page.start == spans[2][0]
+    for page in (None, 2):  # no page, or a page holding neither copy
+        amb = locate_evidence(Evidence("Q#e0", "P01", page, short), {"P01": twice})
+        assert isinstance(amb, Unlocated) and amb.status == "ambiguous" and amb.pages == (1, 3)
+        assert "matches in 2 places (pages 1, 3)" in amb.reason and amb.row()["matched_pages"] == [1, 3]
+    # the located copy alone is relevant: the other copy's chunk is not
+    hit_other = Hit("c", twice.document_id, "P01", spans[0][0], spans[0][1], 1, 1.0)
+    hit_this = Hit("c", twice.document_id, "P01", spans[2][0], spans[2][1], 1, 1.0)
+    idx = KeyIndex.build(twice)
+    assert is_relevant(on_page, hit_this, idx) and not is_relevant(on_page, hit_other, idx)
 
 
 def test_locate_all_splits_and_rejects_duplicate_labels(
@@ -410,8 +439,8 @@ def test_load_questions_missing_file_and_csv_columns(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="does not exist"):
         load_questions(tmp_path / "nope.jsonl")
     bad = tmp_path / "qa.csv"
-    bad.write_text("qid,question,doc,quote\n", encoding="utf-8")
-    with pytest.raises(ConfigError, match=r"lacks column\(s\) \['answer'\]"):
+    bad.write_text("qid,question,answer,doc\n", encoding="utf-8")  # answer is optional, quote is not
+    with pytest.raises(ConfigError, match=r"lacks column\(s\) \['quote'\]"):
         load_questions(bad)
 
 

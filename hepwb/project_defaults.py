@@ -1,0 +1,112 @@
+"""A project's own default retriever and chunk size, pinned from its own report (not in the package).
+
+The package's defaults (:data:`hepwb.defaults.RETRIEVER`, :data:`hepwb.defaults.CHUNK_SIZE`) were chosen
+from the main job's verdict on the shipped corpus. A physicist whose report recommends something else
+pins it with ``hepwb defaults pin`` (or :func:`hepwb.pipeline.pin.pin_defaults`): the choice is written to
+``hepwb-defaults.json`` at the project root, with where it came from, and every configuration built in
+that project afterwards (CLI, Python API, notebooks, sweep cells that do not set them) starts from it.
+``hepwb defaults unpin`` removes the file.
+
+Example:
+    >>> import tempfile, pathlib
+    >>> root = pathlib.Path(tempfile.mkdtemp())
+    >>> current_defaults(root).retriever == defaults.RETRIEVER
+    True
+    >>> _ = write_defaults(ProjectDefaults("hybrid", 1024, "my report"), root)
+    >>> current_defaults(root)
+    ProjectDefaults(retriever='hybrid', chunk_size=1024, source='my report', pinned_in='hepwb-defaults.json')
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from hepwb import defaults, limits
+from hepwb.exceptions import ConfigError
+from hepwb.io import atomic_write_text
+from hepwb.paths import find_project_root
+
+__all__ = ["DEFAULTS_FILE", "ProjectDefaults", "current_defaults", "unpin_defaults", "write_defaults"]
+
+DEFAULTS_FILE = "hepwb-defaults.json"
+"""The file at the project root that pins the project's defaults."""
+_MAX_BYTES = 64 * 1024
+
+
+@dataclass(frozen=True)
+class ProjectDefaults:
+    """The default retriever (``NAME`` or ``NAME(KEY=VALUE, ...)``) and chunk size in force, and whence."""
+
+    retriever: str
+    chunk_size: int
+    source: str = "hepwb.defaults (the main job's verdict on the shipped corpus)"
+    pinned_in: str = ""
+
+
+def _file(root: str | Path | None) -> Path:
+    return Path(root if root is not None else find_project_root()) / DEFAULTS_FILE
+
+
+def _read(path: Path) -> ProjectDefaults:
+    fix = f"repair it, or remove it with `hepwb defaults unpin` (or delete {path})"
+    if not path.is_file():
+        msg = f"{path} is not a regular file; {fix}"
+        raise ConfigError(msg)
+    if path.stat().st_size > _MAX_BYTES:
+        msg = f"{path} is larger than {_MAX_BYTES // 1024} KiB, not a defaults file; {fix}"
+        raise ConfigError(msg)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        retriever, size = data["retriever"], data["chunk_size"]
+    except (ValueError, KeyError, TypeError) as exc:
+        msg = f"{path} is damaged ({type(exc).__name__}: {exc}); {fix}"
+        raise ConfigError(msg) from None
+    problem = limits.CHUNK_SIZE.problem(size)
+    if not isinstance(retriever, str) or not retriever.strip() or problem:
+        msg = f"{path}: retriever must be a name and chunk_size {problem or 'a number'}; {fix}"
+        raise ConfigError(msg)
+    return ProjectDefaults(retriever, int(size), str(data.get("source", "")), path.name)
+
+
+_CACHE: dict[Path, tuple[float, ProjectDefaults]] = {}
+
+
+def current_defaults(root: str | Path | None = None) -> ProjectDefaults:
+    """The defaults in force in the project at ``root`` (default: this project): pinned, or the package's.
+
+    Raises:
+        ConfigError: The project's ``hepwb-defaults.json`` is damaged (named, with the fix).
+    """
+    path = _file(root)
+    try:
+        mtime = path.stat().st_mtime
+    except OSError:
+        return ProjectDefaults(defaults.RETRIEVER, defaults.CHUNK_SIZE)
+    cached = _CACHE.get(path)
+    if cached is None or cached[0] != mtime:
+        cached = _CACHE[path] = (mtime, _read(path))
+    return cached[1]
+
+
+def write_defaults(record: ProjectDefaults, root: str | Path | None = None) -> Path:
+    """Write ``record`` as the project's defaults (:func:`hepwb.pipeline.pin.pin_defaults` validates it)."""
+    body = {**asdict(record), "pinned": datetime.now(UTC).isoformat(timespec="seconds")}
+    del body["pinned_in"]
+    path = _file(root)
+    atomic_write_text(path, json.dumps(body, indent=2) + "\n")
+    _CACHE.pop(path, None)
+    return path
+
+
+def unpin_defaults(root: str | Path | None = None) -> bool:
+    """Remove the project's pinned defaults; whether there were any."""
+    path = _file(root)
+    _CACHE.pop(path, None)
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        return False
+    return True
