@@ -17,8 +17,8 @@ from hepwb.pipeline.cell import RunResult
 from hepwb.pipeline.config import ExperimentConfig
 from hepwb.pipeline.search import Searcher
 from hepwb.pipeline.stages import load_inputs
-from hepwb.retrieval.explain import section_label, snippet
-from hepwb.types import Hit
+from hepwb.retrieval.explain import section_label, section_of, snippet
+from hepwb.types import Chunk, Document, Hit
 
 __all__ = ["Miss", "missed", "misses_html"]
 
@@ -36,6 +36,7 @@ class Miss:
     section: str
     quote: str
     top: Hit | None
+    top_section: str = ""
 
 
 def missed(
@@ -85,12 +86,20 @@ def missed(
                 first_relevant_rank=None if pd.isna(rank) else int(rank),
                 paper=doc.label,
                 page=doc.page_at(where.start) or None,
-                section=section_label(home.section_path, doc.title) if home is not None else "",
+                section=_section(home, doc) if home is not None else "",
                 quote=doc.markdown[where.start : where.end],
                 top=hits[0] if hits else None,
+                top_section=section_of(hits[0], docs.get(hits[0].document_id)) if hits else "",
             )
         )
     return out
+
+
+def _section(chunk: Chunk, doc: Document) -> str:
+    """The section shown for the chunk holding the evidence (as for a hit: :func:`section_of`)."""
+    as_hit = Hit(chunk.chunk_id, doc.document_id, doc.label, chunk.start, chunk.end, 0, 0.0,
+                 section_path=tuple(chunk.section_path), title=doc.title)  # fmt: skip
+    return section_of(as_hit, doc)
 
 
 def _where(paper: str, page: int | None, section: str) -> str:
@@ -118,7 +127,8 @@ def misses_html(misses: list[Miss], width: int = 360) -> str:
                 .replace("\x01", "</mark>")
             )
             page = min(h.pages) if h.pages else None
-            top = f"<b>{_where(h.label, page, section_label(h.section_path, h.title))}</b><br>{snip}"
+            section = m.top_section or section_label(h.section_path, h.title)
+            top = f"<b>{_where(h.label, page, section)}</b><br>{snip}"
         items.append(
             "<div class='hw-miss' style='border-left:3px solid #c63;padding:4px 10px;margin:8px 0'>"
             f"<div><b>{html.escape(m.qid)}</b> ({html.escape(m.kind)}, {found}): "
