@@ -25,18 +25,33 @@ __all__ = [
     "CHUNK_SIZE",
     "HEPILOT_CHUNK_SIZE",
     "MAX_CHUNK_SIZE",
+    "MAX_CHUNK_SIZES",
     "MAX_DOCS",
     "MAX_K",
     "MAX_QUESTION_CHARS",
     "MAX_QUESTION_FILE_BYTES",
     "MAX_SWEEP_CELLS",
+    "MAX_TIER_ROWS",
+    "MAX_TIER_SECONDS",
     "MAX_YAML_BYTES",
     "MAX_YAML_DEPTH",
     "MAX_YAML_NODES",
     "MIN_CHUNK_SIZE",
     "MIN_COVERAGE",
+    "NER_MAX_REPLY_BYTES",
+    "NER_MAX_REQUEST_CHARS",
+    "NER_MAX_TEXTS",
     "SQL_MAX_ROWS",
+    "SQL_MEMORY_LIMIT",
+    "SQL_THREADS",
     "SQL_TIMEOUT_S",
+    "TIER_JOB_MAX_ROWS",
+    "TIER_JOB_MIN_INTERVAL_S",
+    "TIER_PROMOTE_MIN_QUESTIONS",
+    "TIER_RECENCY_S",
+    "TIER_TTL_S",
+    "TIER_WARM_MAX_DOCS",
+    "TIER_WARM_MAX_ROWS",
     "Bound",
     "K",
 ]
@@ -133,6 +148,64 @@ MIN_COVERAGE = Bound(
     "min_coverage", 0, 1, "the share of a quote a chunk must hold", "0.5 for half, 1 for whole", low_open=True
 )
 """Share of an evidence quote's key characters a retrieved chunk must hold to count as relevant."""
+
+MAX_TIER_SECONDS = 1e9
+"""Longest tier duration (seconds, about 31 years): stamps are milliseconds in 64-bit integers."""
+
+MAX_TIER_ROWS = 100_000
+"""Most rows one tier job copies, evicts or promotes per run (a warming call reads four times as many)."""
+
+TIER_TTL_S = Bound(
+    "ttl_s",
+    0,
+    MAX_TIER_SECONDS,
+    "a duration in seconds (at most about 31 years)",
+    "86400 for a day",
+    low_open=True,
+)
+"""How long HOT rows live (``hepwb tiers --ttl-s``)."""
+
+TIER_RECENCY_S = Bound(
+    "recency_s", 0, MAX_TIER_SECONDS, "a duration in seconds (at most about 31 years)", "3600", low_open=True
+)
+"""The window of recent questions that drive warming (``hepwb tiers --recency-s``)."""
+
+TIER_JOB_MIN_INTERVAL_S = Bound(
+    "job_min_interval_s", 0, MAX_TIER_SECONDS, "a duration in seconds (at most about 31 years)", "0 or 60"
+)
+"""Seconds at least between two runs of one tier job (``hepwb tiers --job-min-interval-s``)."""
+
+TIER_WARM_MAX_DOCS = Bound("warm_max_docs", 1, 10_000, "a whole number of documents", "5", integer=True)
+"""Documents at most copied from LT per warming call."""
+
+TIER_WARM_MAX_ROWS = Bound("warm_max_rows", 1, MAX_TIER_ROWS, "a whole number of chunks", "200", integer=True)
+"""Chunks at most copied from LT per warming call."""
+
+TIER_JOB_MAX_ROWS = Bound("job_max_rows", 1, MAX_TIER_ROWS, "a whole number of rows", "5000", integer=True)
+"""Rows at most evicted or promoted by one tier job."""
+
+TIER_PROMOTE_MIN_QUESTIONS = Bound(
+    "promote_min_questions", 1, 100_000, "a whole number of questions", "3", integer=True
+)
+"""Distinct questions that earn a HOT document its promotion."""
+
+MAX_CHUNK_SIZES = 64
+"""Most chunk sizes one ``hepwb ingest --chunk-sizes`` builds (each is a whole chunk set of the corpus)."""
+
+SQL_MEMORY_LIMIT = "2GB"
+"""DuckDB memory of a ``hepwb sql`` statement (``--memory-limit``); locked, so SQL cannot raise it."""
+
+SQL_THREADS = 2
+"""DuckDB threads of a ``hepwb sql`` statement; locked, so SQL cannot raise it."""
+
+NER_MAX_TEXTS = 1_000
+"""Most texts in one ``POST /ner`` request (the client sends larger batches in parts)."""
+
+NER_MAX_REQUEST_CHARS = 1_000_000
+"""Most characters of text in one ``POST /ner`` request: a few seconds of tagging (the client splits)."""
+
+NER_MAX_REPLY_BYTES = 16 * 1_048_576
+"""Largest ``POST /ner`` reply (bytes of JSON); a request whose entities would exceed it gets HTTP 413."""
 
 MAX_QUESTION_CHARS = 4_000
 """Longest question (characters): a paragraph; BM25 over a 10 MB query aborts natively in the FTS engine."""

@@ -16,13 +16,27 @@ from __future__ import annotations
 
 import reprlib
 from pathlib import Path
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
+from hepwb import limits
 from hepwb.exceptions import ConfigError
 from hepwb.yamlio import load_yaml, read_yaml_text
 
 __all__ = ["TierConfig", "load_config"]
+
+
+def _bounded(bound: limits.Bound) -> AfterValidator:
+    """The value once pydantic has read it as a number, refused outside ``bound`` (:mod:`hepwb.limits`)."""
+
+    def check(value: Any) -> Any:
+        problem = bound.problem(value)
+        if problem:
+            raise ValueError(problem)
+        return value
+
+    return AfterValidator(check)
 
 
 class TierConfig(BaseModel):
@@ -30,22 +44,26 @@ class TierConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    ttl_s: float = Field(
-        86_400.0, gt=0, allow_inf_nan=False, description="HOT rows older than this (seconds) are evicted."
+    ttl_s: Annotated[float, _bounded(limits.TIER_TTL_S)] = Field(
+        86_400.0, description="HOT rows older than this (seconds) are evicted."
     )
-    warm_max_docs: int = Field(5, ge=1, description="Documents at most copied from LT per warming call.")
-    warm_max_rows: int = Field(200, ge=1, description="Chunks at most copied from LT per warming call.")
-    recency_s: float = Field(
-        3_600.0, gt=0, description="Questions asked within this window (seconds) drive warming."
+    warm_max_docs: Annotated[int, _bounded(limits.TIER_WARM_MAX_DOCS)] = Field(
+        5, description="Documents at most copied from LT per warming call."
     )
-    promote_min_questions: int = Field(
-        3, ge=1, description="A HOT document retrieved for this many distinct questions earns promotion."
+    warm_max_rows: Annotated[int, _bounded(limits.TIER_WARM_MAX_ROWS)] = Field(
+        200, description="Chunks at most copied from LT per warming call."
     )
-    job_max_rows: int = Field(
-        5_000, ge=1, description="Rate limit: rows at most evicted or promoted by one job."
+    recency_s: Annotated[float, _bounded(limits.TIER_RECENCY_S)] = Field(
+        3_600.0, description="Questions asked within this window (seconds) drive warming."
     )
-    job_min_interval_s: float = Field(
-        0.0, ge=0, description="Rate limit: seconds at least between two runs of the same job."
+    promote_min_questions: Annotated[int, _bounded(limits.TIER_PROMOTE_MIN_QUESTIONS)] = Field(
+        3, description="A HOT document retrieved for this many distinct questions earns promotion."
+    )
+    job_max_rows: Annotated[int, _bounded(limits.TIER_JOB_MAX_ROWS)] = Field(
+        5_000, description="Rate limit: rows at most evicted or promoted by one job."
+    )
+    job_min_interval_s: Annotated[float, _bounded(limits.TIER_JOB_MIN_INTERVAL_S)] = Field(
+        0.0, description="Rate limit: seconds at least between two runs of the same job."
     )
     lt_table: str = Field("lt", pattern=r"^[A-Za-z][A-Za-z0-9_]*$", description="Long-term table name.")
     hot_table: str = Field("hot", pattern=r"^[A-Za-z][A-Za-z0-9_]*$", description="HOT table name.")
@@ -74,9 +92,14 @@ def load_config(path: str | Path | None = None, **overrides: object) -> TierConf
         return TierConfig.model_validate(data)
     except ValidationError as exc:  # one line per problem: the setting, its value (cut short) and the rule
         where = f" in {path}" if path else ""
-        lines = [
-            f"bad tier config{where}: {'.'.join(map(str, e['loc'])) or 'config'} = "
-            f"{reprlib.repr(e.get('input'))}: {e['msg']}"
-            for e in exc.errors()
-        ]
+        lines = [_line(e, where) for e in exc.errors()]
         raise ConfigError("\n".join(lines)) from None
+
+
+def _line(error: Any, where: str) -> str:
+    """One line of a pydantic error: the setting, its value (cut short) and the rule (a bound names both)."""
+    name = ".".join(map(str, error["loc"])) or "config"
+    msg = str(error["msg"]).removeprefix("Value error, ")
+    if msg.startswith(f"{name} is "):
+        return f"bad tier config{where}: {msg}"
+    return f"bad tier config{where}: {name} = {reprlib.repr(error.get('input'))}: {msg}"
