@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from hepwb import defaults
+from hepwb import defaults, limits
+from hepwb.exceptions import ConfigError
 from hepwb.hepilot.log import ProcessingLog
 from hepwb.hepilot.schemas import validate_tree
 from hepwb.paths import Layout, shared_dir
@@ -113,7 +114,13 @@ def prepare(
     layout: Layout | None = None,
     progress: bool = True,
 ) -> Prepared:
-    """Convert ``corpus`` and build one chunk set per size; record them in the DuckDB catalog."""
+    """Convert ``corpus`` and build one chunk set per size; record them in the DuckDB catalog.
+
+    Raises:
+        ConfigError: More than :data:`~hepwb.limits.MAX_CHUNK_SIZES` distinct sizes, or a size out of range
+            (both before anything is converted).
+    """
+    chunk_sizes = _checked_sizes(chunk_sizes, require_compliant)
     layout = layout or Layout.default()
     log = ProcessingLog()
     docs = ingest(
@@ -136,3 +143,22 @@ def prepare(
     for cs in sets:
         cat.record_chunkset(cs)
     return Prepared(docs, sets, log)
+
+
+def _checked_sizes(sizes: list[int] | tuple[int, ...], compliant: bool) -> list[int]:
+    """The distinct chunk sizes, in order; refused in one line when too many or one is out of range."""
+    distinct = list(dict.fromkeys(sizes))
+    if len(distinct) > limits.MAX_CHUNK_SIZES:
+        msg = (
+            f"{len(distinct):,} chunk sizes, more than the {limits.MAX_CHUNK_SIZES} one ingest builds "
+            "(each is a chunk set of the whole corpus): give at most that many to --chunk-sizes, "
+            "e.g. 256,512,1024, and ingest the rest in further runs"
+        )
+        raise ConfigError(msg)
+    bound = limits.HEPILOT_CHUNK_SIZE if compliant else limits.CHUNK_SIZE
+    for size in distinct:
+        problem = bound.problem(size)
+        if problem:
+            hint = "; or drop HEPilot-compliant mode for a research sweep" if compliant else ""
+            raise ConfigError(problem + hint)
+    return distinct
