@@ -213,11 +213,18 @@ def sql(
     max_rows: Annotated[
         int, typer.Option(min=1, max=10_000_000, help="Fetch and print at most this many rows.")
     ] = limits.SQL_MAX_ROWS,
+    memory_mb: Annotated[
+        int,
+        typer.Option(
+            min=16, max=1_048_576, help="DuckDB memory (MiB) of the statement; SQL cannot raise it (SET)."
+        ),
+    ] = limits.SQL_MEMORY_MB,
 ) -> None:
     """Query the DuckDB catalog (reports/catalog.duckdb), joined with LanceDB tables if wanted.
 
     Read-only unless --write; other files and DuckDB extensions are never reachable from here. A statement
-    is stopped after --timeout-s and at most --max-rows rows are fetched.
+    is stopped after --timeout-s, at most --max-rows rows are fetched, and DuckDB uses at most --memory-mb
+    MiB and 2 threads (locked: SET memory_limit inside the query is refused).
     """
     import duckdb
 
@@ -229,6 +236,7 @@ def sql(
             write=write,
             timeout_s=timeout_s,
             max_rows=max_rows,
+            memory_mb=memory_mb,
         )
     except (duckdb.InvalidInputException, duckdb.PermissionException) as exc:
         hint = (

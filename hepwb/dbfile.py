@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from hepwb import limits
 from hepwb.exceptions import CatalogBusyError
 
 __all__ = ["WAIT_S", "connect_waiting"]
@@ -27,15 +28,20 @@ def connect_waiting(
     sandbox: bool = False,
     what: str = "the catalog",
     log: logging.Logger | None = None,
+    memory_mb: int = limits.SQL_MEMORY_MB,
+    threads: int = limits.SQL_THREADS,
 ) -> Any:
     """Open the DuckDB file ``path``, retrying (tenacity) while another process holds its lock.
 
     Args:
         path: The file.
         read_only: Open it read-only.
-        sandbox: No file access outside it and no extensions (for user-typed SQL).
+        sandbox: No file access outside it, no extensions, and at most ``memory_mb`` MiB of memory and
+            ``threads`` threads (for user-typed SQL); the settings are locked, so SQL cannot change them.
         what: How the log line and the error name the file (``"the catalog"``).
         log: Logger of the one "waiting for …" line (default ``hepwb.catalog``).
+        memory_mb: With ``sandbox``: DuckDB's memory limit (MiB); a statement needing more stops.
+        threads: With ``sandbox``: DuckDB's threads.
     """
     import duckdb
     from tenacity import retry, retry_if_exception, stop_after_delay, wait_random_exponential
@@ -53,7 +59,14 @@ def connect_waiting(
             logger.warning("waiting for %s %s, which another process is using (%s)", what, path, why)
 
     config: dict[str, str | bool | int | float | list[str]]
-    config = {"enable_external_access": False, "lock_configuration": True} if sandbox else {}
+    config = {}
+    if sandbox:
+        config = {
+            "enable_external_access": False,
+            "memory_limit": f"{int(memory_mb)}MiB",
+            "threads": int(threads),
+            "lock_configuration": True,
+        }
     wait_s = float(os.environ.get("HEPWB_CATALOG_WAIT_S", WAIT_S))
 
     @retry(

@@ -43,6 +43,7 @@ __all__ = [
     "NER_MAX_TEXTS",
     "SQL_MAX_ROWS",
     "SQL_MEMORY_LIMIT",
+    "SQL_MEMORY_MB",
     "SQL_THREADS",
     "SQL_TIMEOUT_S",
     "TIER_JOB_MAX_ROWS",
@@ -192,11 +193,11 @@ TIER_PROMOTE_MIN_QUESTIONS = Bound(
 MAX_CHUNK_SIZES = 64
 """Most chunk sizes one ``hepwb ingest --chunk-sizes`` builds (each is a whole chunk set of the corpus)."""
 
-SQL_MEMORY_LIMIT = "2GB"
-"""DuckDB memory of a ``hepwb sql`` statement (``--memory-limit``); locked, so SQL cannot raise it."""
+SQL_MEMORY_MB = 2_048
+"""DuckDB memory (MiB) of user-typed SQL (``hepwb sql --memory-mb``); locked, so SQL cannot raise it."""
 
 SQL_THREADS = 2
-"""DuckDB threads of a ``hepwb sql`` statement; locked, so SQL cannot raise it."""
+"""DuckDB threads of user-typed SQL (``hepwb sql``); locked, so SQL cannot raise it."""
 
 NER_MAX_TEXTS = 1_000
 """Most texts in one ``POST /ner`` request (the client sends larger batches in parts)."""

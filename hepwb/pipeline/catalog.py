@@ -42,9 +42,13 @@ __all__ = ["Catalog", "connect_catalog", "lance_views"]
 _log = logging.getLogger("hepwb.catalog")
 
 
-def connect_catalog(path: str | Path, *, read_only: bool = False, sandbox: bool = False) -> Any:
+def connect_catalog(
+    path: str | Path, *, read_only: bool = False, sandbox: bool = False, memory_mb: int = limits.SQL_MEMORY_MB
+) -> Any:
     """Open the catalog, waiting while another process holds it (:func:`hepwb.dbfile.connect_waiting`)."""
-    return connect_waiting(path, read_only=read_only, sandbox=sandbox, what="the catalog", log=_log)
+    return connect_waiting(
+        path, read_only=read_only, sandbox=sandbox, what="the catalog", log=_log, memory_mb=memory_mb
+    )
 
 
 def lance_views(db_path: str | Path) -> JSONObject:
@@ -121,12 +125,15 @@ class Catalog(SweepCatalogMixin):
         with self._connect() as con:
             con.execute(_SCHEMA)
 
-    def _connect(self, *, read_only: bool = False, sandbox: bool = False) -> Any:
+    def _connect(
+        self, *, read_only: bool = False, sandbox: bool = False, memory_mb: int = limits.SQL_MEMORY_MB
+    ) -> Any:
         """A connection, waiting (with a log line) while another process holds the file.
 
-        ``sandbox``: no file access outside the catalog and no extensions (user-typed SQL).
+        ``sandbox``: no file access outside the catalog, no extensions, and ``memory_mb`` MiB of memory and
+        :data:`~hepwb.limits.SQL_THREADS` threads at most, locked (user-typed SQL).
         """
-        return connect_catalog(self.path, read_only=read_only, sandbox=sandbox)
+        return connect_catalog(self.path, read_only=read_only, sandbox=sandbox, memory_mb=memory_mb)
 
     def sql(
         self,
@@ -156,24 +163,28 @@ class Catalog(SweepCatalogMixin):
         write: bool = False,
         timeout_s: float = limits.SQL_TIMEOUT_S,
         max_rows: int = limits.SQL_MAX_ROWS,
+        memory_mb: int = limits.SQL_MEMORY_MB,
     ) -> tuple[pd.DataFrame, bool]:
         """:meth:`sql` for people typing queries: at most ``max_rows`` rows, stopped after ``timeout_s``.
 
         The row cap is applied to the query (``LIMIT``), so a huge result is never built; a statement
-        still running after ``timeout_s`` is interrupted and the catalog released.
+        still running after ``timeout_s`` is interrupted and the catalog released. DuckDB may use
+        ``memory_mb`` MiB and :data:`~hepwb.limits.SQL_THREADS` threads; both are locked, so ``SET
+        memory_limit`` inside the query is refused.
 
         Returns:
             The rows and whether there were more than ``max_rows``.
 
         Raises:
-            ConfigError: The statement ran longer than ``timeout_s``.
+            ConfigError: The statement ran longer than ``timeout_s``, needed more than ``memory_mb`` MiB, or
+                tried to change a locked setting.
         """
         import threading
 
         import duckdb
         import pandas as pd
 
-        with self._connect(read_only=not write, sandbox=True) as con:
+        with self._connect(read_only=not write, sandbox=True, memory_mb=memory_mb) as con:
             if lancedb is not None:
                 for view, dataset in lance_views(lancedb).items():
                     con.register(view, dataset)
@@ -184,6 +195,21 @@ class Catalog(SweepCatalogMixin):
                 frame = pd.DataFrame() if rel is None else rel.limit(max_rows + 1).df()
             except duckdb.InterruptException:
                 msg = f"the query ran over {timeout_s:g} s and was stopped; narrow it or raise --timeout-s"
+                raise ConfigError(msg) from None
+            except duckdb.OutOfMemoryException:
+                msg = (
+                    f"the query needed more than the {memory_mb:,} MiB of memory hepwb sql allows and was "
+                    "stopped; narrow it (fewer rows, smaller aggregates) or raise --memory-mb"
+                )
+                raise ConfigError(msg) from None
+            except duckdb.InvalidInputException as exc:
+                if "configuration has been locked" not in str(exc):
+                    raise
+                refused = str(exc).splitlines()[0].replace('""', '"')
+                msg = (
+                    f"{refused}: hepwb sql fixes memory ({memory_mb:,} MiB) and threads "
+                    f"({limits.SQL_THREADS}) for the whole statement; use --memory-mb for more memory"
+                )
                 raise ConfigError(msg) from None
             finally:
                 timer.cancel()
