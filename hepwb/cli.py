@@ -186,6 +186,8 @@ def validate(
     ] = None,
 ) -> None:
     """Validate every JSON file of an output tree against the HEPilot schemas."""
+    if not root.is_dir():
+        fail(ValueError(f"{root} is not a folder: give a HEPilot output tree (data/processed/chunksets/ID)"))
     fails = validate_tree(root, schemas or shared_dir() / defaults.SCHEMA_FOLDER)
     for path, errs in fails.items():
         typer.secho(f"{path}: {errs[0]}", fg=typer.colors.RED)

@@ -17,6 +17,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from hepwb.readers import read_json_file
+
 __all__ = [
     "UNREADABLE",
     "atomic_write_bytes",
@@ -79,10 +81,14 @@ def write_json(path: str | Path, obj: Any) -> None:
     atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
 
 
-def read_json(path: str | Path) -> Any:
-    """Read a JSON file."""
-    with Path(path).open(encoding="utf-8") as fh:
-        return json.load(fh)
+def read_json(path: str | Path, what: str = "file", fix: str = "fix or delete it") -> Any:
+    """Read a JSON file through the bounded reader (:func:`hepwb.readers.read_json_file`).
+
+    Raises:
+        ReadError: A special file, too large, not UTF-8, not JSON, too deep (a ``ValueError`` too, so
+            callers that rebuild a damaged cache on ``UNREADABLE`` still do).
+    """
+    return read_json_file(path, what, fix=fix)
 
 
 def discard_folder(folder: Path, why: str = "stale") -> None:

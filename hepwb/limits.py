@@ -42,7 +42,6 @@ __all__ = [
     "NER_MAX_REQUEST_CHARS",
     "NER_MAX_TEXTS",
     "SQL_MAX_ROWS",
-    "SQL_MEMORY_LIMIT",
     "SQL_MEMORY_MB",
     "SQL_THREADS",
     "SQL_TIMEOUT_S",
@@ -235,3 +234,16 @@ SQL_MAX_ROWS = 10_000
 
 MAX_SWEEP_CELLS = 10_000
 """Most cells a sweep may have unless its file or ``--max-cells`` raises the cap (refused before planning)."""
+
+MAX_JSON_BYTES = 256 * 1_048_576
+"""The most bytes hepwb reads from one JSON, JSONL or CSV file (:mod:`hepwb.readers`; question files have
+their own, smaller cap)."""
+
+MAX_JSON_DEPTH = 100
+"""The deepest nesting of lists and objects hepwb reads from JSON (HEPilot's files nest fewer than 10)."""
+
+MAX_INT_DIGITS = 64
+"""The most digits of an integer in a JSON or YAML file hepwb reads (offsets and sizes need fewer than 20)."""
+
+MAX_CSV_FIELD_CHARS = 100_000
+"""The longest field of a CSV file hepwb reads (a quote or a question is far shorter)."""

@@ -28,6 +28,7 @@ from hepwb import defaults, limits
 from hepwb.exceptions import ConfigError
 from hepwb.io import atomic_write_text
 from hepwb.paths import find_project_root
+from hepwb.readers import read_json_file
 
 __all__ = ["DEFAULTS_FILE", "ProjectDefaults", "current_defaults", "unpin_defaults", "write_defaults"]
 
@@ -52,16 +53,10 @@ def _file(root: str | Path | None) -> Path:
 
 def _read(path: Path) -> ProjectDefaults:
     fix = f"repair it, or remove it with `hepwb defaults unpin` (or delete {path})"
-    if not path.is_file():
-        msg = f"{path} is not a regular file; {fix}"
-        raise ConfigError(msg)
-    if path.stat().st_size > _MAX_BYTES:
-        msg = f"{path} is larger than {_MAX_BYTES // 1024} KiB, not a defaults file; {fix}"
-        raise ConfigError(msg)
+    data = read_json_file(path, "project defaults", fix=fix, max_bytes=_MAX_BYTES)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
         retriever, size = data["retriever"], data["chunk_size"]
-    except (ValueError, KeyError, TypeError) as exc:
+    except (KeyError, TypeError) as exc:
         msg = f"{path} is damaged ({type(exc).__name__}: {exc}); {fix}"
         raise ConfigError(msg) from None
     problem = limits.CHUNK_SIZE.problem(size)

@@ -24,6 +24,7 @@ import yaml
 
 from hepwb import limits
 from hepwb.exceptions import ConfigError
+from hepwb.readers import ReadError, read_text
 
 __all__ = ["YamlError", "load_yaml", "read_yaml_text"]
 
@@ -43,11 +44,19 @@ def _excerpt(text: str, line: int) -> tuple[int, str]:
     return max(len(lines) - 1, 0), src if len(src) <= _EXCERPT else src[: _EXCERPT - 1] + "…"
 
 
+_PLAIN_TAGS = {None, "!"}  # no tag written, or a quoted scalar's non-specific tag
+
+
 class _Loader(yaml.SafeLoader):
-    """SafeLoader that refuses aliases and duplicate keys and bounds nodes and depth."""
+    """SafeLoader reading JSON-like values only: no aliases, tags, timestamps or duplicate keys, bounded."""
 
     source = "YAML"
     text = ""
+    # a date-like value (``created: 2001-13-45``) stays a string: no implicit timestamps
+    yaml_implicit_resolvers = {  # noqa: RUF012 (PyYAML's class attribute, read per class)
+        first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
 
     def __init__(self, stream: str) -> None:
         super().__init__(stream)
@@ -64,6 +73,12 @@ class _Loader(yaml.SafeLoader):
         if isinstance(event, yaml.AliasEvent):
             what = f"a YAML alias (*{event.anchor})"
             self._refuse(event.start_mark, what, "hepwb does not expand aliases: write the value out")
+        tag = getattr(event, "tag", None)
+        if tag not in _PLAIN_TAGS:
+            shown = str(tag).replace("tag:yaml.org,2002:", "!!")
+            self._refuse(
+                event.start_mark, f"the YAML tag {shown}", "hepwb reads plain values only: remove the tag"
+            )
         self.nodes += 1
         if self.nodes > limits.MAX_YAML_NODES:
             self._refuse(event.start_mark, f"more than {limits.MAX_YAML_NODES:,} values", "split it")
@@ -76,6 +91,14 @@ class _Loader(yaml.SafeLoader):
             return super().compose_node(parent, index)
         finally:
             self.depth -= 1
+
+    def construct_yaml_int(self, node: Any) -> Any:
+        digits = sum(ch.isdigit() for ch in str(node.value))
+        if digits > limits.MAX_INT_DIGITS:
+            self._refuse(
+                node.start_mark, f"an integer of {digits:,} digits", f"at most {limits.MAX_INT_DIGITS}"
+            )
+        return super().construct_yaml_int(node)
 
     def construct_mapping(self, node: Any, deep: bool = False) -> Any:
         if isinstance(node, yaml.MappingNode):
@@ -94,6 +117,9 @@ class _Loader(yaml.SafeLoader):
                     )
                 seen[key] = key_node.start_mark.line
         return super().construct_mapping(node, deep=deep)
+
+
+_Loader.add_constructor("tag:yaml.org,2002:int", _Loader.construct_yaml_int)
 
 
 def load_yaml(text: str, *, source: str) -> Any:
@@ -137,30 +163,15 @@ def load_yaml(text: str, *, source: str) -> Any:
 
 
 def read_yaml_text(path: str | Path, what: str, hint: str = "check the path") -> str:
-    """The text of YAML file ``path`` (a ``what``: "tier config" …), its size checked before it is read.
+    """The text of YAML file ``path`` (a ``what``: "tier config" …) through the bounded reader.
+
+    A FIFO, device or socket is refused before it is opened, and at most
+    :data:`~hepwb.limits.MAX_YAML_BYTES` are read (:func:`hepwb.readers.read_text`).
 
     Raises:
-        YamlError: Missing, a folder, not UTF-8, or larger than :data:`~hepwb.limits.MAX_YAML_BYTES`.
+        YamlError: Missing, a folder or special file, not UTF-8, or too large.
     """
-    path = Path(path)
     try:
-        size = path.stat().st_size
-        if path.is_dir():
-            msg = f"{what} {path} is a folder; give a YAML file"
-            raise YamlError(msg)
-        if size > limits.MAX_YAML_BYTES:
-            msg = (
-                f"{what} {path}: {size:,} bytes, more than the {limits.MAX_YAML_BYTES:,} a {what} may hold; "
-                "is it the right file?"
-            )
-            raise YamlError(msg)
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        msg = f"{what} {path} does not exist; {hint}"
-        raise YamlError(msg) from None
-    except UnicodeDecodeError:
-        msg = f"{what} {path} is not UTF-8 text; re-save it as UTF-8"
-        raise YamlError(msg) from None
-    except OSError as exc:
-        msg = f"cannot read {what} {path}: {exc.strerror or exc}"
-        raise YamlError(msg) from None
+        return read_text(path, what, max_bytes=limits.MAX_YAML_BYTES, fix=hint)
+    except ReadError as exc:
+        raise YamlError(str(exc)) from None

@@ -12,7 +12,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from pathlib import Path
@@ -89,11 +88,7 @@ def load_sidecar(corpus: Path) -> dict[str, JSONObject]:
     """Metadata from ``papers.json`` beside or above the corpus, keyed by file name and by ``pid``."""
     for cand in (corpus / "papers.json", corpus.parent / "papers.json"):
         if cand.is_file():
-            try:
-                data = read_json(cand)
-            except json.JSONDecodeError as exc:
-                msg = f"{cand} is not valid JSON ({exc}); fix or remove it"
-                raise ConfigError(msg) from None
+            data = read_json(cand, "paper metadata", fix="fix or remove it")
             papers = data.get("papers", data) if isinstance(data, dict) else data
             out: dict[str, JSONObject] = {}
             for p in papers if isinstance(papers, list) else []:

@@ -35,6 +35,8 @@ from hepwb.evaluation.matching import Located, locate_evidence
 from hepwb.evaluation.questions import Evidence, Question, load_questions
 from hepwb.exceptions import ConfigError
 from hepwb.io import atomic_write_text
+from hepwb.limits import MAX_QUESTION_FILE_BYTES
+from hepwb.readers import parse_json, read_text
 from hepwb.textkey import key
 from hepwb.types import Document
 
@@ -52,7 +54,7 @@ def read_question_file(path: str | Path) -> list[Question]:
     if path.suffix.lower() == ".csv":
         msg = f"{path} is a CSV file; evidence is written to .jsonl question files: choose a .jsonl path"
         raise ConfigError(msg)
-    if not path.is_file() or not path.read_text(encoding="utf-8", errors="replace").strip():
+    if not path.exists() or not read_text(path, "question file", max_bytes=MAX_QUESTION_FILE_BYTES).strip():
         return []
     return load_questions(path)
 
@@ -134,10 +136,13 @@ def add_evidence(
     if on_page is not None:
         entry["page"] = on_page
     entry["quote"] = quote
-    lines = path.read_text(encoding="utf-8").splitlines() if questions else []
-    if target is not None:
-        index = next(i for i, line in enumerate(lines) if line.strip() and json.loads(line)["qid"] == qid)
-        record: dict[str, Any] = json.loads(lines[index])
+    text = read_text(path, "question file", max_bytes=MAX_QUESTION_FILE_BYTES) if questions else ""
+    lines = text.splitlines()
+    if target is not None:  # the file was just read and checked by load_questions: every line parses
+        index = next(
+            i for i, line in enumerate(lines) if line.strip() and parse_json(line, str(path))["qid"] == qid
+        )
+        record: dict[str, Any] = parse_json(lines[index], str(path))
         record["evidence"].append(entry)
     else:
         index = len(lines)

@@ -13,8 +13,6 @@ Example:
 
 from __future__ import annotations
 
-import csv
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +20,7 @@ from typing import Any
 
 from hepwb.exceptions import ConfigError
 from hepwb.limits import MAX_QUESTION_CHARS, MAX_QUESTION_FILE_BYTES
+from hepwb.readers import iter_jsonl, read_csv, read_json_file
 from hepwb.textkey import key
 from hepwb.types import JSONObject
 
@@ -41,7 +40,7 @@ def question_schema() -> JSONObject:
         >>> question_schema()["required"]
         ['qid', 'question', 'evidence']
     """
-    schema: JSONObject = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    schema: JSONObject = read_json_file(SCHEMA_PATH, "the question schema")
     return schema
 
 
@@ -166,47 +165,46 @@ def _page(value: Any, where: str) -> int | None:
     return value
 
 
+_FIX = "pass the path of a .jsonl or .csv question set"
+
+
 def _read_jsonl(path: Path) -> Iterable[tuple[str, Question]]:
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            where = f"{path} line {lineno}"
-            try:
-                data = json.loads(line)
-            except json.JSONDecodeError as exc:
-                msg = f"{where}: invalid JSON ({exc.msg}); each line must be one JSON object"
-                raise ConfigError(msg) from exc
-            if not isinstance(data, dict):
-                msg = f"{where}: expected a JSON object, got {type(data).__name__}"
-                raise ConfigError(msg)
-            yield where, Question.from_dict(data, where)
+    lines = iter_jsonl(
+        path, "question file", fix="each line must be one JSON object", max_bytes=MAX_QUESTION_FILE_BYTES
+    )
+    for lineno, data in lines:
+        where = f"{path} line {lineno}"
+        if not isinstance(data, dict):
+            msg = f"{where}: expected a JSON object, got {type(data).__name__}"
+            raise ConfigError(msg)
+        yield where, Question.from_dict(data, where)
 
 
 def _read_csv(path: Path) -> Iterable[tuple[str, Question]]:
-    with path.open(encoding="utf-8", newline="") as fh:
-        reader = csv.DictReader(fh)
-        missing = [c for c in _CSV_COLUMNS if c not in (reader.fieldnames or [])]
-        if missing:
-            msg = f"{path}: CSV header lacks column(s) {missing}; required columns are {list(_CSV_COLUMNS)}"
+    header, rows = read_csv(path, "question file", max_bytes=MAX_QUESTION_FILE_BYTES)
+    missing = [c for c in _CSV_COLUMNS if c not in header]
+    if missing:
+        msg = f"{path}: CSV header lacks column(s) {missing}; required columns are {list(_CSV_COLUMNS)}"
+        raise ConfigError(msg)
+    groups: dict[str, tuple[str, JSONObject]] = {}
+    for lineno, row in rows:
+        where = f"{path} line {lineno}"
+        if None in row:
+            msg = f"{where}: more fields than the header has columns; quote fields that hold commas"
             raise ConfigError(msg)
-        groups: dict[str, tuple[str, JSONObject]] = {}
-        for row in reader:
-            lineno = reader.line_num
-            where = f"{path} line {lineno}"
-            qid = _text(row, "qid", where)
-            if qid not in groups:
-                fields = ("qid", "question", "answer", "kind", "style")
-                record: JSONObject = {k: row.get(k) for k in fields}
-                record["evidence"] = []
-                groups[qid] = (where, record)
-            groups[qid][1]["evidence"].append(
-                {
-                    "doc": _text(row, "doc", where),
-                    "page": _page(row.get("page"), where),
-                    "quote": _text(row, "quote", where),
-                }
-            )
+        qid = _text(row, "qid", where)
+        if qid not in groups:
+            fields = ("qid", "question", "answer", "kind", "style")
+            record: JSONObject = {k: row.get(k) for k in fields}
+            record["evidence"] = []
+            groups[qid] = (where, record)
+        groups[qid][1]["evidence"].append(
+            {
+                "doc": _text(row, "doc", where),
+                "page": _page(row.get("page"), where),
+                "quote": _text(row, "quote", where),
+            }
+        )
     for where, record in groups.values():
         yield where, Question.from_dict(record, where)
 
@@ -231,10 +229,9 @@ def load_questions(path: str | Path) -> list[Question]:
             field), or a ``qid`` occurs twice.
     """
     path = Path(path)
-    if not path.is_file():
-        msg = f"question file {path} does not exist; pass the path of a .jsonl or .csv question set"
+    if not path.exists():
+        msg = f"question file {path} does not exist; {_FIX}"
         raise ConfigError(msg)
-    _check_readable(path)
     reader = _read_csv if path.suffix.lower() == ".csv" else _read_jsonl
     questions: list[Question] = []
     seen: dict[str, str] = {}
@@ -249,25 +246,6 @@ def load_questions(path: str | Path) -> list[Question]:
         msg = f"question file {path} holds no questions; write one JSON object per line (see hepqa-dev.jsonl)"
         raise ConfigError(msg)
     return questions
-
-
-def _check_readable(path: Path) -> None:
-    """A bounded, UTF-8 file, or an error naming the size or the line of the first bad byte."""
-    size = path.stat().st_size
-    if size > MAX_QUESTION_FILE_BYTES:
-        cap = MAX_QUESTION_FILE_BYTES // 10**6
-        msg = f"question file {path} is {size / 1e6:.0f} MB; at most {cap} MB are read (split it)"
-        raise ConfigError(msg)
-    raw = path.read_bytes()
-    try:
-        raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        msg = (
-            f"{path} line {line}: byte {raw[exc.start]:#04x} is not UTF-8; save the file as UTF-8 "
-            "(e.g. iconv -f latin1 -t utf-8)"
-        )
-        raise ConfigError(msg) from None
 
 
 def _bounded(question: str, where: str) -> str:

@@ -6,13 +6,13 @@ hepwb does not vendor them.
 
 from __future__ import annotations
 
-import json
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from hepwb.exceptions import SchemaValidationError
 from hepwb.io import read_json
+from hepwb.readers import ReadError, read_json_file
 
 __all__ = ["schema_for_file", "validate_record", "validate_tree"]
 
@@ -45,7 +45,7 @@ def _validator(schema_dir: str, name: str) -> Any:
     if not path.is_file():
         msg = f"schema {path} not found; pass the folder holding the HEPilot *.schema.json files"
         raise SchemaValidationError(msg)
-    schema = json.loads(path.read_text(encoding="utf-8"))
+    schema = read_json_file(path, "HEPilot schema", fix="pass the folder of the HEPilot *.schema.json files")
     return Draft202012Validator(schema, format_checker=FormatChecker(), registry=_registry(schema_dir))
 
 
@@ -56,7 +56,7 @@ def _registry(schema_dir: str) -> Any:
 
     resources = []
     for f in sorted(Path(schema_dir).glob("*.schema.json")):
-        doc = json.loads(f.read_text(encoding="utf-8"))
+        doc = read_json_file(f, "HEPilot schema", fix="pass the folder of the HEPilot *.schema.json files")
         resources.append((doc.get("$id", f.name), Resource.from_contents(doc)))
     return Registry().with_resources(resources)
 
@@ -80,7 +80,11 @@ def validate_tree(
         schema = schema_for_file(path.name)
         if schema is None:
             continue
-        data = read_json(path)
+        try:
+            data = read_json(path, "HEPilot file")
+        except ReadError as exc:  # damaged: reported with the others, the rest still validated
+            failures[path.relative_to(root).as_posix()] = [str(exc)]
+            continue
         records = data if path.name == "processing_log.json" else [data]
         errs = [err for rec in records for err in validate_record(rec, schema, schema_dir)]
         if path.name == "processing_log.json" and not isinstance(data, list):

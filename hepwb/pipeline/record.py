@@ -24,9 +24,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from hepwb.exceptions import ConfigError
 from hepwb.ids import config_hash
 from hepwb.io import atomic_write_text
+from hepwb.readers import ReadError, read_bytes
 from hepwb.types import JSONObject
 
 __all__ = ["CellFailure", "RunInputs", "RunRecord"]
+
+_RERUN = "delete the run folder and run the cell again"
 
 
 class RunInputs(BaseModel):
@@ -92,10 +95,12 @@ class RunRecord(BaseModel):
         """Read a run folder's record; a missing, truncated or foreign file gets an error naming it."""
         path = Path(run_dir) / cls.FILE
         try:
-            return cls.model_validate_json(path.read_bytes())
-        except FileNotFoundError:
+            return cls.model_validate_json(read_bytes(path, "run record", fix=_RERUN))
+        except ReadError as exc:
+            if path.exists():
+                raise
             msg = f"{path} does not exist: the run did not finish; run the cell again"
-            raise ConfigError(msg) from None
+            raise ConfigError(msg) from exc
         except ValidationError as exc:
             msg = (
                 f"{path} is not a hepwb run record ({exc.error_count()} problem(s), first: "
@@ -145,4 +150,6 @@ class CellFailure(BaseModel):
     @classmethod
     def load(cls, run_dir: str | Path) -> CellFailure:
         """Read a run folder's ``error.json``."""
-        return cls.model_validate_json((Path(run_dir) / cls.FILE).read_bytes())
+        return cls.model_validate_json(
+            read_bytes(Path(run_dir) / cls.FILE, "cell failure record", fix=_RERUN)
+        )

@@ -19,8 +19,9 @@ from typing import Any
 import numpy as np
 
 from hepwb.exceptions import HepwbError
-from hepwb.limits import MAX_RAGMD_BYTES
+from hepwb.limits import MAX_INT_DIGITS, MAX_RAGMD_BYTES
 from hepwb.ragmd.model import FORMAT_VERSION, RagChunk, RagDocument, RagFile
+from hepwb.readers import ReadError, read_text
 from hepwb.types import JSONObject
 from hepwb.yamlio import YamlError, load_yaml
 
@@ -83,29 +84,18 @@ def loads(text: str, source: str = "<ragmd>") -> RagFile:
 
 
 def load(path: str | Path) -> RagFile:
-    """The contents of the file at ``path`` (see :func:`loads`)."""
-    p = Path(path)
+    """The contents of the file at ``path`` (see :func:`loads`), read by the bounded reader.
+
+    A FIFO, device or socket is refused before it is opened; at most
+    :data:`~hepwb.limits.MAX_RAGMD_BYTES` are read (:func:`hepwb.readers.read_text`).
+    """
     try:
-        size = p.stat().st_size
-        if size > MAX_RAGMD_BYTES:
-            msg = (
-                f"{p}: {size:,} bytes, more than a .ragmd file may hold ({MAX_RAGMD_BYTES:,}); "
-                "keep an index that large in LanceDB, or export fewer papers"
-            )
-            raise RagmdError(msg, [msg])
-        with p.open("rb") as fh:  # never more than the cap, even if the file grows while it is read
-            data = fh.read(MAX_RAGMD_BYTES + 1)
-        if len(data) > MAX_RAGMD_BYTES:
-            msg = f"{p}: grew past {MAX_RAGMD_BYTES:,} bytes while it was read; try again once it is written"
-            raise RagmdError(msg, [msg])
-        text = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")  # as read_text reads lines
-    except UnicodeDecodeError as exc:
-        msg = f"{p}: not UTF-8 text ({exc}); a .ragmd file is text — re-export it"
+        text = read_text(path, ".ragmd file", max_bytes=MAX_RAGMD_BYTES, fix="give an exported .ragmd file")
+    except ReadError as exc:
+        rest = str(exc).removeprefix(f".ragmd file {path}")  # messages of .ragmd files start with the path
+        msg = f"{path}{rest}" if rest.startswith((" line", ":")) else f"{path}: {rest.lstrip()}"
         raise RagmdError(msg, [msg]) from None
-    except OSError as exc:
-        msg = f"{p}: cannot read ({exc})"
-        raise RagmdError(msg, [msg]) from None
-    return _parse(text, str(p))
+    return _parse(text.replace("\r\n", "\n").replace("\r", "\n"), str(path))  # as read_text reads lines
 
 
 def _fail(probs: _Problems) -> RagmdError:
@@ -210,11 +200,27 @@ def _block(lines: list[str], start: int, name: str, probs: _Problems) -> tuple[i
 
 
 def _json(text: str, first: int, section: str, probs: _Problems) -> Any:
+    """The JSON of a block (integer digits and nesting bounded), or None with a problem recorded."""
     try:
-        return json.loads(text)
+        value = json.loads(text, parse_int=_bounded_int)
     except json.JSONDecodeError as exc:
         probs.add(first + exc.lineno - 1, section, f"not valid JSON: {exc.msg} (column {exc.colno})")
         return None
+    except RecursionError:
+        probs.add(first, section, "JSON nested too deeply to read")
+        return None
+    except ValueError as exc:  # an integer with too many digits
+        probs.add(first, section, f"not valid JSON: {exc}")
+        return None
+    return value
+
+
+def _bounded_int(digits: str) -> int:
+    """A JSON integer of at most :data:`~hepwb.limits.MAX_INT_DIGITS` digits."""
+    if len(digits.lstrip("-")) > MAX_INT_DIGITS:
+        msg = f"an integer of {len(digits):,} digits (at most {MAX_INT_DIGITS})"
+        raise ValueError(msg)
+    return int(digits)
 
 
 def _assemble(

@@ -109,7 +109,14 @@ class TierStore:
     def meta(self) -> JSONObject:
         """``tiers.json``: chunking, embedding model, NER model and sources (empty before ``init_lt``)."""
         path = self.root / "tiers.json"
-        return dict(read_json(path)) if path.is_file() else {}
+        if not path.exists():
+            return {}
+        rebuild = "rebuild the tiers with `hepwb tiers init CORPUS`"
+        meta = read_json(path, "tier state", fix=f"it is damaged: {rebuild}")
+        if not isinstance(meta, dict):
+            msg = f"tier state {path} is damaged (not a JSON object); {rebuild}"
+            raise ConfigError(msg)
+        return meta
 
     def db(self) -> Any:
         """The LanceDB database of the tiers."""

@@ -64,13 +64,13 @@ def test_duplicate_keys_name_both_lines(tmp_path):
 def test_size_depth_and_count_are_bounded(tmp_path):
     big = tmp_path / "big.yaml"
     big.write_text("# " + "x" * limits.MAX_YAML_BYTES + "\n", encoding="utf-8")
-    with pytest.raises(SweepSpecError, match=r"bytes, more than the 1,048,576 a sweep file may hold"):
+    with pytest.raises(SweepSpecError, match=r"more than the 1,048,576 a sweep file may hold"):
         SweepSpec.from_yaml(big)
     with pytest.raises(YamlError, match="nesting deeper than 64 levels"):
         load_yaml("x: " + "[" * 200 + "]" * 200, source="deep")
     with pytest.raises(YamlError, match="more than 100,000 values"):
         load_yaml("[" + ", ".join(["1"] * 100_001) + "]", source="many")
-    with pytest.raises(SweepSpecError, match="is a folder; give a YAML file"):
+    with pytest.raises(SweepSpecError, match="is a folder; give a file"):
         SweepSpec.from_yaml(tmp_path)
 
 

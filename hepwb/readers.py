@@ -1,0 +1,252 @@
+r"""One bounded reader for every file a user or an earlier run gives hepwb: JSON, JSONL, CSV and text.
+
+Every read goes through :func:`read_bytes`: regular files only (a FIFO, device or socket is refused
+before it is opened, a symlink is followed and its target checked), the size capped while reading (a
+file that grows past the cap is cut off, not read to the end), and every failure a :class:`ReadError`
+(a :class:`~hepwb.exceptions.ConfigError`, so also a ``ValueError``) naming the file, the line where
+there is one, and the fix. JSON is parsed with its nesting depth and integer digits bounded; JSONL line
+by line; CSV with a bound on a field's length. YAML has its own bounded loader (:mod:`hepwb.yamlio`),
+which reads files through :func:`read_text` too.
+
+Example:
+    >>> import tempfile, pathlib, os
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "a.json").write_text('{"k": [1, 2]}')
+    >>> read_json_file(folder / "a.json", "settings file")
+    {'k': [1, 2]}
+    >>> _ = (folder / "deep.json").write_text("[" * 500 + "]" * 500)
+    >>> read_json_file(folder / "deep.json", "settings file", fix="rewrite it")
+    Traceback (most recent call last):
+    ...
+    hepwb.readers.ReadError: settings file .../deep.json: nested deeper than 100 levels; rewrite it
+    >>> os.mkfifo(folder / "pipe")
+    >>> read_bytes(folder / "pipe", "sweep file")
+    Traceback (most recent call last):
+    ...
+    hepwb.readers.ReadError: sweep file .../pipe is a FIFO, not a regular file; give the path of a file
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from hepwb import limits
+from hepwb.exceptions import ConfigError
+
+__all__ = [
+    "ReadError",
+    "iter_jsonl",
+    "parse_json",
+    "read_bytes",
+    "read_csv",
+    "read_json_file",
+    "read_text",
+]
+
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+class ReadError(ConfigError):
+    """A file hepwb refuses to read: the message names the file (and line), what is wrong and the fix."""
+
+
+def read_bytes(
+    path: str | Path,
+    what: str,
+    *,
+    max_bytes: int = limits.MAX_JSON_BYTES,
+    fix: str = "give the path of a file",
+) -> bytes:
+    """The bytes of the regular file ``path`` (a ``what``: "sweep file" …), at most ``max_bytes`` of them.
+
+    Raises:
+        ReadError: Missing, a folder, a FIFO/device/socket, unreadable, or larger than ``max_bytes``.
+    """
+    p = Path(path)
+    try:
+        st = p.stat()  # follows a symlink: the target is what would be read
+    except FileNotFoundError:
+        msg = f"{what} {p} does not exist; {fix}"
+        raise ReadError(msg) from None
+    except OSError as exc:
+        msg = f"cannot read {what} {p}: {exc.strerror or exc}; {fix}"
+        raise ReadError(msg) from None
+    if stat.S_ISDIR(st.st_mode):
+        msg = f"{what} {p} is a folder; give a file ({fix})"
+        raise ReadError(msg)
+    if not stat.S_ISREG(st.st_mode):
+        kind = next((name for test, name in _KINDS if test(st.st_mode)), "a special file")
+        msg = f"{what} {p} is {kind}, not a regular file; {fix}"
+        raise ReadError(msg)
+
+    def too_large(size: int) -> ReadError:
+        return ReadError(
+            f"{what} {p}: {size:,} bytes ({size / 1e6:.1f} MB), more than the {max_bytes:,} a {what} "
+            "may hold; is it the right file? (split it if it is)"
+        )
+
+    if st.st_size > max_bytes:
+        raise too_large(st.st_size)
+    try:
+        with p.open("rb") as fh:
+            data = fh.read(max_bytes + 1)
+    except OSError as exc:
+        msg = f"cannot read {what} {p}: {exc.strerror or exc}; {fix}"
+        raise ReadError(msg) from None
+    if len(data) > max_bytes:  # it grew while being read
+        raise too_large(len(data))
+    return data
+
+
+def read_text(
+    path: str | Path,
+    what: str,
+    *,
+    max_bytes: int = limits.MAX_JSON_BYTES,
+    fix: str = "give the path of a file",
+) -> str:
+    """The UTF-8 text of ``path`` through :func:`read_bytes`; a byte that is not UTF-8 is named with its line.
+
+    Raises:
+        ReadError: As :func:`read_bytes`, or the text is not UTF-8.
+    """
+    raw = read_bytes(path, what, max_bytes=max_bytes, fix=fix)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        msg = (
+            f"{what} {path} line {line}: byte {raw[exc.start]:#04x} is not UTF-8; save the file as UTF-8 "
+            "(e.g. iconv -f latin1 -t utf-8)"
+        )
+        raise ReadError(msg) from None
+
+
+def _bounded_int(source: str) -> Any:
+    def parse(digits: str) -> int:
+        if len(digits.lstrip("-")) > limits.MAX_INT_DIGITS:
+            n, cap = len(digits), limits.MAX_INT_DIGITS
+            msg = f"{source}: an integer of {n:,} digits (at most {cap}); fix the value"
+            raise ReadError(msg)
+        return int(digits)
+
+    return parse
+
+
+def _no_constant(name: str) -> Any:
+    msg = f"{name} is not a JSON number; write a number or null"
+    raise ValueError(msg)
+
+
+def _depth_problem(value: Any, max_depth: int) -> bool:
+    """Whether ``value`` nests containers deeper than ``max_depth`` (iteratively: no recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth > max_depth:
+                return True
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
+
+
+def parse_json(
+    text: str, source: str, *, fix: str = "fix the file", max_depth: int = limits.MAX_JSON_DEPTH
+) -> Any:
+    """Parse JSON ``text`` from ``source`` with its nesting depth and integer digits bounded.
+
+    Raises:
+        ReadError: Not JSON (line named), nested deeper than ``max_depth``, an integer of more than
+            :data:`~hepwb.limits.MAX_INT_DIGITS` digits, or NaN/Infinity.
+    """
+    try:
+        value = json.loads(text, parse_int=_bounded_int(source), parse_constant=_no_constant)
+    except ReadError:
+        raise
+    except json.JSONDecodeError as exc:
+        where = f"{source}, line {exc.lineno}" if "\n" in text else source
+        msg = f"{where}: invalid JSON ({exc.msg}); {fix}"
+        raise ReadError(msg) from None
+    except RecursionError:
+        msg = f"{source}: nested deeper than {max_depth} levels; {fix}"
+        raise ReadError(msg) from None
+    except ValueError as exc:  # NaN/Infinity, or an integer past Python's own digit limit
+        msg = f"{source}: {exc}; {fix}"
+        raise ReadError(msg) from None
+    if _depth_problem(value, max_depth):
+        msg = f"{source}: nested deeper than {max_depth} levels; {fix}"
+        raise ReadError(msg)
+    return value
+
+
+def read_json_file(
+    path: str | Path,
+    what: str,
+    *,
+    fix: str = "fix or replace the file",
+    max_bytes: int = limits.MAX_JSON_BYTES,
+) -> Any:
+    """The JSON value of the file ``path`` (a ``what``), read and parsed with every bound of this module.
+
+    Raises:
+        ReadError: Naming the file, the line and ``fix``.
+    """
+    return parse_json(read_text(path, what, max_bytes=max_bytes, fix=fix), f"{what} {path}", fix=fix)
+
+
+def iter_jsonl(
+    path: str | Path,
+    what: str,
+    *,
+    fix: str = "each line must be one JSON object",
+    max_bytes: int = limits.MAX_JSON_BYTES,
+) -> Iterator[tuple[int, Any]]:
+    """``(line number, value)`` of every non-blank line of the JSONL file ``path``, each bounded as JSON.
+
+    Raises:
+        ReadError: Naming the file and line.
+    """
+    text = read_text(path, what, max_bytes=max_bytes, fix=fix)
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        if line.strip():
+            yield lineno, parse_json(line, f"{path} line {lineno}", fix=fix)
+
+
+def read_csv(
+    path: str | Path,
+    what: str,
+    *,
+    fix: str = "save it as comma-separated UTF-8 text",
+    max_bytes: int = limits.MAX_JSON_BYTES,
+    max_field: int = limits.MAX_CSV_FIELD_CHARS,
+) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
+    """The header and ``(line number, row)`` pairs of the CSV file ``path`` (fields of ``max_field`` at most).
+
+    Raises:
+        ReadError: Naming the file and line (a field too long, an unterminated quote, a NUL byte …).
+    """
+    text = read_text(path, what, max_bytes=max_bytes, fix=fix)
+    old = csv.field_size_limit()
+    csv.field_size_limit(max_field)
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    try:
+        header = list(reader.fieldnames or [])
+        rows = [(reader.line_num, dict(row)) for row in reader]
+    except csv.Error as exc:
+        msg = f"{what} {path} line {reader.line_num}: not valid CSV ({exc}); {fix}"
+        raise ReadError(msg) from None
+    finally:
+        csv.field_size_limit(old)
+    return header, rows
