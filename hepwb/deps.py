@@ -27,7 +27,7 @@ __all__ = ["EXTRAS", "extra"]
 
 EXTRAS: dict[str, tuple[str, ...]] = {
     "lab": ("jupyterlab", "ipywidgets", "anywidget", "altair"),
-    "sweep": ("dask", "distributed", "dask_jobqueue", "bokeh"),
+    "sweep": ("dask", "distributed", "dask_jobqueue", "bokeh", "cryptography"),
     "ragas": ("ragas", "langchain_community", "langchain_core", "openai"),
     "adapt": ("datasets", "accelerate", "sklearn"),
 }

@@ -3,7 +3,9 @@
 * ``local`` (the default): :class:`distributed.LocalCluster` with one single-threaded worker process
   per core (memory permitting, 2 GiB each at least); Dask's nanny sets ``OMP_NUM_THREADS=1`` in the
   workers, so each uses one core. Worker processes live for the whole sweep and keep the embedding
-  model, documents, chunk sets and open tables loaded between cells.
+  model, documents, chunk sets and open tables loaded between cells. They and the scheduler talk mutual
+  TLS on 127.0.0.1 with credentials made for the sweep (:func:`local_security`): another local user
+  cannot connect and submit work to them.
 * ``dask`` with ``scheduler="tcp://host:8786"``: attach to a running cluster (``dask scheduler`` +
   ``dask worker``); the workers must see the same project folder (a shared file system) and run the
   same hepwb environment - checked on connection.
@@ -28,7 +30,7 @@ from hepwb.ids import code_fingerprint
 from hepwb.sweep.executors.base import register_executor
 from hepwb.types import JSONObject
 
-__all__ = ["DaskExecutor", "local_cluster_size"]
+__all__ = ["DaskExecutor", "local_cluster_size", "local_security"]
 
 _log = logging.getLogger("hepwb.sweep")
 _GIB = 1 << 30
@@ -49,6 +51,21 @@ def local_cluster_size(n_workers: int | None = None) -> tuple[int, int]:
 
 
 _CODE = ("processing", "models", "chunking", "hepilot", "index", "retrieval", "evaluation", "pipeline")
+
+
+def local_security() -> JSONObject:
+    """The LocalCluster's ``security`` and ``protocol``: mutual TLS with credentials made for this sweep.
+
+    :meth:`distributed.security.Security.temporary` makes a CA and one certificate in memory; the
+    scheduler, the nannies and the workers accept only peers holding it, so no other process (another local
+    user's ``Client("tcp://127.0.0.1:PORT").run(...)`` included) can connect and run code in the workers.
+    Needs ``cryptography`` (in the ``sweep`` extra).
+    """
+    with extra("sweep", "a Dask sweep (TLS between its processes needs cryptography)"):
+        import cryptography  # noqa: F401 - Security.temporary() needs it; say so before the cluster starts
+        from distributed.security import Security
+
+    return {"security": Security.temporary(), "protocol": "tls://", "host": "127.0.0.1"}
 
 
 def _worker_check(home: str) -> JSONObject:
@@ -139,8 +156,9 @@ class DaskExecutor:
                     memory_limit=mem,
                     dashboard_address=f"127.0.0.1:{port}" if port else None,
                     silence_logs=logging.ERROR,
+                    **local_security(),
                 )
-            self.client = Client(self._own)
+            self.client = Client(self._own)  # the cluster's credentials
             if gpu_workers:
                 _add_gpu_workers(self._own, gpu_workers)
                 self.client.wait_for_workers(n + gpu_workers, timeout=120)
