@@ -34,6 +34,10 @@ def named(value: Any) -> tuple[Any, JSONObject]:
         Traceback (most recent call last):
         ...
         hepwb.exceptions.ConfigError: 'dense(read max)': write NAME(KEY=VALUE, ...), e.g. dense(read=max, ...)
+        >>> named("hybrid(weight=0.1, weight=0.9)")
+        Traceback (most recent call last):
+        ...
+        hepwb.exceptions.ConfigError: 'hybrid(weight=0.1, weight=0.9)': option weight is given twice; keep one
     """
     if isinstance(value, dict):
         opts = dict(value)
@@ -59,7 +63,11 @@ def _call(text: str) -> tuple[str, JSONObject]:
             continue
         if not sep or not key.strip().isidentifier():
             raise ConfigError(usage)
-        opts[key.strip()] = load_yaml(value.strip(), source=f"option {key.strip()} of {m.group(1)}")
+        key = key.strip()
+        if key in opts:
+            msg = f"{text[:80]!r}: option {key} is given twice; keep one"
+            raise ConfigError(msg)
+        opts[key] = load_yaml(value.strip(), source=f"option {key} of {m.group(1)}")
     return m.group(1), opts
 
 

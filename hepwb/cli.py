@@ -22,7 +22,9 @@ from hepwb.cli_app import (
     Sizes,
     TopK,
     app,
+    current_command,
     fail,
+    one_line,
     parse_ints,
     parse_options,
 )
@@ -258,29 +260,91 @@ _WRITE_ERRORS = {"ENOSPC", "EFBIG", "EDQUOT", "EROFS", "EIO"}
 
 
 def main() -> None:
-    """The console script: :data:`app`, with one clear message when the disk is full or a write fails."""
+    """The console script: :data:`app`, never with a traceback on the terminal.
+
+    * A :class:`HepwbError` (an input problem) is one ``error: …`` line and exit status 2; so is a full
+      disk or a failed write (the message says to free space and rerun).
+    * Anything else is a bug: one line naming the exception and the file its traceback is saved in
+      (``reports/tracebacks/<time>-<command>.txt``, else the temporary folder), exit status 3.
+    * Ctrl-C is one line and exit status 130.
+    """
+    try:
+        app()
+    except KeyboardInterrupt:
+        typer.secho("error: interrupted", fg=typer.colors.RED, err=True)
+        raise SystemExit(130) from None
+    except HepwbError as exc:  # raised outside a command's own boundary (e.g. by a parameter callback)
+        typer.secho(f"error: {one_line(exc)}", fg=typer.colors.RED, err=True)
+        raise SystemExit(2) from None
+    except Exception as exc:
+        write_failure = _write_failure(exc)
+        if write_failure:
+            typer.secho(f"error: {write_failure}", fg=typer.colors.RED, err=True)
+            raise SystemExit(2) from None
+        saved = _save_traceback(exc, current_command[0])
+        where = f"the traceback is saved in {saved}" if saved else "its traceback could not be saved"
+        line = f"unexpected {type(exc).__name__}: {one_line(exc, 300)} — a bug: {where}; please report it"
+        typer.secho(f"error: {line}", fg=typer.colors.RED, err=True)
+        raise SystemExit(3) from None
+
+
+def _write_failure(exc: Exception) -> str | None:
+    """The message for a full disk or failed write (``ENOSPC``, ``EDQUOT``, …), else ``None``."""
     import errno
     import re
 
-    try:
-        app()
-    except (OSError, RuntimeError) as exc:
-        # LanceDB reports I/O failures from Rust as RuntimeError("... (os error 28) ...")
-        code = exc.errno if isinstance(exc, OSError) else None
-        found = None if isinstance(exc, OSError) else re.search(r"os error (\d+)", str(exc))
-        code = int(found.group(1)) if found else code
-        name = errno.errorcode.get(code or 0, "")
-        if name not in _WRITE_ERRORS:
-            raise
-        where = getattr(exc, "filename", None) or ("the LanceDB store" if found else "a file")
-        typer.secho(
-            f"error: could not write {where}: {os.strerror(code or 0)} ({name}). Free disk space (or raise "
-            "the quota / file-size limit) and run the same command again: finished artefacts are kept and "
-            "the interrupted one is redone.",
-            fg=typer.colors.RED,
-            err=True,
-        )
-        raise SystemExit(2) from None
+    if not isinstance(exc, (OSError, RuntimeError)):
+        return None
+    # LanceDB reports I/O failures from Rust as RuntimeError("... (os error 28) ...")
+    code = exc.errno if isinstance(exc, OSError) else None
+    found = None if isinstance(exc, OSError) else re.search(r"os error (\d+)", str(exc))
+    code = int(found.group(1)) if found else code
+    name = errno.errorcode.get(code or 0, "")
+    if name not in _WRITE_ERRORS:
+        return None
+    where = getattr(exc, "filename", None) or ("the LanceDB store" if found else "a file")
+    return (
+        f"could not write {where}: {os.strerror(code or 0)} ({name}). Free disk space (or raise "
+        "the quota / file-size limit) and run the same command again: finished artefacts are kept and "
+        "the interrupted one is redone."
+    )
+
+
+def _save_traceback(exc: BaseException, command: str) -> Path | None:
+    """Write ``exc``'s traceback to ``reports/tracebacks/<time>-<command>.txt`` (else the temporary folder).
+
+    Returns the file, or ``None`` when neither folder could be written.
+    """
+    import contextlib
+    import re
+    import sys
+    import tempfile
+    import time
+    import traceback
+
+    import hepwb
+
+    name = re.sub(r"[^A-Za-z0-9_-]+", "-", command.removeprefix("hepwb").strip()) or "hepwb"
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    text = (
+        f"hepwb {hepwb.__version__}, Python {sys.version.split()[0]}\n"
+        f"command: {' '.join(sys.argv)}\n\n{''.join(traceback.format_exception(exc))}"
+    )
+    folders: list[Path] = []
+    with contextlib.suppress(Exception):  # no project here: the temporary folder alone
+        folders.append(Layout.default().reports / "tracebacks")
+    folders.append(Path(tempfile.gettempdir()) / "hepwb-tracebacks")
+    for folder in folders:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            path = folder / f"{stamp}-{name}.txt"
+            if path.exists():
+                path = folder / f"{stamp}-{name}-{os.getpid()}.txt"
+            path.write_text(text, encoding="utf-8")
+        except OSError:
+            continue
+        return path
+    return None
 
 
 # the other commands register on import; after the core ones so `hepwb --help` lists stages in order

@@ -15,22 +15,44 @@ import typer
 
 from hepwb import defaults
 from hepwb.env import configure_runtime
-from hepwb.exceptions import HepwbError
+from hepwb.exceptions import ConfigError, HepwbError
 from hepwb.models.device import check_device
-from hepwb.yamlio import YamlError, load_yaml
+from hepwb.ner.client import check_url
+from hepwb.plaintext import plain
+from hepwb.yamlio import load_yaml
 
 
-def fail(exc: Exception) -> NoReturn:
-    """Print ``error: …`` in red on stderr and exit with status 2 (a usage or input error)."""
-    typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
+def one_line(exc: BaseException | str, limit: int = 1000) -> str:
+    r"""``exc``'s message on one line: control sequences removed, whitespace runs one space, cut at ``limit``.
+
+    Example:
+        >>> one_line(ValueError("bad\n  value\x1b]52;c;eA==\x07 here"))
+        'bad value here'
+    """
+    text = " ".join(plain(str(exc)).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def fail(exc: Exception | str) -> NoReturn:
+    """Print ``error: …`` in red on stderr, on one line, and exit with status 2 (a usage or input error)."""
+    typer.secho(f"error: {one_line(exc)}", fg=typer.colors.RED, err=True)
     raise typer.Exit(2)
 
 
-def _errors_exit_2(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """The CLI's one error boundary: a :class:`HepwbError` becomes one red line and exit status 2."""
+current_command = ["hepwb"]
+"""The command running now (``hepwb tiers search``): :func:`hepwb.cli.main` names its traceback file."""
+
+
+def _errors_exit_2(fn: Callable[..., Any], name: str = "hepwb") -> Callable[..., Any]:
+    """The CLI's one error boundary: a :class:`HepwbError` becomes one red line and exit status 2.
+
+    Anything else propagates to :func:`hepwb.cli.main`, which saves its traceback and exits with status 3;
+    ``name`` (the command, ``hepwb tiers search``) is recorded in :data:`current_command` for it.
+    """
 
     @functools.wraps(fn)
     def run(*args: Any, **kwargs: Any) -> Any:
+        current_command[:] = [name]
         try:
             return fn(*args, **kwargs)
         except HepwbError as exc:
@@ -47,18 +69,28 @@ class App(typer.Typer):
 
     def command(self, *args: Any, **kwargs: Any) -> _Decorator:
         """Register a command (see :meth:`typer.Typer.command`) behind the error boundary."""
-        return _behind_boundary(super().command(*args, **kwargs))
+        given = args[0] if args else kwargs.get("name")
+        return _behind_boundary(super().command(*args, **kwargs), self._path(), given)
 
     def callback(self, *args: Any, **kwargs: Any) -> _Decorator:
         """Register a callback (see :meth:`typer.Typer.callback`) behind the error boundary."""
-        return _behind_boundary(super().callback(*args, **kwargs))
+        return _behind_boundary(super().callback(*args, **kwargs), self._path(), "")
+
+    def _path(self) -> str:
+        """``hepwb`` for the application, ``hepwb NAME`` for a group of commands (``hepwb tiers``)."""
+        name = self.info.name if isinstance(self.info.name, str) else ""
+        return "hepwb" if name in ("", "hepwb") else f"hepwb {name}"
 
 
-def _behind_boundary(register: _Decorator) -> _Decorator:
-    """Typer's ``register`` applied to ``fn`` wrapped in :func:`_errors_exit_2`; returns ``fn``."""
+def _behind_boundary(register: _Decorator, path: str, name: str | None) -> _Decorator:
+    """Typer's ``register`` applied to ``fn`` wrapped in :func:`_errors_exit_2`; returns ``fn``.
+
+    ``name`` is the command's (``None``: from the function's name, as Typer makes it; ``""``: a callback).
+    """
 
     def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
-        register(_errors_exit_2(fn))
+        command = fn.__name__.strip("_").replace("_", "-") if name is None else name
+        register(_errors_exit_2(fn, f"{path} {command}".strip()))
         return fn
 
     return deco
@@ -138,17 +170,40 @@ def parse_words(text: str) -> list[str]:
 
 
 def parse_options(items: list[str]) -> dict[str, object]:
-    """``["read=max", "weight=0.3"]`` → ``{"read": "max", "weight": 0.3}`` (values parsed as YAML scalars)."""
+    """``["read=max", "weight=0.3"]`` → ``{"read": "max", "weight": 0.3}`` (values parsed as YAML scalars).
+
+    A malformed item, a value the YAML reader refuses (whatever it raises) and a key given twice with
+    different values are each a :class:`ConfigError` naming the option.
+
+    Example:
+        >>> parse_options(["read=max", "weight=0.3", "read=max"])
+        {'read': 'max', 'weight': 0.3}
+        >>> parse_options(["weight=0.1", "weight=0.9"])  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        hepwb.exceptions.ConfigError: --option weight is given twice (0.1 and 0.9): keep one
+    """
     out: dict[str, object] = {}
     for item in items:
         key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            msg = f"option {item!r}: write KEY=VALUE, e.g. read=max"
-            raise typer.BadParameter(msg)
+        key = key.strip()
+        if not sep or not key:
+            msg = f"--option {item[:80]!r}: write KEY=VALUE, e.g. read=max"
+            raise ConfigError(msg)
         try:
-            out[key.strip()] = load_yaml(value, source=f"option {key.strip()}")
-        except YamlError as exc:
-            raise typer.BadParameter(str(exc)) from None
+            parsed = load_yaml(value, source=f"option {key}")
+        except HepwbError:
+            raise
+        except Exception as exc:  # whatever else the YAML reader raises (a date, a huge number) is input
+            msg = (
+                f"--option {key}: cannot read the value {value[:80]!r} ({one_line(exc, 200)}); "
+                "write a number, a word or true/false"
+            )
+            raise ConfigError(msg) from None
+        if key in out and out[key] != parsed:
+            msg = f"--option {key} is given twice ({out[key]!r} and {parsed!r}): keep one"
+            raise ConfigError(msg)
+        out[key] = parsed
     return out
 
 
@@ -181,7 +236,7 @@ def _main(
 ) -> None:
     os.environ["HEPWB_DEVICE"] = check_device(device)  # read by hepwb.models.device, here and in workers
     if ner_url:  # read by hepwb.ner.source.ner_source, here and in worker processes
-        os.environ["HEPWB_NER_URL"] = ner_url
+        os.environ["HEPWB_NER_URL"] = check_url(ner_url, "--ner-url (HEPWB_NER_URL)")
     if ner_fail_soft:
         os.environ["HEPWB_NER_FAIL_SOFT"] = "1"
     logging.basicConfig(

@@ -15,6 +15,7 @@ from hepwb.paths import Layout
 from hepwb.pipeline.report import render_report
 from hepwb.sweep import load_spec, run_sweep
 from hepwb.sweep.dryrun import dry_run as plan_summary
+from hepwb.sweep.executors.dask import check_scheduler_address
 from hepwb.sweep.halving import run_halving
 from hepwb.sweep.jobqueue import make_cluster
 from hepwb.types import JSONObject
@@ -137,6 +138,8 @@ def sweep(
     Finished cells with the same configuration and inputs are skipped, so a killed sweep resumes and an
     unchanged one reruns in about a second. Results go to reports/runs/<cell>/ and the DuckDB catalog.
     """
+    if scheduler:  # before the sweep file is read or anything planned
+        check_scheduler_address(scheduler)
     spec = _spec(
         file,
         corpus=corpus,
@@ -212,6 +215,8 @@ def run(
 
     layout = Layout.default()
     try:
+        if scheduler:  # before anything is acquired or planned
+            check_scheduler_address(scheduler)
         if arxiv_ids or arxiv_query or inspire_query:
             corpus = str(_acquire_for_run(layout, arxiv_ids, arxiv_query, inspire_query, max_results))
         spec = _spec(

@@ -11,11 +11,11 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from hepwb.exceptions import HepwbError
+from hepwb.exceptions import ConfigError, HepwbError
 from hepwb.jsonpost import RetriesExhausted, post_json
 from hepwb.types import JSONObject
 
-__all__ = ["NERClient", "NERUnavailableError"]
+__all__ = ["NERClient", "NERUnavailableError", "check_url"]
 
 log = logging.getLogger("hepwb.ner")
 
@@ -25,6 +25,31 @@ _MODELS: dict[str, str] = {}
 
 class NERUnavailableError(HepwbError, ConnectionError):
     """The NER service could not give entities (down, timed out, an error or a malformed reply)."""
+
+
+def check_url(url: str, what: str = "the NER service URL") -> str:
+    """``url`` when it is an ``http(s)://host[:port][/path]`` URL, else a :class:`ConfigError` naming it.
+
+    Example:
+        >>> check_url("http://127.0.0.1:8000")
+        'http://127.0.0.1:8000'
+        >>> check_url("http://[::1")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        hepwb.exceptions.ConfigError: the NER service URL 'http://[::1' is malformed (Invalid port: ':1'); ...
+    """
+    import httpx
+
+    fix = "give the service's base URL, e.g. http://127.0.0.1:8000 (`hepwb ner-serve` prints it)"
+    try:
+        parsed = httpx.URL(url)
+    except (httpx.InvalidURL, ValueError, TypeError) as exc:
+        msg = f"{what} {url[:200]!r} is malformed ({' '.join(str(exc).split())[:200]}); {fix}"
+        raise ConfigError(msg) from None
+    if parsed.scheme not in ("http", "https") or not parsed.host:
+        msg = f"{what} {url[:200]!r} is not an http:// or https:// URL with a host; {fix}"
+        raise ConfigError(msg)
+    return url
 
 
 @dataclass
@@ -44,6 +69,10 @@ class NERClient:
     fail_soft: bool = False
     failed_soft: int = 0
     _model: str = ""
+
+    def __post_init__(self) -> None:
+        """Refuse a malformed URL here, in one line, rather than at the first request."""
+        check_url(self.url)
 
     @property
     def model(self) -> str:

@@ -126,6 +126,22 @@ def _options(value: Any) -> JSONObject:
     return dict(value)
 
 
+def _refuse_conflicts(key: str, given: Any, opts: JSONObject, extra: JSONObject) -> None:
+    """A :class:`ConfigError` when ``key``'s call form and ``{key}_options`` set one option differently.
+
+    ``--retriever 'hybrid(weight=0.1)'`` with ``--option weight=0.9`` is refused, naming both; the same
+    value in both places is accepted.
+    """
+    clash = sorted(k for k in opts.keys() & extra.keys() if opts[k] != extra[k])
+    if clash:
+        shown = given if isinstance(given, str) else f"{{name: {given.get('name')!r}, ...}}"
+        flag = {"retriever": " (--option)", "vector_index": " (--index-option)"}.get(key, "")
+        both = "; ".join(f"{k}={opts[k]!r} in {key} {str(shown)[:80]!r} and {k}={extra[k]!r} in "
+                         f"{key}_options{flag}" for k in clash)  # fmt: skip
+        msg = f"{key} options given twice with different values: {both}; keep one"
+        raise ConfigError(msg)
+
+
 Path_ = Annotated[str | None, BeforeValidator(_path)]
 Flag = Annotated[bool, BeforeValidator(_flag)]
 Options = Annotated[JSONObject, BeforeValidator(_options)]
@@ -182,9 +198,12 @@ class ExperimentConfig(BaseModel):
                 data["retriever_options"] = {**opts, **_options(data.get("retriever_options"))}
         for key in _NAMED:
             if isinstance(data.get(key), dict) or (isinstance(data.get(key), str) and "(" in data[key]):
-                name, opts = named(data[key])
+                given = data[key]
+                name, opts = named(given)
+                extra = _options(data.get(f"{key}_options"))
+                _refuse_conflicts(key, given, opts, extra)
                 data[key] = name
-                data[f"{key}_options"] = {**_options(data.get(f"{key}_options")), **opts}
+                data[f"{key}_options"] = {**extra, **opts}
         return data
 
     @field_validator("chunker", mode="before")

@@ -30,7 +30,7 @@ from hepwb.ids import code_fingerprint
 from hepwb.sweep.executors.base import register_executor
 from hepwb.types import JSONObject
 
-__all__ = ["DaskExecutor", "local_cluster_size", "local_security"]
+__all__ = ["DaskExecutor", "check_scheduler_address", "local_cluster_size", "local_security"]
 
 _log = logging.getLogger("hepwb.sweep")
 _GIB = 1 << 30
@@ -74,20 +74,67 @@ def _worker_check(home: str) -> JSONObject:
     return {"hepwb": hepwb.__version__, "code": code, "sees_home": Path(home).is_dir()}
 
 
-def _check_address(address: str) -> None:
-    """Refuse a scheduler address that is not ``[protocol://]host:port`` (one line naming it and the form)."""
-    from distributed.comm.addressing import parse_address, parse_host_port
+_FORM = "give tcp://host:port, e.g. tcp://127.0.0.1:8786 (a running `dask scheduler`), or drop --scheduler"
 
+
+def check_scheduler_address(address: str) -> str:
+    """``address`` when hepwb can connect to it as a Dask scheduler, else one :class:`ConfigError` line.
+
+    Accepted: ``[tcp://]host:port`` and ``ws://host:port``; ``tls://`` and ``wss://`` only when Dask's
+    configuration holds client TLS credentials (``distributed.comm.tls.*``). ``inproc://`` (inside one
+    process only), other protocols, a missing host and a port outside 1-65535 are refused before any
+    ``Client`` exists (a failed one can deadlock the next).
+
+    Example:
+        >>> check_scheduler_address("tcp://127.0.0.1:8786")
+        'tcp://127.0.0.1:8786'
+        >>> check_scheduler_address("inproc://x")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        hepwb.exceptions.ConfigError: cannot connect to the Dask scheduler at 'inproc://x': inproc:// ...
+    """
+    with extra("sweep", "--scheduler"):
+        from distributed.comm.addressing import parse_address, parse_host_port
+
+    head = f"cannot connect to the Dask scheduler at {address[:200]!r}"
     try:
         scheme, location = parse_address(address)
-        if scheme in ("tcp", "tls", "ws", "wss"):
-            parse_host_port(location)
     except (ValueError, TypeError) as exc:
-        msg = (
-            f"cannot connect to the Dask scheduler at {address} ({exc}); give tcp://host:port, e.g. "
-            "tcp://127.0.0.1:8786, or drop --scheduler"
-        )
+        msg = f"{head} ({exc}); {_FORM}"
         raise ConfigError(msg) from None
+    if scheme == "inproc":
+        msg = f"{head}: inproc:// addresses exist only inside one Python process; {_FORM}"
+        raise ConfigError(msg)
+    if scheme not in ("tcp", "tls", "ws", "wss"):
+        msg = f"{head}: protocol {scheme}:// is not supported here; {_FORM}"
+        raise ConfigError(msg)
+    try:
+        host, port = parse_host_port(location)
+    except (ValueError, TypeError) as exc:
+        msg = f"{head} ({exc}); {_FORM}"
+        raise ConfigError(msg) from None
+    if not host or not 1 <= int(port) <= 65535:
+        msg = f"{head}: it needs a host and a port in 1-65535; {_FORM}"
+        raise ConfigError(msg)
+    if scheme in ("tls", "wss") and not _client_tls_configured():
+        msg = (
+            f"{head}: {scheme}:// needs client TLS credentials in Dask's configuration "
+            "(distributed.comm.tls.ca-file, .client.cert and .client.key, e.g. "
+            "DASK_DISTRIBUTED__COMM__TLS__CA_FILE=ca.pem); none are configured (or their files cannot be "
+            f"read): set them, or {_FORM}"
+        )
+        raise ConfigError(msg)
+    return address
+
+
+def _client_tls_configured() -> bool:
+    """Whether Dask's configuration gives a client an SSL context (its TLS files readable)."""
+    from distributed.security import Security
+
+    try:
+        return Security().get_connection_args("client").get("ssl_context") is not None
+    except (OSError, ValueError, TypeError):  # a configured file missing or unreadable
+        return False
 
 
 @register_executor("local")
@@ -128,7 +175,7 @@ class DaskExecutor:
             raise ConfigError(msg)
         self._own: Any = None
         if scheduler:
-            _check_address(scheduler)  # before any Client exists: a failed one can deadlock the next
+            check_scheduler_address(scheduler)  # before any Client exists: a failed one can deadlock the next
             try:
                 self.client = Client(scheduler, timeout="10s")
             except OSError as exc:

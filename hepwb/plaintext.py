@@ -1,0 +1,64 @@
+r"""Corpus text made safe to print: every terminal control sequence and control character removed.
+
+A paper's text is untrusted: an OSC sequence (``ESC ] 52 ; c ; … BEL``) writes the clipboard of the
+terminal that prints it, ``ESC ] 8 ; ; URL BEL`` makes a hyperlink, a CSI sequence moves the cursor or
+repaints the screen, and a carriage return overwrites the line before it. :func:`plain` removes them
+all, keeping newlines and tabs; every terminal print of corpus text (``hepwb search``, ``hepwb tiers
+search``, citations, snippets) and every HTML snippet (notebook widgets, report tables) goes through it.
+
+Example:
+    >>> plain("a\x1b]52;c;SGVsbG8=\x07b \x1b]8;;http://x\x07link\x1b]8;;\x07 \x1b[31mred\x1b[0m\r\n")
+    'ab link red\n'
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+__all__ = ["escape_html", "plain"]
+
+_SEQUENCES = re.compile(
+    # OSC, DCS, SOS, PM and APC strings (7- and 8-bit introducers) up to BEL or ST
+    r"(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)"
+    # CSI: ESC [ (or 8-bit CSI) parameters, intermediates and a final byte
+    r"|(?:\x1b\[|\x9b)[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]"
+    # any other escape sequence: ESC, intermediates, a final byte
+    r"|\x1b[\x20-\x2f]*[\x30-\x7e]"
+)
+_CONTROLS = re.compile(
+    # C0 and C1 controls but newline and tab (an unterminated sequence loses its introducer here), DEL,
+    # and the bidirectional overrides and isolates that reorder what a terminal or page shows
+    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
+)
+
+
+def plain(text: str) -> str:
+    r"""``text`` without terminal control sequences or control characters (``\n`` and ``\t`` kept).
+
+    Escape sequences (OSC, CSI, DCS, any other ``ESC …``) go whole; a lone control character goes alone,
+    so the printable text around it stays; ``\r\n`` becomes ``\n`` and a lone ``\r``, vertical tab or form
+    feed a space.
+
+    Example:
+        >>> plain("x\x1b]8;;http://x\x1b\\y\x1b]8;;\x1b\\\x07z\x00\x9b2J")
+        'xyz'
+        >>> plain("one\rtwo\x0bthree")
+        'one two three'
+    """
+    if text.isprintable():  # the common case: nothing to remove
+        return text
+    text = text.replace("\r\n", "\n")
+    text = _SEQUENCES.sub("", text)
+    text = re.sub(r"[\r\x0b\x0c]", " ", text)
+    return _CONTROLS.sub("", text)
+
+
+def escape_html(text: str) -> str:
+    r"""``text`` for an HTML page: :func:`plain`, then :func:`html.escape` (quotes included).
+
+    Example:
+        >>> escape_html("<b>\x1b]52;c;SGVsbG8=\x07x</b>")
+        '&lt;b&gt;x&lt;/b&gt;'
+    """
+    return html.escape(plain(text))
