@@ -7,13 +7,14 @@ three labelled examples: (query, its passage, 1), (query, the mined hard negativ
 and (query, a passage of another paper, 0). sentence-transformers' ``CrossEncoderTrainer`` minimises
 binary cross-entropy. 10 % of the pairs are held out: each held-out query ranks its own passage among
 ten (its hard negative and eight other held-out passages), before and after training; the card records
-MRR and accuracy@1. The model lands in ``data/models/<name>/`` with ``model_card.json`` and is then
-the ``rerank`` retriever's ``model=<name>``.
+MRR and accuracy@1. The model is published in ``data/models/<name>/`` with ``model_card.json`` and its
+manifest (:func:`hepwb.adapt.finetune.save_model`) and is then the ``rerank`` retriever's ``model=<name>``.
 """
 
 from __future__ import annotations
 
 import random
+import shutil
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -21,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from hepwb.adapt.finetune import ModelCard, hard_negatives, seeded_split
+from hepwb.adapt.finetune import ModelCard, checkpoints_dir, hard_negatives, save_model, seeded_split
 from hepwb.adapt.pairs import Pair
 from hepwb.adapt.progress import show_training
 from hepwb.deps import extra
@@ -139,7 +140,7 @@ def adapt_cross_encoder(
     before = heldout_ranks(model, candidates)
     out = Path(out_dir)
     args = CrossEncoderTrainingArguments(
-        output_dir=str(out / ".checkpoints"),
+        output_dir=str(checkpoints_dir(out)),
         num_train_epochs=s.epochs,
         per_device_train_batch_size=s.batch_size,
         learning_rate=s.learning_rate,
@@ -159,12 +160,15 @@ def adapt_cross_encoder(
         loss=BinaryCrossEntropyLoss(model),
     )
     show_training(trainer, f"training {name} (cross-encoder)", progress=progress)
-    result = trainer.train()
+    try:
+        result = trainer.train()
+    finally:
+        shutil.rmtree(checkpoints_dir(out), ignore_errors=True)
     after = heldout_ranks(model, candidates)
-    with quiet_transformers():  # its "Writing model shards" bar
-        model.save(str(out))
     steps = int(result.global_step)
     heldout = (before, after)
-    return ModelCard.trained(
+    card = ModelCard.trained(
         name, base_model, out, pairs, held, steps, t0, asdict(s), heldout, device, "cross-encoder"
     )
+    save_model(model, card)
+    return card

@@ -5,15 +5,18 @@ trainer and ``MultipleNegativesRankingLoss``: every other passage of the batch i
 pair brings a mined hard negative - the passage of the same paper most similar to the query by TF-IDF
 that is not its own. Seeded; 10 % of the pairs are held out and scored before and after (the rank of each
 held-out query's passage among all held-out passages), so the card says whether adaptation helped on
-text it did not train on. The model is saved under ``data/models/<name>/`` with ``model_card.json`` and a
-README (base model, pair-set hash, steps, seed, time, versions), and is then usable by name anywhere a
-model name is (``embedding_model: <name>`` in a sweep).
+text it did not train on. The model is published under ``data/models/<name>/`` with ``model_card.json``, a
+README (base model, pair-set hash, steps, seed, time, versions) and ``hepwb-manifest.json``
+(:func:`save_model`: written beside, checked complete, renamed into place), and is then usable by name
+anywhere a model name is (``embedding_model: <name>`` in a sweep).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import random
+import shutil
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -21,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from hepwb import defaults
 from hepwb.adapt.pairs import Pair, pairs_sha256
 from hepwb.adapt.progress import show_training
 from hepwb.deps import extra
@@ -30,9 +34,19 @@ from hepwb.io import atomic_write_text, write_json
 from hepwb.models.device import resolve_device
 from hepwb.models.tokenizers import resolve_model_path
 from hepwb.pipeline.cell import environment
+from hepwb.publish import publish_folder
 from hepwb.types import JSONObject
 
-__all__ = ["AdaptSettings", "ModelCard", "adapt_embedder", "hard_negatives", "heldout_scores", "seeded_split"]
+__all__ = [
+    "AdaptSettings",
+    "ModelCard",
+    "adapt_embedder",
+    "hard_negatives",
+    "heldout_scores",
+    "rebuild_command",
+    "save_model",
+    "seeded_split",
+]
 
 
 @dataclass(frozen=True)
@@ -73,9 +87,9 @@ class ModelCard:
     kind: str = "embedder"
     """``embedder`` (a sentence-transformers bi-encoder) or ``cross-encoder`` (the ``rerank`` model)."""
 
-    def save(self) -> None:
-        """Write ``model_card.json`` and ``README.md`` into the model folder."""
-        folder = Path(self.path)
+    def save(self, folder: str | Path | None = None) -> None:
+        """Write ``model_card.json`` and ``README.md`` into ``folder`` (default: the model folder)."""
+        folder = Path(folder or self.path)
         write_json(folder / "model_card.json", asdict(self))
         rows = "\n".join(
             f"| {k} | {self.heldout_before[k]:.3f} | {self.heldout_after[k]:.3f} |"
@@ -112,11 +126,11 @@ class ModelCard:
         device: str,
         kind: str = "embedder",
     ) -> ModelCard:
-        """The card of a model just trained on ``pairs`` (``held`` held out) since ``started``; saved."""
+        """The card of a model just trained on ``pairs`` (``held`` held out) since ``started`` (not saved)."""
         counts: dict[str, int] = {}
         for p in pairs:
             counts[p.kind] = counts.get(p.kind, 0) + 1
-        card = cls(
+        return cls(
             name=name,
             base_model=base_model,
             path=str(out),
@@ -133,8 +147,40 @@ class ModelCard:
             device=device,
             kind=kind,
         )
-        card.save()
-        return card
+
+
+def rebuild_command(name: str, base_model: str, kind: str = "embedder") -> str:
+    """The ``hepwb adapt`` command that makes the model ``name`` again (named when it is found damaged).
+
+    Example:
+        >>> rebuild_command("hep-reranker", "all-MiniLM-L6-v2", "cross-encoder")
+        'hepwb adapt --cross-encoder hep-reranker'
+    """
+    cmd = f"hepwb adapt --cross-encoder {name}" if kind == "cross-encoder" else f"hepwb adapt --name {name}"
+    return cmd if base_model == defaults.EMBEDDING_MODEL else f"{cmd} --base {base_model}"
+
+
+def save_model(model: Any, card: ModelCard) -> Path:
+    """Publish ``model`` with its card to ``card.path``: written beside, checked complete, renamed into place.
+
+    The folder keeps the layout sentence-transformers loads (``modules.json``, ``config.json``, weights,
+    tokenizer, pooling and normalisation) plus ``model_card.json``, ``README.md`` and the manifest listing
+    every file (:func:`hepwb.publish.publish_folder`); a process killed while saving leaves the previous
+    model of that name, or none, never part of one.
+    """
+
+    def write(folder: Path) -> None:
+        with quiet_transformers():  # its "Writing model shards" bar
+            model.save(str(folder))
+        card.save(folder)
+
+    rebuild = rebuild_command(card.name, card.base_model, card.kind)
+    return publish_folder(Path(card.path), write, {"kind": card.kind, "name": card.name, "rebuild": rebuild})
+
+
+def checkpoints_dir(out: Path) -> Path:
+    """Where the trainer of the model published at ``out`` may write (a hidden sibling, removed after)."""
+    return out.parent / f".{out.name}.checkpoints-{os.getpid()}"
 
 
 def seeded_split(pairs: list[Pair], holdout: float, seed: int) -> tuple[list[Pair], list[Pair]]:
@@ -248,7 +294,7 @@ def adapt_embedder(
         columns["negative"] = hard_negatives(train)
     out = Path(out_dir)
     args = SentenceTransformerTrainingArguments(
-        output_dir=str(out / ".checkpoints"),
+        output_dir=str(checkpoints_dir(out)),
         num_train_epochs=s.epochs,
         per_device_train_batch_size=s.batch_size,
         learning_rate=s.learning_rate,
@@ -269,11 +315,14 @@ def adapt_embedder(
         loss=MultipleNegativesRankingLoss(model),
     )
     show_training(trainer, f"training {name}", progress=progress)
-    result = trainer.train()
+    try:
+        result = trainer.train()
+    finally:
+        shutil.rmtree(checkpoints_dir(out), ignore_errors=True)
     model.max_seq_length = seq_len
     after = heldout_scores(model, held)
-    with quiet_transformers():  # its "Writing model shards" bar
-        model.save(str(out))
-    return ModelCard.trained(
+    card = ModelCard.trained(
         name, base_model, out, pairs, held, int(result.global_step), t0, asdict(s), (before, after), device
     )
+    save_model(model, card)
+    return card

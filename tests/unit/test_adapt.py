@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 
 from hepwb.adapt.finetune import AdaptSettings, adapt_embedder, hard_negatives
 from hepwb.adapt.pairs import KINDS, corpus_pairs, pairs_sha256
-from hepwb.exceptions import ConfigError
+from hepwb.exceptions import ConfigError, HepwbError
 from hepwb.models.embedder import Embedder
 from hepwb.paths import Layout
 from hepwb.pipeline import ExperimentConfig, run_experiment
@@ -96,6 +97,10 @@ def test_adapted_model_is_saved_with_a_card_and_used_by_name(tmp_path, monkeypat
     assert saved["pairs_sha256"] == pairs_sha256(pairs) and saved["base_model"] == "all-MiniLM-L6-v2"
     assert card.steps >= 1 and saved["settings"]["seed"] == 0 and saved["seconds"] > 0
     assert "held-out" in (out / "README.md").read_text().lower()
+    from hepwb.publish import check_published
+
+    assert check_published(out) is None  # published whole, with its manifest; nothing left beside it
+    assert not [p.name for p in out.parent.iterdir() if p.name.startswith(".")]
     from hepwb.index import get_embedder
 
     emb = get_embedder("tiny-hep")
@@ -214,7 +219,19 @@ def test_a_cross_encoder_trained_on_corpus_pairs_reranks_by_name(tmp_path, monke
     assert result.record.config["retriever"] == "rerank" and len(result.hits) == len(plain.hits) > 0
     assert list(result.hits["score"]) != list(plain.hits["score"])  # cross-encoder scores, not BM25's
     key = cell_key(cfg.to_dict(), chunkset_id="c", index="i", questions_sha256="q")
+    from hepwb.publish import publish_folder, read_manifest
+
+    assert read_manifest(out)["rebuild"] == "hepwb adapt --cross-encoder hep-reranker"
     (out / "model.safetensors").write_bytes((out / "model.safetensors").read_bytes() + b" ")
+    with pytest.raises(HepwbError, match=r"model\.safetensors has \d+ bytes, its manifest says"):
+        cell_key(cfg.to_dict(), chunkset_id="c", index="i", questions_sha256="q")  # damaged: refused
+    changed = (out / "model.safetensors").read_bytes()
+
+    def write(tmp):  # other weights published under the same name
+        shutil.copytree(out, tmp, dirs_exist_ok=True, ignore=shutil.ignore_patterns("hepwb-manifest.json"))
+        (tmp / "model.safetensors").write_bytes(changed)
+
+    publish_folder(out, write)
     assert cell_key(cfg.to_dict(), chunkset_id="c", index="i", questions_sha256="q") != key
 
 
