@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
-__all__ = ["LLM_METRICS", "OFFLINE_METRICS", "llm_scores", "offline_scores", "ragas_samples"]
+__all__ = ["LLM_METRICS", "OFFLINE_METRICS", "llm_scores", "no_user_file", "offline_scores", "ragas_samples"]
 
 OFFLINE_METRICS = (
     "id_context_precision",
@@ -60,7 +60,31 @@ ANSWER_PROMPT = (
 
 
 def _quiet() -> None:
+    """No ragas telemetry, and no ragas file outside ``data/`` and ``reports/`` (:func:`no_user_file`)."""
     os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
+    no_user_file()
+
+
+def no_user_file() -> None:
+    """Keep ragas from writing ``~/.local/share/ragas/uuid.json`` (its analytics user id).
+
+    ragas builds an analytics event (and formats its log lines) with ``ragas._analytics.get_userid``, which
+    writes that file on first use even with ``RAGAS_DO_NOT_TRACK`` set: a file outside ``data/`` and
+    ``reports/``. Here the folder lookup it uses (appdirs' ``user_data_dir``) fails, so ragas takes a
+    throwaway id (``anonymous-…``) and writes nothing; nothing is sent either way. Call it before ragas
+    scores anything (every hepwb entry to ragas does); without ragas installed it does nothing.
+    """
+    try:
+        import ragas._analytics as analytics
+    except ImportError:  # the ragas extra is not installed: its users say so
+        return
+
+    def nowhere(*_: Any, **__: Any) -> str:
+        msg = "hepwb writes no ragas user id file (RAGAS_DO_NOT_TRACK; files only under data/ and reports/)"
+        raise OSError(msg)
+
+    if hasattr(analytics, "user_data_dir"):
+        analytics.user_data_dir = nowhere
 
 
 def ragas_samples(

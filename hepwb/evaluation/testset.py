@@ -42,6 +42,7 @@ from hepwb.aio import off_loop
 from hepwb.deps import extra
 from hepwb.env import seed_tiktoken_cache
 from hepwb.evaluation.questions import Evidence, Question
+from hepwb.evaluation.ragas_eval import no_user_file
 from hepwb.io import atomic_write_text
 from hepwb.llm import LLMEndpoint
 from hepwb.models.tokenizers import resolve_model_path
@@ -178,6 +179,7 @@ def ragas_questions(documents: Sequence[Document], endpoint: LLMEndpoint, size: 
         from ragas.llms import llm_factory
         from ragas.testset import Testset, TestsetGenerator
 
+    no_user_file()
     seed_tiktoken_cache()
     _offline_ragas_tokenizer()
     client = OpenAI(base_url=endpoint.url, api_key=endpoint.api_key or "not-needed")
