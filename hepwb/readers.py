@@ -34,7 +34,7 @@ import json
 import stat
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from hepwb import limits
 from hepwb.exceptions import ConfigError
@@ -100,13 +100,26 @@ def read_bytes(
         raise too_large(st.st_size)
     try:
         with p.open("rb") as fh:
-            data = fh.read(max_bytes + 1)
+            data = _read_capped(fh, max_bytes + 1)
     except OSError as exc:
         msg = f"cannot read {what} {p}: {exc.strerror or exc}; {fix}"
         raise ReadError(msg) from None
     if len(data) > max_bytes:  # it grew while being read
         raise too_large(len(data))
     return data
+
+
+def _read_capped(fh: BinaryIO, limit: int, block: int = 1 << 20) -> bytes:
+    """At most ``limit`` bytes of ``fh``, a block at a time (``read(limit)`` would allocate ``limit``)."""
+    parts: list[bytes] = []
+    got = 0
+    while got < limit:
+        part = fh.read(min(block, limit - got))
+        if not part:
+            break
+        parts.append(part)
+        got += len(part)
+    return b"".join(parts)
 
 
 def read_text(

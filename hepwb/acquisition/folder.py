@@ -87,7 +87,7 @@ def corpus_files(corpus: Path, max_docs: int | None = None, only: list[str] | No
 def load_sidecar(corpus: Path) -> dict[str, JSONObject]:
     """Metadata from ``papers.json`` beside or above the corpus, keyed by file name and by ``pid``."""
     for cand in (corpus / "papers.json", corpus.parent / "papers.json"):
-        if cand.is_file():
+        if cand.exists() or cand.is_symlink():  # a special file is refused by the reader, not skipped
             data = read_json(cand, "paper metadata", fix="fix or remove it")
             papers = data.get("papers", data) if isinstance(data, dict) else data
             out: dict[str, JSONObject] = {}
