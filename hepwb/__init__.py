@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from importlib.metadata import PackageNotFoundError, version
 
-from hepwb.env import show_errors_briefly, show_logs_in_kernel
+from hepwb.env import hub_offline, show_errors_briefly, show_logs_in_kernel
 from hepwb.exceptions import (
     ConfigError,
     CorpusNotFoundError,
@@ -22,6 +22,8 @@ from hepwb.exceptions import (
     SchemaValidationError,
 )
 from hepwb.types import Block, Chunk, Document, Hit
+
+hub_offline()  # no hub lookups unless HEPWB_ONLINE=1 (or the user's HF_HUB_OFFLINE=0): see hepwb.env
 
 try:
     __version__ = version("hepwb")

@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from hepwb import defaults, limits
+from hepwb import __version__, defaults, limits
 from hepwb.cli_app import (
     Corpus,
     Latex,
@@ -322,12 +322,10 @@ def _save_traceback(exc: BaseException, command: str) -> Path | None:
     import time
     import traceback
 
-    import hepwb
-
     name = re.sub(r"[^A-Za-z0-9_-]+", "-", command.removeprefix("hepwb").strip()) or "hepwb"
     stamp = time.strftime("%Y%m%d-%H%M%S")
     text = (
-        f"hepwb {hepwb.__version__}, Python {sys.version.split()[0]}\n"
+        f"hepwb {__version__}, Python {sys.version.split()[0]}\n"
         f"command: {' '.join(sys.argv)}\n\n{''.join(traceback.format_exception(exc))}"
     )
     folders: list[Path] = []

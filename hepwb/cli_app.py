@@ -98,7 +98,8 @@ def _behind_boundary(register: _Decorator, path: str, name: str | None) -> _Deco
 
 app = App(
     name="hepwb",
-    help="Measure how chunking and retrieval strategies find evidence in High-Energy-Physics papers.",
+    help="Measure how chunking and retrieval strategies find evidence in High-Energy-Physics papers.\n\n"
+    "Runs offline: no Hugging Face hub lookups unless HEPWB_ONLINE=1 (or HF_HUB_OFFLINE=0) is set.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )

@@ -1,7 +1,10 @@
 """Process environment for offline, telemetry-free runs.
 
-Nothing here runs at import time; pipeline entry points call :func:`configure_runtime`, and
-``import hepwb`` inside a Jupyter kernel calls :func:`show_logs_in_kernel`.
+``import hepwb`` calls :func:`hub_offline`: the Hugging Face libraries run offline (``HF_HUB_OFFLINE``,
+``TRANSFORMERS_OFFLINE``, ``HF_DATASETS_OFFLINE`` set to 1) unless the user opts in with ``HEPWB_ONLINE=1``
+or sets one of them to 0 himself, so no command waits on a hub that cannot be reached (a cross-encoder
+lookup took 66 s of retries). Pipeline entry points call :func:`configure_runtime`, and ``import hepwb``
+inside a Jupyter kernel calls :func:`show_logs_in_kernel`.
 """
 
 from __future__ import annotations
@@ -16,7 +19,10 @@ from typing import Any
 from hepwb.exceptions import HepwbError
 
 __all__ = [
+    "OFFLINE_VARIABLES",
     "configure_runtime",
+    "hub_offline",
+    "online_requested",
     "quiet_transformers",
     "seed_tiktoken_cache",
     "show_errors_briefly",
@@ -36,17 +42,53 @@ _DEFAULTS = {
 }
 
 
-def configure_runtime(*, offline: bool | None = None) -> None:
-    """Set telemetry-off defaults (keeping any value the user already set).
+OFFLINE_VARIABLES = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE")
+"""The variables that keep huggingface_hub, transformers and datasets off the network."""
+
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+
+
+def online_requested() -> bool:
+    """Whether the user let the hub libraries go online (``HEPWB_ONLINE=1`` or ``HF_HUB_OFFLINE=0``).
+
+    Any of :data:`OFFLINE_VARIABLES` set to a false value (``0``, ``false``, ``no``, ``off``) counts.
+    """
+    if os.environ.get("HEPWB_ONLINE", "").strip().lower() in _TRUE:
+        return True
+    return any(os.environ.get(key, "").strip().lower() in _FALSE for key in OFFLINE_VARIABLES)
+
+
+def hub_offline(*, force: bool = False) -> bool:
+    """Set :data:`OFFLINE_VARIABLES` to 1 (keeping values the user set) unless :func:`online_requested`.
+
+    The libraries read them when first imported, so this runs at ``import hepwb`` (and again in
+    :func:`configure_runtime`); a process that imported ``huggingface_hub`` before hepwb keeps its mode.
 
     Args:
-        offline: If True set ``HF_HUB_OFFLINE=1`` (unless set); a hub lookup without it hangs
-            for over a minute on a machine without internet. ``None`` leaves it untouched.
+        force: Set them even when the user opted in (a test, a benchmark that must not reach a hub).
+
+    Returns:
+        Whether hepwb set the hub libraries offline (``False``: the user opted in).
+    """
+    if not force and online_requested():
+        return False
+    for key in OFFLINE_VARIABLES:
+        os.environ.setdefault(key, "1")
+    return True
+
+
+def configure_runtime(*, offline: bool | None = None) -> None:
+    """Set telemetry-off and offline defaults (keeping any value the user already set).
+
+    Args:
+        offline: ``None`` (the default): the hub libraries offline unless the user opted in
+            (:func:`hub_offline`); a hub lookup without it waits over a minute on a machine without
+            internet. ``True``: offline even then. ``False``: leave the variables untouched.
     """
     for key, value in _DEFAULTS.items():
         os.environ.setdefault(key, value)
-    if offline:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    if offline is not False:
+        hub_offline(force=bool(offline))
     for noisy in ("httpx", "urllib3", "sentence_transformers", "numba", "distributed", "bokeh", "tornado"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
 

@@ -204,7 +204,10 @@ def model_problem(name: str) -> str | None:
         "`hepwb adapt --name NAME`, a local model folder, or a machine reaching a hub"
     )
     if os.environ.get("HF_HUB_OFFLINE", "0").lower() in ("1", "true", "yes", "on"):
-        return f"model {name!r} is not in the local Hugging Face cache and HF_HUB_OFFLINE is set: {fix}"
+        return (
+            f"model {name!r} is not in the local Hugging Face cache and hepwb runs offline (HF_HUB_OFFLINE): "
+            f"{fix} with HEPWB_ONLINE=1 set"
+        )
     problem = _hub_problem(repo)
     return f"{problem}: {fix}" if problem else None
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from hepwb.deps import extra
+from hepwb.env import OFFLINE_VARIABLES, online_requested
 from hepwb.exceptions import ConfigError
 from hepwb.types import JSONObject
 
@@ -28,7 +29,8 @@ __all__ = ["KINDS", "job_prologue", "make_cluster"]
 
 KINDS = ("slurm", "htcondor")
 _ENV = (
-    "HF_HUB_OFFLINE",
+    *OFFLINE_VARIABLES,
+    "HEPWB_ONLINE",
     "RAGAS_DO_NOT_TRACK",
     "ORT_DISABLE_TELEMETRY",
     "HF_HUB_DISABLE_TELEMETRY",
@@ -46,7 +48,8 @@ def job_prologue(home: str | Path, python: str | None = None) -> list[str]:
     if activate.is_file():
         lines.append(f"source {activate}")
     env = {k: os.environ[k] for k in _ENV if k in os.environ}
-    env.setdefault("HF_HUB_OFFLINE", "1")
+    if not online_requested():
+        env.update({k: env.get(k, "1") for k in OFFLINE_VARIABLES})
     env.setdefault("RAGAS_DO_NOT_TRACK", "true")
     env["HEPWB_HOME"] = str(Path(home).resolve())
     lines += [f"export {k}={v}" for k, v in sorted(env.items())]
