@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from hepwb import limits
-from hepwb.exceptions import CatalogBusyError
+from hepwb.exceptions import CatalogBusyError, ConfigError
 
 __all__ = ["WAIT_S", "connect_waiting"]
 
@@ -27,6 +27,7 @@ def connect_waiting(
     read_only: bool = False,
     sandbox: bool = False,
     what: str = "the catalog",
+    rebuild: str = "move it aside and run the command again to start a new one",
     log: logging.Logger | None = None,
     memory_mb: int = limits.SQL_MEMORY_MB,
     threads: int = limits.SQL_THREADS,
@@ -39,6 +40,7 @@ def connect_waiting(
         sandbox: No file access outside it, no extensions, and at most ``memory_mb`` MiB of memory and
             ``threads`` threads (for user-typed SQL); the settings are locked, so SQL cannot change them.
         what: How the log line and the error name the file (``"the catalog"``).
+        rebuild: What to do when the file is damaged (not a DuckDB database): the command that rebuilds it.
         log: Logger of the one "waiting for …" line (default ``hepwb.catalog``).
         memory_mb: With ``sandbox``: DuckDB's memory limit (MiB); a statement needing more stops.
         threads: With ``sandbox``: DuckDB's threads.
@@ -82,6 +84,9 @@ def connect_waiting(
     try:
         return open_()
     except duckdb.IOException as exc:
+        if "not a valid DuckDB database file" in str(exc):
+            msg = f"{what} {path} is damaged (not a DuckDB database); {rebuild}"
+            raise ConfigError(msg) from None
         if not locked(exc):
             raise
         msg = f"{what} {path} stayed locked by another process for {wait_s:g} s: {str(exc)[:300]}"

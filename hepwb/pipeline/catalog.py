@@ -46,8 +46,15 @@ def connect_catalog(
     path: str | Path, *, read_only: bool = False, sandbox: bool = False, memory_mb: int = limits.SQL_MEMORY_MB
 ) -> Any:
     """Open the catalog, waiting while another process holds it (:func:`hepwb.dbfile.connect_waiting`)."""
+    rebuild = f"delete it and run `hepwb report`: the catalog is rebuilt from the run folders ({path})"
     return connect_waiting(
-        path, read_only=read_only, sandbox=sandbox, what="the catalog", log=_log, memory_mb=memory_mb
+        path,
+        read_only=read_only,
+        sandbox=sandbox,
+        what="the catalog",
+        rebuild=rebuild,
+        log=_log,
+        memory_mb=memory_mb,
     )
 
 

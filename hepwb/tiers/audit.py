@@ -81,7 +81,8 @@ class AuditLog:
         Read-write even for reads: DuckDB refuses a second configuration of one file in a process.
         """
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        con = connect_waiting(self.path, what="the tiers' audit file")
+        rebuild = "move it aside (its history is lost) and rebuild the tiers with `hepwb tiers init CORPUS`"
+        con = connect_waiting(self.path, what="the tiers' audit file", rebuild=rebuild)
         con.execute(_SCHEMA)
         try:
             yield con

@@ -31,6 +31,7 @@ from hepwb.ner.source import EntitySource, ner_source
 from hepwb.paths import Layout
 from hepwb.pipeline.chunksets import build_chunkset
 from hepwb.pipeline.corpus import ingest
+from hepwb.readers import ReadError
 from hepwb.tiers import journal
 from hepwb.tiers.audit import AuditLog
 from hepwb.tiers.config import TierConfig
@@ -112,7 +113,13 @@ class TierStore:
         if not path.exists():
             return {}
         rebuild = "rebuild the tiers with `hepwb tiers init CORPUS`"
-        meta = read_json(path, "tier state", fix=f"it is damaged: {rebuild}")
+        try:
+            meta = read_json(path, "tier state", fix=f"it is damaged: {rebuild}")
+        except ReadError as exc:
+            if rebuild in str(exc):
+                raise
+            msg = f"{exc}; the file is damaged: {rebuild}"
+            raise ConfigError(msg) from None
         if not isinstance(meta, dict):
             msg = f"tier state {path} is damaged (not a JSON object); {rebuild}"
             raise ConfigError(msg)
