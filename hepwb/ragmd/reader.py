@@ -12,6 +12,7 @@ import base64
 import binascii
 import gc
 import json
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,9 @@ __all__ = ["RagmdError", "load", "loads", "problems"]
 SECTIONS = ("Documents", "Chunks", "Document Metadata", "Vectors")
 _FENCES = {"Chunks": "```json", "Document Metadata": "```json", "Vectors": "```base64"}
 _CONFLICT = ("<<<<<<< ", "=======", ">>>>>>> ")
+_MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,95}(/[A-Za-z0-9][A-Za-z0-9._-]{0,95})?")
+"""A model's name as a .ragmd file may give it: ``NAME`` or a hub's ``ORG/NAME``; never a path."""
+
 _REQUIRED = (
     "format_version",
     "model_name",
@@ -153,6 +157,16 @@ def _parse_text(text: str, source: str) -> RagFile:
     ):
         probs.add(1, "front matter", f"embedding_dim must be a whole number from 1 to {MAX_EMBEDDING_DIM:,}")
         raise _fail(probs)
+    model = fm.get("model_name")
+    if "model_name" in fm and (
+        not isinstance(model, str) or not _MODEL_NAME.fullmatch(model) or ".." in model
+    ):
+        probs.add(
+            1,
+            "front matter",
+            f"model_name {str(model)[:60]!r} is not a model name (NAME or ORG/NAME, never a path): a .ragmd "
+            "file names the model it was embedded with, it does not point at folders",
+        )
     if fm.get("format_version") not in (None, FORMAT_VERSION):
         probs.add(
             1,

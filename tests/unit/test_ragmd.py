@@ -83,6 +83,10 @@ def test_broken_files_name_the_section_and_line_and_load_nothing(indexed, tmp_pa
         "truncated": ("\n".join(lines[: len(lines) // 2]), "[Vectors] section '## Vectors' missing"),
         "count": (_broken(text, "vector_count: ", "vector_count: 1"), "[front matter] vector_count is 1"),
         "model": (_broken(text, 'model_name: "all-MiniLM-L6-v2"', 'model_name: ""'), "missing 'model_name'"),
+        "model path": (
+            _broken(text, 'model_name: "all-MiniLM-L6-v2"', 'model_name: "../../../../tmp/x"'),
+            "is not a model name (NAME or ORG/NAME, never a path)",
+        ),
         "base64": (text.rsplit("\n", 3)[0][:-6] + "!!!!\n```\n", "not base64"),
         "short vector": (text.rsplit("\n", 3)[0][:-8] + "\n```\n", "floats, embedding_dim is 384"),
         "json": (_broken(text, '{"chunk_id": ', '{"chunk_id" '), "[Chunks] not valid JSON"),
