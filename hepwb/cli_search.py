@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from hepwb import defaults
+from hepwb.callspec import named
 from hepwb.cli_app import Corpus, Latex, MaxDocs, Overlap, Retrievers, app, parse_words
 from hepwb.evaluation import locate_all
 from hepwb.evaluation.testset import ragas_questions, save_questions, structural_questions
@@ -16,6 +17,7 @@ from hepwb.llm import LLMEndpoint
 from hepwb.pipeline import ingest
 from hepwb.pipeline.search import Searcher
 from hepwb.ragmd.search import RagmdIndex
+from hepwb.retrieval.base import check_retriever_options
 from hepwb.retrieval.explain import citation, snippet
 from hepwb.types import Hit
 
@@ -55,6 +57,8 @@ def search(
     from collections.abc import Callable
 
     run: Callable[[str], list[Hit]]
+    for name in parse_words(retrievers):  # options (a saved fit among them) checked before any chunking
+        check_retriever_options(*named(name))
     if ragmd is not None:
         idx = RagmdIndex.load(ragmd)
         label, run = str(ragmd), lambda name: idx.search(question, name, k)

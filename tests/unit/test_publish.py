@@ -328,4 +328,10 @@ def test_a_damaged_fusion_fit_is_named_with_its_fix_at_once(tmp_path, monkeypatc
     with pytest.raises(ConfigError, match=r"f\.json is damaged \(weight is 'x'"):
         (folder / "f.json").write_text(json.dumps({**good, "weight": "x"}))
         ExperimentConfig.from_params(retriever="fusion", retriever_options={"fitted": "f"})
+    from typer.testing import CliRunner
+
+    from hepwb.cli import app
+
+    res = CliRunner().invoke(app, ["search", "drift velocity", "--retrievers", "bm25,fusion(fitted=f)"])
+    assert res.exit_code == 2 and "hepwb fit-fusion --name f" in res.output, res.output  # before chunking
     assert time.perf_counter() - t0 < 5
