@@ -5,6 +5,13 @@ Request ``{"texts": ["…", …]}`` (or ``{"text": "…"}``); reply ``{"model": 
 model: ``hepwb-hep-dictionary@<sha256 of the dictionary, 12 hex>``, recorded with every chunk set indexed
 through the service.
 
+One request holds at most :data:`~hepwb.limits.NER_MAX_TEXTS` texts and
+:data:`~hepwb.limits.NER_MAX_REQUEST_CHARS` characters (a few seconds of tagging), and its reply at most
+:data:`~hepwb.limits.NER_MAX_REPLY_BYTES`; beyond them the answer is HTTP 413 with a JSON ``error`` naming
+the limit (:class:`~hepwb.ner.client.NERClient` sends smaller parts). On an address other than loopback the
+service needs a token (:func:`check_token`); with a token every request must carry
+``Authorization: Bearer <token>`` (else HTTP 401).
+
 Example:
     >>> import httpx
     >>> with NERService() as ner:
@@ -15,22 +22,75 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
+import hmac
 import json
 import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from hepwb import limits
+from hepwb.exceptions import ConfigError
 from hepwb.ids import text_sha256
 from hepwb.models.entities import EntityExtractor
 from hepwb.types import JSONObject
 
-__all__ = ["NERService", "model_name"]
+__all__ = ["TOKEN_ENV", "NERService", "RequestTooLarge", "check_token", "is_loopback", "model_name"]
+
+TOKEN_ENV = "HEPWB_NER_TOKEN"
+"""The environment variable holding the service's token (``hepwb ner-serve`` and the client read it)."""
 
 _MAX_BODY = 16 * 1024 * 1024
 _LENGTH = re.compile(r"[0-9]{1,12}")  # Content-Length: digits only (no sign, exponent, spaces or list)
+_DRAIN = 1_048_576  # a refused request's body is read (and dropped) up to this size
 READ_TIMEOUT_S = 10.0
 """A connection that sends nothing (or too little) for this long is answered 408 or closed."""
+
+
+class RequestTooLarge(ValueError):
+    """A request over one of the service's bounds (answered HTTP 413 with this message)."""
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is this machine only (``localhost``, ``127.0.0.0/8``, ``::1``).
+
+    Example:
+        >>> is_loopback("127.0.0.1"), is_loopback("localhost"), is_loopback("0.0.0.0"), is_loopback("")
+        (True, True, False, False)
+    """
+    import ipaddress
+
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:  # a host name or an empty host (every interface): reachable from elsewhere
+        return False
+
+
+def check_token(host: str, token: str | None) -> str | None:
+    """The token the service on ``host`` requires (``None``: none); refused without one off loopback.
+
+    Raises:
+        ConfigError: ``host`` is not loopback and there is no token (before anything binds).
+
+    Example:
+        >>> check_token("127.0.0.1", None) is None
+        True
+        >>> check_token("0.0.0.0", None)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        hepwb.exceptions.ConfigError: the NER service on 0.0.0.0 is reachable from other machines: ...
+    """
+    token = token or None
+    if token is None and not is_loopback(host):
+        msg = (
+            f"the NER service on {host or 'every interface'} is reachable from other machines: give a token "
+            f"(--token TOKEN or {TOKEN_ENV}=TOKEN; clients send it from {TOKEN_ENV}), or serve on 127.0.0.1"
+        )
+        raise ConfigError(msg)
+    return token
 
 
 def model_name() -> str:
@@ -46,8 +106,13 @@ class NERService:
 
     Args:
         extractor: The model (default: hepwb's HEP dictionary and rules).
-        host: Interface to listen on (127.0.0.1: this machine only).
+        host: Interface to listen on (127.0.0.1: this machine only; any other needs ``token``).
         port: TCP port (0 picks a free one; see :attr:`url`).
+        read_timeout_s: Seconds a connection may take to send its request.
+        token: Every request must carry ``Authorization: Bearer <token>`` (required off loopback).
+
+    Raises:
+        ConfigError: ``host`` is not loopback and there is no ``token`` (nothing is bound).
     """
 
     def __init__(
@@ -56,8 +121,10 @@ class NERService:
         host: str = "127.0.0.1",
         port: int = 0,
         read_timeout_s: float = READ_TIMEOUT_S,
+        token: str | None = None,
     ) -> None:
 
+        self.token = check_token(host, token)
         self.extractor = extractor or EntityExtractor.default()
         self.model = model_name() if extractor is None else type(extractor).__name__
         self.host = host
@@ -79,14 +146,41 @@ class NERService:
         if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
             msg = '"texts" must be a list of strings (or give one "text")'
             raise ValueError(msg)
-        found = [
-            [
+        if len(texts) > limits.NER_MAX_TEXTS:
+            msg = (
+                f"{len(texts):,} texts, more than the {limits.NER_MAX_TEXTS:,} one request may hold "
+                "(limits.NER_MAX_TEXTS); send fewer per request"
+            )
+            raise RequestTooLarge(msg)
+        chars = sum(len(t) for t in texts)
+        if chars > limits.NER_MAX_REQUEST_CHARS:
+            msg = (
+                f"{chars:,} characters of text, more than the {limits.NER_MAX_REQUEST_CHARS:,} one request "
+                "may hold (limits.NER_MAX_REQUEST_CHARS); send fewer or shorter texts per request"
+            )
+            raise RequestTooLarge(msg)
+        found, size = [], 0
+        for t in texts:
+            row = [
                 {"entity": m.entity, "start": m.start, "end": m.end, "text": m.surface}
                 for m in self.extractor.find(t)
             ]
-            for t in texts
-        ]
+            size += len(json.dumps(row))
+            if size > limits.NER_MAX_REPLY_BYTES:
+                msg = (
+                    f"the entities of these texts make a reply over {limits.NER_MAX_REPLY_BYTES:,} bytes "
+                    "(limits.NER_MAX_REPLY_BYTES); send fewer or shorter texts per request"
+                )
+                raise RequestTooLarge(msg)
+            found.append(row)
         return {"model": self.model, "entities": found}
+
+    def authorized(self, header: str | None) -> bool:
+        """Whether an ``Authorization`` header value carries the token (always, without a token)."""
+        if self.token is None:
+            return True
+        scheme, _, given = (header or "").partition(" ")
+        return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), self.token.encode())
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         service = self
@@ -102,18 +196,37 @@ class NERService:
             def _send(self, code: int, body: JSONObject) -> None:
                 data = json.dumps(body).encode()
                 self.send_response(code)
+                if code == 401:
+                    self.send_header("WWW-Authenticate", 'Bearer realm="hepwb-ner"')
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
 
+            def _refused(self) -> bool:
+                """Answer 401 (and say so) when the request lacks the service's token."""
+                if service.authorized(self.headers.get("Authorization")):
+                    return False
+                raw = self.headers.get("Content-Length") or ""
+                if _LENGTH.fullmatch(raw) and int(raw) <= _DRAIN:  # read a small body: the 401 then arrives
+                    with contextlib.suppress(OSError):
+                        self.rfile.read(int(raw))
+                self._send(
+                    401, {"error": f"send the service's token: Authorization: Bearer <token> ({TOKEN_ENV})"}
+                )
+                return True
+
             def do_GET(self) -> None:
+                if self._refused():
+                    return
                 if self.path.rstrip("/") == "/health":
                     self._send(200, {"status": "ok", "model": service.model})
                 else:
                     self._send(404, {"error": "unknown path; use POST /ner or GET /health"})
 
             def do_POST(self) -> None:
+                if self._refused():
+                    return
                 if self.path.rstrip("/") != "/ner":
                     self._send(404, {"error": "unknown path; use POST /ner"})
                     return
@@ -138,6 +251,8 @@ class NERService:
                         self._send(400, {"error": f"the body ended after {len(body)} of {length} bytes"})
                         return
                     self._send(200, service.reply(json.loads(body or b"null")))
+                except RequestTooLarge as exc:
+                    self._send(413, {"error": str(exc)})
                 except TimeoutError:
                     self._send(408, {"error": f"no body within {service.read_timeout_s:g} s"})
                 except (ValueError, KeyError) as exc:

@@ -1,0 +1,92 @@
+"""``POST /ner`` work per request is bounded (HTTP 413 naming the limit; the client splits), and a service
+off loopback needs a token (issue 38 items 5 and 8). Servers bind 127.0.0.1 only."""
+
+from __future__ import annotations
+
+import time
+
+import httpx
+import pytest
+from typer.testing import CliRunner
+
+from hepwb import limits
+from hepwb.cli import app
+from hepwb.exceptions import ConfigError
+from hepwb.models.entities import EntityExtractor
+from hepwb.ner import NERClient, NERService, NERUnavailableError
+from hepwb.ner import service as service_module
+
+WORDS = "LHCb ATLAS CMS ALICE BaBar "
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "", "192.0.2.1", "example.org"])
+def test_off_loopback_the_service_refuses_to_start_without_a_token(monkeypatch, host):
+    def no_bind(*_args, **_kwargs):
+        raise AssertionError("bound a socket")
+
+    monkeypatch.setattr(service_module, "ThreadingHTTPServer", no_bind)
+    with pytest.raises(ConfigError, match=r"reachable from other machines: give a token .*HEPWB_NER_TOKEN"):
+        NERService(host=host)
+    monkeypatch.delenv("HEPWB_NER_TOKEN", raising=False)
+    out = CliRunner().invoke(app, ["ner-serve", "--host", host or "0.0.0.0", "--port", "0"])
+    assert out.exit_code == 2 and out.output.count("\n") == 1, out.output
+    assert "give a token (--token TOKEN or HEPWB_NER_TOKEN=TOKEN" in out.output
+
+
+def test_loopback_names_need_no_token():
+    assert all(service_module.is_loopback(h) for h in ("127.0.0.1", "127.0.0.2", "localhost", "::1", "[::1]"))
+    assert service_module.check_token("127.0.0.1", None) is None
+    assert service_module.check_token("0.0.0.0", "s3cret") == "s3cret"
+
+
+def test_a_service_with_a_token_answers_only_requests_carrying_it(monkeypatch):
+    monkeypatch.delenv("HEPWB_NER_TOKEN", raising=False)
+    with NERService(token="s3cret") as ner:
+        none = httpx.post(ner.url + "/ner", json={"text": "LHCb"})
+        wrong = httpx.post(ner.url + "/ner", json={"text": "LHCb"}, headers={"Authorization": "Bearer nope"})
+        health = httpx.get(ner.url + "/health")
+        right = httpx.post(
+            ner.url + "/ner", json={"text": "LHCb"}, headers={"Authorization": "Bearer s3cret"}
+        )
+        with pytest.raises(NERUnavailableError, match=r"needs the service's token .*HEPWB_NER_TOKEN"):
+            NERClient(ner.url, attempts=1).entities(["LHCb"])
+        monkeypatch.setenv("HEPWB_NER_TOKEN", "s3cret")
+        client = NERClient(ner.url)
+        assert client.entities(["LHCb at 13 TeV"]) == [EntityExtractor.default().entities("LHCb at 13 TeV")]
+        assert client.model.startswith("hepwb-hep-dictionary@")
+        assert "s3cret" not in repr(client)
+    for r in (none, wrong, health):
+        assert r.status_code == 401 and "Authorization: Bearer <token>" in r.json()["error"]
+        assert r.headers["WWW-Authenticate"].startswith("Bearer")
+    assert right.status_code == 200 and right.json()["entities"][0][0]["entity"] == "experiment:lhcb"
+
+
+def test_requests_over_the_bounds_get_413_naming_the_limit_at_once():
+    with NERService() as ner:
+        start = time.perf_counter()
+        many = httpx.post(ner.url + "/ner", json={"texts": ["x"] * (limits.NER_MAX_TEXTS + 1)})
+        long = httpx.post(ner.url + "/ner", json={"text": WORDS * (limits.NER_MAX_REQUEST_CHARS // 20)})
+        elapsed = time.perf_counter() - start
+    assert many.status_code == 413 and "limits.NER_MAX_TEXTS" in many.json()["error"]
+    assert long.status_code == 413 and "limits.NER_MAX_REQUEST_CHARS" in long.json()["error"]
+    assert elapsed < 10  # refused before any tagging
+    assert limits.NER_MAX_REQUEST_CHARS <= 2_000_000 and limits.NER_MAX_REPLY_BYTES <= 32 * 1_048_576
+
+
+def test_a_reply_over_its_bound_gets_413(monkeypatch):
+    monkeypatch.setattr(limits, "NER_MAX_REPLY_BYTES", 1_000)
+    with NERService() as ner:
+        r = httpx.post(ner.url + "/ner", json={"text": WORDS * 10})
+    assert r.status_code == 413 and "limits.NER_MAX_REPLY_BYTES" in r.json()["error"]
+
+
+def test_the_client_splits_its_batches_to_stay_under_the_bounds(monkeypatch):
+    """Small bounds: many texts, a long text and replies over the bound still give every entity."""
+    monkeypatch.setattr(limits, "NER_MAX_TEXTS", 3)
+    monkeypatch.setattr(limits, "NER_MAX_REQUEST_CHARS", 200)
+    monkeypatch.setattr(limits, "NER_MAX_REPLY_BYTES", 400)
+    ex = EntityExtractor.default()
+    texts = [f"{WORDS[: 5 * (i % 5 + 1)]}measured at 13 TeV." for i in range(10)] + [WORDS * 40, ""]
+    with NERService() as ner:
+        got = NERClient(ner.url).entities(texts)
+    assert got == [ex.entities(t) for t in texts]
