@@ -24,6 +24,7 @@ from hepwb import defaults
 from hepwb.exceptions import DependencyError
 from hepwb.paths import Layout
 from hepwb.publish import MANIFEST, IncompleteArtefactError, check_published, recover
+from hepwb.readers import ReadError, read_json_file
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -123,11 +124,9 @@ def _rebuild_command(folder: Path, name: str) -> str:
     card = folder / "model_card.json"
     kind = "embedder"
     try:
-        if card.is_file() and card.stat().st_size < 1 << 20:
-            import json
-
-            kind = str(json.loads(card.read_text(encoding="utf-8")).get("kind", kind))
-    except (OSError, ValueError, AttributeError, RecursionError):
+        if card.exists():
+            kind = str(read_json_file(card, "model card", max_bytes=1 << 20).get("kind", kind))
+    except (ReadError, AttributeError):
         pass
     return f"hepwb adapt --cross-encoder {name}" if kind == "cross-encoder" else f"hepwb adapt --name {name}"
 
@@ -233,16 +232,14 @@ def model_max_seq_length(path: str, fallback: int = 512) -> int:
     ``sentence_bert_config.json``'s ``max_seq_length`` (sentence-transformers < 6), else the tokenizer's
     ``model_max_length`` (what sentence-transformers 6 saves), else ``fallback``.
     """
-    import json
-
     folder = Path(path)
     for name, key in (
         ("sentence_bert_config.json", "max_seq_length"),
         ("tokenizer_config.json", "model_max_length"),
     ):
         cfg = folder / name
-        if cfg.is_file():
-            value = json.loads(cfg.read_text(encoding="utf-8")).get(key)
+        if cfg.exists():
+            value = read_json_file(cfg, "model configuration", max_bytes=1 << 20).get(key)
             if isinstance(value, int) and 0 < value < 100_000:
                 return value
     return int(fallback) if 0 < int(fallback) < 100_000 else 512

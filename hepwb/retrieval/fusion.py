@@ -9,7 +9,6 @@ question is scored with weights fitted on itself.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from pathlib import Path
@@ -23,6 +22,7 @@ from hepwb.models.tokenizers import model_identity
 from hepwb.names import under
 from hepwb.paths import Layout
 from hepwb.publish import IncompleteArtefactError
+from hepwb.readers import ReadError, read_json_file
 from hepwb.retrieval.base import register_retriever
 from hepwb.retrieval.hybrid import HybridRetriever
 from hepwb.retrieval.options import Fusion, LexicalFields, Read
@@ -39,6 +39,10 @@ def fit_path(fitted: str) -> Path:
     return under(Layout.default().data / "models" / "fusion", fitted, "fusion fit", ".json")
 
 
+_MAX_FIT_BYTES = 4 * 1_048_576
+"""A fit holds a few numbers per fold: anything larger is not one."""
+
+
 def load_fit(fitted: str) -> JSONObject:
     """A fitted fusion as saved by ``hepwb fit-fusion`` (a clear error naming the fix when missing)."""
     if not fitted:
@@ -48,13 +52,14 @@ def load_fit(fitted: str) -> JSONObject:
         )
         raise ConfigError(msg)
     path = fit_path(fitted)
-    try:
-        fit = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    if not path.exists():
         msg = f"no fitted fusion {fitted!r} ({path}): fit one with `hepwb fit-fusion --name {fitted}`"
-        raise ConfigError(msg) from None
-    except (OSError, ValueError, RecursionError) as exc:
-        raise IncompleteArtefactError(_damaged(path, f"it does not parse: {type(exc).__name__}")) from None
+        raise ConfigError(msg)
+    try:
+        fit = read_json_file(path, "fusion fit", max_bytes=_MAX_FIT_BYTES)
+    except ReadError as exc:
+        why = str(exc).removeprefix(f"fusion fit {path}").lstrip(",: ").split("; ")[0]
+        raise IncompleteArtefactError(_damaged(path, f"it does not parse: {why}")) from None
     problem = fit_problem(fit)
     if problem:
         raise IncompleteArtefactError(_damaged(path, problem))
