@@ -16,6 +16,7 @@ from hepwb.evaluation.testset import ragas_questions, save_questions, structural
 from hepwb.llm import LLMEndpoint
 from hepwb.pipeline import ingest
 from hepwb.pipeline.search import Searcher
+from hepwb.plaintext import plain
 from hepwb.ragmd.search import RagmdIndex
 from hepwb.retrieval.base import check_retriever_options
 from hepwb.retrieval.explain import citation, snippet
@@ -81,10 +82,10 @@ def search(
         typer.secho(f"== {name} ({label})", bold=True)
         for h in hits:
             typer.echo(citation(h))
-            typer.echo(f"    why: {h.why}")
+            typer.echo(f"    why: {plain(h.why)}")
             typer.echo(f"    {snippet(h, 240)}")
             for link in links(h):
-                typer.echo(f"    links: {link}")
+                typer.echo(f"    links: {plain(link)}")
 
 
 @app.command("retrievers")

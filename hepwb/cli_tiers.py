@@ -10,6 +10,7 @@ import typer
 from hepwb import defaults
 from hepwb.cli_app import App, Corpus, app, fail, parse_words
 from hepwb.exceptions import ConfigError
+from hepwb.plaintext import plain
 from hepwb.tiers.config import TierConfig, load_config
 from hepwb.tiers.query import hits_frame
 from hepwb.tiers.store import Tiers
@@ -69,6 +70,11 @@ def _existing(ctx: typer.Context) -> Any:
     if not root.is_dir():
         fail(ConfigError(f"no tier named {name!r} ({root}): create it with `hepwb tiers --name {name} init`"))
     return Tiers.open(name, config=cfg)
+
+
+def _table(frame: Any) -> str:
+    """``frame`` as text for the terminal, its strings without control sequences (corpus text)."""
+    return str(frame.map(lambda v: plain(v) if isinstance(v, str) else v).to_string(index=False))
 
 
 def _echo(obj: Any) -> None:
@@ -133,7 +139,7 @@ def search(
 ) -> None:
     """Search both tiers in parallel; each hit says its tier, its matched entities and why."""
     hits = _open(ctx).search(question, k, which=parse_words(which), strict=strict, record=record)
-    typer.echo(hits_frame(hits).drop(columns=["snippet"]).to_string(index=False))
+    typer.echo(_table(hits_frame(hits).drop(columns=["snippet"])))
 
 
 @tiers_app.command("warm")
@@ -182,7 +188,7 @@ def promote(
     t = _open(ctx)
     cands = t.candidates()
     if not cands.empty:
-        typer.echo(cands.drop(columns=["entered_hot_ms"]).to_string(index=False))
+        typer.echo(_table(cands.drop(columns=["entered_hot_ms"])))
     _echo(t.promote(actor=actor, dry_run=dry_run))
 
 
@@ -206,8 +212,8 @@ def history(
     t = _existing(ctx)
     if chunk:
         info = t.why(chunk)
-        typer.echo(info["reason"])
+        typer.echo(plain(str(info["reason"])))
         return
     frame = t.history(limit=limit)
     cols = ["when", "action", "actor", "status", "rows", "lt_version_before", "lt_version_after", "event_id"]
-    typer.echo(frame[cols].to_string(index=False))
+    typer.echo(_table(frame[cols]))

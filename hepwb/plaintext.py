@@ -16,7 +16,7 @@ from __future__ import annotations
 import html
 import re
 
-__all__ = ["escape_html", "plain"]
+__all__ = ["escape_html", "plain", "sequence_around"]
 
 _SEQUENCES = re.compile(
     # OSC, DCS, SOS, PM and APC strings (7- and 8-bit introducers) up to BEL or ST
@@ -52,6 +52,23 @@ def plain(text: str) -> str:
     text = _SEQUENCES.sub("", text)
     text = re.sub(r"[\r\x0b\x0c]", " ", text)
     return _CONTROLS.sub("", text)
+
+
+def sequence_around(text: str, pos: int, reach: int = 512) -> tuple[int, int] | None:
+    r"""The span of the escape sequence of ``text`` holding position ``pos`` inside it, else ``None``.
+
+    A snippet cut at ``pos`` moves its edge to the sequence's, so no part of its payload is shown.
+
+    Example:
+        >>> text = "ab]8;;http://xlink"
+        >>> sequence_around(text, 8), sequence_around(text, 1)
+        ((2, 16), None)
+    """
+    start = text.rfind("\x1b", max(0, pos - reach), pos)
+    if start < 0:
+        return None
+    m = _SEQUENCES.match(text, start)
+    return (start, m.end()) if m and m.end() > pos else None
 
 
 def escape_html(text: str) -> str:

@@ -9,7 +9,6 @@ renders them for a notebook; every string is escaped.
 
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass
 
 from hepwb.paths import Layout
@@ -17,6 +16,7 @@ from hepwb.pipeline.cell import RunResult
 from hepwb.pipeline.config import ExperimentConfig
 from hepwb.pipeline.search import Searcher
 from hepwb.pipeline.stages import load_inputs
+from hepwb.plaintext import escape_html
 from hepwb.retrieval.explain import section_label, section_of, snippet
 from hepwb.types import Chunk, Document, Hit
 
@@ -104,7 +104,7 @@ def _section(chunk: Chunk, doc: Document) -> str:
 
 def _where(paper: str, page: int | None, section: str) -> str:
     parts = [paper] + ([f"p. {page}"] if page else []) + ([f"§ {section}"] if section else [])
-    return html.escape(", ".join(parts))
+    return escape_html(", ".join(parts))
 
 
 def misses_html(misses: list[Miss], width: int = 360) -> str:
@@ -122,19 +122,19 @@ def misses_html(misses: list[Miss], width: int = 360) -> str:
         if m.top is not None:
             h = m.top
             snip = (
-                html.escape(snippet(h, width, ("\x00", "\x01")))
-                .replace("\x00", "<mark>")
-                .replace("\x01", "</mark>")
+                escape_html(snippet(h, width, ("\ue000", "\ue001")))
+                .replace("\ue000", "<mark>")
+                .replace("\ue001", "</mark>")
             )
             page = min(h.pages) if h.pages else None
             section = m.top_section or section_label(h.section_path, h.title)
             top = f"<b>{_where(h.label, page, section)}</b><br>{snip}"
         items.append(
             "<div class='hw-miss' style='border-left:3px solid #c63;padding:4px 10px;margin:8px 0'>"
-            f"<div><b>{html.escape(m.qid)}</b> ({html.escape(m.kind)}, {found}): "
-            f"{html.escape(m.question)}</div>"
+            f"<div><b>{escape_html(m.qid)}</b> ({escape_html(m.kind)}, {found}): "
+            f"{escape_html(m.question)}</div>"
             f"<div style='margin-top:4px'><b>Expected</b> — {_where(m.paper, m.page, m.section)}"
-            f"<blockquote style='margin:2px 0 2px 12px;color:#333'>{html.escape(m.quote)}</blockquote></div>"
+            f"<blockquote style='margin:2px 0 2px 12px;color:#333'>{escape_html(m.quote)}</blockquote></div>"
             f"<div><b>Top hit</b> — {top}</div></div>"
         )
     return "".join(items)

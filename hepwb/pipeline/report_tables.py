@@ -17,7 +17,6 @@ Example:
 
 from __future__ import annotations
 
-import html as _html
 import math
 from collections.abc import Hashable, Sequence
 from pathlib import Path
@@ -25,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from hepwb.labels import LABELS, config_label, human
 from hepwb.pipeline.verdict import INDEX_RECALL, Verdict
+from hepwb.plaintext import escape_html, plain
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -90,7 +90,7 @@ def _fmt(value: object) -> str:
         return "all"
     if isinstance(value, float):
         return f"{value:.3f}" if not math.isnan(value) else "–"
-    return _html.escape(str(value))
+    return escape_html(str(value))
 
 
 def headline_html(wide: pd.DataFrame, columns: Sequence[str], metric: str, *, sticky: bool = False) -> str:
@@ -112,12 +112,12 @@ def headline_html(wide: pd.DataFrame, columns: Sequence[str], metric: str, *, st
         if c in _NOT_SCORES or not pd.api.types.is_numeric_dtype(frame[c]) or frame[c].isna().all():
             continue
         best[c] = float(frame[c].min() if c in _LOWER_IS_BETTER else frame[c].max())
-    head = "".join(f"<th>{_html.escape(human(c))}</th>" for c in cols)
+    head = "".join(f"<th>{escape_html(human(c))}</th>" for c in cols)
     if sticky:
         head = f'<th class="hw-sticky">configuration</th>{head}'
     rows = []
     for i, rec in enumerate(frame[cols].itertuples(index=False)):
-        cells = [f'<td class="hw-sticky">{_html.escape(labels[i])}</td>'] if sticky else []
+        cells = [f'<td class="hw-sticky">{escape_html(labels[i])}</td>'] if sticky else []
         for c, v in zip(cols, rec, strict=True):
             cls = "hw-text" if isinstance(v, str) else ""
             if c in best and isinstance(v, int | float) and abs(float(v) - best[c]) < 1e-12:
@@ -142,7 +142,7 @@ def verdict_html(v: Verdict, *, max_rows: int = 12) -> str:
             human("index_mib"), human("query_p50_ms"), human("compute_s")]  # fmt: skip
     cols += [human(INDEX_RECALL)] if ann else []
     head = "".join(
-        f'<th class="hw-sticky">{c}</th>' if c == "configuration" else f"<th>{_html.escape(c)}</th>"
+        f'<th class="hw-sticky">{c}</th>' if c == "configuration" else f"<th>{escape_html(c)}</th>"
         for c in cols
     )
     rows = []
@@ -150,13 +150,13 @@ def verdict_html(v: Verdict, *, max_rows: int = 12) -> str:
         star = " ★" if rec["run_id"] == v.recommended else ""
         cls = {"best": "hw-top", "indistinguishable": "hw-same"}.get(str(rec["verdict"]), "")
         cells = [
-            f'<td class="hw-sticky">{_html.escape(str(rec["configuration"]) + star)}</td>',
+            f'<td class="hw-sticky">{escape_html(str(rec["configuration"]) + star)}</td>',
             f"<td>{rec[name]:.3f}</td>",
             f"<td>{rec['ci_low']:.3f} – {rec['ci_high']:.3f}</td>",
             f"<td>{rec['difference']:+.3f}</td>" if rec["verdict"] != "best" else "<td></td>",
             f"<td>{_fmt(rec['p (Holm)'])}</td>",
             f"<td>{_fmt(rec.get('detectable'))}</td>",
-            f'<td class="hw-text">{_html.escape(str(rec["verdict"]))}</td>',
+            f'<td class="hw-text">{escape_html(str(rec["verdict"]))}</td>',
             f"<td>{_fmt(rec.get('index_mib'))}</td>",
             f"<td>{_fmt(rec.get('query_p50_ms'))}</td>",
             f"<td>{_fmt(rec.get('compute_s'))}</td>",
@@ -225,7 +225,7 @@ def styled(frame: pd.DataFrame, precision: int = 3, wrap: Sequence[str] = ()) ->
 
     Columns named in ``wrap`` (snippets, explanations) are left-aligned and wrap instead of widening
     the table. pandas' ``Styler`` does not escape by default: a paper title or file name holding
-    ``<script>`` would run; this one shows it as text.
+    ``<script>`` would run; this one shows it as text, without control sequences (:func:`plain`).
 
     Example:
         >>> import pandas as pd
@@ -235,6 +235,7 @@ def styled(frame: pd.DataFrame, precision: int = 3, wrap: Sequence[str] = ()) ->
         True
     """
     frame = frame.rename(columns=lambda c: human(str(c)))  # hit_rate@5 -> found@5, as everywhere
+    frame = frame.map(lambda v: plain(v) if isinstance(v, str) else v)  # corpus text: no ESC sequences
     wrap = [human(c) for c in wrap]
     out = frame.style.hide(axis="index").format(precision=precision, escape="html")
     text: list[Hashable] = [c for c in frame.columns if frame[c].dtype == object and c not in wrap]

@@ -23,7 +23,6 @@ Example:
 
 from __future__ import annotations
 
-import html as _html
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -31,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from hepwb.evaluation.stats import ALPHA, SMALL_N, compare_runs, mean_ci
 from hepwb.labels import config_label, human
+from hepwb.plaintext import escape_html
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -90,7 +90,7 @@ class Verdict:
                 f" Recommended: {r['configuration']}, as good on these questions and cheaper "
                 f"(query p50 {_cost(r, 'query_p50_ms', 'ms')}, index {_cost(r, 'index_mib', 'MiB')})."
             )
-        return _html.escape(text)
+        return escape_html(text)
 
     def _against_bm25(self, rows: Mapping[str, Mapping[Any, Any]]) -> str:
         """Whether the best configuration beats plain ``bm25`` (the baseline physicists know) here."""

@@ -17,13 +17,13 @@ Example:
 from __future__ import annotations
 
 import bisect
-import html
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from hepwb.models.analyzer import normalize
+from hepwb.plaintext import escape_html, plain, sequence_around
 from hepwb.types import Document, Hit
 
 if TYPE_CHECKING:
@@ -230,7 +230,11 @@ def _pattern(alts: tuple[str, ...]) -> re.Pattern[str]:
 
 
 def snippet(hit: Hit, width: int = 300, mark: tuple[str, str] = ("**", "**")) -> str:
-    """About ``width`` characters of the hit around its first highlights, highlights marked."""
+    """About ``width`` characters of the hit around its first highlights, highlights marked.
+
+    Control sequences and characters of the corpus text are removed (:func:`hepwb.plaintext.plain`): a
+    snippet is safe to print on a terminal.
+    """
     text = hit.text
     spans = list(hit.highlights)
     centre = spans[0][0] if spans else 0
@@ -241,13 +245,15 @@ def snippet(hit: Hit, width: int = 300, mark: tuple[str, str] = ("**", "**")) ->
         lo += 1
     while hi < len(text) and text[hi - 1].isalnum() and hi > centre:
         hi -= 1
+    lo = (sequence_around(text, lo) or (lo, lo))[0]  # an edge inside an escape sequence: before it
+    hi = (sequence_around(text, hi) or (hi, hi))[1]
     out, pos = [], lo
     for s, e in spans:
         if s < lo or e > hi:
             continue
-        out += [text[pos:s], mark[0], text[s:e], mark[1]]
+        out += [plain(text[pos:s]), mark[0], plain(text[s:e]), mark[1]]
         pos = e
-    out.append(text[pos:hi])
+    out.append(plain(text[pos:hi]))
     body = " ".join("".join(out).split())
     return ("…" if lo > 0 else "") + body + ("…" if hi < len(text) else "")
 
@@ -304,7 +310,10 @@ def section_of(hit: Hit, doc: Document | None = None) -> str:
 
 
 def citation(hit: Hit) -> str:
-    """One-line citation: paper label and title, arXiv id, page(s), section, character offsets and score."""
+    """One-line citation: paper label and title, arXiv id, page(s), section, character offsets and score.
+
+    Control sequences and characters of the corpus text are removed (:func:`hepwb.plaintext.plain`).
+    """
     name = (
         f"{hit.label} · {hit.title}"
         if hit.title and hit.label and hit.title != hit.label
@@ -320,7 +329,7 @@ def citation(hit: Hit) -> str:
     if section:
         parts.append(f"§ {section.split(' > ')[-1]}")
     parts.append(f"chars {hit.start}-{hit.end}")
-    return ", ".join(parts) + f" ({hit.retriever} {hit.score:.3f})"
+    return " ".join(plain(", ".join(parts) + f" ({hit.retriever} {hit.score:.3f})").split())
 
 
 def hits_frame(hits: Sequence[Hit], documents: Mapping[str, Document] | None = None) -> pd.DataFrame:
@@ -336,11 +345,11 @@ def hits_frame(hits: Sequence[Hit], documents: Mapping[str, Document] | None = N
         [
             {
                 "rank": h.rank,
-                "label": h.label,
+                "label": plain(h.label),
                 "pages": ",".join(map(str, h.pages)),
-                "section": section_of(h, docs.get(h.document_id)),
+                "section": plain(section_of(h, docs.get(h.document_id))),
                 "score": round(h.score, 4),
-                "why": h.why,
+                "why": plain(h.why),
                 "citation": citation(h),
                 "snippet": snippet(h, 200, ("[", "]")),
             }
@@ -354,10 +363,10 @@ def hits_html(hits: Sequence[Hit], width: int = 400) -> str:
     """HTML list of hits with highlighted snippets (``<mark>``), for notebooks."""
     items = []
     for h in hits:
-        snip = html.escape(snippet(h, width, ("\x00", "\x01")))
-        snip = snip.replace("\x00", "<mark>").replace("\x01", "</mark>")
+        snip = escape_html(snippet(h, width, ("\ue000", "\ue001")))
+        snip = snip.replace("\ue000", "<mark>").replace("\ue001", "</mark>")
         items.append(
-            f"<li><div style='font-size:90%;color:#555'>{html.escape(citation(h))}</div>"
-            f"<div style='font-size:85%;color:#777'>{html.escape(h.why)}</div><div>{snip}</div></li>"
+            f"<li><div style='font-size:90%;color:#555'>{escape_html(citation(h))}</div>"
+            f"<div style='font-size:85%;color:#777'>{escape_html(h.why)}</div><div>{snip}</div></li>"
         )
     return "<ol style='padding-left:1.2em'>" + "".join(items) + "</ol>"

@@ -19,7 +19,6 @@ Example:
 from __future__ import annotations
 
 import base64
-import html as _html
 import io
 import itertools
 from collections.abc import Callable, Sequence
@@ -31,6 +30,7 @@ from hepwb.deps import extra
 from hepwb.exceptions import ConfigError, HepwbError
 from hepwb.paths import Layout
 from hepwb.pipeline.chunksets import truncation_report
+from hepwb.plaintext import escape_html
 from hepwb.types import Block, Chunk, Document, JSONObject
 from hepwb.viz.document_view import by_label, corpus_papers
 
@@ -77,7 +77,7 @@ def _label(c: Chunk) -> str:
 
 
 def _segment(text: str, covering: list[Chunk]) -> str:
-    body = _html.escape(text)
+    body = escape_html(text)
     if not covering:
         return f'<span class="hw-gap" style="color:#999">{body}</span>'
     shadow = f";box-shadow:inset 0 -3px 0 {_OVERSIZED}" if any(c.oversized for c in covering) else ""
@@ -126,7 +126,7 @@ def _front_html(text: str) -> str:
         '<details class="hw-front" style="margin:2px 0 6px 0;font-size:12px;color:#555"><summary>'
         f"title and front matter ({len(text)} characters before the first body chunk; authors and "
         "affiliations are kept out of the chunks) — show</summary>"
-        f'<pre style="white-space:pre-wrap;font-size:12px">{_html.escape(text)}</pre></details>'
+        f'<pre style="white-space:pre-wrap;font-size:12px">{escape_html(text)}</pre></details>'
     )
 
 
@@ -192,7 +192,7 @@ def chunks_html(
         more = f'<div style="color:#666;font-size:12px">… {len(text) - limit} more characters not shown</div>'
     n_over = sum(c.oversized for c in chunks)
     head = (
-        f"<h4>{_html.escape(doc.label)} · {_html.escape(doc.title)} · {len(chunks)} chunks"
+        f"<h4>{escape_html(doc.label)} · {escape_html(doc.title)} · {len(chunks)} chunks"
         f"{f' ({len(shown)} shown)' if len(shown) < len(chunks) else ''}"
         f"{f' · {n_over} oversized' if n_over else ''}</h4>"
     )
@@ -239,12 +239,12 @@ def _summary(chunks: Sequence[Chunk], tokenizer: str) -> str:
     counts = [c.token_count for c in chunks]
     line = (
         f"<b>{len(chunks)} chunks</b> · mean {sum(counts) / len(counts):.0f} / max {max(counts)} tokens "
-        f"({_html.escape(tokenizer)})"
+        f"({escape_html(tokenizer)})"
     )
     report = truncation_report(list(chunks), tokenizer)
     if report is None:
         line += (
-            f" · truncation: n/a (counts are in {_html.escape(tokenizer)!s} tokens, "
+            f" · truncation: n/a (counts are in {escape_html(tokenizer)!s} tokens, "
             "not the embedder's WordPiece)"
         )
     else:
@@ -380,9 +380,7 @@ class ChunkExplorer:
         try:
             self.refresh()
         except HepwbError as exc:  # a control change must not kill the widget: show why instead
-            self.summary.value = (
-                f'<p class="hw-error" style="color:{_OVERSIZED}">{_html.escape(str(exc))}</p>'
-            )
+            self.summary.value = f'<p class="hw-error" style="color:{_OVERSIZED}">{escape_html(str(exc))}</p>'
 
     def _chunk(self) -> list[Chunk]:
 
@@ -421,7 +419,7 @@ class ChunkExplorer:
         )
         self.view.value = chunks_html(doc, self.chunks, max_chars=self.max_chars)
         self.summary.value = _summary(self.chunks, self.tokenizer) + (
-            f'<p style="font-size:12px;color:#555">{_html.escape(self.strategy.value)} · chunk size '
+            f'<p style="font-size:12px;color:#555">{escape_html(self.strategy.value)} · chunk size '
             f"{self.chunk_size.value} · overlap {self.chunk_overlap.value:.2f}</p>"
         )
 

@@ -17,7 +17,6 @@ Example:
 from __future__ import annotations
 
 import base64
-import html as _html
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,6 +25,7 @@ from hepwb.exceptions import ConfigError
 from hepwb.paths import Layout
 from hepwb.pipeline.corpus import ingest
 from hepwb.pipeline.keys import labelled_files
+from hepwb.plaintext import escape_html
 from hepwb.processing.figures import crop_box
 from hepwb.processing.links import describe_target, targets_of
 from hepwb.types import Block, Document, JSONObject
@@ -134,7 +134,7 @@ def _links_html(doc: Document, start: int, end: int) -> str:
     found = targets_of(doc, start, end)
     if not found:
         return ""
-    items = "; ".join(f"{_html.escape(t)} → {_html.escape(describe_target(doc, g, 90))}" for t, g in found)
+    items = "; ".join(f"{escape_html(t)} → {escape_html(describe_target(doc, g, 90))}" for t, g in found)
     return f'<div style="color:#0a58ca;font-size:10px;margin-top:2px">links: {items}</div>'
 
 
@@ -156,16 +156,16 @@ def figures_html(doc: Document, page: int, *, pdf: str | Path | None = None, zoo
         if src and f.get("bbox"):
             png = page_image_png(src, int(f.get("bbox_page") or f["page"]), zoom, clip=crop_box(f))
             data = base64.b64encode(png).decode("ascii")
-            alt = _html.escape(f["label"])
+            alt = escape_html(f["label"])
             image = f'<img alt="{alt}" src="data:image/png;base64,{data}" style="max-width:100%">'
-        caption = _html.escape(doc.markdown[f["caption_start"] : f["caption_end"]])
+        caption = escape_html(doc.markdown[f["caption_start"] : f["caption_end"]])
         where = [
-            f"p. {m.get('page')} ({_html.escape(doc.markdown[m['start'] : m['end']])})"
+            f"p. {m.get('page')} ({escape_html(doc.markdown[m['start'] : m['end']])})"
             for m in doc.meta.get("xrefs", [])
             if m["target"] == f["id"]
         ]
         parts.append(
-            f'<div style="border:1px solid #bbb;margin:6px 0;padding:6px"><b>{_html.escape(f["label"])}</b> '
+            f'<div style="border:1px solid #bbb;margin:6px 0;padding:6px"><b>{escape_html(f["label"])}</b> '
             f"page {f['page']}{image}<div style='font-size:12px'>{caption}</div>"
             f"<div style='color:#555;font-size:11px'>mentioned: {', '.join(where) or 'nowhere'}</div></div>"
         )
@@ -181,7 +181,7 @@ def _legend() -> str:
 
 
 def _block_html(doc: Document, b: Block) -> str:
-    text = _html.escape(doc.block_text(b))
+    text = escape_html(doc.block_text(b))
     tag = f"{b.kind}{' h' + str(b.level) if b.level else ''} · [{b.start}:{b.end}]"
     return (
         f'<div style="background:{KIND_COLOURS.get(b.kind, "#fff")};border:1px solid #bbb;margin:3px 0;'
@@ -223,11 +223,11 @@ def page_view_html(doc: Document, page: int = 1, *, pdf: str | Path | None = Non
             f["bbox"] for f in doc.meta.get("figures", []) if f.get("bbox") and f.get("bbox_page") == page
         ]
         png = base64.b64encode(page_image_png(src, page, zoom, boxes)).decode("ascii")
-        alt = f"page {page} of {_html.escape(doc.label)}"
+        alt = f"page {page} of {escape_html(doc.label)}"
         image = f'<img alt="{alt}" src="data:image/png;base64,{png}" style="max-width:100%">'
     body = "".join(rows) or "<em>no block starts on this page</em>"
     return (
-        f"<h4>{_html.escape(doc.label)} · {_html.escape(doc.title)} · page {page}</h4>{_legend()}"
+        f"<h4>{escape_html(doc.label)} · {escape_html(doc.title)} · page {page}</h4>{_legend()}"
         '<div style="display:flex;gap:12px;align-items:flex-start">'
         f'<div style="flex:1;min-width:0">{image}</div>'
         f'<div style="flex:1;min-width:0;max-height:1100px;overflow:auto">{body}</div></div>'

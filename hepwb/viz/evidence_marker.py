@@ -23,7 +23,6 @@ Example:
 from __future__ import annotations
 
 import functools
-import html
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +31,7 @@ from hepwb.evaluation.question_file import add_evidence, read_question_file
 from hepwb.evaluation.questions import Question
 from hepwb.exceptions import ConfigError
 from hepwb.paths import Layout
+from hepwb.plaintext import escape_html
 from hepwb.types import Document
 
 if TYPE_CHECKING:
@@ -215,7 +215,7 @@ class EvidenceMarker:
 
     def _say(self, text: str, ok: bool) -> None:
         colour = "#146c43" if ok else "#b02a37"
-        self.status.value = f"<span style='color:{colour}'>{html.escape(text)}</span>"
+        self.status.value = f"<span style='color:{colour}'>{escape_html(text)}</span>"
 
     def reload(self) -> None:
         """Re-read the question file: its questions become the choices of *add to*."""

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import html
 from collections.abc import Mapping, Sequence
 
 from hepwb import defaults
 from hepwb.deps import extra
 from hepwb.exceptions import DependencyError, RetrieverUnavailableError
 from hepwb.pipeline.search import Searcher
+from hepwb.plaintext import escape_html
 from hepwb.retrieval import RETRIEVERS
 from hepwb.retrieval.explain import hits_html
 from hepwb.types import Hit, JSONObject
@@ -30,14 +30,14 @@ def side_by_side_html(results: Mapping[str, Sequence[Hit] | str], width: int = 3
     cols = []
     for name, hits in results.items():
         body = (
-            f"<p style='color:#a60'>{html.escape(hits)}</p>"
+            f"<p style='color:#a60'>{escape_html(hits)}</p>"
             if isinstance(hits, str)
             else hits_html(hits, width)
         )
         cols.append(
-            f"<div class='hw-column' data-retriever='{html.escape(name)}' "
+            f"<div class='hw-column' data-retriever='{escape_html(name)}' "
             "style='min-width:0;overflow-wrap:anywhere;border-left:3px solid #ccd;padding:0 .6em'>"
-            f"<h4 style='margin:.2em 0'>{html.escape(name)}</h4>{body}</div>"
+            f"<h4 style='margin:.2em 0'>{escape_html(name)}</h4>{body}</div>"
         )
     n = max(1, min(per_row, len(cols)))
     grid = f"display:grid;grid-template-columns:repeat({n}, minmax(0, 1fr));gap:.8em .5em;align-items:start"

@@ -6,11 +6,11 @@ job then copies the hit's document into LT and cites that approval as its eviden
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 
 from hepwb.deps import extra
 from hepwb.exceptions import HepwbError
+from hepwb.plaintext import escape_html
 from hepwb.tiers.store import Tiers
 from hepwb.types import Hit
 
@@ -58,12 +58,12 @@ class ApprovalWidget:
         try:
             self.tiers.approve(h.chunk_id, actor=self.actor.value.strip(), note=self.note.value)
         except HepwbError as exc:
-            self.out.value = f"<b style='color:#b00'>{html.escape(str(exc))}</b>"
+            self.out.value = f"<b style='color:#b00'>{escape_html(str(exc))}</b>"
             return
         n = len(self.tiers.candidates())
         self.out.value = (
-            f"approved <b>{html.escape(h.label)}</b> ({html.escape(h.tier)}) as "
-            f"{html.escape(self.actor.value.strip())}; {n} document(s) now earn promotion"
+            f"approved <b>{escape_html(h.label)}</b> ({escape_html(h.tier)}) as "
+            f"{escape_html(self.actor.value.strip())}; {n} document(s) now earn promotion"
         )
 
     def _ipython_display_(self) -> None:
