@@ -157,11 +157,6 @@ def _bounded_int(source: str) -> Any:
     return parse
 
 
-def _no_constant(name: str) -> Any:
-    msg = f"{name} is not a JSON number; write a number or null"
-    raise ValueError(msg)
-
-
 def _depth_problem(value: Any, max_depth: int) -> bool:
     """Whether ``value`` nests containers deeper than ``max_depth`` (iteratively: no recursion)."""
     stack: list[tuple[Any, int]] = [(value, 1)]
@@ -182,10 +177,10 @@ def parse_json(
 
     Raises:
         ReadError: Not JSON (line named), nested deeper than ``max_depth``, an integer of more than
-            :data:`~hepwb.limits.MAX_INT_DIGITS` digits, or NaN/Infinity.
+            :data:`~hepwb.limits.MAX_INT_DIGITS` digits (NaN and Infinity are read, as Python writes them).
     """
     try:
-        value = json.loads(text, parse_int=_bounded_int(source), parse_constant=_no_constant)
+        value = json.loads(text, parse_int=_bounded_int(source))
     except ReadError:
         raise
     except json.JSONDecodeError as exc:
@@ -195,7 +190,7 @@ def parse_json(
     except RecursionError:
         msg = f"{source}: nested deeper than {max_depth} levels; {fix}"
         raise ReadError(msg) from None
-    except ValueError as exc:  # NaN/Infinity, or an integer past Python's own digit limit
+    except ValueError as exc:  # an integer past Python's own digit limit
         msg = f"{source}: {exc}; {fix}"
         raise ReadError(msg) from None
     if _depth_problem(value, max_depth):

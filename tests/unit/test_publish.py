@@ -319,7 +319,7 @@ def test_a_damaged_fusion_fit_is_named_with_its_fix_at_once(tmp_path, monkeypatc
         assert msg.endswith("fit it again with `hepwb fit-fusion --name f ...` (its chunk set and questions)")
         assert "\n" not in msg
     (folder / "f.json").write_text('{"method": "rrf", "wei')
-    with pytest.raises(IncompleteArtefactError, match="it does not parse: JSONDecodeError"):
+    with pytest.raises(IncompleteArtefactError, match="it does not parse: invalid JSON"):
         load_fit("f")
     (folder / "run-0123.json").write_text(json.dumps({**good, "weight": "x"}))
     with pytest.raises(IncompleteArtefactError, match="delete it and run again"):

@@ -204,7 +204,7 @@ def test_json_values_are_bounded():
 
     assert parse_json('{"a": [1, 2.5, "x", null, true]}', "s") == {"a": [1, 2.5, "x", None, True]}
     for text, words in (("[" * 101 + "]" * 101, "nested deeper"), ("9" * 65, "integer of 65 digits"),
-                        ("NaN", "not a JSON number"), ('{"a": ', "invalid JSON")):  # fmt: skip
+                        ('{"a": ', "invalid JSON")):  # fmt: skip
         with pytest.raises(HepwbError, match=words):
             parse_json(text, "s")
     assert json.dumps(parse_json("[" * 100 + "]" * 100, "s")).count("[") == 100
