@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import os
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from hepwb import defaults
@@ -69,6 +70,15 @@ def _unavailable(model: str, exc: BaseException) -> str:
     return f"cross-encoder {model!r} does not load ({type(exc).__name__}): {fix}"
 
 
+def _loadable_offline(path: str) -> bool:
+    """Whether ``path`` is a folder here, or a hub name in the local cache, or the hub may be asked."""
+    if Path(path).expanduser().exists() or os.environ.get("HF_HUB_OFFLINE", "").lower() not in {"1", "true"}:
+        return True
+    from huggingface_hub.constants import HF_HUB_CACHE
+
+    return "/" in path and (Path(HF_HUB_CACHE) / f"models--{path.replace('/', '--')}").is_dir()
+
+
 @lru_cache(maxsize=2)
 def load_cross_encoder(model: str) -> Any:
     """The :class:`sentence_transformers.CrossEncoder` ``model`` (an adapted name, folder or hub name).
@@ -77,12 +87,16 @@ def load_cross_encoder(model: str) -> Any:
         RetrieverUnavailableError: The model does not load here; the message is
             :func:`_unavailable`'s one sentence.
     """
-    from sentence_transformers import CrossEncoder
-
     try:
         path = resolve_model_path(model)
     except IncompleteArtefactError as exc:  # a folder left by an interrupted `hepwb adapt`
         raise RetrieverUnavailableError(str(exc)) from None
+    if not _loadable_offline(path):  # said at once, without importing sentence-transformers
+        raise RetrieverUnavailableError(
+            _unavailable(model, FileNotFoundError(f"{path}: not here, hub offline"))
+        )
+    from sentence_transformers import CrossEncoder
+
     try:
         with quiet_transformers():
             return CrossEncoder(path, device=resolve_device())
