@@ -38,6 +38,7 @@ from hepwb.pipeline.config import ExperimentConfig
 from hepwb.pipeline.experiment import run_experiment
 from hepwb.pipeline.prepare import prepare
 from hepwb.pipeline.report import render_report
+from hepwb.plaintext import plain
 from hepwb.project_defaults import ProjectDefaults, current_defaults
 
 __all__ = ["app", "main"]
@@ -251,7 +252,9 @@ def sql(
         fail(exc)
     except Exception as exc:  # other duckdb errors are user errors here
         fail(exc)
-    typer.echo(df.to_string(index=False))
+    # cells hold corpus text: no escape sequence (clipboard writes, hyperlinks, CSI) reaches the terminal
+    df = df.rename(columns=lambda c: plain(str(c))).map(lambda v: plain(v) if isinstance(v, str) else v)
+    typer.echo(plain(df.to_string(index=False)))
     if more:
         typer.echo(f"(the first {max_rows:,} rows; there are more: add a LIMIT or raise --max-rows)")
 

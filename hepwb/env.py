@@ -51,7 +51,9 @@ _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 def online_requested() -> bool:
     """Whether the user let the hub libraries go online (``HEPWB_ONLINE=1`` or ``HF_HUB_OFFLINE=0``).
 
-    Any of :data:`OFFLINE_VARIABLES` set to a false value (``0``, ``false``, ``no``, ``off``) counts.
+    ``HEPWB_ONLINE`` counts only when it is ``1``, ``true``, ``yes`` or ``on``; one of
+    :data:`OFFLINE_VARIABLES` only when it is ``0``, ``false``, ``no`` or ``off`` (any case): a value
+    that is neither (``garbage``, ``2``) never opts in.
     """
     if os.environ.get("HEPWB_ONLINE", "").strip().lower() in _TRUE:
         return True
@@ -61,19 +63,28 @@ def online_requested() -> bool:
 def hub_offline(*, force: bool = False) -> bool:
     """Set :data:`OFFLINE_VARIABLES` to 1 (keeping values the user set) unless :func:`online_requested`.
 
-    The libraries read them when first imported, so this runs at ``import hepwb`` (and again in
-    :func:`configure_runtime`); a process that imported ``huggingface_hub`` before hepwb keeps its mode.
+    A value that is neither an explicit on nor off (``HF_HUB_OFFLINE=garbage``) becomes ``1`` in any case:
+    the hub libraries would read it as off and wait on the network. The libraries read the variables
+    when first imported, so this runs at ``import hepwb`` (and again in :func:`configure_runtime`); a
+    process that imported ``huggingface_hub`` before hepwb keeps its mode.
 
     Args:
-        force: Set them even when the user opted in (a test, a benchmark that must not reach a hub).
+        force: Set them to 1 even when the user opted in (a test, a benchmark that must not reach a hub).
 
     Returns:
         Whether hepwb set the hub libraries offline (``False``: the user opted in).
     """
+    for key in OFFLINE_VARIABLES:
+        value = os.environ.get(key)
+        if value is not None and value.strip().lower() not in (*_TRUE, *_FALSE):
+            os.environ[key] = "1"
     if not force and online_requested():
         return False
     for key in OFFLINE_VARIABLES:
-        os.environ.setdefault(key, "1")
+        if force:
+            os.environ[key] = "1"
+        else:
+            os.environ.setdefault(key, "1")
     return True
 
 

@@ -12,13 +12,16 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import stat
 from pathlib import Path
 
 from hepwb.exceptions import ConfigError, CorpusNotFoundError
 from hepwb.io import read_json
 from hepwb.paths import shared_dir
+from hepwb.plaintext import plain
 from hepwb.types import JSONObject
 
 _log = logging.getLogger("hepwb.corpus")
@@ -28,12 +31,53 @@ __all__ = [
     "corpus_files",
     "corpus_labels",
     "default_corpus",
+    "describe",
     "label_of",
     "load_sidecar",
     "resolve_corpus",
 ]
 
 SUFFIXES = (".pdf", ".md")
+
+_SKIPPED: set[str] = set()
+"""Special entries already reported in this process (a command lists its corpus several times)."""
+
+_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def describe(path: Path) -> str | None:
+    """What ``path`` is, following links: ``"a file"``, ``"a folder"``, ``"a FIFO"``, … (``None``: nothing).
+
+    Only :func:`os.stat` is asked: a FIFO or device is never opened.
+
+    Example:
+        >>> describe(Path("/dev/null")), describe(Path("/nonexistent"))
+        ('a character device', None)
+    """
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return "a broken link" if path.is_symlink() else None
+    except OSError as exc:  # a link loop, a name too long, no permission on the folder
+        return f"unreadable ({exc.strerror or type(exc).__name__})"
+    if stat.S_ISREG(mode):
+        return "a file"
+    return next((kind for test, kind in _KINDS if test(mode)), "a special file")
+
+
+def _shown(path: Path) -> str:
+    """``path`` for a message: control sequences stripped, and the target of a link."""
+    text = plain(str(path))
+    if path.is_symlink():
+        with contextlib.suppress(OSError):
+            text += f" (a link to {plain(str(path.readlink()))})"
+    return text
 
 
 def label_of(path: Path) -> str:
@@ -60,14 +104,31 @@ def resolve_corpus(corpus: str | Path | None) -> Path:
         )
         raise CorpusNotFoundError(msg)
     if not path.is_dir():
-        msg = f"corpus folder {path} does not exist: set --corpus / HEPWB_CORPUS to a folder of PDF files"
+        kind = describe(path)
+        fix = "set --corpus / HEPWB_CORPUS to a folder of PDF or .md files"
+        if kind is None:
+            msg = f"corpus folder {plain(str(path))} does not exist: {fix}"
+        else:
+            msg = f"{_shown(path)} is {kind}, not a folder of papers: {fix}"
         raise CorpusNotFoundError(msg)
     return path
 
 
 def corpus_files(corpus: Path, max_docs: int | None = None, only: list[str] | None = None) -> list[Path]:
-    """Supported files of ``corpus`` in name order (only labels ``only``; the first ``max_docs``)."""
-    files = sorted(p for p in corpus.iterdir() if p.is_file() and p.suffix.lower() in SUFFIXES)
+    """Supported files of ``corpus`` in name order (only labels ``only``; the first ``max_docs``).
+
+    An entry with a supported suffix that is not a regular file (a folder, a FIFO, a device, a socket, a
+    broken link, or a link to one of them) is skipped with one warning naming it and what it is, once per
+    process; it is never opened.
+    """
+    files = []
+    for path in sorted(p for p in corpus.iterdir() if p.suffix.lower() in SUFFIXES):
+        kind = describe(path)
+        if kind == "a file":
+            files.append(path)
+        elif str(path) not in _SKIPPED:
+            _SKIPPED.add(str(path))
+            _log.warning("%s is %s, not a file: skipped", _shown(path), kind or "gone")
     if not files:
         msg = f"corpus folder {corpus} holds no .pdf or .md files; point --corpus at a folder of papers"
         raise CorpusNotFoundError(msg)
@@ -84,17 +145,48 @@ def corpus_files(corpus: Path, max_docs: int | None = None, only: list[str] | No
     return files
 
 
+_FIELDS = {
+    "pid": "a label (a string)",
+    "pdf": "a file name (a string)",
+    "tex": "a folder name under tex/ (a string)",
+}
+
+
+def _check_entry(sidecar: Path, index: int, entry: JSONObject) -> None:
+    """Refuse (:class:`ConfigError`, one line) a ``pid``/``pdf``/``tex`` that cannot name a label or file.
+
+    Each must be a string without control characters (NUL included) whose last part is a name (not
+    ``""``, ``.`` or ``..``); ``pdf`` may carry folders (``papers/pdf/P01_….pdf``: its name is matched).
+    """
+    for key, what in _FIELDS.items():
+        value = entry.get(key)
+        if value is None:
+            continue
+        text = isinstance(value, str)
+        if text and plain(value) == value and Path(value).name not in ("", ".", ".."):
+            continue
+        why = " (it holds a control character)" if text and plain(value) != value else ""
+        shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:79] + "…"
+        msg = f"{plain(str(sidecar))}, papers[{index}].{key} must be {what}, got {shown}{why}; fix it"
+        raise ConfigError(msg)
+
+
 def load_sidecar(corpus: Path) -> dict[str, JSONObject]:
-    """Metadata from ``papers.json`` beside or above the corpus, keyed by file name and by ``pid``."""
+    """Metadata from ``papers.json`` beside or above the corpus, keyed by file name and by ``pid``.
+
+    An entry whose ``pid``, ``pdf`` or ``tex`` is not a string name (a number, a list, a control
+    character, ``..``) is a :class:`ConfigError` naming the file, the entry and the field.
+    """
     for cand in (corpus / "papers.json", corpus.parent / "papers.json"):
         if cand.exists() or cand.is_symlink():  # a special file is refused by the reader, not skipped
             data = read_json(cand, "paper metadata", fix="fix or remove it")
             papers = data.get("papers", data) if isinstance(data, dict) else data
             out: dict[str, JSONObject] = {}
-            for p in papers if isinstance(papers, list) else []:
+            for i, p in enumerate(papers if isinstance(papers, list) else []):
                 if not isinstance(p, dict):
                     _log.warning("%s: ignoring an entry that is not an object: %.60r", cand, p)
                     continue
+                _check_entry(cand, i, p)
                 if p.get("tex"):
                     tex_root = (cand.parent / "tex").resolve()
                     tex_dir = (tex_root / str(p["tex"])).resolve()

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,9 +22,10 @@ from typing import Any
 from hepwb import limits
 from hepwb.exceptions import ConfigError, HepwbError
 from hepwb.jsonpost import RetriesExhausted, post_json
+from hepwb.plaintext import plain
 from hepwb.types import JSONObject
 
-__all__ = ["NERClient", "NERUnavailableError", "check_url"]
+__all__ = ["NERClient", "NERUnavailableError", "check_url", "redact"]
 
 log = logging.getLogger("hepwb.ner")
 
@@ -39,8 +41,24 @@ class _TooLarge(Exception):
     """The service answered HTTP 413: the request is over one of its bounds."""
 
 
+_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)[^/?#]*@")
+
+
+def redact(url: str) -> str:
+    """``url`` for a message: any ``user:password@`` replaced by ``***@``, at most 200 characters.
+
+    Example:
+        >>> redact("http://user:pw@127.0.0.1:8000/x")
+        'http://***@127.0.0.1:8000/x'
+    """
+    return _USERINFO.sub(r"\1***@", url)[:200]
+
+
 def check_url(url: str, what: str = "the NER service URL") -> str:
     """``url`` when it is an ``http(s)://host[:port][/path]`` URL, else a :class:`ConfigError` naming it.
+
+    The message shows the URL without its user and password (:func:`redact`); a port outside 1-65535 is
+    refused here, before anything connects.
 
     Example:
         >>> check_url("http://127.0.0.1:8000")
@@ -53,13 +71,22 @@ def check_url(url: str, what: str = "the NER service URL") -> str:
     import httpx
 
     fix = "give the service's base URL, e.g. http://127.0.0.1:8000 (`hepwb ner-serve` prints it)"
+    shown = redact(url)
     try:
         parsed = httpx.URL(url)
     except (httpx.InvalidURL, ValueError, TypeError) as exc:
-        msg = f"{what} {url[:200]!r} is malformed ({' '.join(str(exc).split())[:200]}); {fix}"
+        why = " ".join(str(exc).split())
+        m = _USERINFO.match(url)
+        if m:  # the parser's message may quote the user and password too
+            why = why.replace(url[len(m.group(1)) : m.end() - 1], "***")
+        why = why[:200]
+        msg = f"{what} {shown!r} is malformed ({why}); {fix}"
         raise ConfigError(msg) from None
     if parsed.scheme not in ("http", "https") or not parsed.host:
-        msg = f"{what} {url[:200]!r} is not an http:// or https:// URL with a host; {fix}"
+        msg = f"{what} {shown!r} is not an http:// or https:// URL with a host; {fix}"
+        raise ConfigError(msg)
+    if parsed.port is not None and not 0 < parsed.port <= 65535:
+        msg = f"{what} {shown!r} has port {parsed.port}, outside 1-65535; {fix}"
         raise ConfigError(msg)
     return url
 
@@ -89,6 +116,11 @@ class NERClient:
         check_url(self.url)
         if self.token is None:
             self.token = os.environ.get("HEPWB_NER_TOKEN") or None
+
+    @property
+    def _shown(self) -> str:
+        """The URL for a message: without user and password (:func:`redact`)."""
+        return redact(self.url)
 
     @property
     def _headers(self) -> dict[str, str]:
@@ -130,7 +162,7 @@ class NERClient:
         except NERUnavailableError as exc:
             return self._fail(texts, str(exc))
         except (ValueError, KeyError, TypeError) as exc:
-            return self._fail(texts, f"malformed reply from {self.url}/ner: {exc}")
+            return self._fail(texts, f"malformed reply from {self._shown}/ner: {exc}")
         return [sorted(f) for f in found]
 
     def _tag(self, part: list[tuple[int, str]], found: list[set[str]]) -> None:
@@ -177,25 +209,27 @@ class NERClient:
             r = post_json(self.url.rstrip("/") + "/ner", body, timeout=self.timeout, attempts=self.attempts,
                           headers=self._headers, max_wait=2.0)  # fmt: skip
         except httpx.TimeoutException:
-            msg = f"{self.url}/ner timed out after {self.timeout:g} s"
+            msg = f"{self._shown}/ner timed out after {self.timeout:g} s"
             raise NERUnavailableError(msg) from None
         except httpx.TransportError as exc:
-            msg = f"cannot reach {self.url}/ner ({exc})"
+            msg = f"cannot reach {self._shown}/ner ({exc})"
             raise NERUnavailableError(msg) from None
         except RetriesExhausted as exc:
-            msg = f"{self.url}/ner answered HTTP {exc.status} {self.attempts} times"
+            msg = f"{self._shown}/ner answered HTTP {exc.status} {self.attempts} times"
             raise NERUnavailableError(msg) from None
         if r.status_code == 413:
-            msg = f"{self.url}/ner refused even one character as too large (HTTP 413): {r.text[:200]}"
+            msg = (
+                f"{self._shown}/ner refused even one character as too large (HTTP 413): {plain(r.text[:200])}"
+            )
             raise _TooLarge(msg)
         if r.status_code == 401:
             msg = (
-                f"{self.url}/ner needs the service's token (HTTP 401): set HEPWB_NER_TOKEN to the token "
+                f"{self._shown}/ner needs the service's token (HTTP 401): set HEPWB_NER_TOKEN to the token "
                 "`hepwb ner-serve` was started with"
             )
             raise NERUnavailableError(msg)
         if r.status_code != 200:
-            msg = f"{self.url}/ner answered HTTP {r.status_code}: {r.text[:200]}"
+            msg = f"{self._shown}/ner answered HTTP {r.status_code}: {plain(r.text[:200])}"
             raise NERUnavailableError(msg)
         return r.json()
 

@@ -25,6 +25,7 @@ Example:
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +37,7 @@ from hepwb.index.store import index_key
 from hepwb.models.tokenizers import model_identity
 from hepwb.names import is_plain_name
 from hepwb.pipeline.sources import source_key
+from hepwb.plaintext import plain
 from hepwb.retrieval.rerank import cross_encoder_name
 from hepwb.types import JSONObject
 
@@ -48,6 +50,7 @@ __all__ = [
     "chunkset_key",
     "index_key",
     "labelled_files",
+    "plain_label",
     "plan_corpus",
     "retriever_label",
 ]
@@ -95,6 +98,18 @@ def safe_label(label: str) -> bool:
     return is_plain_name(label)
 
 
+def plain_label(text: str) -> str:
+    r"""A plain label made of ``text``: control sequences dropped, other characters ``-`` (``doc`` if none).
+
+    Example:
+        >>> plain_label("P07\x1b]52;c;SGk=\x07X"), plain_label("../../x"), plain_label("\x1b[2J")
+        ('P07X', 'x', 'doc')
+    """
+    label = re.sub(r"[^A-Za-z0-9._+-]+", "-", plain(text))
+    label = re.sub(r"\.{2,}", ".", label).strip("-._+")[:64].rstrip("-._+")
+    return label if safe_label(label) else "doc"
+
+
 def labelled_files(
     corpus: str | Path | None,
     *,
@@ -104,35 +119,54 @@ def labelled_files(
 ) -> list[tuple[Path, JSONObject, str]]:
     """The files of ``corpus`` with their ``papers.json`` metadata and the label each document gets.
 
-    A label is the sidecar's ``pid`` or the file-name prefix; one that is not a plain name, or that
-    another file already took, falls back to the file name (logged to ``log``). Only the folder listing
-    and the sidecar are read, so a widget can list thousands of papers at once.
+    A label is the sidecar's ``pid`` or the file-name prefix. A ``pid`` that is not a plain name falls back
+    to the file-name prefix; a prefix that is not one to :func:`plain_label` of it; a label another file
+    already took to the file name (or, when that is not plain, the label and a hash of the name). Each
+    fallback is one warning (in ``log`` when given). Only the folder listing and the sidecar are read, so
+    a widget can list thousands of papers at once.
     """
+
+    def warn(msg: str, path: Path) -> None:
+        if log is None:
+            _log.warning(msg)
+        else:
+            log.add("warning", "ProcessingPipeline", msg, file_path=plain(str(path)))
+
     folder = resolve_corpus(corpus)
     sidecar = load_sidecar(folder)
     seen: dict[str, str] = {}
     out: list[tuple[Path, JSONObject, str]] = []
     for path in corpus_files(folder, max_docs, only):
         meta = dict(sidecar.get(path.name) or sidecar.get(label_of(path)) or {})
-        label = str(meta.get("pid") or label_of(path))
+        name = plain(path.name)
+        prefix = label_of(path)
+        label = str(meta.get("pid") or prefix)
         if not safe_label(label):  # a label names folders: it must not climb out of them
-            msg = (
-                f"label {label!r} of {path.name} (papers.json 'pid') is not a plain name; using "
-                f"{label_of(path)!r} (give 'pid' letters, digits, '.', '_', '+' or '-' only)"
-            )
-            _log.warning(msg)
-            if log is not None:
-                log.add("warning", "ProcessingPipeline", msg, file_path=str(path))
-            label = label_of(path) if safe_label(label_of(path)) else "doc"
+            fallback = prefix if safe_label(prefix) else plain_label(prefix)
+            rule = "letters, digits, '.', '_', '+' or '-'"
+            if meta.get("pid"):
+                msg = (
+                    f"papers.json 'pid' {plain(label)!r} of {name} is not a plain name; labelled "
+                    f"{fallback!r} instead (give 'pid' {rule} only)"
+                )
+            else:
+                shown = f"{name!r}" + (" (control characters removed)" if name != path.name else "")
+                msg = (
+                    f"file name {shown} does not start with a plain label; labelled {fallback!r} instead "
+                    f"(rename it to start with {rule}, or give it a 'pid' in papers.json)"
+                )
+            warn(msg, path)
+            label = fallback
         if label in seen:  # e.g. my_a.pdf and my_b.pdf: fall back to the whole file name
+            other = path.stem if safe_label(path.stem) else f"{label}-{short_hash(path.name, 8)}"
             msg = (
-                f"label {label!r} of {path.name} is already used by {seen[label]}; using "
-                f"{path.stem!r} (set a unique 'pid' in papers.json to choose)"
+                f"label {label!r} of {name} is already used by {seen[label]}; using "
+                f"{other!r} (set a unique 'pid' in papers.json to choose)"
             )
             if log is not None:
-                log.add("warning", "ProcessingPipeline", msg, file_path=str(path))
-            label = path.stem
-        seen[label] = path.name
+                log.add("warning", "ProcessingPipeline", msg, file_path=plain(str(path)))
+            label = other
+        seen[label] = name
         meta["pid"] = label
         out.append((path, meta, label))
     return out
