@@ -29,13 +29,14 @@ from hepwb.cli_app import (
     parse_options,
 )
 from hepwb.cli_show import run_lines
-from hepwb.exceptions import HepwbError
-from hepwb.hepilot.schemas import validate_tree
+from hepwb.exceptions import ConfigError, HepwbError
+from hepwb.hepilot.schemas import schema_for_file, validate_tree
 from hepwb.limits import HEPILOT_CHUNK_SIZE
 from hepwb.paths import Layout, shared_dir
 from hepwb.pipeline import Catalog
 from hepwb.pipeline.config import ExperimentConfig
 from hepwb.pipeline.experiment import run_experiment
+from hepwb.pipeline.pin import checked_defaults
 from hepwb.pipeline.prepare import prepare
 from hepwb.pipeline.report import render_report
 from hepwb.plaintext import plain
@@ -45,7 +46,7 @@ __all__ = ["app", "main"]
 
 
 def _defaults() -> ProjectDefaults:
-    """The defaults ``--help`` shows; a damaged pin file is reported when a command builds a configuration."""
+    """The defaults ``--help`` shows; a damaged pin file is reported when a command runs (``evaluate``)."""
     try:
         return current_defaults()
     except HepwbError:
@@ -93,17 +94,22 @@ def evaluate(
     max_docs: MaxDocs = None,
     latex: Latex = True,
     chunk_size: Annotated[
-        int, typer.Option(help="Chunk size in tokens (the default: `hepwb defaults show`).")
-    ] = _DEFAULTS.chunk_size,
+        int | None,
+        typer.Option(
+            help="Chunk size in tokens (the default: `hepwb defaults show`).",
+            show_default=str(_DEFAULTS.chunk_size),
+        ),
+    ] = None,
     chunk_overlap: Overlap = defaults.CHUNK_OVERLAP,
     retriever: Annotated[
-        str,
+        str | None,
         typer.Option(
             help="Retriever: a name (see `hepwb retrievers`) or NAME(KEY=VALUE, ...), e.g. "
             "'dense(read=max)'. The default is the main job's recommendation (README 'Defaults'), or "
-            "your project's pin."
+            "your project's pin.",
+            show_default=_DEFAULTS.retriever,
         ),
-    ] = _DEFAULTS.retriever,
+    ] = None,
     k: TopK = defaults.EVAL_K,
     chunker: Annotated[str, typer.Option(help="Chunking strategy.")] = defaults.CHUNKER,
     embedding_model: Annotated[
@@ -148,6 +154,7 @@ def evaluate(
     Prints the headline metrics with 95 % intervals, then every question that could not be scored (its
     evidence not located) with the reason, then where the run folder is.
     """
+    checked_defaults()  # a damaged hepwb-defaults.json is one line here, not silently the package's defaults
     cfg = ExperimentConfig.from_params(
         corpus=corpus,
         questions=questions,
@@ -191,10 +198,13 @@ def validate(
     """Validate every JSON file of an output tree against the HEPilot schemas."""
     if not root.is_dir():
         fail(ValueError(f"{root} is not a folder: give a HEPilot output tree (data/processed/chunksets/ID)"))
+    n = sum(1 for p in root.rglob("*.json") if schema_for_file(p.name) is not None)
+    if not n:
+        msg = f"no HEPilot JSON files in {root}; give a chunk-set folder (data/processed/chunksets/ID)"
+        raise ConfigError(msg)
     fails = validate_tree(root, schemas or shared_dir() / defaults.SCHEMA_FOLDER)
     for path, errs in fails.items():
         typer.secho(f"{path}: {errs[0]}", fg=typer.colors.RED)
-    n = sum(1 for _ in root.rglob("*.json"))
     typer.echo(f"{n - len(fails)}/{n} JSON files valid")
     if fails:
         raise typer.Exit(1)

@@ -8,7 +8,7 @@ import typer
 
 from hepwb.cli_app import App, app, fail
 from hepwb.paths import Layout
-from hepwb.pipeline.pin import pin_defaults, pin_from_report
+from hepwb.pipeline.pin import checked_defaults, pin_defaults, pin_from_report
 from hepwb.project_defaults import current_defaults, unpin_defaults
 
 __all__ = ["defaults_app"]
@@ -24,7 +24,7 @@ app.add_typer(defaults_app)
 @defaults_app.command("show")
 def show() -> None:
     """Print the default retriever and chunk size in force in this project, and where they come from."""
-    d = current_defaults()
+    d = checked_defaults()
     typer.echo(
         f"retriever:  {d.retriever}\nchunk size: {d.chunk_size}\nfrom:       {d.pinned_in or d.source}"
     )

@@ -15,6 +15,7 @@ from hepwb.evaluation import locate_all
 from hepwb.evaluation.testset import ragas_questions, save_questions, structural_questions
 from hepwb.llm import LLMEndpoint
 from hepwb.pipeline import ingest
+from hepwb.pipeline.pin import checked_defaults
 from hepwb.pipeline.search import Searcher
 from hepwb.plaintext import plain
 from hepwb.ragmd.search import RagmdIndex
@@ -31,7 +32,10 @@ def search(
     chunker: Annotated[
         str, typer.Option(help="Chunking strategy of the chunk set searched.")
     ] = defaults.CHUNKER,
-    chunk_size: Annotated[int, typer.Option(help="Chunk size in tokens.")] = defaults.CHUNK_SIZE,
+    chunk_size: Annotated[
+        int | None,
+        typer.Option(help="Chunk size in tokens (the default: `hepwb defaults show`).", show_default=False),
+    ] = None,
     overlap: Overlap = defaults.CHUNK_OVERLAP,
     corpus: Corpus = None,
     max_docs: MaxDocs = None,
@@ -57,6 +61,8 @@ def search(
     import dataclasses
     from collections.abc import Callable
 
+    pinned = checked_defaults()  # a damaged hepwb-defaults.json is one line, not silently the package's
+    chunk_size = pinned.chunk_size if chunk_size is None else chunk_size
     run: Callable[[str], list[Hit]]
     for name in parse_words(retrievers):  # options (a saved fit among them) checked before any chunking
         check_retriever_options(*named(name))

@@ -29,6 +29,7 @@ from hepwb.evaluation.stats import SMALL_N
 from hepwb.labels import human
 from hepwb.pipeline.record import RunRecord
 from hepwb.pipeline.report_tables import DECISION_METRICS
+from hepwb.plaintext import plain
 from hepwb.types import JSONObject
 
 __all__ = ["check_lines", "run_lines"]
@@ -36,8 +37,13 @@ __all__ = ["check_lines", "run_lines"]
 _QUOTE_CHARS = 70
 
 
+def _plain(value: Any) -> str:
+    """``value`` as printable text on one line: terminal control sequences and controls removed."""
+    return " ".join(plain(str(value)).split())
+
+
 def _quote(text: str) -> str:
-    flat = " ".join(str(text).split())
+    flat = _plain(text)
     return f'"{flat}"' if len(flat) <= _QUOTE_CHARS else f'"{flat[: _QUOTE_CHARS - 1]}…"'
 
 
@@ -55,8 +61,11 @@ def unscored_lines(rows: Iterable[Mapping[str, Any]]) -> list[str]:
     """One line per quote not located: question, document, page, status, quote and reason."""
     out = []
     for r in rows:
-        page = f" p.{r['page']}" if r.get("page") is not None else ""
-        out.append(f"  {r['qid']}  {r['doc']}{page}  {r['status']}  {_quote(r['quote'])}: {r['reason']}")
+        page = f" p.{_plain(r['page'])}" if r.get("page") is not None else ""
+        out.append(
+            f"  {_plain(r['qid'])}  {_plain(r['doc'])}{page}  {_plain(r['status'])}  "
+            f"{_quote(r['quote'])}: {_plain(r['reason'])}"
+        )
     return out
 
 
@@ -87,12 +96,13 @@ def check_lines(rows: Iterable[JSONObject]) -> list[str]:
     """The table of ``hepwb questions check``: one line per quote, then its reason when not located."""
     out = []
     for r in rows:
-        page = "-" if r.get("page") is None else str(r["page"])
+        page = "-" if r.get("page") is None else _plain(r["page"])
         found = r.get("found_on_page")
         where = (
-            ", ".join(map(str, found)) if isinstance(found, list) else ("-" if found is None else str(found))
+            ", ".join(map(_plain, found))
+            if isinstance(found, list)
+            else ("-" if found is None else _plain(found))
         )
-        out.append(
-            f"{r['evidence']:14s} {r['doc']:8s} {page:>4s}  {r['status']:11s} {where:>6s}  {r['reason']}"
-        )
+        evidence, doc, status = _plain(r["evidence"]), _plain(r["doc"]), _plain(r["status"])
+        out.append(f"{evidence:14s} {doc:8s} {page:>4s}  {status:11s} {where:>6s}  {_plain(r['reason'])}")
     return out

@@ -59,9 +59,12 @@ def _read(path: Path) -> ProjectDefaults:
     except (KeyError, TypeError) as exc:
         msg = f"{path} is damaged ({type(exc).__name__}: {exc}); {fix}"
         raise ConfigError(msg) from None
-    problem = limits.CHUNK_SIZE.problem(size)
-    if not isinstance(retriever, str) or not retriever.strip() or problem:
-        msg = f"{path}: retriever must be a name and chunk_size {problem or 'a number'}; {fix}"
+    if not isinstance(retriever, str) or not retriever.strip():
+        msg = f"{path}: retriever must be a name, got {retriever!r}; {fix}"
+        raise ConfigError(msg)
+    problem = limits.CHUNK_SIZE.problem(size)  # refuses true and false too (JSON booleans are no sizes)
+    if problem:
+        msg = f"{path}: chunk_size: {problem}; {fix}"
         raise ConfigError(msg)
     return ProjectDefaults(retriever, int(size), str(data.get("source", "")), path.name)
 
@@ -87,10 +90,18 @@ def current_defaults(root: str | Path | None = None) -> ProjectDefaults:
 
 
 def write_defaults(record: ProjectDefaults, root: str | Path | None = None) -> Path:
-    """Write ``record`` as the project's defaults (:func:`hepwb.pipeline.pin.pin_defaults` validates it)."""
+    """Write ``record`` as the project's defaults (:func:`hepwb.pipeline.pin.pin_defaults` validates it).
+
+    Raises:
+        ConfigError: ``hepwb-defaults.json`` exists and is no regular file (a folder, a FIFO …).
+    """
     body = {**asdict(record), "pinned": datetime.now(UTC).isoformat(timespec="seconds")}
     del body["pinned_in"]
     path = _file(root)
+    if path.exists() and not path.is_file():
+        kind = "a folder" if path.is_dir() else "not a regular file"
+        msg = f"{path} is {kind}, so the defaults cannot be pinned there; remove or rename it, then pin again"
+        raise ConfigError(msg)
     atomic_write_text(path, json.dumps(body, indent=2) + "\n")
     _CACHE.pop(path, None)
     return path

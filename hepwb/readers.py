@@ -157,6 +157,25 @@ def _bounded_int(source: str) -> Any:
     return parse
 
 
+def _unique_keys(source: str, fix: str) -> Any:
+    """An ``object_pairs_hook`` building a dict, refusing a key that appears twice in one object."""
+
+    def build(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out = dict(pairs)
+        if len(out) == len(pairs):
+            return out
+        seen: set[str] = set()
+        for k, _ in pairs:
+            if k in seen:
+                shown = k if len(k) <= 60 else k[:59] + "…"
+                msg = f"{source}: key {shown!r} appears twice in one object (JSON keeps only the last); {fix}"
+                raise ReadError(msg)
+            seen.add(k)
+        return out  # pragma: no cover  (a shorter dict has a repeated key)
+
+    return build
+
+
 def _depth_problem(value: Any, max_depth: int) -> bool:
     """Whether ``value`` nests containers deeper than ``max_depth`` (iteratively: no recursion)."""
     stack: list[tuple[Any, int]] = [(value, 1)]
@@ -177,10 +196,11 @@ def parse_json(
 
     Raises:
         ReadError: Not JSON (line named), nested deeper than ``max_depth``, an integer of more than
-            :data:`~hepwb.limits.MAX_INT_DIGITS` digits (NaN and Infinity are read, as Python writes them).
+            :data:`~hepwb.limits.MAX_INT_DIGITS` digits, a key twice in one object (named; JSON would keep
+            the last silently). NaN and Infinity are read, as Python writes them.
     """
     try:
-        value = json.loads(text, parse_int=_bounded_int(source))
+        value = json.loads(text, parse_int=_bounded_int(source), object_pairs_hook=_unique_keys(source, fix))
     except ReadError:
         raise
     except json.JSONDecodeError as exc:
@@ -243,7 +263,8 @@ def read_csv(
     """The header and ``(line number, row)`` pairs of the CSV file ``path`` (fields of ``max_field`` at most).
 
     Raises:
-        ReadError: Naming the file and line (a field too long, an unterminated quote, a NUL byte …).
+        ReadError: Naming the file and line (a field too long, an unterminated quote, a NUL byte, a column
+            named twice in the header …).
     """
     text = read_text(path, what, max_bytes=max_bytes, fix=fix)
     old = csv.field_size_limit()
@@ -257,4 +278,11 @@ def read_csv(
         raise ReadError(msg) from None
     finally:
         csv.field_size_limit(old)
+    twice = sorted({c for c in header if header.count(c) > 1})
+    if twice:
+        msg = (
+            f"{what} {path}: column {twice[0]!r} appears twice in the header (one would be lost); "
+            "give each column once"
+        )
+        raise ReadError(msg)
     return header, rows

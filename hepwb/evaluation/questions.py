@@ -137,6 +137,10 @@ class Question:
         )
 
 
+_IDS = ("qid", "doc", "kind", "style")
+"""Fields that name something (a question, a document, a category): no control character at all."""
+
+
 def _text(data: Mapping[str, Any], field: str, where: str, *, required: bool = True) -> str:
     value = data.get(field)
     if value is None or (isinstance(value, str) and not value.strip()):
@@ -147,22 +151,73 @@ def _text(data: Mapping[str, Any], field: str, where: str, *, required: bool = T
     if not isinstance(value, str):
         msg = f"{where}: field {field!r} must be a string, got {type(value).__name__}"
         raise ConfigError(msg)
+    problem = _not_text(value, control=field in _IDS)
+    if problem:
+        msg = f"{where}: field {field!r} {problem}; write it as plain UTF-8 text"
+        raise ConfigError(msg)
     return value
+
+
+def _not_text(value: str, *, control: bool) -> str:
+    r"""What makes ``value`` unusable as text (``""``: nothing): a lone surrogate, NUL, other controls.
+
+    A lone surrogate (``"\ud800"`` in JSON) is no Unicode text: it cannot be written as UTF-8, and C
+    libraries (pytrec_eval) crash on it. NUL is refused everywhere, every other control character
+    (C0, DEL, C1) in the fields that name something (``control``).
+
+    Example:
+        >>> _not_text("Q1\ud800", control=True), _not_text("Q1\x1b]8;;x\x07", control=True)
+        ('holds a lone surrogate (U+D800)', 'holds the control character U+001B')
+        >>> _not_text("line\nbreak", control=False)
+        ''
+    """
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return f"holds a lone surrogate (U+{ord(value[exc.start]):04X})"
+    for ch in value:
+        if ch == "\0" or (control and (ch < " " or "\x7f" <= ch <= "\x9f")):
+            return f"holds the control character U+{ord(ch):04X}"
+    return ""
+
+
+_PAGE_DIGITS = 6
+"""A page number has at most this many digits (a million pages is no paper)."""
 
 
 def _page(value: Any, where: str) -> int | None:
-    """The evidence page: a 1-based number, or ``None`` when not given (sources without pages)."""
+    """The evidence page: a 1-based number, or ``None`` when not given (sources without pages).
+
+    Example:
+        >>> _page(" 12 ", "q.csv line 2"), _page(None, "q.csv line 2")
+        (12, None)
+        >>> _page("9" * 5000, "q.csv line 2")
+        Traceback (most recent call last):
+        ...
+        hepwb.exceptions.ConfigError: q.csv line 2: field 'page' is a number of 5,000 digits; ...
+    """
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        msg = (
-            f"{where}: field 'page' is {value!r}; give the 1-based page number of the quote, "
-            "or leave it out when the document has no pages (markdown)"
-        )
-        raise ConfigError(msg)
-    return value
+    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
+        value = value.strip()
+        if len(value) <= _PAGE_DIGITS:
+            value = int(value)
+    if isinstance(value, int) and not isinstance(value, bool) and 1 <= value < 10**_PAGE_DIGITS:
+        return value
+    if (
+        isinstance(value, str | int)
+        and not isinstance(value, bool)
+        and str(value).isascii()
+        and str(value).isdigit()
+    ):
+        shown = f"a number of {len(str(value)):,} digits"
+    else:
+        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:39] + "…"
+    msg = (
+        f"{where}: field 'page' is {shown}; give the 1-based page number of the quote "
+        f"(at most {_PAGE_DIGITS} digits), or leave it out when the document has no pages (markdown)"
+    )
+    raise ConfigError(msg)
 
 
 _FIX = "pass the path of a .jsonl or .csv question set"

@@ -116,7 +116,11 @@ def ragas_samples(
 
 
 def offline_scores(samples: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
-    """The LLM-free ragas metrics, one row per question (index ``qid``)."""
+    """The LLM-free ragas metrics, one row per question (index ``qid``).
+
+    A question that retrieved nothing gets NaN for each (ragas cannot score an empty retrieval; its
+    retrieval metrics, computed elsewhere, are 0).
+    """
     import pandas as pd
 
     _quiet()
@@ -141,6 +145,11 @@ def offline_scores(samples: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
         # the async API: ragas' synchronous single_turn_score applies nest_asyncio to a running loop
         rows = {}
         for qid, fields in samples.items():
+            if not fields[
+                "retrieved_contexts"
+            ]:  # nothing retrieved: ragas has nothing to score (max() of [])
+                rows[qid] = dict.fromkeys(OFFLINE_METRICS, float("nan"))
+                continue
             sample = SingleTurnSample(**fields)
             row = {name: float(await m.single_turn_ascore(sample)) for name, m in metrics.items()}
             joined = SingleTurnSample(

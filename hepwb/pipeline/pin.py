@@ -24,7 +24,31 @@ from hepwb.pipeline.config import ExperimentConfig
 from hepwb.pipeline.verdict import verdict
 from hepwb.project_defaults import ProjectDefaults, current_defaults, write_defaults
 
-__all__ = ["current_defaults", "pin_defaults", "pin_from_report"]
+__all__ = ["checked_defaults", "current_defaults", "pin_defaults", "pin_from_report"]
+
+
+def checked_defaults(root: str | Path | None = None) -> ProjectDefaults:
+    """:func:`current_defaults`, a pinned retriever and size validated as every configuration is.
+
+    Commands call it first, so a damaged or invalid ``hepwb-defaults.json`` is one line naming it, not a
+    silent fall-back to the package's defaults nor an error that does not say where the value came from.
+
+    Raises:
+        ConfigError: The file is damaged, or pins a retriever or chunk size no configuration takes.
+    """
+    d = current_defaults(root)
+    if d.pinned_in:
+        try:
+            ExperimentConfig.from_params(retriever=d.retriever, chunk_size=d.chunk_size)
+        except ConfigError as exc:
+            problem = " ".join(str(exc).split())
+            msg = (
+                f"{d.pinned_in} pins {d.retriever!r} at {d.chunk_size} tokens, which is no valid "
+                f"configuration ({problem}); pin another with `hepwb defaults pin`, or remove it with "
+                "`hepwb defaults unpin`"
+            )
+            raise ConfigError(msg) from None
+    return d
 
 
 def pin_defaults(

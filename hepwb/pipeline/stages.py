@@ -27,6 +27,7 @@ from hepwb.paths import Layout
 from hepwb.pipeline.chunksets import ChunkSet, build_chunkset
 from hepwb.pipeline.config import ExperimentConfig
 from hepwb.pipeline.corpus import default_questions, ingest
+from hepwb.readers import read_bytes
 from hepwb.retrieval import get_retriever
 from hepwb.retrieval.fusion import fit_reads, load_fit
 from hepwb.types import Document, Hit, JSONObject
@@ -63,8 +64,15 @@ class Timer(dict[str, float]):
 
 
 def questions_path(questions: str | Path | None) -> Path:
-    """The question-set file (``questions`` or the default), or an error naming the option to set."""
+    """The question-set file (``questions`` or the default), or an error naming the option to set.
+
+    Raises:
+        CorpusNotFoundError: No question set is given or found.
+        ReadError: The path exists but is no regular file (a folder, FIFO, device or socket: named).
+    """
     path = Path(questions) if questions else default_questions()
+    if path is not None and path.exists() and not path.is_file():
+        read_bytes(path, "question file", fix="pass --questions FILE, a .jsonl or .csv question set")
     if path is None or not path.is_file():
         msg = (
             f"no question set found ({path}): pass --questions FILE (CLI), questions='FILE' "
