@@ -15,10 +15,27 @@ from typing import Any
 from hepwb import limits
 from hepwb.exceptions import CatalogBusyError, ConfigError
 
-__all__ = ["WAIT_S", "connect_waiting"]
+__all__ = ["WAIT_S", "connect_waiting", "damaged"]
 
 WAIT_S = 600.0
 """How long a process waits for another one to release a DuckDB file (``$HEPWB_CATALOG_WAIT_S``)."""
+
+
+_DAMAGED = (
+    "not a valid DuckDB database file",
+    "Could not read enough bytes from file",
+    "Corrupt database file",
+)
+
+
+def damaged(exc: BaseException) -> bool:
+    """Whether DuckDB's error ``exc`` says its file is damaged (cut short, not a database, corrupt).
+
+    Example:
+        >>> damaged(OSError('IO Error: Could not read enough bytes from file "x": attempted to read 4096'))
+        True
+    """
+    return any(words in str(exc) for words in _DAMAGED)
 
 
 def connect_waiting(
@@ -84,8 +101,8 @@ def connect_waiting(
     try:
         return open_()
     except duckdb.IOException as exc:
-        if "not a valid DuckDB database file" in str(exc):
-            msg = f"{what} {path} is damaged (not a DuckDB database); {rebuild}"
+        if damaged(exc):
+            msg = f"{what} {path} is damaged ({str(exc).splitlines()[0][:160]}); {rebuild}"
             raise ConfigError(msg) from None
         if not locked(exc):
             raise

@@ -291,7 +291,7 @@ def _assemble(
                     int(c.get("context_end", -1)),
                     str(c.get("context_text", "")),
                 )
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, OverflowError) as exc:  # 1e400 is inf: int() overflows
             probs.add(
                 starts["Document Metadata"] + 1, "Document Metadata", f"document {did!r}: bad entry ({exc!r})"
             )
@@ -355,7 +355,11 @@ def _assemble(
         if len(raw) != 4 * vecs.shape[1]:
             probs.add(vec_at + k, "Vectors", f"chunk {cid!r}: {len(raw) // 4} floats, embedding_dim is {dim}")
             continue
-        vecs[k] = np.frombuffer(raw, dtype="<f4")
+        vector = np.frombuffer(raw, dtype="<f4")
+        if not np.isfinite(vector).all():
+            probs.add(vec_at + k, "Vectors", f"chunk {cid!r}: the vector holds NaN or infinite values")
+            continue
+        vecs[k] = vector
     _check_table(lines, starts, docs, by_id, probs)
     if probs:
         raise _fail(probs)

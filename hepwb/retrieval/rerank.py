@@ -19,7 +19,7 @@ from typing import Any
 
 from hepwb import defaults
 from hepwb.callspec import named
-from hepwb.env import quiet_transformers
+from hepwb.env import online_requested, quiet_transformers
 from hepwb.exceptions import RetrieverUnavailableError
 from hepwb.models.device import resolve_device
 from hepwb.models.embedder import Embedder
@@ -72,7 +72,7 @@ def _unavailable(model: str, exc: BaseException) -> str:
 
 def _loadable_offline(path: str) -> bool:
     """Whether ``path`` is a folder here, or a hub name in the local cache, or the hub may be asked."""
-    if Path(path).expanduser().exists() or os.environ.get("HF_HUB_OFFLINE", "").lower() not in {"1", "true"}:
+    if Path(path).expanduser().exists() or online_requested():
         return True
     from huggingface_hub.constants import HF_HUB_CACHE
 

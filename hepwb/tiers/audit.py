@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from hepwb.dbfile import connect_waiting
+from hepwb.dbfile import connect_waiting, damaged
 from hepwb.exceptions import ConfigError
 from hepwb.ids import text_sha256
 from hepwb.types import JSONObject
@@ -83,7 +83,15 @@ class AuditLog:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         rebuild = "move it aside (its history is lost) and rebuild the tiers with `hepwb tiers init CORPUS`"
         con = connect_waiting(self.path, what="the tiers' audit file", rebuild=rebuild)
-        con.execute(_SCHEMA)
+        try:
+            con.execute(_SCHEMA)
+        except Exception as exc:  # a file cut short fails on its first read, not when it is opened
+            con.close()
+            if damaged(exc):
+                why = str(exc).splitlines()[0][:160]
+                msg = f"the tiers' audit file {self.path} is damaged ({why}); {rebuild}"
+                raise ConfigError(msg) from None
+            raise
         try:
             yield con
         finally:

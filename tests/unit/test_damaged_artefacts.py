@@ -50,3 +50,19 @@ def test_a_damaged_audit_file_names_itself_and_the_rebuild(home):
     res = runner.invoke(app, ["tiers", "history"])
     assert res.exit_code == 2, res.output
     assert "audit.duckdb is damaged" in res.output and "hepwb tiers init" in res.output, res.output
+
+
+def test_an_audit_file_cut_short_names_itself_and_the_rebuild(home):
+    import duckdb
+
+    folder = Tiers.folder("default", home)
+    folder.mkdir(parents=True)
+    path = folder / "audit.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("CREATE TABLE filler AS SELECT range AS x FROM range(100000)")
+    con.close()
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    res = runner.invoke(app, ["tiers", "history"])
+    assert res.exit_code == 2, res.output
+    assert "audit.duckdb is damaged" in res.output and "hepwb tiers init" in res.output, res.output

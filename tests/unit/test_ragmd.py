@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import base64
 import difflib
+import re
+import struct
 import subprocess
 
 import numpy as np
@@ -96,6 +99,13 @@ def test_broken_files_name_the_section_and_line_and_load_nothing(indexed, tmp_pa
             "the vector lines hold at most",
         ),
     }
+    first_vector = lines[next(i for i, ln in enumerate(lines) if ln == "```base64") + 1]
+    nan = base64.b64encode(struct.pack("<384f", *[float("nan")] * 384)).decode()
+    cases["infinite index"] = (re.sub(r'"i_end": \d+', '"i_end": 1e400', text, count=1), "bad entry")
+    cases["nan vector"] = (
+        _broken(text, first_vector, first_vector.split(" ")[0] + " " + nan),
+        "the vector holds NaN or infinite values",
+    )
     for what, (bad, expected) in cases.items():
         found = problems(bad, "f.ragmd")
         assert any(expected in p for p in found), (what, found)
