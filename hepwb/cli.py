@@ -28,6 +28,7 @@ from hepwb.cli_app import (
     parse_ints,
     parse_options,
 )
+from hepwb.cli_args import repeated_option
 from hepwb.cli_show import run_lines
 from hepwb.exceptions import ConfigError, HepwbError
 from hepwb.hepilot.schemas import schema_for_file, validate_tree
@@ -281,6 +282,12 @@ def main() -> None:
       (``reports/tracebacks/<time>-<command>.txt``, else the temporary folder), exit status 3.
     * Ctrl-C is one line and exit status 130.
     """
+    import sys
+
+    problem = repeated_option(typer.main.get_command(app), sys.argv[1:])
+    if problem:
+        typer.secho(f"error: {plain(problem)}", fg=typer.colors.RED, err=True)
+        raise SystemExit(2)
     try:
         app()
     except KeyboardInterrupt:
