@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
-from hepwb import defaults
+from hepwb import defaults, limits
 from hepwb.acquisition.folder import resolve_corpus
 from hepwb.exceptions import ConfigError, CorpusNotFoundError
 from hepwb.index import ChunkStore, get_embedder
@@ -47,6 +47,25 @@ __all__ = ["LT_KEEP_VERSIONS_DAYS", "IngestReport", "TierStore"]
 
 LT_KEEP_VERSIONS_DAYS = 3650
 """LT table versions are kept this long (promotions stay reversible); HOT keeps LanceDB's default."""
+
+
+def _meta_problem(meta: JSONObject) -> str | None:
+    """What is wrong with the fields of ``tiers.json`` (``None``: nothing); written by ``init_lt`` only."""
+    chunking = meta.get("chunking")
+    if not isinstance(chunking, dict):
+        return "'chunking' is missing or not an object"
+    if not isinstance(chunking.get("name"), str) or not chunking["name"]:
+        return "'chunking.name' is not a chunker name"
+    for key, bound in (("chunk_size", limits.CHUNK_SIZE), ("chunk_overlap", limits.CHUNK_OVERLAP)):
+        problem = bound.problem(chunking.get(key))
+        if problem:
+            return f"'chunking.{key}': {problem}"
+    if not isinstance(meta.get("embedding_model"), str) or not meta["embedding_model"]:
+        return "'embedding_model' is missing or not a model name"
+    sources = meta.get("sources", [])
+    if not isinstance(sources, list) or not all(isinstance(src, dict | str) for src in sources):
+        return "'sources' is not a list of sources"
+    return None
 
 
 @dataclass(frozen=True)
@@ -120,10 +139,11 @@ class TierStore:
                 raise
             msg = f"{exc}; the file is damaged: {rebuild}"
             raise ConfigError(msg) from None
-        if not isinstance(meta, dict):
-            msg = f"tier state {path} is damaged (not a JSON object); {rebuild}"
+        problem = "not a JSON object" if not isinstance(meta, dict) else _meta_problem(meta)
+        if problem:
+            msg = f"tier state {path} is damaged ({problem}); {rebuild}"
             raise ConfigError(msg)
-        return meta
+        return dict(meta)
 
     def db(self) -> Any:
         """The LanceDB database of the tiers."""

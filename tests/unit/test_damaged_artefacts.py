@@ -66,3 +66,24 @@ def test_an_audit_file_cut_short_names_itself_and_the_rebuild(home):
     res = runner.invoke(app, ["tiers", "history"])
     assert res.exit_code == 2, res.output
     assert "audit.duckdb is damaged" in res.output and "hepwb tiers init" in res.output, res.output
+
+
+@pytest.mark.parametrize(
+    ("meta", "words"),
+    [
+        ({"embedding_model": "all-MiniLM-L6-v2", "sources": []}, "'chunking' is missing"),
+        ({"chunking": {"name": "hepilot", "chunk_size": "x", "chunk_overlap": 0.1},
+          "embedding_model": "all-MiniLM-L6-v2", "sources": []}, "'chunking.chunk_size'"),
+        ({"chunking": {"name": "hepilot", "chunk_size": 512, "chunk_overlap": 0.1}, "sources": []},
+         "'embedding_model'"),
+    ],
+)  # fmt: skip
+def test_tier_state_with_broken_fields_is_named_as_damaged(home, meta, words):
+    import json
+
+    folder = Tiers.folder("default", home)
+    folder.mkdir(parents=True)
+    (folder / "tiers.json").write_text(json.dumps(meta), encoding="utf-8")
+    res = runner.invoke(app, ["tiers", "status"])
+    assert res.exit_code == 2, res.output
+    assert "tiers.json is damaged" in res.output and words in res.output and "hepwb tiers init" in res.output
