@@ -138,6 +138,9 @@ def read_text(
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
+        if raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
+            msg = f"{what} {path} is UTF-16 text; save it as UTF-8 (e.g. iconv -f utf-16 -t utf-8)"
+            raise ReadError(msg) from None
         line = raw[: exc.start].count(b"\n") + 1
         msg = (
             f"{what} {path} line {line}: byte {raw[exc.start]:#04x} is not UTF-8; save the file as UTF-8 "
@@ -205,7 +208,7 @@ def parse_json(
         raise
     except json.JSONDecodeError as exc:
         where = f"{source}, line {exc.lineno}" if "\n" in text else source
-        msg = f"{where}: invalid JSON ({exc.msg}); {fix}"
+        msg = f"{where}: invalid JSON ({exc.msg} column {exc.colno}); {fix}"
         raise ReadError(msg) from None
     except RecursionError:
         msg = f"{source}: nested deeper than {max_depth} levels; {fix}"

@@ -209,6 +209,7 @@ def _page(value: Any, where: str) -> int | None:
         and not isinstance(value, bool)
         and str(value).isascii()
         and str(value).isdigit()
+        and len(str(value)) > _PAGE_DIGITS
     ):
         shown = f"a number of {len(str(value)):,} digits"
     else:
