@@ -13,7 +13,10 @@ are reproducible (fixed seed).
 * :func:`paired_test` - two configurations scored on the same questions: the mean difference, a
   two-sided **paired sign-flip permutation test**, and the interval obtained by **inverting that test**:
   every shift ``delta`` the same sign flips do not reject. The test and the interval therefore agree by
-  construction: ``p < 0.05`` exactly when 0 lies outside the 95 % interval. ``detectable`` is the
+  construction: ``p < 0.05`` exactly when 0 lies outside the 95 % interval. For a 0/1 metric the interval
+  is at least ``±6/n`` around the observed difference (:func:`min_detectable`: no smaller difference can
+  ever be declared with ``n`` questions, so those shifts stay plausible; the agreement is kept, since a
+  significant difference is at least ``6/n``). ``detectable`` is the
   interval's half-width: the smallest difference these questions could tell from chance.
 * Fewer than ``SMALL_N`` (10) questions are a small sample: :class:`CI` says so beside its number.
 
@@ -54,6 +57,7 @@ __all__ = [
     "compare_runs",
     "holm",
     "mean_ci",
+    "min_detectable",
     "paired_test",
     "summary_with_ci",
     "wilson",
@@ -93,7 +97,8 @@ class PairedResult:
     """Comparison of configuration A against B on the same questions (``diff`` = A - B).
 
     ``diff`` is the interval of the sign-flip test inverted (so ``significant`` iff 0 is outside it);
-    ``detectable`` is its half-width: differences smaller than that cannot be told from chance here.
+    ``detectable`` is its half-width, and for 0/1 metrics at least :func:`min_detectable`: differences
+    smaller than that cannot be told from chance here.
     """
 
     diff: CI
@@ -222,11 +227,35 @@ def paired_test(a: Values, b: Values, n_resamples: int = _RESAMPLES, level: floa
         return inside
 
     low, high = edge(-1.0), edge(1.0)
+    floor = 0.0
+    if np.all(np.isin(d, (-1.0, 0.0, 1.0))):  # 0/1 metrics: no difference under `floor` can ever be declared
+        floor = min_detectable(n, alpha)
+        low, high = min(low, m - floor * (1 - 1e-9)), max(high, m + floor * (1 - 1e-9))
     if bounded:
         low, high = max(low, -1.0), min(high, 1.0)
     p = 1.0 if np.all(d == 0) else p_at(0.0)
     diff = CI(m, min(low, m), max(high, m), n, level, "sign-flip")
-    return PairedResult(diff, p, int((d > 0).sum()), int((d < 0).sum()), (high - low) / 2)
+    detectable = max((high - low) / 2, floor)
+    return PairedResult(
+        diff, p, int((d > 0).sum()), int((d < 0).sum()), detectable if detectable > 0 else float("nan")
+    )
+
+
+def min_detectable(n: int, alpha: float = ALPHA) -> float:
+    """The smallest difference of a 0/1 metric (found@k) that ``n`` paired questions could ever declare.
+
+    The two-sided sign-flip test's smallest p-value with ``j`` questions going one way and the rest tied is
+    ``2 ** (1 - j)``; it falls below ``alpha`` from ``j = 6`` on (at 5 %), so a difference under ``6 / n``
+    can never be significant, whatever the data.
+
+    Example:
+        >>> round(min_detectable(11), 3), round(min_detectable(124), 3)
+        (0.545, 0.048)
+    """
+    j = 1
+    while 2.0 ** (1 - j) >= alpha:
+        j += 1
+    return min(1.0, j / max(n, 1))
 
 
 def summary_with_ci(per_question: pd.DataFrame, metrics: Sequence[str] | None = None) -> pd.DataFrame:

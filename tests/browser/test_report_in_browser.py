@@ -38,14 +38,14 @@ def test_report_reads_well_in_a_browser(browser, tmp_path):
     decision = page.locator("table.hw-headline").first
     assert decision.bounding_box()["y"] < 1000
     headers = decision.locator("th").all_inner_texts()
-    assert {"configuration", "found@5", "95 % interval", "p (Holm)", "verdict", "index (MiB)",
+    assert {"configuration", "found@5", "95 % interval", "p (Holm)", "detectable", "verdict", "index (MiB)",
             "query p50 (ms)", "compute (s)"} <= set(headers)  # fmt: skip
     assert decision.locator("tr").count() == 1 + 4
-    verdicts = [decision.locator("tr").nth(i).locator("td").nth(5).inner_text() for i in range(1, 5)]
+    verdicts = [decision.locator("tr").nth(i).locator("td").nth(6).inner_text() for i in range(1, 5)]
     assert verdicts[0] == "best" and set(verdicts[1:]) <= {"indistinguishable", "worse"}
     costs = decision.locator("tr").nth(1).locator("td")
-    assert float(costs.nth(6).inner_text()) > 0 and float(costs.nth(7).inner_text()) > 0  # index MiB, p50 ms
-    assert float(costs.nth(8).inner_text()) > 0  # compute s
+    assert float(costs.nth(7).inner_text()) > 0 and float(costs.nth(8).inner_text()) > 0  # index MiB, p50 ms
+    assert float(costs.nth(9).inner_text()) > 0  # compute s
     body = page.locator("body").inner_text()
     definition = body.index("found@5 (hit_rate@5, the decision metric): share of questions")
     assert definition < body.index("What to use") < body.index("Decision table")
