@@ -196,7 +196,7 @@ def validate(
         str | None, typer.Option(help="Folder of HEPilot *.schema.json (default ../shared/hepilot).")
     ] = None,
 ) -> None:
-    """Validate every JSON file of an output tree against the HEPilot schemas."""
+    """Read every JSON file of an output tree; validate those with a HEPilot schema against it."""
     if not root.is_dir():
         fail(ValueError(f"{root} is not a folder: give a HEPilot output tree (data/processed/chunksets/ID)"))
     n = sum(1 for p in root.rglob("*.json") if schema_for_file(p.name) is not None)
@@ -205,8 +205,11 @@ def validate(
         raise ConfigError(msg)
     fails = validate_tree(root, schemas or shared_dir() / defaults.SCHEMA_FOLDER)
     for path, errs in fails.items():
-        typer.secho(f"{path}: {errs[0]}", fg=typer.colors.RED)
-    typer.echo(f"{n - len(fails)}/{n} JSON files valid")
+        typer.secho(f"{path}: {plain(errs[0])}", fg=typer.colors.RED)
+    total = sum(1 for _ in root.rglob("*.json"))
+    typer.echo(
+        f"{total - len(fails)}/{total} JSON files valid (all read; the {n} with a HEPilot schema checked)"
+    )
     if fails:
         raise typer.Exit(1)
 
@@ -297,7 +300,7 @@ def main() -> None:
         typer.secho(f"error: {one_line(exc)}", fg=typer.colors.RED, err=True)
         raise SystemExit(2) from None
     except Exception as exc:
-        write_failure = _write_failure(exc)
+        write_failure = _write_failure(exc) or _damaged_table(exc)
         if write_failure:
             typer.secho(f"error: {write_failure}", fg=typer.colors.RED, err=True)
             raise SystemExit(2) from None
@@ -306,6 +309,18 @@ def main() -> None:
         line = f"unexpected {type(exc).__name__}: {one_line(exc, 300)} — a bug: {where}; please report it"
         typer.secho(f"error: {line}", fg=typer.colors.RED, err=True)
         raise SystemExit(3) from None
+
+
+def _damaged_table(exc: Exception) -> str | None:
+    """The message for a LanceDB table that cannot be read (a damaged or cut-short file), else ``None``."""
+    text = str(exc)
+    if not isinstance(exc, RuntimeError) or "lance error" not in text.lower():
+        return None
+    first = one_line(exc, 200)
+    return (
+        f"a LanceDB table is damaged or unreadable ({first}); delete the table's folder named there and run "
+        "the command that builds it again (`hepwb ingest`, `hepwb evaluate` or `hepwb tiers init`)"
+    )
 
 
 def _write_failure(exc: Exception) -> str | None:

@@ -98,6 +98,9 @@ def connect_waiting(
     def open_() -> Any:
         return duckdb.connect(str(path), read_only=read_only, config=config)
 
+    if Path(path).is_dir():
+        msg = f"{what} {path} is a folder, not a DuckDB file: it is damaged; {rebuild}"
+        raise ConfigError(msg)
     try:
         return open_()
     except duckdb.IOException as exc:

@@ -70,7 +70,11 @@ def validate_record(record: Any, schema: str, schema_dir: str | Path) -> list[st
 def validate_tree(
     root: str | Path, schema_dir: str | Path, *, progress: bool = False
 ) -> dict[str, list[str]]:
-    """Validate every known JSON file under ``root``; return ``{relative path: errors}`` for failures."""
+    """Read every JSON file under ``root`` and validate those with a HEPilot schema.
+
+    Returns:
+        ``{relative path: errors}`` of the files that do not parse (any JSON file) or do not validate.
+    """
     from tqdm.auto import tqdm
 
     root = Path(root)
@@ -78,12 +82,12 @@ def validate_tree(
     files = sorted(root.rglob("*.json"))
     for path in tqdm(files, desc=f"validating {root.name}", unit="file", disable=not progress):
         schema = schema_for_file(path.name)
-        if schema is None:
-            continue
-        try:
-            data = read_json(path, "HEPilot file")
+        try:  # every JSON file of the tree is read (bounded), those with a schema also validated
+            data = read_json(path, "HEPilot file" if schema else "JSON file")
         except ReadError as exc:  # damaged: reported with the others, the rest still validated
             failures[path.relative_to(root).as_posix()] = [str(exc)]
+            continue
+        if schema is None:
             continue
         records = data if path.name == "processing_log.json" else [data]
         errs = [err for rec in records for err in validate_record(rec, schema, schema_dir)]

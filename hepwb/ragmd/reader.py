@@ -229,6 +229,14 @@ def _json(text: str, first: int, section: str, probs: _Problems) -> Any:
     return value
 
 
+def _whole(value: Any, field: str, low: int = 0) -> int:
+    """``value`` as an index or count: a JSON whole number from ``low`` to 2**31 - 1 (not a string)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value < 2**31:
+        msg = f"{field} is {str(value)[:30]!r}, not a whole number from {low} to 2147483647"
+        raise ValueError(msg)
+    return value
+
+
 def _bounded_int(digits: str) -> int:
     """A JSON integer of at most :data:`~hepwb.limits.MAX_INT_DIGITS` digits."""
     if len(digits.lstrip("-")) > MAX_INT_DIGITS:
@@ -280,15 +288,15 @@ def _assemble(
                 by_id[c["chunk_id"]] = RagChunk(
                     c["chunk_id"],
                     did,
-                    int(c["chunk_index"]),
-                    int(c["i_start"]),
-                    int(c["i_end"]),
+                    _whole(c["chunk_index"], "chunk_index"),
+                    _whole(c["i_start"], "i_start"),
+                    _whole(c["i_end"], "i_end"),
                     str(c["text"]),
-                    tuple(int(p) for p in c.get("pages", ())),
+                    tuple(_whole(p, "pages", 1) for p in c.get("pages", ())),
                     str(c.get("section", "")),
-                    int(c.get("token_count", 0)),
-                    int(c.get("context_start", -1)),
-                    int(c.get("context_end", -1)),
+                    _whole(c.get("token_count", 0), "token_count"),
+                    _whole(c.get("context_start", -1), "context_start", -1),
+                    _whole(c.get("context_end", -1), "context_end", -1),
                     str(c.get("context_text", "")),
                 )
         except (KeyError, TypeError, ValueError, OverflowError) as exc:  # 1e400 is inf: int() overflows

@@ -96,6 +96,17 @@ def make_cluster(
     if kind not in KINDS:
         msg = f"unknown batch system {kind!r}; choose one of {list(KINDS)} (or attach with --scheduler)"
         raise ConfigError(msg)
+    for what, value in (
+        ("--queue", queue),
+        ("--account", account),
+        *(("--job-extra", x) for x in job_extra or ()),
+    ):
+        if value is not None and any(ord(ch) < 32 or ord(ch) == 127 for ch in str(value)):
+            msg = (
+                f"{what} {str(value)[:40]!r} holds a newline or control character: it would add lines to the "
+                "batch script; give one directive per --job-extra"
+            )
+            raise ConfigError(msg)
     common: JSONObject = {
         "cores": cores,
         "processes": cores,

@@ -102,6 +102,14 @@ def test_broken_files_name_the_section_and_line_and_load_nothing(indexed, tmp_pa
     first_vector = lines[next(i for i, ln in enumerate(lines) if ln == "```base64") + 1]
     nan = base64.b64encode(struct.pack("<384f", *[float("nan")] * 384)).decode()
     cases["infinite index"] = (re.sub(r'"i_end": \d+', '"i_end": 1e400', text, count=1), "bad entry")
+    cases["huge index"] = (
+        re.sub(r'"i_end": \d+', '"i_end": 99999999999999999999', text, count=1),
+        "not a whole number",
+    )
+    cases["index as text"] = (
+        re.sub(r'"i_end": (\d+)', r'"i_end": "\1"', text, count=1),
+        "not a whole number",
+    )
     cases["nan vector"] = (
         _broken(text, first_vector, first_vector.split(" ")[0] + " " + nan),
         "the vector holds NaN or infinite values",
@@ -175,7 +183,7 @@ def test_adding_a_document_only_adds_its_lines(indexed):
     assert len(added) == 3 + 1 + 3 * b02 + 2, len(added)  # + the document's header and closing lines
 
 
-FLOATS = st.floats(width=32, allow_nan=False)
+FLOATS = st.floats(width=32, allow_nan=False, allow_infinity=False)  # an index holds finite vectors only
 TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
 
 

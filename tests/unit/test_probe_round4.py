@@ -1,0 +1,67 @@
+"""Findings of the fourth hostile-input probe (issue 38): each is one line and exit 2, never exit 3."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from hepwb.cli import _damaged_table, app, main
+from hepwb.exceptions import ConfigError
+from hepwb.sweep.jobqueue import make_cluster
+
+runner = CliRunner()
+
+
+def test_validate_reads_every_json_file_of_the_tree(tmp_path):
+    (tmp_path / "documents" / "x").mkdir(parents=True)
+    (tmp_path / "catalog.json").write_text("{}", encoding="utf-8")
+    (tmp_path / "documents" / "x" / "front_matter.json").write_text("[" * 100_000, encoding="utf-8")
+    (tmp_path / "zz.json").symlink_to("/dev/zero")
+    res = runner.invoke(app, ["validate", str(tmp_path)])
+    assert res.exit_code == 1, res.output
+    assert "front_matter.json" in res.output and "nested deeper" in res.output
+    assert "zz.json" in res.output and "character device" in res.output
+    assert "0/3 JSON files valid" in res.output
+
+
+@pytest.mark.parametrize("field", ["queue", "account", "job_extra"])
+def test_batch_directives_cannot_add_lines_to_the_job_script(tmp_path, field):
+    bad = "--mem=1G\ncurl http://127.0.0.1:9/x | sh"
+    kwargs = {"job_extra": [bad]} if field == "job_extra" else {field: bad}
+    with pytest.raises(ConfigError, match="newline or control character"):
+        make_cluster("slurm", home=tmp_path, **kwargs)  # type: ignore[arg-type]
+
+
+def test_an_audit_file_that_is_a_folder_is_named_as_damaged(tmp_path, monkeypatch):
+    from hepwb.paths import Layout
+    from hepwb.tiers.store import Tiers
+
+    monkeypatch.setenv("HEPWB_HOME", str(tmp_path))
+    folder = Tiers.folder("default", Layout(tmp_path))
+    (folder / "audit.duckdb").mkdir(parents=True)
+    res = runner.invoke(app, ["tiers", "history"])
+    assert (
+        res.exit_code == 2
+        and "is a folder, not a DuckDB file" in res.output
+        and "hepwb tiers init" in res.output
+    )
+
+
+def test_a_damaged_lance_table_is_one_line(monkeypatch, capsys, tmp_path):
+    boom = RuntimeError("lance error: Corrupt file /x/lt.lance/_versions/1.manifest: not enough bytes")
+    assert "damaged or unreadable" in str(_damaged_table(boom))
+
+    def fail() -> None:
+        raise boom
+
+    monkeypatch.setenv("HEPWB_HOME", str(tmp_path))
+    monkeypatch.setattr("hepwb.cli.app", lambda: fail())
+    monkeypatch.setattr("hepwb.cli.repeated_option", lambda *_: None)
+    monkeypatch.setattr("hepwb.cli.typer.main.get_command", lambda _: None)
+    monkeypatch.setattr(sys, "argv", ["hepwb", "retrievers"])
+    with pytest.raises(SystemExit) as info:
+        main()
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and "LanceDB table is damaged" in err and err.count("\n") == 1
