@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 
@@ -292,7 +292,7 @@ def main() -> None:
         typer.secho(f"error: {plain(problem)}", fg=typer.colors.RED, err=True)
         raise SystemExit(2)
     try:
-        app()
+        code = app(standalone_mode=False)  # click's usage errors come back here, to be said in one line
     except KeyboardInterrupt:
         typer.secho("error: interrupted", fg=typer.colors.RED, err=True)
         raise SystemExit(130) from None
@@ -300,15 +300,39 @@ def main() -> None:
         typer.secho(f"error: {one_line(exc)}", fg=typer.colors.RED, err=True)
         raise SystemExit(2) from None
     except Exception as exc:
-        write_failure = _write_failure(exc) or _damaged_table(exc)
-        if write_failure:
-            typer.secho(f"error: {write_failure}", fg=typer.colors.RED, err=True)
-            raise SystemExit(2) from None
-        saved = _save_traceback(exc, current_command[0])
-        where = f"the traceback is saved in {saved}" if saved else "its traceback could not be saved"
-        line = f"unexpected {type(exc).__name__}: {one_line(exc, 300)} — a bug: {where}; please report it"
-        typer.secho(f"error: {line}", fg=typer.colors.RED, err=True)
-        raise SystemExit(3) from None
+        usage = _usage_error(exc)
+        if usage is None:
+            _unexpected(exc)
+        typer.secho(f"error: {usage}", fg=typer.colors.RED, err=True)
+        raise SystemExit(2) from None
+    raise SystemExit(code if isinstance(code, int) else 0)
+
+
+def _usage_error(exc: Exception) -> str | None:
+    """Click's complaint about the command line (a bad option value, a missing argument) in one line."""
+    if type(exc).__name__ not in {"UsageError", "BadParameter", "MissingParameter", "NoSuchOption",
+                                  "BadOptionUsage", "BadArgumentUsage", "NoArgsIsHelpError"}:  # fmt: skip
+        return None
+    if type(exc).__name__ == "NoArgsIsHelpError":
+        return "no command given; `hepwb --help` lists them"
+    ctx = getattr(exc, "ctx", None)
+    where = f" (`{ctx.command_path} --help` lists the options)" if ctx is not None else ""
+    formatted = getattr(exc, "format_message", None)
+    text = " ".join(str(formatted() if callable(formatted) else exc).split())
+    return f"{plain(text[:300])}{where}"
+
+
+def _unexpected(exc: Exception) -> NoReturn:
+    """A full disk, a damaged table (one line, exit 2) or a bug (one line, traceback saved, exit 3)."""
+    write_failure = _write_failure(exc) or _damaged_table(exc)
+    if write_failure:
+        typer.secho(f"error: {write_failure}", fg=typer.colors.RED, err=True)
+        raise SystemExit(2) from None
+    saved = _save_traceback(exc, current_command[0])
+    where = f"the traceback is saved in {saved}" if saved else "its traceback could not be saved"
+    line = f"unexpected {type(exc).__name__}: {one_line(exc, 300)} — a bug: {where}; please report it"
+    typer.secho(f"error: {line}", fg=typer.colors.RED, err=True)
+    raise SystemExit(3) from None
 
 
 def _damaged_table(exc: Exception) -> str | None:

@@ -57,7 +57,7 @@ def test_a_damaged_lance_table_is_one_line(monkeypatch, capsys, tmp_path):
         raise boom
 
     monkeypatch.setenv("HEPWB_HOME", str(tmp_path))
-    monkeypatch.setattr("hepwb.cli.app", lambda: fail())
+    monkeypatch.setattr("hepwb.cli.app", lambda **_: fail())
     monkeypatch.setattr("hepwb.cli.repeated_option", lambda *_: None)
     monkeypatch.setattr("hepwb.cli.typer.main.get_command", lambda _: None)
     monkeypatch.setattr(sys, "argv", ["hepwb", "retrievers"])
@@ -65,3 +65,21 @@ def test_a_damaged_lance_table_is_one_line(monkeypatch, capsys, tmp_path):
         main()
     err = capsys.readouterr().err
     assert info.value.code == 2 and "LanceDB table is damaged" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["evaluate", "--k", "abc"], "Invalid value for '--k'"),
+        (["evaluate", "--nosuch", "1"], "No such option: --nosuch"),
+        (["questions", "check"], "Missing argument 'file'"),
+        (["nosuch"], "No such command 'nosuch'"),
+    ],
+)
+def test_command_line_mistakes_are_one_line(monkeypatch, capsys, tmp_path, args, words):
+    monkeypatch.setenv("HEPWB_HOME", str(tmp_path))
+    monkeypatch.setattr(sys, "argv", ["hepwb", *args])
+    with pytest.raises(SystemExit) as info:
+        main()
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and words in err and err.count("\n") == 1 and "--help" in err, err
