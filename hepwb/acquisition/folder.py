@@ -181,8 +181,11 @@ def load_sidecar(corpus: Path) -> dict[str, JSONObject]:
         if cand.exists() or cand.is_symlink():  # a special file is refused by the reader, not skipped
             data = read_json(cand, "paper metadata", fix="fix or remove it")
             papers = data.get("papers", data) if isinstance(data, dict) else data
+            if not isinstance(papers, list):
+                msg = f"{cand}: 'papers' must be a list of paper objects, got {type(papers).__name__}; fix it"
+                raise ConfigError(msg)
             out: dict[str, JSONObject] = {}
-            for i, p in enumerate(papers if isinstance(papers, list) else []):
+            for i, p in enumerate(papers):
                 if not isinstance(p, dict):
                     _log.warning("%s: ignoring an entry that is not an object: %.60r", cand, p)
                     continue
@@ -200,10 +203,16 @@ def load_sidecar(corpus: Path) -> dict[str, JSONObject]:
                             p.get("pid") or p.get("pdf"),
                             tex_root,
                         )
-                if p.get("pdf"):
-                    out[Path(p["pdf"]).name] = p
-                elif p.get("pid"):  # entries naming their file are matched by file name only
-                    out[str(p["pid"])] = p
+                name = Path(p["pdf"]).name if p.get("pdf") else str(p["pid"]) if p.get("pid") else None
+                if name is None:  # entries naming their file are matched by file name, the others by pid
+                    continue
+                if name in out:
+                    msg = (
+                        f"{cand}: papers[{i}] describes {name!r} again (an earlier entry already does); "
+                        "keep one entry per paper"
+                    )
+                    raise ConfigError(msg)
+                out[name] = p
             return out
     return {}
 

@@ -83,3 +83,23 @@ def test_command_line_mistakes_are_one_line(monkeypatch, capsys, tmp_path, args,
         main()
     err = capsys.readouterr().err
     assert info.value.code == 2 and words in err and err.count("\n") == 1 and "--help" in err, err
+
+
+@pytest.mark.parametrize(
+    ("papers", "words"),
+    [
+        ('{"papers": "x"}', "'papers' must be a list of paper objects"),
+        ('{"papers": {"a": 1}}', "'papers' must be a list of paper objects"),
+        (
+            '{"papers": [{"pid": "A01", "pdf": "A01.pdf"}, {"pid": "Z9", "pdf": "A01.pdf"}]}',
+            "describes 'A01.pdf' again",
+        ),
+    ],
+)
+def test_papers_json_that_would_be_ignored_or_overwritten_is_refused(tmp_path, papers, words):
+    from hepwb.acquisition.folder import load_sidecar
+
+    (tmp_path / "corpus").mkdir()
+    (tmp_path / "corpus" / "papers.json").write_text(papers, encoding="utf-8")
+    with pytest.raises(ConfigError, match=words):
+        load_sidecar(tmp_path / "corpus")
