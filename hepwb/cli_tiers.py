@@ -69,7 +69,17 @@ def _existing(ctx: typer.Context) -> Any:
     root = Tiers.folder(name)
     if not root.is_dir():
         fail(ConfigError(f"no tier named {name!r} ({root}): create it with `hepwb tiers --name {name} init`"))
-    return Tiers.open(name, config=cfg)
+    tiers = Tiers.open(name, config=cfg)
+    if tiers.meta:  # initialised: its audit trail and tables must be there (a deleted one is not "empty")
+        for part in ("audit.duckdb", "lancedb"):
+            if not (root / part).exists():
+                msg = (
+                    f"the tiers in {root} are damaged: {part} is missing (tiers.json says they were "
+                    f"initialised); rebuild them with `hepwb tiers --name {name} init CORPUS` "
+                    "(the history is lost)"
+                )
+                fail(ConfigError(msg))
+    return tiers
 
 
 def _table(frame: Any) -> str:

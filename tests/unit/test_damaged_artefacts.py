@@ -87,3 +87,19 @@ def test_tier_state_with_broken_fields_is_named_as_damaged(home, meta, words):
     res = runner.invoke(app, ["tiers", "status"])
     assert res.exit_code == 2, res.output
     assert "tiers.json is damaged" in res.output and words in res.output and "hepwb tiers init" in res.output
+
+
+@pytest.mark.parametrize("missing", ["audit.duckdb", "lancedb"])
+def test_initialised_tiers_missing_their_audit_or_tables_are_named(home, missing):
+    import json
+
+    folder = Tiers.folder("default", home)
+    folder.mkdir(parents=True)
+    meta = {"chunking": {"name": "hepilot", "chunk_size": 512, "chunk_overlap": 0.1},
+            "embedding_model": "all-MiniLM-L6-v2", "sources": []}  # fmt: skip
+    (folder / "tiers.json").write_text(json.dumps(meta), encoding="utf-8")
+    for part in {"audit.duckdb", "lancedb"} - {missing}:
+        (folder / part).mkdir() if part == "lancedb" else (folder / part).write_bytes(b"")
+    res = runner.invoke(app, ["tiers", "history"])
+    assert res.exit_code == 2, res.output
+    assert f"{missing} is missing" in res.output and "hepwb tiers --name default init" in res.output
