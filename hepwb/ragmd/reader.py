@@ -167,6 +167,10 @@ def _parse_text(text: str, source: str) -> RagFile:
             f"model_name {str(model)[:60]!r} is not a model name (NAME or ORG/NAME, never a path): a .ragmd "
             "file names the model it was embedded with, it does not point at folders",
         )
+    for stamp in ("created_at", "updated_at"):
+        value = fm.get(stamp)
+        if value not in (None, "") and not _is_timestamp(value):
+            probs.add(1, "front matter", f"{stamp} {str(value)[:40]!r} is not an ISO 8601 date and time")
     if fm.get("format_version") not in (None, FORMAT_VERSION):
         probs.add(
             1,
@@ -216,7 +220,7 @@ def _block(lines: list[str], start: int, name: str, probs: _Problems) -> tuple[i
 def _json(text: str, first: int, section: str, probs: _Problems) -> Any:
     """The JSON of a block (integer digits and nesting bounded), or None with a problem recorded."""
     try:
-        value = json.loads(text, parse_int=_bounded_int)
+        value = json.loads(text, parse_int=_bounded_int, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
         probs.add(first + exc.lineno - 1, section, f"not valid JSON: {exc.msg} (column {exc.colno})")
         return None
@@ -229,12 +233,34 @@ def _json(text: str, first: int, section: str, probs: _Problems) -> Any:
     return value
 
 
+def _is_timestamp(value: Any) -> bool:
+    """Whether ``value`` is an ISO 8601 date and time (``2026-11-27T10:00:00Z``)."""
+    from datetime import datetime
+
+    try:
+        datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return True
+
+
 def _whole(value: Any, field: str, low: int = 0) -> int:
     """``value`` as an index or count: a JSON whole number from ``low`` to 2**31 - 1 (not a string)."""
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value < 2**31:
         msg = f"{field} is {str(value)[:30]!r}, not a whole number from {low} to 2147483647"
         raise ValueError(msg)
     return value
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are all different (JSON would silently keep the last of two)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            msg = f"key {key!r} appears twice in one object"
+            raise ValueError(msg)
+        out[key] = value
+    return out
 
 
 def _bounded_int(digits: str) -> int:

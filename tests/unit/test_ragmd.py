@@ -110,6 +110,14 @@ def test_broken_files_name_the_section_and_line_and_load_nothing(indexed, tmp_pa
         re.sub(r'"i_end": (\d+)', r'"i_end": "\1"', text, count=1),
         "not a whole number",
     )
+    cases["bad date"] = (
+        re.sub(r"created_at: .*", 'created_at: "2026-02-30T25:61:00Z"', text, count=1),
+        "not an ISO 8601",
+    )
+    cases["repeated key"] = (
+        _broken(text, '{"chunk_id": ', '{"chunk_id": "x", "chunk_id": '),
+        "appears twice",
+    )
     cases["nan vector"] = (
         _broken(text, first_vector, first_vector.split(" ")[0] + " " + nan),
         "the vector holds NaN or infinite values",
