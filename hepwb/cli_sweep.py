@@ -9,7 +9,7 @@ import typer
 
 from hepwb.acquisition.run import acquire_corpus
 from hepwb.cli_app import Corpus, Latex, MaxDocs, Questions, app, fail, parse_ints, parse_words
-from hepwb.exceptions import HepwbError
+from hepwb.exceptions import ConfigError, HepwbError
 from hepwb.ids import short_hash
 from hepwb.paths import Layout
 from hepwb.pipeline.report import render_report
@@ -72,6 +72,25 @@ def _grid(
         "chunk_overlap": [float(x) for x in parse_words(overlaps)] if overlaps else None,
         "k": k,
     }
+
+
+def _check_where(executor: str, scheduler: str | None) -> None:
+    """Refuse a scheduler address that would be ignored or is empty, then check it (one line each)."""
+    if scheduler is None:
+        return
+    if not scheduler.strip():
+        fail(
+            ConfigError(
+                "--scheduler is empty; give a running scheduler's address (tcp://host:8786) or drop it"
+            )
+        )
+    if executor == "serial":  # local (the default) with a scheduler means dask; serial would ignore it
+        msg = (
+            f"--scheduler {scheduler} is ignored by --executor serial: drop --executor serial to run the "
+            "cells there, or drop --scheduler"
+        )
+        fail(ConfigError(msg))
+    check_scheduler_address(scheduler)
 
 
 def _cluster(
@@ -138,8 +157,7 @@ def sweep(
     Finished cells with the same configuration and inputs are skipped, so a killed sweep resumes and an
     unchanged one reruns in about a second. Results go to reports/runs/<cell>/ and the DuckDB catalog.
     """
-    if scheduler:  # before the sweep file is read or anything planned
-        check_scheduler_address(scheduler)
+    _check_where(executor, scheduler)  # before the sweep file is read or anything planned
     spec = _spec(
         file,
         corpus=corpus,
@@ -215,8 +233,7 @@ def run(
 
     layout = Layout.default()
     try:
-        if scheduler:  # before anything is acquired or planned
-            check_scheduler_address(scheduler)
+        _check_where(executor, scheduler)  # before anything is acquired or planned
         if arxiv_ids or arxiv_query or inspire_query:
             corpus = str(_acquire_for_run(layout, arxiv_ids, arxiv_query, inspire_query, max_results))
         spec = _spec(

@@ -103,3 +103,19 @@ def test_papers_json_that_would_be_ignored_or_overwritten_is_refused(tmp_path, p
     (tmp_path / "corpus" / "papers.json").write_text(papers, encoding="utf-8")
     with pytest.raises(ConfigError, match=words):
         load_sidecar(tmp_path / "corpus")
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["sweep", "--scheduler", "", "--dry-run"], "--scheduler is empty"),
+        (
+            ["sweep", "--executor", "serial", "--scheduler", "tcp://127.0.0.1:1", "--dry-run"],
+            "ignored by --executor serial",
+        ),
+    ],
+)
+def test_a_scheduler_that_would_be_ignored_is_refused(monkeypatch, tmp_path, args, words):
+    monkeypatch.setenv("HEPWB_HOME", str(tmp_path))
+    res = runner.invoke(app, args)
+    assert res.exit_code == 2 and words in res.output, res.output
