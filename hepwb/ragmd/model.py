@@ -92,6 +92,22 @@ class RagFile:
         """Vector length."""
         return int(self.vectors.shape[1]) if self.vectors.ndim == 2 else 0
 
+    def unsearchable(self) -> list[str]:
+        """Ids of the chunks whose vector cannot be searched: a norm of zero, or one too large for float32.
+
+        The file format keeps any finite floats (and round-trips them exactly); a search or an import into
+        LanceDB needs vectors with a usable norm (a tampered one would otherwise rank first).
+
+        Example:
+            >>> chunks = [RagChunk("a", "d", 0, 0, 1, "x"), RagChunk("b", "d", 1, 1, 2, "y")]
+            >>> vectors = np.array([[1.0, 0.0], [0.0, 0.0]], dtype="<f4")
+            >>> RagFile("m", "c", "t", "t", [], chunks, vectors).unsearchable()
+            ['b']
+        """
+        with np.errstate(over="ignore"):
+            norms = np.linalg.norm(self.vectors.astype(np.float64), axis=1) if self.vectors.ndim == 2 else []
+        return [c.chunk_id for c, n in zip(self.chunks, norms, strict=False) if not 0 < n < 1e6]
+
     def sorted(self) -> RagFile:
         """The same contents in the file's canonical order (documents by label and id, chunks by index)."""
         docs = sorted(self.documents, key=lambda d: (d.label, d.document_id))

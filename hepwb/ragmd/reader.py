@@ -26,7 +26,7 @@ from hepwb.readers import ReadError, read_text
 from hepwb.types import JSONObject
 from hepwb.yamlio import YamlError, load_yaml
 
-__all__ = ["RagmdError", "load", "loads", "problems"]
+__all__ = ["RagmdError", "load", "loads", "problems", "searchable"]
 
 SECTIONS = ("Documents", "Chunks", "Document Metadata", "Vectors")
 _FENCES = {"Chunks": "```json", "Document Metadata": "```json", "Vectors": "```base64"}
@@ -100,6 +100,18 @@ def load(path: str | Path) -> RagFile:
         msg = f"{path}{rest}" if rest.startswith((" line", ":")) else f"{path}: {rest.lstrip()}"
         raise RagmdError(msg, [msg]) from None
     return _parse(text.replace("\r\n", "\n").replace("\r", "\n"), str(path))  # as read_text reads lines
+
+
+def searchable(rf: RagFile, path: str | Path) -> RagFile:
+    """``rf`` when every vector can be searched (:meth:`RagFile.unsearchable`), else a :class:`RagmdError`."""
+    bad = rf.unsearchable()
+    if bad:
+        msg = (
+            f"{path}: {len(bad)} vector(s) with a norm of zero or beyond float32 (chunks {bad[:3]}): not "
+            "vectors of a model; export the file again with `hepwb export-ragmd`"
+        )
+        raise RagmdError(msg, [msg])
+    return rf
 
 
 def _fail(probs: _Problems) -> RagmdError:

@@ -24,7 +24,7 @@ from hepwb.index import get_embedder
 from hepwb.models.analyzer import search_terms
 from hepwb.models.embedder import Embedder
 from hepwb.ragmd.model import RagFile
-from hepwb.ragmd.reader import load
+from hepwb.ragmd.reader import load, searchable
 from hepwb.retrieval.base import rows_to_hits
 from hepwb.types import Hit
 
@@ -43,8 +43,8 @@ class RagmdIndex:
 
     @classmethod
     def load(cls, path: str | Path, embedder: Embedder | None = None) -> RagmdIndex:
-        """Read and check ``path`` (see :func:`hepwb.ragmd.reader.load`)."""
-        return cls(load(path), embedder)
+        """Read and check ``path`` (see :func:`hepwb.ragmd.reader.load`); unsearchable vectors are refused."""
+        return cls(searchable(load(path), path), embedder)
 
     def _lexical(self) -> Any:
         if self._bm25 is None:

@@ -324,3 +324,19 @@ def test_cli_export_validate_import(indexed, tmp_path, monkeypatch):
         ],
     )
     assert r.exit_code == 0 and "C03" in r.output, r.output
+
+
+@pytest.mark.parametrize("value", [0.0, 3e38])
+def test_vectors_that_cannot_be_searched_are_refused_by_the_search(indexed, tmp_path, value):
+    from hepwb.ragmd.reader import RagmdError
+    from hepwb.ragmd.search import RagmdIndex
+
+    _, _, _, out = indexed
+    text = out.read_text(encoding="utf-8")
+    lines = text.split("\n")
+    first_vector = lines[next(i for i, ln in enumerate(lines) if ln == "```base64") + 1]
+    bad = base64.b64encode(struct.pack("<384f", *[value] * 384)).decode()
+    path = tmp_path / "tampered.ragmd"
+    path.write_text(_broken(text, first_vector, first_vector.split(" ")[0] + " " + bad), encoding="utf-8")
+    with pytest.raises(RagmdError, match="norm of zero or beyond float32"):
+        RagmdIndex.load(path)
