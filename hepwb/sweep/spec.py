@@ -135,6 +135,16 @@ class SweepSpec(BaseModel):
         ]
         if problems:
             raise SweepSpecError("\n".join(problems))
+        raw_grid = data.get("grid")
+        grids: list[Any] = raw_grid if isinstance(raw_grid, list) else [raw_grid or {}]
+        both = sorted({k for g in grids if isinstance(g, dict) for k in g} & (set(data) - {"grid", "source"}))
+        if both:
+            key = both[0]
+            msg = (
+                f"{source}: {key} is both a fixed setting ({_short(data[key])}) and a grid dimension; "
+                f"keep one (the grid's values, or the fixed one without a grid entry)"
+            )
+            raise SweepSpecError(msg)
         try:
             return cls(**data, source=source)
         except ValidationError as exc:
@@ -167,6 +177,8 @@ class SweepSpec(BaseModel):
             return self
         grids = self.grid if isinstance(self.grid, list) else [self.grid]
         data = self.model_dump(exclude_unset=True)
+        for key in dims:  # the command line's values replace a fixed setting of the file
+            data.pop(key, None)
         new = [{**g, **dims} for g in grids]
         data["grid"] = new if isinstance(self.grid, list) else new[0]
         return SweepSpec.from_dict({k: v for k, v in data.items() if k != "source"}, self.source)

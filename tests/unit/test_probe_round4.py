@@ -119,3 +119,12 @@ def test_a_scheduler_that_would_be_ignored_is_refused(monkeypatch, tmp_path, arg
     monkeypatch.setenv("HEPWB_HOME", str(tmp_path))
     res = runner.invoke(app, args)
     assert res.exit_code == 2 and words in res.output, res.output
+
+
+def test_a_setting_both_fixed_and_in_the_grid_is_refused_unless_the_command_line_sets_it():
+    from hepwb.sweep.spec import SweepSpec, SweepSpecError
+
+    with pytest.raises(SweepSpecError, match="chunk_size is both a fixed setting"):
+        SweepSpec.from_dict({"chunk_size": 128, "grid": {"chunk_size": [64]}}, "s.yaml")
+    spec = SweepSpec.from_dict({"chunk_size": 128, "grid": {"retriever": ["bm25"]}}, "s.yaml")
+    assert spec.with_grid(chunk_size=[64, 256]).count() == 2  # --chunk-sizes replaces the file's fixed value
