@@ -170,7 +170,7 @@ def evaluate(
         retriever_options=parse_options(option or []),
         ragas_llm=ragas_llm,
         vector_index=vector_index,
-        vector_index_options=parse_options(index_option or []),
+        vector_index_options=parse_options(index_option or [], "--index-option"),
         accept_unscored=accept_unscored,
     )
     if show_config:

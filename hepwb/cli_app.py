@@ -170,7 +170,7 @@ def parse_words(text: str) -> list[str]:
     return [x.strip() for x in items if x.strip()]
 
 
-def parse_options(items: list[str]) -> dict[str, object]:
+def parse_options(items: list[str], flag: str = "--option") -> dict[str, object]:
     """``["read=max", "weight=0.3"]`` → ``{"read": "max", "weight": 0.3}`` (values parsed as YAML scalars).
 
     A malformed item, a value the YAML reader refuses (whatever it raises) and a key given twice with
@@ -189,20 +189,22 @@ def parse_options(items: list[str]) -> dict[str, object]:
         key, sep, value = item.partition("=")
         key = key.strip()
         if not sep or not key:
-            msg = f"--option {item[:80]!r}: write KEY=VALUE, e.g. read=max"
+            msg = f"{flag} {item[:80]!r}: write KEY=VALUE, e.g. read=max"
             raise ConfigError(msg)
         try:
-            parsed = load_yaml(value, source=f"option {key}")
-        except HepwbError:
-            raise
+            parsed = load_yaml(value, source=f"{flag} {key}")
+        except HepwbError as exc:  # the YAML reader's words are for files: say it of the option
+            why = one_line(exc, 200).split(": ", 1)[-1].split("; fix", 1)[0]
+            msg = f"{flag} {key}: cannot read the value ({plain(why)}); write a number, a word or true/false"
+            raise ConfigError(msg) from None
         except Exception as exc:  # whatever else the YAML reader raises (a date, a huge number) is input
             msg = (
-                f"--option {key}: cannot read the value {value[:80]!r} ({one_line(exc, 200)}); "
+                f"{flag} {key}: cannot read the value {value[:80]!r} ({one_line(exc, 200)}); "
                 "write a number, a word or true/false"
             )
             raise ConfigError(msg) from None
         if key in out and out[key] != parsed:
-            msg = f"--option {key} is given twice ({out[key]!r} and {parsed!r}): keep one"
+            msg = f"{flag} {key} is given twice ({out[key]!r} and {parsed!r}): keep one"
             raise ConfigError(msg)
         out[key] = parsed
     return out

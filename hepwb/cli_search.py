@@ -10,9 +10,10 @@ import typer
 
 from hepwb import defaults
 from hepwb.callspec import named
-from hepwb.cli_app import Corpus, Latex, MaxDocs, Overlap, Retrievers, app, parse_words
+from hepwb.cli_app import Corpus, Latex, MaxDocs, Overlap, Retrievers, app, fail, parse_words
 from hepwb.evaluation import locate_all
 from hepwb.evaluation.testset import ragas_questions, save_questions, structural_questions
+from hepwb.exceptions import ConfigError
 from hepwb.llm import LLMEndpoint
 from hepwb.pipeline import ingest
 from hepwb.pipeline.pin import checked_defaults
@@ -66,6 +67,8 @@ def search(
     run: Callable[[str], list[Hit]]
     for name in parse_words(retrievers):  # options (a saved fit among them) checked before any chunking
         check_retriever_options(*named(name))
+    if ragmd is not None and table is not None:
+        fail(ConfigError("give --ragmd FILE or --table NAME, not both: each names the index to search"))
     if ragmd is not None:
         idx = RagmdIndex.load(ragmd)
         label, run = str(ragmd), lambda name: idx.search(question, name, k)

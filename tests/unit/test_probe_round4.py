@@ -128,3 +128,19 @@ def test_a_setting_both_fixed_and_in_the_grid_is_refused_unless_the_command_line
         SweepSpec.from_dict({"chunk_size": 128, "grid": {"chunk_size": [64]}}, "s.yaml")
     spec = SweepSpec.from_dict({"chunk_size": 128, "grid": {"retriever": ["bm25"]}}, "s.yaml")
     assert spec.with_grid(chunk_size=[64, 256]).count() == 2  # --chunk-sizes replaces the file's fixed value
+
+
+def test_option_messages_name_the_option_they_came_from():
+    from hepwb.cli_app import parse_options
+
+    with pytest.raises(ConfigError, match="--index-option nprobes is given twice"):
+        parse_options(["nprobes=1", "nprobes=2"], "--index-option")
+    with pytest.raises(ConfigError, match="write a number, a word or true/false") as info:
+        parse_options(["fields=\x1b[31m"])
+    assert "re-save the file" not in str(info.value) and "\x1b" not in str(info.value)
+
+
+def test_search_refuses_two_indexes(monkeypatch, tmp_path):
+    monkeypatch.setenv("HEPWB_HOME", str(tmp_path))
+    res = runner.invoke(app, ["search", "q", "--ragmd", str(tmp_path / "x.ragmd"), "--table", "t"])
+    assert res.exit_code == 2 and "not both" in res.output
