@@ -17,7 +17,7 @@ from hepwb.sweep import load_spec, run_sweep
 from hepwb.sweep.dryrun import dry_run as plan_summary
 from hepwb.sweep.executors.dask import check_scheduler_address
 from hepwb.sweep.halving import run_halving
-from hepwb.sweep.jobqueue import make_cluster
+from hepwb.sweep.jobqueue import KINDS, make_cluster
 from hepwb.types import JSONObject
 
 SpecFile = Annotated[
@@ -158,6 +158,8 @@ def sweep(
     unchanged one reruns in about a second. Results go to reports/runs/<cell>/ and the DuckDB catalog.
     """
     _check_where(executor, scheduler)  # before the sweep file is read or anything planned
+    if cluster is not None and cluster not in KINDS:  # a --dry-run says so too
+        fail(ConfigError(f"unknown batch system {cluster!r} for --cluster; choose one of {list(KINDS)}"))
     spec = _spec(
         file,
         corpus=corpus,

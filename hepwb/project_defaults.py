@@ -59,6 +59,10 @@ def _read(path: Path) -> ProjectDefaults:
     except (KeyError, TypeError) as exc:
         msg = f"{path} is damaged ({type(exc).__name__}: {exc}); {fix}"
         raise ConfigError(msg) from None
+    unknown = sorted(set(data) - {"retriever", "chunk_size", "source", "pinned"})
+    if unknown:
+        msg = f"{path}: unknown key(s) {unknown[:5]} (it holds retriever, chunk_size, source, pinned); {fix}"
+        raise ConfigError(msg)
     if not isinstance(retriever, str) or not retriever.strip():
         msg = f"{path}: retriever must be a name, got {retriever!r}; {fix}"
         raise ConfigError(msg)

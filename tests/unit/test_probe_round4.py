@@ -144,3 +144,19 @@ def test_search_refuses_two_indexes(monkeypatch, tmp_path):
     monkeypatch.setenv("HEPWB_HOME", str(tmp_path))
     res = runner.invoke(app, ["search", "q", "--ragmd", str(tmp_path / "x.ragmd"), "--table", "t"])
     assert res.exit_code == 2 and "not both" in res.output
+
+
+def test_an_unknown_batch_system_is_refused_in_a_dry_run_too(monkeypatch, tmp_path):
+    monkeypatch.setenv("HEPWB_HOME", str(tmp_path))
+    res = runner.invoke(app, ["sweep", "--cluster", "pbs", "--dry-run"])
+    assert res.exit_code == 2 and "unknown batch system 'pbs'" in res.output
+
+
+def test_an_unknown_key_in_the_pinned_defaults_is_named(tmp_path):
+    from hepwb.project_defaults import current_defaults
+
+    (tmp_path / "hepwb-defaults.json").write_text(
+        '{"retriever": "bm25", "chunk_size": 512, "chunksize": 256}'
+    )
+    with pytest.raises(ConfigError, match=r"unknown key\(s\) \['chunksize'\]"):
+        current_defaults(tmp_path)
