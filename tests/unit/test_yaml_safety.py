@@ -49,7 +49,7 @@ def test_the_same_loader_guards_tier_configs_ragmd_front_matter_and_cli_options(
     with pytest.raises(ragmd.RagmdError, match=r"a YAML alias \(\*a0\)"):
         ragmd.loads(text, "bomb.ragmd")
     out = CliRunner().invoke(app, ["evaluate", "--show-config", "--option", "weight=*x"])
-    assert out.exit_code == 2 and "option weight, line 1: a YAML alias (*x)" in out.output
+    assert out.exit_code == 2 and "--option weight: cannot read the value (a YAML alias (*x)" in out.output
 
 
 def test_duplicate_keys_name_both_lines(tmp_path):
