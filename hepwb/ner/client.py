@@ -72,6 +72,9 @@ def check_url(url: str, what: str = "the NER service URL") -> str:
 
     fix = "give the service's base URL, e.g. http://127.0.0.1:8000 (`hepwb ner-serve` prints it)"
     shown = redact(url)
+    if any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in url):
+        msg = f"{what} {plain(shown)!r} holds a space or control character; {fix}"
+        raise ConfigError(msg)
     try:
         parsed = httpx.URL(url)
     except (httpx.InvalidURL, ValueError, TypeError) as exc:

@@ -160,3 +160,13 @@ def test_an_unknown_key_in_the_pinned_defaults_is_named(tmp_path):
     )
     with pytest.raises(ConfigError, match=r"unknown key\(s\) \['chunksize'\]"):
         current_defaults(tmp_path)
+
+
+@pytest.mark.parametrize(
+    "url", ["http://127.0.0.1:1 /x", "http://127.0.0.1:1/\tner", "http://127.0.0.1:1/\x1b]8;;x"]
+)
+def test_a_ner_url_with_a_space_or_control_character_is_refused_before_connecting(url):
+    from hepwb.ner.client import check_url
+
+    with pytest.raises(ConfigError, match="space or control character"):
+        check_url(url)
