@@ -42,6 +42,7 @@ from hepwb.exceptions import ConfigError
 __all__ = [
     "ReadError",
     "iter_jsonl",
+    "json_hooks",
     "parse_json",
     "read_bytes",
     "read_csv",
@@ -149,6 +150,14 @@ def read_text(
         raise ReadError(msg) from None
 
 
+def json_hooks(source: str, fix: str) -> dict[str, Any]:
+    """``json.loads`` hooks bounding integer digits and refusing repeated keys (errors name ``source``).
+
+    For JSON text that is part of a larger file (a ``.ragmd`` block): :func:`parse_json` uses the same.
+    """
+    return {"parse_int": _bounded_int(source), "object_pairs_hook": _unique_keys(source, fix)}
+
+
 def _bounded_int(source: str) -> Any:
     def parse(digits: str) -> int:
         if len(digits.lstrip("-")) > limits.MAX_INT_DIGITS:
@@ -203,7 +212,7 @@ def parse_json(
             the last silently). NaN and Infinity are read, as Python writes them.
     """
     try:
-        value = json.loads(text, parse_int=_bounded_int(source), object_pairs_hook=_unique_keys(source, fix))
+        value = json.loads(text, **json_hooks(source, fix))
     except ReadError:
         raise
     except json.JSONDecodeError as exc:

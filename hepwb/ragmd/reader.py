@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 
 from hepwb.exceptions import HepwbError
-from hepwb.limits import MAX_INT_DIGITS, MAX_RAGMD_BYTES
+from hepwb.limits import MAX_RAGMD_BYTES
 from hepwb.ragmd.model import FORMAT_VERSION, RagChunk, RagDocument, RagFile
-from hepwb.readers import ReadError, read_text
+from hepwb.readers import ReadError, json_hooks, read_text
 from hepwb.types import JSONObject
 from hepwb.yamlio import YamlError, load_yaml
 
@@ -232,14 +232,14 @@ def _block(lines: list[str], start: int, name: str, probs: _Problems) -> tuple[i
 def _json(text: str, first: int, section: str, probs: _Problems) -> Any:
     """The JSON of a block (integer digits and nesting bounded), or None with a problem recorded."""
     try:
-        value = json.loads(text, parse_int=_bounded_int, object_pairs_hook=_unique_keys)
+        value = json.loads(text, **json_hooks(section, "fix the block or export the file again"))
     except json.JSONDecodeError as exc:
         probs.add(first + exc.lineno - 1, section, f"not valid JSON: {exc.msg} (column {exc.colno})")
         return None
     except RecursionError:
         probs.add(first, section, "JSON nested too deeply to read")
         return None
-    except ValueError as exc:  # an integer with too many digits
+    except ValueError as exc:  # an integer with too many digits, a repeated key (ReadError)
         probs.add(first, section, f"not valid JSON: {exc}")
         return None
     return value
@@ -262,25 +262,6 @@ def _whole(value: Any, field: str, low: int = 0) -> int:
         msg = f"{field} is {str(value)[:30]!r}, not a whole number from {low} to 2147483647"
         raise ValueError(msg)
     return value
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A JSON object whose keys are all different (JSON would silently keep the last of two)."""
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            msg = f"key {key!r} appears twice in one object"
-            raise ValueError(msg)
-        out[key] = value
-    return out
-
-
-def _bounded_int(digits: str) -> int:
-    """A JSON integer of at most :data:`~hepwb.limits.MAX_INT_DIGITS` digits."""
-    if len(digits.lstrip("-")) > MAX_INT_DIGITS:
-        msg = f"an integer of {len(digits):,} digits (at most {MAX_INT_DIGITS})"
-        raise ValueError(msg)
-    return int(digits)
 
 
 def _assemble(
