@@ -327,9 +327,10 @@ def test_cli_export_validate_import(indexed, tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("value", [0.0, 3e38])
-def test_vectors_that_cannot_be_searched_are_refused_by_the_search(indexed, tmp_path, value):
+def test_vectors_that_cannot_be_searched_are_refused_by_the_search_and_the_import(indexed, tmp_path, value):
     from hepwb.ragmd.reader import RagmdError
     from hepwb.ragmd.search import RagmdIndex
+    from hepwb.ragmd.store import import_file
 
     _, _, _, out = indexed
     text = out.read_text(encoding="utf-8")
@@ -340,3 +341,7 @@ def test_vectors_that_cannot_be_searched_are_refused_by_the_search(indexed, tmp_
     path.write_text(_broken(text, first_vector, first_vector.split(" ")[0] + " " + bad), encoding="utf-8")
     with pytest.raises(RagmdError, match="norm of zero or beyond float32"):
         RagmdIndex.load(path)
+    db = tmp_path / "lancedb"
+    with pytest.raises(RagmdError, match="norm of zero or beyond float32"):
+        import_file(path, db)
+    assert not (db / "_complete").exists()  # nothing written
