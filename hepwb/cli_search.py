@@ -57,7 +57,8 @@ def search(
     """Search a chunk set with one or more retrievers; print citations, why, a snippet and links.
 
     The links are what a hit mentions: figures (with their captions), tables, equations,
-    sections and bibliography entries (with arXiv id or DOI).
+    sections and bibliography entries (with arXiv id or DOI). Corpus files that cannot be converted are
+    named after the hits and the exit status is 2 (as grep's when a file could not be read).
     """
     import dataclasses
     from collections.abc import Callable
@@ -65,6 +66,7 @@ def search(
     pinned = checked_defaults()  # a damaged hepwb-defaults.json is one line, not silently the package's
     chunk_size = pinned.chunk_size if chunk_size is None else chunk_size
     run: Callable[[str], list[Hit]]
+    not_converted: list[tuple[str, str]] = []
     for name in parse_words(retrievers):  # options (a saved fit among them) checked before any chunking
         check_retriever_options(*named(name))
     if ragmd is not None and table is not None:
@@ -79,7 +81,7 @@ def search(
             if table
             else Searcher.open(corpus, chunker, chunk_size, overlap, max_docs=max_docs, prefer_latex=latex)
         )
-        label, links = s.name, s.links
+        label, links, not_converted = s.name, s.links, s.not_converted
         run = lambda name: s.search(question, name, k, collaboration=collaboration, author=author)  # noqa: E731
 
     for name in parse_words(retrievers):
@@ -95,6 +97,14 @@ def search(
             typer.echo(f"    {snippet(h, 240)}")
             for link in links(h):
                 typer.echo(f"    links: {plain(link)}")
+    if not_converted:  # like grep: the hits of the files that could be read, then exit 2 naming the others
+        typer.echo(
+            f"{len(not_converted)} corpus file(s) could not be converted and were not searched:", err=as_json
+        )
+        for path, reason in not_converted:
+            line = reason if reason.startswith(path) else f"{path}: {reason}"
+            typer.echo(f"  {plain(line)}", err=as_json)
+        raise typer.Exit(2)
 
 
 @app.command("retrievers")

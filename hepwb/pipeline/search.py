@@ -20,6 +20,7 @@ from hepwb import defaults
 from hepwb.callspec import named
 from hepwb.env import configure_runtime
 from hepwb.exceptions import ConfigError, CorpusNotFoundError, DependencyError, RetrieverUnavailableError
+from hepwb.hepilot.log import ProcessingLog
 from hepwb.index import ChunkStore, get_embedder
 from hepwb.index.lance import connect, table_names
 from hepwb.limits import K
@@ -79,6 +80,8 @@ class Searcher:
     table: Any
     embedder: Embedder
     chunkset: ChunkSet | None
+    not_converted: list[tuple[str, str]] = field(default_factory=list)
+    """``(file, reason)`` for each corpus file that could not be converted and is therefore not searched."""
     _retrievers: dict[str, Retriever] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -98,11 +101,13 @@ class Searcher:
         """Convert, chunk and index ``corpus`` (cached) and return a searcher over it."""
         configure_runtime(offline=None)
         layout = layout or Layout.default()
+        log = ProcessingLog()
         docs = ingest(
             corpus,
             layout=layout,
             max_docs=max_docs,
             prefer_latex=prefer_latex,
+            log=log,
             progress=progress,
             require=True,
         )
@@ -119,7 +124,8 @@ class Searcher:
         table = ChunkStore(layout.lancedb, embedder, progress=progress).table(
             cs.chunkset_id, cs.chunks, cs.documents
         )
-        return cls(table, embedder, cs)
+        failed = [(str((e.context or {}).get("file_path", "?")), e.message) for e in log.errors]
+        return cls(table, embedder, cs, failed)
 
     @classmethod
     def at_table(cls, name: str, *, model: str | None = None, layout: Layout | None = None) -> Searcher:

@@ -60,6 +60,17 @@ def test_search_prints_citations_and_why(md_corpus):
     assert "A02" in res.output and "why: strict: all of" in res.output and "**DVCS**" in res.output
 
 
+def test_search_names_files_it_could_not_convert_and_exits_2(md_corpus):
+    (md_corpus / "A03_broken.pdf").write_bytes(b"not a pdf at all")
+    res = runner.invoke(
+        app, ["search", "photon energies", "--corpus", str(md_corpus), "--chunk-size", "64", "-k", "1"]
+    )
+    assert res.exit_code == 2, res.output
+    assert "A01" in res.stdout  # the hits of the files that could be read come first
+    tail = res.stdout.split("could not be converted and were not searched:")[1]
+    assert "A03_broken.pdf" in tail and "not a PDF" in tail
+
+
 def test_search_json_and_sql_join_with_lancedb(md_corpus):
     import json
 
