@@ -38,6 +38,9 @@ __all__ = [
     "MAX_YAML_NODES",
     "MIN_CHUNK_SIZE",
     "MIN_COVERAGE",
+    "NER_MAX_BODY_BYTES",
+    "NER_MAX_BUSY",
+    "NER_MAX_CONNECTIONS",
     "NER_MAX_REPLY_BYTES",
     "NER_MAX_REQUEST_CHARS",
     "NER_MAX_TEXTS",
@@ -206,6 +209,15 @@ NER_MAX_REQUEST_CHARS = 1_000_000
 
 NER_MAX_REPLY_BYTES = 16 * 1_048_576
 """Largest ``POST /ner`` reply (bytes of JSON); a request whose entities would exceed it gets HTTP 413."""
+
+NER_MAX_BODY_BYTES = 16 * 1_048_576
+"""Largest ``POST /ner`` body (bytes); a larger Content-Length gets HTTP 413 before anything is read."""
+
+NER_MAX_BUSY = 2
+"""Requests the NER service tags at once; more wait up to the read timeout, then get HTTP 503 (retried)."""
+
+NER_MAX_CONNECTIONS = 32
+"""Connections the NER service holds open at once; one more is closed at once (the client retries)."""
 
 MAX_QUESTION_CHARS = 4_000
 """Longest question (characters): a paragraph; BM25 over a 10 MB query aborts natively in the FTS engine."""

@@ -10,7 +10,9 @@ One request holds at most :data:`~hepwb.limits.NER_MAX_TEXTS` texts and
 :data:`~hepwb.limits.NER_MAX_REPLY_BYTES`; beyond them the answer is HTTP 413 with a JSON ``error`` naming
 the limit (:class:`~hepwb.ner.client.NERClient` sends smaller parts). On an address other than loopback the
 service needs a token (:func:`check_token`); with a token every request must carry
-``Authorization: Bearer <token>`` (else HTTP 401).
+``Authorization: Bearer <token>`` (else HTTP 401). At most :data:`~hepwb.limits.NER_MAX_BUSY` requests are
+tagged at once (others wait up to the read timeout, then get HTTP 503, which the client retries) and at
+most :data:`~hepwb.limits.NER_MAX_CONNECTIONS` connections are held open (one more is closed at once).
 
 Example:
     >>> import httpx
@@ -41,7 +43,6 @@ __all__ = ["TOKEN_ENV", "NERService", "RequestTooLarge", "check_token", "is_loop
 TOKEN_ENV = "HEPWB_NER_TOKEN"
 """The environment variable holding the service's token (``hepwb ner-serve`` and the client read it)."""
 
-_MAX_BODY = 16 * 1024 * 1024
 _LENGTH = re.compile(r"[0-9]{1,12}")  # Content-Length: digits only (no sign, exponent, spaces or list)
 _DRAIN = 1_048_576  # a refused request's body is read (and dropped) up to this size
 READ_TIMEOUT_S = 10.0
@@ -101,6 +102,36 @@ def model_name() -> str:
     return f"hepwb-hep-dictionary@{text_sha256(data)[:12]}"
 
 
+class _BoundedServer(ThreadingHTTPServer):
+    """A threading server holding at most :data:`~hepwb.limits.NER_MAX_CONNECTIONS` connections at once.
+
+    One more connection is closed at once (a client retries), so idle or slow connections cannot make
+    the service start threads without end.
+    """
+
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler]) -> None:
+        super().__init__(address, handler)
+        self._slots = threading.BoundedSemaphore(limits.NER_MAX_CONNECTIONS)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self._slots.acquire(blocking=False):
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
+
+
 class NERService:
     """The NER service on ``host``:``port`` (0: a free port), in a background thread.
 
@@ -129,7 +160,8 @@ class NERService:
         self.model = model_name() if extractor is None else type(extractor).__name__
         self.host = host
         self.read_timeout_s = read_timeout_s
-        self._server = ThreadingHTTPServer((host, port), self._handler())
+        self.busy = threading.BoundedSemaphore(limits.NER_MAX_BUSY)
+        self._server = _BoundedServer((host, port), self._handler())
         self._thread: threading.Thread | None = None
 
     @property
@@ -242,15 +274,23 @@ class NERService:
                     )
                     return
                 length = int(raw[0])
-                if length > _MAX_BODY:
-                    self._send(413, {"error": f"body over {_MAX_BODY} bytes; send fewer texts per request"})
+                if length > limits.NER_MAX_BODY_BYTES:
+                    most = limits.NER_MAX_BODY_BYTES
+                    self._send(413, {"error": f"body over {most} bytes; send fewer texts per request"})
                     return
                 try:
                     body = self.rfile.read(length)
                     if len(body) < length:
                         self._send(400, {"error": f"the body ended after {len(body)} of {length} bytes"})
                         return
-                    self._send(200, service.reply(json.loads(body or b"null")))
+                    if not service.busy.acquire(timeout=service.read_timeout_s):
+                        busy = f"busy: {limits.NER_MAX_BUSY} requests are being tagged; retry shortly"
+                        self._send(503, {"error": busy})
+                        return
+                    try:
+                        self._send(200, service.reply(json.loads(body or b"null")))
+                    finally:
+                        service.busy.release()
                 except RequestTooLarge as exc:
                     self._send(413, {"error": str(exc)})
                 except TimeoutError:

@@ -24,7 +24,7 @@ def test_off_loopback_the_service_refuses_to_start_without_a_token(monkeypatch, 
     def no_bind(*_args, **_kwargs):
         raise AssertionError("bound a socket")
 
-    monkeypatch.setattr(service_module, "ThreadingHTTPServer", no_bind)
+    monkeypatch.setattr(service_module, "_BoundedServer", no_bind)
     with pytest.raises(ConfigError, match=r"reachable from other machines: give a token .*HEPWB_NER_TOKEN"):
         NERService(host=host)
     monkeypatch.delenv("HEPWB_NER_TOKEN", raising=False)
@@ -90,3 +90,41 @@ def test_the_client_splits_its_batches_to_stay_under_the_bounds(monkeypatch):
     with NERService() as ner:
         got = NERClient(ner.url).entities(texts)
     assert got == [ex.entities(t) for t in texts]
+
+
+def test_the_service_tags_a_bounded_number_of_requests_at_once(monkeypatch):
+    monkeypatch.setattr(limits, "NER_MAX_BUSY", 1)
+    with NERService(read_timeout_s=0.5) as ner:
+        assert ner.busy.acquire()  # one request being tagged
+        try:
+            r = httpx.post(ner.url + "/ner", json={"text": "LHCb"}, timeout=10)
+            assert r.status_code == 503 and "busy: 1 requests" in r.json()["error"]
+        finally:
+            ner.busy.release()
+        r = httpx.post(ner.url + "/ner", json={"text": "LHCb"}, timeout=10)
+        assert r.status_code == 200 and r.json()["entities"][0]
+
+
+def test_the_service_holds_a_bounded_number_of_connections(monkeypatch):
+    import socket
+
+    monkeypatch.setattr(limits, "NER_MAX_CONNECTIONS", 2)
+    with NERService(read_timeout_s=30) as ner:
+        port = int(ner.url.rsplit(":", 1)[1])
+        idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(2)]  # send nothing
+        try:
+            extra = socket.create_connection(("127.0.0.1", port))
+            extra.settimeout(10)
+            assert extra.recv(1) == b""  # closed by the service at once, not left waiting
+            extra.close()
+        finally:
+            for s in idle:
+                s.close()
+        deadline = time.monotonic() + 10  # the idle connections' threads end when they see the close
+        while True:
+            try:
+                r = httpx.get(ner.url + "/health", timeout=5)
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline
+        assert r.status_code == 200
