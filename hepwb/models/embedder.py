@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -144,6 +145,15 @@ class Embedder:
                 normalize_embeddings=True,
             )
         return np.asarray(vecs, dtype=np.float32)
+
+    def remember_queries(self, vectors: Mapping[str, NDArray[np.float32]]) -> None:
+        """Answer these query texts with these vectors (made elsewhere, e.g. on a GPU) instead of the model.
+
+        Replaces the query vectors remembered so far; :meth:`embed` of one of these texts alone returns
+        its vector without running the model (``n_embedded`` does not grow).
+        """
+        self._queries.clear()
+        self._queries.update({q: np.asarray(v, dtype=np.float32) for q, v in vectors.items()})
 
     def embed(self, texts: list[str], *, progress: bool = False) -> NDArray[np.float32]:
         """Embed ``texts`` into an ``(n, dim)`` array of unit vectors.

@@ -60,7 +60,7 @@ from hepwb.processing.links import annotate
 from hepwb.processing.markdown import parse_blocks
 from hepwb.types import Block, Document, JSONObject
 
-__all__ = ["find_main_tex", "latex_to_document"]
+__all__ = ["find_main_tex", "latex_source", "latex_to_document", "pdf_page_keys"]
 
 _PREFERRED = ("main.tex", "ms.tex", "paper.tex", "article.tex")
 PANDOC_TIMEOUT = 300.0
@@ -128,6 +128,20 @@ def find_main_tex(folder: str | Path) -> Path:
         )
         raise _fail(p, "PROC_NO_MAIN_TEX", msg)
     return min(found)[1]
+
+
+def latex_source(folder: str | Path) -> str:
+    """A LaTeX project's whole source, comments removed: its main file with every included file inlined.
+
+    The text the converter reads (:func:`find_main_tex`, then the project's ``\\input``/``\\include``
+    files in place), before pandoc: what a check against the source, such as counting its captioned
+    figures, should read.
+
+    Raises:
+        ProcessingError: ``PROC_NO_MAIN_TEX`` when the folder has no main file.
+    """
+    main = find_main_tex(folder)
+    return strip_comments(read_project(main, main.parent).text)
 
 
 def _pandoc() -> tuple[str, str]:

@@ -46,7 +46,8 @@ class RagmdIndex:
         """Read and check ``path`` (see :func:`hepwb.ragmd.reader.load`); unsearchable vectors are refused."""
         return cls(searchable(load(path), path), embedder)
 
-    def _lexical(self) -> Any:
+    def lexical_index(self) -> Any:
+        """The BM25 index (bm25s) over the chunks' HEP search terms, built on first use and kept."""
         if self._bm25 is None:
             import logging
 
@@ -82,7 +83,7 @@ class RagmdIndex:
         n = len(self.file.chunks)
         if not tokens or not n:
             return []
-        docs, scores = self._lexical().retrieve([tokens], k=min(k, n), show_progress=False)
+        docs, scores = self.lexical_index().retrieve([tokens], k=min(k, n), show_progress=False)
         return [(int(d), float(s)) for d, s in zip(docs[0], scores[0], strict=True) if s > 0]
 
     def search(self, query: str, method: str = "hybrid", k: int = 5) -> list[Hit]:
