@@ -26,10 +26,16 @@ __all__ = [
     "HEPILOT_CHUNK_SIZE",
     "MAX_CHUNK_SIZE",
     "MAX_CHUNK_SIZES",
+    "MAX_COLLECTION_BYTES",
+    "MAX_COLLECTION_DOCS",
+    "MAX_COLLECTION_DOC_CHARS",
     "MAX_DOCS",
     "MAX_K",
     "MAX_QUESTION_CHARS",
     "MAX_QUESTION_FILE_BYTES",
+    "MAX_RUN_FILE_BYTES",
+    "MAX_RUN_LINES",
+    "MAX_RUN_LINE_CHARS",
     "MAX_SWEEP_CELLS",
     "MAX_TIER_ROWS",
     "MAX_TIER_SECONDS",
@@ -259,3 +265,23 @@ MAX_INT_DIGITS = 64
 
 MAX_CSV_FIELD_CHARS = 100_000
 """The longest field of a CSV file hepwb reads (a quote or a question is far shorter)."""
+
+MAX_RUN_FILE_BYTES = 256 * 1_048_576
+"""The largest TREC run, qrels or topics file and BEIR ``qrels``/``queries`` file read (bytes)."""
+
+MAX_RUN_LINES = 1_000_000
+"""The most lines of a TREC run or qrels file: 1,000 hits for each of 1,000 questions. A longer file is
+refused after counting its lines, before anything is parsed or a paper converted (``evaluate --run-file``)."""
+
+MAX_RUN_LINE_CHARS = 4_096
+"""The longest line of a TREC run, qrels or topics file (six short columns need a few dozen characters)."""
+
+MAX_COLLECTION_DOCS = 100_000
+"""The most documents an imported BEIR folder or ``ir_datasets`` collection may hold: each becomes a markdown
+file that is converted and chunked."""
+
+MAX_COLLECTION_BYTES = 1_073_741_824
+"""The largest ``corpus.jsonl`` (or documents file) of an imported collection (bytes), read line by line."""
+
+MAX_COLLECTION_DOC_CHARS = 10_000_000
+"""The longest document of an imported collection (characters; a long paper has some 100,000)."""

@@ -41,7 +41,10 @@ from hepwb.exceptions import ConfigError
 
 __all__ = [
     "ReadError",
+    "check_file",
+    "count_lines",
     "iter_jsonl",
+    "iter_lines",
     "json_hooks",
     "parse_json",
     "read_bytes",
@@ -62,14 +65,14 @@ class ReadError(ConfigError):
     """A file hepwb refuses to read: the message names the file (and line), what is wrong and the fix."""
 
 
-def read_bytes(
+def check_file(
     path: str | Path,
     what: str,
     *,
     max_bytes: int = limits.MAX_JSON_BYTES,
     fix: str = "give the path of a file",
-) -> bytes:
-    """The bytes of the regular file ``path`` (a ``what``: "sweep file" …), at most ``max_bytes`` of them.
+) -> int:
+    """The size of the regular file ``path`` (a ``what``), checked without opening it.
 
     Raises:
         ReadError: Missing, a folder, a FIFO/device/socket, unreadable, or larger than ``max_bytes``.
@@ -90,15 +93,32 @@ def read_bytes(
         kind = next((name for test, name in _KINDS if test(st.st_mode)), "a special file")
         msg = f"{what} {p} is {kind}, not a regular file; {fix}"
         raise ReadError(msg)
-
-    def too_large(size: int) -> ReadError:
-        return ReadError(
-            f"{what} {p}: {size:,} bytes ({size / 1e6:.1f} MB), more than the {max_bytes:,} a {what} "
-            "may hold; is it the right file? (split it if it is)"
-        )
-
     if st.st_size > max_bytes:
-        raise too_large(st.st_size)
+        raise _too_large(p, what, st.st_size, max_bytes)
+    return int(st.st_size)
+
+
+def _too_large(p: Path, what: str, size: int, max_bytes: int) -> ReadError:
+    return ReadError(
+        f"{what} {p}: {size:,} bytes ({size / 1e6:.1f} MB), more than the {max_bytes:,} a {what} "
+        "may hold; is it the right file? (split it if it is)"
+    )
+
+
+def read_bytes(
+    path: str | Path,
+    what: str,
+    *,
+    max_bytes: int = limits.MAX_JSON_BYTES,
+    fix: str = "give the path of a file",
+) -> bytes:
+    """The bytes of the regular file ``path`` (a ``what``: "sweep file" …), at most ``max_bytes`` of them.
+
+    Raises:
+        ReadError: Missing, a folder, a FIFO/device/socket, unreadable, or larger than ``max_bytes``.
+    """
+    p = Path(path)
+    check_file(p, what, max_bytes=max_bytes, fix=fix)
     try:
         with p.open("rb") as fh:
             data = _read_capped(fh, max_bytes + 1)
@@ -106,7 +126,7 @@ def read_bytes(
         msg = f"cannot read {what} {p}: {exc.strerror or exc}; {fix}"
         raise ReadError(msg) from None
     if len(data) > max_bytes:  # it grew while being read
-        raise too_large(len(data))
+        raise _too_large(p, what, len(data), max_bytes)
     return data
 
 
@@ -148,6 +168,124 @@ def read_text(
             "(e.g. iconv -f latin1 -t utf-8)"
         )
         raise ReadError(msg) from None
+
+
+def count_lines(
+    path: str | Path,
+    what: str,
+    *,
+    max_lines: int,
+    max_bytes: int = limits.MAX_RUN_FILE_BYTES,
+    fix: str = "give the path of a file",
+) -> int:
+    """The number of lines of ``path``, counted a block at a time in constant memory (at most ``max_lines``).
+
+    Call it before parsing a file that could be huge (a run file of 10^7 lines): it is refused in one line
+    before any of it is kept. A last line without a newline counts.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> f = pathlib.Path(tempfile.mkdtemp()) / "run.txt"
+        >>> _ = f.write_text("a\\nb\\nc")
+        >>> count_lines(f, "run file", max_lines=3)
+        3
+        >>> count_lines(f, "run file", max_lines=2, fix="keep the top 100 hits")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        hepwb.readers.ReadError: run file .../run.txt has more than 2 lines (...); keep the top 100 hits
+
+    Raises:
+        ReadError: As :func:`check_file`, or more than ``max_lines`` lines.
+    """
+    p = Path(path)
+    check_file(p, what, max_bytes=max_bytes, fix=fix)
+    n = got = 0
+    last = b"\n"
+    try:
+        with p.open("rb") as fh:
+            while block := fh.read(1 << 20):
+                got += len(block)
+                if got > max_bytes:  # it grew while being read
+                    raise _too_large(p, what, got, max_bytes)
+                n += block.count(b"\n")
+                last = block[-1:]
+                if n > max_lines:
+                    break
+    except OSError as exc:
+        msg = f"cannot read {what} {p}: {exc.strerror or exc}; {fix}"
+        raise ReadError(msg) from None
+    n += last != b"\n"
+    if n > max_lines:
+        raise _too_many(p, what, max_lines, fix)
+    return n
+
+
+def _too_many(p: Path, what: str, max_lines: int, fix: str) -> ReadError:
+    return ReadError(
+        f"{what} {p} has more than {max_lines:,} lines (hepwb reads at most {max_lines:,}); {fix}"
+    )
+
+
+def iter_lines(
+    path: str | Path,
+    what: str,
+    *,
+    max_lines: int,
+    max_line_chars: int,
+    max_bytes: int = limits.MAX_RUN_FILE_BYTES,
+    fix: str = "give the path of a file",
+) -> Iterator[tuple[int, str]]:
+    """``(line number, text)`` of every line of the UTF-8 file ``path``, read one line at a time.
+
+    The newline is removed (and a byte-order mark before the first line). Memory holds one line: a line
+    longer than ``max_line_chars``, more than ``max_lines`` lines or more than ``max_bytes`` bytes stop the
+    reading with a :class:`ReadError` naming the file and line.
+
+    Raises:
+        ReadError: As :func:`check_file`; a line not UTF-8, too long, or too many lines or bytes.
+    """
+    p = Path(path)
+    check_file(p, what, max_bytes=max_bytes, fix=fix)
+    limit = 4 * max_line_chars + 2  # bytes: a UTF-8 character takes at most 4
+    got = 0
+    try:
+        fh = p.open("rb")
+    except OSError as exc:
+        msg = f"cannot read {what} {p}: {exc.strerror or exc}; {fix}"
+        raise ReadError(msg) from None
+    with fh:
+        lineno = 0
+        while raw := fh.readline(limit):
+            lineno += 1
+            got += len(raw)
+            if got > max_bytes:
+                raise _too_large(p, what, got, max_bytes)
+            if lineno > max_lines:
+                raise _too_many(p, what, max_lines, fix)
+            cut = len(raw) == limit and not raw.endswith(b"\n")
+            text = "" if cut else _line_text(raw, p, what, lineno)
+            if cut or len(text) > max_line_chars:
+                msg = f"{what} {p} line {lineno}: longer than {max_line_chars:,} characters; {fix}"
+                raise ReadError(msg)
+            yield lineno, text
+
+
+def _line_text(raw: bytes, p: Path, what: str, lineno: int) -> str:
+    """One line of a file as text, without its newline (a UTF-8 byte-order mark on line 1 dropped)."""
+    if lineno == 1 and raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        msg = f"{what} {p} is UTF-16 text; save it as UTF-8 (e.g. iconv -f utf-16 -t utf-8)"
+        raise ReadError(msg)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        msg = (
+            f"{what} {p} line {lineno}: byte {raw[exc.start]:#04x} is not UTF-8; save the file as UTF-8 "
+            "(e.g. iconv -f latin1 -t utf-8)"
+        )
+        raise ReadError(msg) from None
+    if lineno == 1:
+        text = text.removeprefix("\ufeff")
+    return text.removesuffix("\n").removesuffix("\r")
 
 
 def json_hooks(source: str, fix: str) -> dict[str, Any]:
