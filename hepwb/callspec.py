@@ -2,19 +2,92 @@
 
 One parser for ``--retriever``, sweep files, notebook parameters and the options that name another
 retriever (``rerank(base=hybrid(method=linear, weight=0.1), top_n=20)``): commas inside parentheses
-belong to the inner call; values are YAML scalars read by the bounded loader.
+belong to the inner call; values are YAML scalars read by the bounded loader. :class:`Spec` is the same
+as a Python object (``Rerank(base=Hybrid(), top_n=20)``), and :func:`call_string` its one written form.
 """
 
 from __future__ import annotations
 
+import json
 import re
-from typing import Any
+from typing import Any, ClassVar
 
 from hepwb.exceptions import ConfigError
 from hepwb.types import JSONObject
 from hepwb.yamlio import load_yaml
 
-__all__ = ["named"]
+__all__ = ["Spec", "call_string", "named"]
+
+
+class Spec:
+    """A registered component (a retriever, a chunker) named with its options, as a Python object.
+
+    A spec is what a name string says, as an object: ``str(spec)`` is the call string that
+    ``--retriever``, sweep files and notebook parameters take, and everything that takes a name takes a
+    spec too (:func:`named` reads both). Options that are specs themselves (``base=Hybrid()``) become
+    their call strings. Subclasses set :attr:`name` and check their options in :meth:`check`.
+
+    Example:
+        >>> class Demo(Spec):
+        ...     name = "demo"
+        >>> s = Demo(top_n=20, base=Demo(weight=0.5))
+        >>> str(s), s
+        ('demo(base=demo(weight=0.5), top_n=20)', Demo(base='demo(weight=0.5)', top_n=20))
+        >>> named(s)
+        ('demo', {'base': 'demo(weight=0.5)', 'top_n': 20})
+    """
+
+    name: ClassVar[str] = ""
+    """The registered name."""
+
+    def __init__(self, **options: Any) -> None:
+        self.options: JSONObject = {
+            k: str(v) if isinstance(v, Spec) else v for k, v in sorted(options.items())
+        }
+        self.check()
+
+    def check(self) -> None:
+        """Raise :class:`~hepwb.exceptions.ConfigError` for an unknown or bad option (subclasses)."""
+
+    def __str__(self) -> str:
+        return call_string(self.name, self.options)
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in sorted(self.options.items()))
+        return f"{type(self).__name__}({args})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Spec) and str(other) == str(self)
+
+    def __hash__(self) -> int:
+        return hash(str(self))
+
+
+_PLAIN = re.compile(r"[\w.+:/-]+|[\w.+-]+\(.*\)", re.DOTALL)  # written bare: words, numbers, inner calls
+
+
+def call_string(name: str, options: JSONObject) -> str:
+    """``NAME`` or ``NAME(KEY=VALUE, ...)`` with sorted keys: the one written form of a name with options.
+
+    Values that a YAML scalar would not read back as themselves are written as JSON strings.
+
+    Example:
+        >>> call_string("bm25", {"fields": "context", "prf": True})
+        'bm25(fields=context, prf=True)'
+        >>> call_string("rerank", {"base": "hybrid(weight=0.1)", "model": "a, b"})
+        'rerank(base=hybrid(weight=0.1), model="a, b")'
+        >>> named(call_string("rerank", {"model": "a, b"}))
+        ('rerank', {'model': 'a, b'})
+    """
+    if not options:
+        return name
+    parts = []
+    for key, value in sorted(options.items()):
+        text = str(value)
+        if isinstance(value, str) and not _PLAIN.fullmatch(value):
+            text = json.dumps(value)
+        parts.append(f"{key}={text}")
+    return f"{name}({', '.join(parts)})"
 
 
 def named(value: Any) -> tuple[Any, JSONObject]:
@@ -39,6 +112,8 @@ def named(value: Any) -> tuple[Any, JSONObject]:
         ...
         hepwb.exceptions.ConfigError: 'hybrid(weight=0.1, weight=0.9)': option weight is given twice; keep one
     """
+    if isinstance(value, Spec):
+        return value.name, dict(value.options)
     if isinstance(value, dict):
         opts = dict(value)
         return opts.pop("name", None), opts
@@ -72,9 +147,13 @@ def _call(text: str) -> tuple[str, JSONObject]:
 
 
 def _top_level(text: str) -> list[str]:
-    """``text`` split at the commas outside parentheses."""
-    parts, depth, start = [], 0, 0
+    """``text`` split at the commas outside parentheses and double-quoted strings."""
+    parts, depth, start, quoted, escaped = [], 0, 0, False, False
     for i, ch in enumerate(text):
+        if quoted:
+            escaped, quoted = (not escaped and ch == "\\"), quoted and (escaped or ch != '"')
+            continue
+        quoted = ch == '"'
         depth += {"(": 1, ")": -1}.get(ch, 0)
         if ch == "," and depth == 0:
             parts.append(text[start:i])

@@ -10,23 +10,41 @@ from __future__ import annotations
 from typing import Final
 
 __all__ = [
+    "BASE_RETRIEVER",
     "CHUNKER",
     "CHUNK_OVERLAP",
     "CHUNK_SIZE",
+    "CROSS_ENCODER",
+    "DENSE_READ",
     "DEVICE",
     "EMBEDDING_MODEL",
     "EMBED_BATCH",
+    "ENTITY_BOOST",
     "EVAL_K",
+    "FETCH",
+    "GENERATIVE_FETCH",
     "HYBRID_FIELDS",
+    "HYBRID_LINEAR_WEIGHT",
     "HYBRID_METHOD",
     "HYBRID_WEIGHT",
+    "LEXICAL_FIELDS",
     "MIN_COVERAGE",
+    "N_QUERIES",
+    "PARENT_FETCH",
     "PREFER_LATEX",
+    "PRF_DOCS",
+    "PRF_TERMS",
+    "PRF_WEIGHT",
+    "RERANK_TOP_N",
     "RETRIEVER",
+    "RRF_K",
+    "RRF_VECTOR_WEIGHT",
     "SCHEMA_FOLDER",
     "SEARCH_K",
     "SEARCH_RETRIEVER",
+    "TOP_M",
     "WORKER_CACHE_MIB",
+    "XREF_PAPERS",
 ]
 
 CHUNKER = "hepilot"
@@ -92,6 +110,54 @@ it."""
 
 HYBRID_FIELDS: Final = "context"
 """The default lexical fields of ``hybrid``: the text with the paper title and section path."""
+
+FETCH: Final = 50
+"""Candidates a fusing or re-ranking retriever takes from each branch (``hybrid``, ``entity``)."""
+
+GENERATIVE_FETCH: Final = 30
+"""Candidates ``multi_query`` and ``hyde`` take per generated query."""
+
+PARENT_FETCH: Final = 4
+"""Children ``parent`` retrieves per parent it returns."""
+
+BASE_RETRIEVER: Final = "hybrid"
+"""The base of the retrievers that wrap another (``rerank``, ``parent``, ``xref``, ``multi_query``, …)."""
+
+LEXICAL_FIELDS: Final = "text"
+"""The fields ``bm25`` and ``hybrid_linear`` search by default: the chunk's text alone."""
+
+PRF_DOCS: Final = 5
+"""Top documents ``bm25(prf=true)`` reads its expansion terms from (RM3-style feedback)."""
+
+PRF_TERMS: Final = 10
+"""Expansion terms ``bm25(prf=true)`` adds."""
+
+PRF_WEIGHT: Final = 0.5
+"""The expansion terms' share of the query in ``bm25(prf=true)``."""
+
+DENSE_READ: Final = "first"
+"""How ``dense`` reads a chunk longer than the model's window (``first``, ``max``, ``mean``)."""
+
+TOP_M: Final = 1
+"""With ``read=max``: the best windows averaged per chunk."""
+
+ENTITY_BOOST: Final = 1.5
+"""The score multiplier of a chunk holding every entity of the question (``entity``)."""
+
+HYBRID_LINEAR_WEIGHT: Final = 0.7
+"""The dense branch's share in ``hybrid_linear`` (the convex fusion before ``hybrid`` learnt its weight)."""
+
+N_QUERIES: Final = 3
+"""Queries ``multi_query`` asks the language model for."""
+
+XREF_PAPERS: Final = 3
+"""Papers whose cross-referenced captions ``xref`` adds."""
+
+RRF_K: Final = 60
+"""The rank offset of reciprocal-rank fusion (Cormack et al.'s 60)."""
+
+RRF_VECTOR_WEIGHT: Final = 0.5
+"""The dense branch's share in weighted reciprocal-rank fusion (0.5: plain RRF)."""
 
 SEARCH_RETRIEVER = RETRIEVER
 """Retriever of interactive search (``hepwb search``, widgets): the same default as an evaluation run."""

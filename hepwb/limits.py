@@ -21,8 +21,11 @@ from typing import Any
 from hepwb.exceptions import ConfigError
 
 __all__ = [
+    "BOOST",
     "CHUNK_OVERLAP",
     "CHUNK_SIZE",
+    "COUNT",
+    "FETCH",
     "HEPILOT_CHUNK_SIZE",
     "MAX_CHUNK_SIZE",
     "MAX_CHUNK_SIZES",
@@ -50,6 +53,7 @@ __all__ = [
     "NER_MAX_REPLY_BYTES",
     "NER_MAX_REQUEST_CHARS",
     "NER_MAX_TEXTS",
+    "SHARE",
     "SQL_MAX_ROWS",
     "SQL_MEMORY_MB",
     "SQL_THREADS",
@@ -61,6 +65,7 @@ __all__ = [
     "TIER_TTL_S",
     "TIER_WARM_MAX_DOCS",
     "TIER_WARM_MAX_ROWS",
+    "TOP_N",
     "Bound",
     "K",
 ]
@@ -152,6 +157,22 @@ K = Bound("k", 1, MAX_K, "the number of chunks retrieved per question, a whole n
 
 MAX_DOCS = Bound("max_docs", 1, None, "a whole number of papers", "8, or null for all", integer=True)
 """Papers read from a corpus at most."""
+
+FETCH = Bound("fetch", 1, 10_000, "a whole number of candidates per branch", "50", integer=True)
+"""Candidates a retriever takes from a base retriever or branch."""
+
+COUNT = Bound("count", 1, 100, "a small whole number (documents, terms, windows, queries, papers)", "3",
+              integer=True)  # fmt: skip
+"""A small number of items a retriever reads or adds (``prf_docs``, ``top_m``, ``n_queries``, ``papers``)."""
+
+SHARE = Bound("share", 0, 1, "a mixing share", "0.5")
+"""A share in [0, 1], e.g. the dense branch's weight."""
+
+BOOST = Bound("boost", 1, 100, "a score multiplier", "1.5")
+"""The multiplier of the ``entity`` retriever's score for a chunk holding every entity of the question."""
+
+TOP_N = Bound("top_n", 1, MAX_K, "a whole number of candidates re-scored", "30", integer=True)
+"""Candidates ``rerank`` re-scores with the cross-encoder."""
 
 MIN_COVERAGE = Bound(
     "min_coverage", 0, 1, "the share of a quote a chunk must hold", "0.5 for half, 1 for whole", low_open=True

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hepwb.callspec import call_string
 from hepwb.evaluation.evidence import unscored_frame
 from hepwb.evaluation.stats import SMALL_N, mean_ci
 from hepwb.hepilot.log import utc_now
@@ -39,9 +40,7 @@ def option_label(name: str, options: JSONObject | None) -> str:
         >>> option_label("hybrid_linear", {"weight": 0.5}), option_label("bm25", {})
         ('hybrid_linear(weight=0.5)', 'bm25')
     """
-    if not options:
-        return name
-    return name + "(" + ", ".join(f"{k}={v}" for k, v in sorted(options.items())) + ")"
+    return call_string(name, options or {})
 
 
 class SweepCatalogMixin:

@@ -21,6 +21,7 @@ Example:
 from __future__ import annotations
 
 import functools
+import inspect
 import json
 from pathlib import Path
 from typing import Annotated, Any
@@ -37,8 +38,8 @@ from pydantic import (
 )
 
 from hepwb import defaults, limits
-from hepwb.callspec import named
-from hepwb.chunking import CHUNKERS, get_chunker
+from hepwb.callspec import Spec, call_string, named
+from hepwb.chunking import CHUNKERS, Chunker, get_chunker
 from hepwb.exceptions import ConfigError, HepwbError
 from hepwb.ids import canonical_json
 from hepwb.index.ann import KINDS, VectorIndex
@@ -142,6 +143,35 @@ def _refuse_conflicts(key: str, given: Any, opts: JSONObject, extra: JSONObject)
         raise ConfigError(msg)
 
 
+_CHUNK_SETTINGS = ("chunk_size", "chunk_overlap", "tokenizer")
+
+
+def _chunker_settings(data: JSONObject) -> JSONObject:
+    """``chunker=<a chunker object>`` → its name, size, overlap, tokenizer and options (given twice: refused).
+
+    Example:
+        >>> from hepwb.chunking import HierarchicalChunker
+        >>> out = _chunker_settings({"chunker": HierarchicalChunker(chunk_size=128, tokenizer="words")})
+        >>> out["chunker"], out["chunk_size"], out["chunker_options"]
+        ('hierarchical', 128, {})
+        >>> _chunker_settings({"chunker": HierarchicalChunker(parent_size=2048)})["chunker_options"]
+        {'parent_size': 2048}
+    """
+    chunker = data["chunker"]
+    params = dict(chunker.params())
+    settings = {key: params.pop(key) for key in _CHUNK_SETTINGS if key in params}
+    declared = inspect.signature(type(chunker)).parameters
+    params = {k: v for k, v in params.items() if k not in declared or declared[k].default != v}  # as by name
+    clash = sorted(k for k, v in settings.items() if k in data and data[k] != v)
+    clash += sorted(k for k, v in params.items() if k in _options(data.get("chunker_options")))
+    if clash:
+        msg = f"chunker {chunker.name!r}: {clash} given both in the chunker object and beside it; keep one"
+        raise ConfigError(msg)
+    out = {**data, **settings, "chunker": chunker.name}
+    out["chunker_options"] = {**_options(data.get("chunker_options")), **params}
+    return out
+
+
 Path_ = Annotated[str | None, BeforeValidator(_path)]
 Flag = Annotated[bool, BeforeValidator(_flag)]
 Options = Annotated[JSONObject, BeforeValidator(_options)]
@@ -151,8 +181,11 @@ class ExperimentConfig(BaseModel):
     """Everything that defines one evaluation run (plain values, so papermill can pass them).
 
     ``chunker`` and ``retriever`` are registered names; as in sweep files, each may also be given as a
-    mapping ``{"name": ..., **options}``. ``chunker_options`` and ``retriever_options`` are keyword
-    options of the chunker and retriever (e.g. ``{"parent_size": 1024}``, ``{"weight": 0.5}``).
+    mapping ``{"name": ..., **options}``, a call string ``"bm25(fields=context)"``, or an object: a spec
+    (:class:`~hepwb.retrieval.specs.RetrieverSpec`, e.g. ``BM25(fields="context")``) or a chunker
+    (``HierarchicalChunker(chunk_size=128)``, whose size, overlap and tokenizer then apply).
+    ``chunker_options`` and ``retriever_options`` are keyword options of the chunker and retriever (e.g.
+    ``{"parent_size": 1024}``, ``{"weight": 0.5}``).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", validate_default=False)
@@ -189,6 +222,8 @@ class ExperimentConfig(BaseModel):
         if not isinstance(data, dict):
             return data
         data = {k: v for k, v in data.items() if v is not None or k not in ("retriever", "chunk_size")}
+        if isinstance(data.get("chunker"), Chunker):  # a chunker object: its settings, checked like any
+            data = _chunker_settings(data)
         if "retriever" not in data or "chunk_size" not in data:  # the project's defaults, else the package's
             chosen = current_defaults()
             data.setdefault("chunk_size", chosen.chunk_size)
@@ -197,7 +232,8 @@ class ExperimentConfig(BaseModel):
                 data["retriever"] = name
                 data["retriever_options"] = {**opts, **_options(data.get("retriever_options"))}
         for key in _NAMED:
-            if isinstance(data.get(key), dict) or (isinstance(data.get(key), str) and "(" in data[key]):
+            value = data.get(key)
+            if isinstance(value, dict | Spec) or (isinstance(value, str) and "(" in value):
                 given = data[key]
                 name, opts = named(given)
                 extra = _options(data.get(f"{key}_options"))
@@ -278,8 +314,7 @@ class ExperimentConfig(BaseModel):
             >>> ExperimentConfig.from_params(retriever="bm25(fields=context)").retriever_spec
             'bm25(fields=context)'
         """
-        opts = ", ".join(f"{k}={v}" for k, v in sorted(self.retriever_options.items()))
-        return f"{self.retriever}({opts})" if opts else self.retriever
+        return call_string(self.retriever, self.retriever_options)
 
     def replace(self, **changes: Any) -> ExperimentConfig:
         """A copy with ``changes`` applied, validated like any other configuration."""

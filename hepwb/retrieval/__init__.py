@@ -5,6 +5,11 @@
 ``rerank`` (cross-encoder), ``multi_query`` and ``hyde`` (OpenAI-compatible LLM endpoint) and
 ``parent`` (children searched, parents returned) and ``xref`` (the captions of the figures and
 tables a question names, then a base retriever's hits). :func:`availability` says which can run here.
+
+Each also exists as an object (:mod:`hepwb.retrieval.specs`), accepted wherever its name is::
+
+    from hepwb.retrieval import BM25, Hybrid, Rerank
+    systems = [BM25(fields="context"), Hybrid(), Rerank(base=Hybrid(), top_n=20)]
 """
 
 from __future__ import annotations
@@ -26,10 +31,38 @@ from hepwb.retrieval.base import (
     register_retriever,
 )
 from hepwb.retrieval.explain import citation, hits_frame, hits_html, snippet
+from hepwb.retrieval.specs import (
+    BM25,
+    Dense,
+    Entity,
+    Fusion,
+    Hybrid,
+    HybridLinear,
+    HyDE,
+    MultiQuery,
+    Parent,
+    PlainBM25,
+    Rerank,
+    RetrieverSpec,
+    Xref,
+)
 
 __all__ = [
+    "BM25",
     "RETRIEVERS",
+    "Dense",
+    "Entity",
+    "Fusion",
+    "HyDE",
+    "Hybrid",
+    "HybridLinear",
+    "MultiQuery",
+    "Parent",
+    "PlainBM25",
+    "Rerank",
     "Retriever",
+    "RetrieverSpec",
+    "Xref",
     "check_retriever_options",
     "citation",
     "get_retriever",

@@ -11,6 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from hepwb import defaults
+from hepwb.callspec import named
+from hepwb.exceptions import ConfigError
 from hepwb.models.embedder import Embedder
 from hepwb.registry import Registry
 from hepwb.retrieval.explain import explain_match, query_words
@@ -47,7 +50,7 @@ class Retriever(Protocol):
 
     name: str
 
-    def search(self, query: str, k: int = 10) -> list[Hit]:
+    def search(self, query: str, k: int = defaults.EVAL_K) -> list[Hit]:
         """Return the top ``k`` hits for ``query``."""
         ...
 
@@ -65,8 +68,18 @@ def check_retriever_options(name: str, options: JSONObject) -> None:
     check_options(name, RETRIEVERS.get(name), options)
 
 
-def get_retriever(name: str, table: Any, embedder: Embedder | None = None, **params: Any) -> Retriever:
-    """Build retriever ``name`` over LanceDB ``table``; its options are checked against its signature."""
+def get_retriever(name: Any, table: Any, embedder: Embedder | None = None, **params: Any) -> Retriever:
+    """Build retriever ``name`` over LanceDB ``table``; its options are checked against its signature.
+
+    ``name`` is a registered name, a call string (``"bm25(fields=context)"``) or a spec object
+    (:class:`~hepwb.retrieval.specs.RetrieverSpec`); ``params`` add options (given twice: refused).
+    """
+    name, given = named(name)
+    twice = sorted(set(given) & set(params))
+    if twice:
+        msg = f"retriever {name!r}: option(s) {twice} given twice; keep one"
+        raise ConfigError(msg)
+    params = {**given, **params}
     cls = RETRIEVERS.get(name)
     check_options(name, cls, params)
     return cls(table=table, embedder=embedder, **params)  # type: ignore[no-any-return]

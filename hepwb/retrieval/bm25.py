@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from hepwb import defaults
 from hepwb.exceptions import ConfigError
 from hepwb.index.lance import chunkset_of
 from hepwb.index.lexicon import expand_acronyms, load_lexicon
@@ -94,12 +95,12 @@ class BM25Retriever:
         self,
         table: Any,
         embedder: Embedder | None = None,
-        fields: LexicalFields = "text",
+        fields: LexicalFields = defaults.LEXICAL_FIELDS,
         acronyms: bool = False,
         prf: bool = False,
-        prf_docs: Count = 5,
-        prf_terms: Count = 10,
-        prf_weight: Share = 0.5,
+        prf_docs: Count = defaults.PRF_DOCS,
+        prf_terms: Count = defaults.PRF_TERMS,
+        prf_weight: Share = defaults.PRF_WEIGHT,
     ) -> None:
         self.table = table
         self.fields = fields
@@ -112,7 +113,7 @@ class BM25Retriever:
 
             self.lexicon = load_lexicon(Path(table.uri).parent, chunkset_of(table.name))
 
-    def search(self, query: str, k: int = 10) -> list[Hit]:
+    def search(self, query: str, k: int = defaults.EVAL_K) -> list[Hit]:
         """Top ``k`` chunks by BM25 score (an OR match of the query terms)."""
         if self.lexicon:
             query = expand_acronyms(query, self.lexicon)

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from hepwb import defaults
 from hepwb.exceptions import ConfigError, RetrieverUnavailableError
 from hepwb.index.ann import AnnTable
 from hepwb.index.store import ann_search
@@ -46,7 +47,11 @@ class DenseRetriever:
     name = "dense"
 
     def __init__(
-        self, table: Any, embedder: Embedder | None = None, read: Read = "first", top_m: Count = 1
+        self,
+        table: Any,
+        embedder: Embedder | None = None,
+        read: Read = defaults.DENSE_READ,
+        top_m: Count = defaults.TOP_M,
     ) -> None:
         if embedder is None:
             msg = "the dense retriever needs an embedder: get_retriever('dense', table, embedder=...)"
@@ -56,7 +61,7 @@ class DenseRetriever:
         self.read = read
         self.top_m = top_m
 
-    def search(self, query: str, k: int = 10) -> list[Hit]:
+    def search(self, query: str, k: int = defaults.EVAL_K) -> list[Hit]:
         """Top ``k`` chunks by cosine similarity."""
         rows = dense_rows(self.table, self.embedder.embed([query])[0], k, read=self.read, top_m=self.top_m)
 

@@ -16,17 +16,16 @@ Each chunk keeps its best branch (``tie_breaker = 0``). A question without entit
 from __future__ import annotations
 
 import dataclasses
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import Field
-
+from hepwb import defaults
 from hepwb.models.embedder import Embedder
 from hepwb.models.entities import EntityExtractor
 from hepwb.ner.source import EntitySource, ner_source
 from hepwb.retrieval.base import register_retriever, rows_to_hits
 from hepwb.retrieval.bm25 import fts_rows
 from hepwb.retrieval.explain import query_words
-from hepwb.retrieval.options import Fetch
+from hepwb.retrieval.options import Boost, Fetch
 from hepwb.types import Hit, JSONObject
 
 __all__ = ["EntityRetriever", "strict_filter"]
@@ -63,8 +62,8 @@ class EntityRetriever:
         self,
         table: Any,
         embedder: Embedder | None = None,
-        boost: Annotated[float, Field(ge=1)] = 1.5,
-        fetch: Fetch = 50,
+        boost: Boost = defaults.ENTITY_BOOST,
+        fetch: Fetch = defaults.FETCH,
         ner: EntitySource | None = None,
     ) -> None:
 
@@ -74,7 +73,7 @@ class EntityRetriever:
         self.extractor = EntityExtractor.default()
         self.ner = ner if ner is not None else ner_source()
 
-    def search(self, query: str, k: int = 10) -> list[Hit]:
+    def search(self, query: str, k: int = defaults.EVAL_K) -> list[Hit]:
         """Top ``k`` chunks by the better of the strict and soft branch scores."""
         return self.rank(query, k)
 

@@ -16,6 +16,7 @@ from typing import Annotated, Any, get_args
 
 from pydantic import AfterValidator
 
+from hepwb import defaults
 from hepwb.exceptions import ConfigError
 from hepwb.models.embedder import Embedder, model_slug
 from hepwb.models.tokenizers import model_identity
@@ -223,6 +224,6 @@ class FusionRetriever:
             )
         return self._folds[fold]  # type: ignore[no-any-return]
 
-    def search(self, query: str, k: int = 10) -> list[Hit]:
+    def search(self, query: str, k: int = defaults.EVAL_K) -> list[Hit]:
         """Top ``k`` chunks by the fitted fusion."""
         return self._inner.search(query, k)

@@ -18,9 +18,11 @@ import dataclasses
 import re
 from typing import Any
 
+from hepwb import defaults
 from hepwb.llm import LLMEndpoint
 from hepwb.models.embedder import Embedder
 from hepwb.retrieval.base import get_retriever, register_retriever
+from hepwb.retrieval.options import Count, Fetch
 from hepwb.types import Hit
 
 __all__ = ["HydeRetriever", "MultiQueryRetriever", "rrf_fuse"]
@@ -85,10 +87,10 @@ class _Generative:
         self,
         table: Any,
         embedder: Embedder | None = None,
-        base: str = "hybrid",
+        base: str = defaults.BASE_RETRIEVER,
         llm_url: str | None = None,
         llm_model: str | None = None,
-        fetch: int = 30,
+        fetch: Fetch = defaults.GENERATIVE_FETCH,
     ) -> None:
         self.llm = LLMEndpoint.from_env(llm_url, llm_model)
         self.base = get_retriever(base, table, embedder=embedder)
@@ -99,7 +101,7 @@ class _Generative:
         """The LLM's texts for ``question`` (cached)."""
         raise NotImplementedError
 
-    def search(self, query: str, k: int = 10) -> list[Hit]:
+    def search(self, query: str, k: int = defaults.EVAL_K) -> list[Hit]:
         """Top ``k`` chunks by RRF over the question's and the generated texts' rankings."""
         texts = self.generate(query)
         rankings = [self.base.search(t, max(k, self.fetch)) for t in [query, *texts]]
@@ -113,7 +115,9 @@ class MultiQueryRetriever(_Generative):
 
     name = "multi_query"
 
-    def __init__(self, table: Any, embedder: Embedder | None = None, n_queries: int = 3, **kw: Any) -> None:
+    def __init__(
+        self, table: Any, embedder: Embedder | None = None, n_queries: Count = defaults.N_QUERIES, **kw: Any
+    ) -> None:
         super().__init__(table, embedder, **kw)
         self.n_queries = n_queries
 

@@ -62,10 +62,10 @@ class HybridRetriever:
         self,
         table: Any,
         embedder: Embedder | None = None,
-        fetch: Fetch = 50,
+        fetch: Fetch = defaults.FETCH,
         weight: Share | None = defaults.HYBRID_WEIGHT,
-        dense_read: Read = "first",
-        top_m: Count = 1,
+        dense_read: Read = defaults.DENSE_READ,
+        top_m: Count = defaults.TOP_M,
         fields: LexicalFields = defaults.HYBRID_FIELDS,
         method: Fusion = defaults.HYBRID_METHOD,
     ) -> None:
@@ -147,7 +147,7 @@ class HybridRetriever:
         )
         return fused.to_pylist()[:k]  # type: ignore[no-any-return]
 
-    def search(self, query: str, k: int = 10) -> list[Hit]:
+    def search(self, query: str, k: int = defaults.EVAL_K) -> list[Hit]:
         """Top ``k`` chunks by fused score; ``why`` shows both branch scores ("-": not in that branch)."""
 
         def why(r: JSONObject, score: float) -> str:
@@ -171,10 +171,10 @@ class LinearHybridRetriever(HybridRetriever):
         self,
         table: Any,
         embedder: Embedder | None = None,
-        fetch: Fetch = 50,
-        weight: Share = 0.7,
-        dense_read: Read = "first",
-        top_m: Count = 1,
-        fields: LexicalFields = "text",
+        fetch: Fetch = defaults.FETCH,
+        weight: Share = defaults.HYBRID_LINEAR_WEIGHT,
+        dense_read: Read = defaults.DENSE_READ,
+        top_m: Count = defaults.TOP_M,
+        fields: LexicalFields = defaults.LEXICAL_FIELDS,
     ) -> None:
         super().__init__(table, embedder, fetch, weight, dense_read, top_m, fields, method="linear")

@@ -1,9 +1,11 @@
 """Retriever options, declared once: by the constructor's signature, checked from it.
 
 A retriever's keyword options are the parameters of its ``__init__`` after ``table`` and ``embedder``;
-their annotations carry the bounds (``Annotated[int, Field(ge=1, le=100)]``, ``Literal[...]``). This
-module turns a signature into a pydantic model, so a sweep file, ``hepwb evaluate --retriever-option``
-and :func:`~hepwb.retrieval.base.get_retriever` check the same declaration before any work starts.
+their annotations carry the bounds, built from :mod:`hepwb.limits` (``Fetch``, ``Count``, ``Share``, …:
+``Annotated`` types whose check is the :class:`~hepwb.limits.Bound`'s own message) or ``Literal[...]``,
+and their defaults come from :mod:`hepwb.defaults`. This module turns a signature into a pydantic model,
+so a sweep file, ``hepwb evaluate --retriever-option`` and :func:`~hepwb.retrieval.base.get_retriever`
+check the same declaration before any work starts.
 
 Example:
     >>> from hepwb.retrieval import RETRIEVERS
@@ -13,34 +15,80 @@ Example:
     Traceback (most recent call last):
     ...
     hepwb.exceptions.ConfigError: retriever 'bm25' has no option(s) ['prf_doc']; its options are [...]
-    >>> check_options("bm25", bm25, {"prf_docs": 0})
+    >>> check_options("bm25", bm25, {"prf_docs": 0})  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    hepwb.exceptions.ConfigError: retriever 'bm25': prf_docs = 0: Input should be greater than or equal to 1
+    hepwb.exceptions.ConfigError: retriever 'bm25': prf_docs is a small whole number (...) from 1 to 100, got 0 (e.g. 3)
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
-import sys
+import typing
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    TypeAdapter,
+    ValidationError,
+    ValidationInfo,
+    create_model,
+)
 from pydantic.errors import PydanticSchemaGenerationError
 from pydantic_core import SchemaError
 
+from hepwb import limits
 from hepwb.exceptions import ConfigError
 from hepwb.types import JSONObject
 
-__all__ = ["Count", "Fetch", "Fusion", "LexicalFields", "Read", "Share", "check_options", "options_model"]
+__all__ = [
+    "Boost",
+    "Count",
+    "Fetch",
+    "Fusion",
+    "LexicalFields",
+    "Read",
+    "Share",
+    "TopN",
+    "bounded",
+    "check_options",
+    "options_model",
+]
 
-Fetch = Annotated[int, Field(ge=1, le=10_000, description="candidates per branch, e.g. 50")]
+
+def bounded(bound: limits.Bound) -> Any:
+    """``Annotated[int or float, <the bound's check>]``: the option type of a :class:`~hepwb.limits.Bound`.
+
+    A value out of range gets the bound's one message, named after the option it was given for.
+
+    Example:
+        >>> TypeAdapter(bounded(limits.SHARE)).validate_python(0.3)
+        0.3
+    """
+
+    def check(value: Any, info: ValidationInfo) -> Any:
+        problem = dataclasses.replace(bound, name=info.field_name or bound.name).problem(value)
+        if problem:
+            raise ValueError(problem)
+        return value
+
+    return Annotated[int if bound.integer else float, AfterValidator(check)]
+
+
+Fetch = bounded(limits.FETCH)
 """Candidates taken from a base retriever or branch."""
-Count = Annotated[int, Field(ge=1, le=100)]
-"""A small whole number of items (documents, terms, windows, queries)."""
-Share = Annotated[float, Field(ge=0, le=1)]
+Count = bounded(limits.COUNT)
+"""A small whole number of items (documents, terms, windows, queries, papers)."""
+Share = bounded(limits.SHARE)
 """A share in [0, 1], e.g. the dense branch's weight."""
+Boost = bounded(limits.BOOST)
+"""A score multiplier of at least 1."""
+TopN = bounded(limits.TOP_N)
+"""Candidates re-scored by a cross-encoder."""
 Read = Literal["first", "max", "mean"]
 """How a chunk longer than the model's window is read (:mod:`hepwb.retrieval.dense`)."""
 LexicalFields = Literal["text", "context"]
@@ -58,16 +106,13 @@ def _declared(cls: type) -> dict[str, tuple[Any, Any]]:
         init = klass.__dict__.get("__init__")
         if init is None:
             continue
-        module = vars(sys.modules[klass.__module__])
+        hints = typing.get_type_hints(init, include_extras=True)  # the annotations, resolved
         forwards = False
         for name, p in inspect.signature(init).parameters.items():
             if p.kind is p.VAR_KEYWORD:
                 forwards = True
             elif name not in _NOT_OPTIONS and p.kind is not p.VAR_POSITIONAL and name not in out:
-                try:
-                    ann = eval(p.annotation, module) if isinstance(p.annotation, str) else p.annotation
-                except NameError:  # a type named only for type checkers: not a sweep option
-                    ann = Any
+                ann = hints.get(name, Any)
                 ann = ann if _checkable(ann) else Any  # e.g. a Protocol: passed in Python, not in a file
                 out[name] = (ann, ... if p.default is p.empty else p.default)
         if not forwards:
@@ -103,7 +148,9 @@ def check_options(name: str, cls: type, options: JSONObject) -> None:
         lines = []
         for err in exc.errors():
             ctx = err.get("ctx") or {}
-            text = str(ctx["error"]) if err["type"] == "value_error" and "error" in ctx else err["msg"]
             key = ".".join(str(p) for p in err["loc"])
-            lines.append(f"retriever {name!r}: {key} = {err.get('input')!r}: {text}")
+            if err["type"] == "value_error" and "error" in ctx:  # a bound's message names key and value
+                lines.append(f"retriever {name!r}: {ctx['error']}")
+            else:
+                lines.append(f"retriever {name!r}: {key} = {err.get('input')!r}: {err['msg']}")
         raise ConfigError("\n".join(lines)) from None

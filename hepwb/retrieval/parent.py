@@ -11,9 +11,11 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from hepwb import defaults
 from hepwb.models.embedder import Embedder
 from hepwb.retrieval.base import get_retriever, register_retriever
 from hepwb.retrieval.explain import explain_match, query_words
+from hepwb.retrieval.options import Count
 from hepwb.types import Hit, JSONObject
 
 __all__ = ["ParentRetriever"]
@@ -33,7 +35,11 @@ class ParentRetriever:
     name = "parent"
 
     def __init__(
-        self, table: Any, embedder: Embedder | None = None, base: str = "hybrid", fetch: int = 4
+        self,
+        table: Any,
+        embedder: Embedder | None = None,
+        base: str = defaults.BASE_RETRIEVER,
+        fetch: Count = defaults.PARENT_FETCH,
     ) -> None:
         self.table = table
         self.base = get_retriever(base, table, embedder=embedder)
@@ -50,7 +56,7 @@ class ParentRetriever:
         )
         return {r["chunk_id"]: r for r in rows}
 
-    def search(self, query: str, k: int = 10) -> list[Hit]:
+    def search(self, query: str, k: int = defaults.EVAL_K) -> list[Hit]:
         """Top ``k`` parents of the best children."""
         children = self.base.search(query, k * self.fetch)
         if not children:

@@ -27,6 +27,7 @@ from hepwb.models.tokenizers import resolve_model_path
 from hepwb.paths import Layout
 from hepwb.publish import IncompleteArtefactError
 from hepwb.retrieval.base import get_retriever, register_retriever
+from hepwb.retrieval.options import TopN
 from hepwb.types import Hit
 
 __all__ = ["DEFAULT_CROSS_ENCODER", "RerankRetriever", "cross_encoder_name", "load_cross_encoder"]
@@ -122,8 +123,8 @@ class RerankRetriever:
         self,
         table: Any,
         embedder: Embedder | None = None,
-        base: str = "hybrid",
-        top_n: int = defaults.RERANK_TOP_N,
+        base: str = defaults.BASE_RETRIEVER,
+        top_n: TopN = defaults.RERANK_TOP_N,
         model: str | None = None,
     ) -> None:
         self.model_name = cross_encoder_name(model)
@@ -132,7 +133,7 @@ class RerankRetriever:
         self.base = get_retriever(base_name, table, embedder=embedder, **base_options)
         self.top_n = top_n
 
-    def search(self, query: str, k: int = 10) -> list[Hit]:
+    def search(self, query: str, k: int = defaults.EVAL_K) -> list[Hit]:
         """Top ``k`` of the base retriever's ``top_n`` candidates by cross-encoder score."""
         import dataclasses
 

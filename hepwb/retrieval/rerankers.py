@@ -18,6 +18,8 @@ import functools
 from collections import defaultdict
 from typing import Any
 
+from hepwb import defaults
+
 __all__ = ["weighted_rrf"]
 
 
@@ -28,7 +30,12 @@ def _weighted_rrf_class() -> type:
     class WeightedRRFReranker(RRFReranker):
         """LanceDB's RRF with a weight per branch: ``w / (K + rank_vector) + (1 - w) / (K + rank_fts)``."""
 
-        def __init__(self, K: int = 60, vector_weight: float = 0.5, return_score: str = "relevance") -> None:
+        def __init__(
+            self,
+            K: int = defaults.RRF_K,
+            vector_weight: float = defaults.RRF_VECTOR_WEIGHT,
+            return_score: str = "relevance",
+        ) -> None:
             super().__init__(K=K, return_score=return_score)
             self.vector_weight = float(vector_weight)
 
@@ -50,6 +57,10 @@ def _weighted_rrf_class() -> type:
     return WeightedRRFReranker
 
 
-def weighted_rrf(K: int = 60, vector_weight: float = 0.5, return_score: str = "relevance") -> Any:
+def weighted_rrf(
+    K: int = defaults.RRF_K,
+    vector_weight: float = defaults.RRF_VECTOR_WEIGHT,
+    return_score: str = "relevance",
+) -> Any:
     """A LanceDB reranker: RRF, the dense branch weighted ``vector_weight``, BM25 ``1 - vector_weight``."""
     return _weighted_rrf_class()(K=K, vector_weight=vector_weight, return_score=return_score)

@@ -18,15 +18,16 @@ import dataclasses
 import re
 from typing import Any
 
+from hepwb import defaults
 from hepwb.models.embedder import Embedder
 from hepwb.processing.figures import roman
 from hepwb.retrieval.base import columns, get_retriever, register_retriever, rows_to_hits
+from hepwb.retrieval.options import Count
 from hepwb.types import Hit
 
 __all__ = ["XrefRetriever", "named_labels"]
 
 _NAMED = re.compile(r"\b(?:(fig(?:ure)?s?\.?)|(tab(?:le)?s?\.?))\s*(\d{1,3}|[IVX]{1,5})\b", re.I)
-_PAPERS = 3
 
 
 def _number(text: str) -> int:
@@ -61,7 +62,11 @@ class XrefRetriever:
     name = "xref"
 
     def __init__(
-        self, table: Any, embedder: Embedder | None = None, base: str = "hybrid", papers: int = _PAPERS
+        self,
+        table: Any,
+        embedder: Embedder | None = None,
+        base: str = defaults.BASE_RETRIEVER,
+        papers: Count = defaults.XREF_PAPERS,
     ) -> None:
         self.table = table
         self.base = get_retriever(base, table, embedder=embedder)
@@ -85,7 +90,7 @@ class XrefRetriever:
             wanted, self.name, "_score", why=lambda r, _s: f"caption of {_last(r)} named in the query"
         )
 
-    def search(self, query: str, k: int = 10) -> list[Hit]:
+    def search(self, query: str, k: int = defaults.EVAL_K) -> list[Hit]:
         """Named captions of the best papers first, then the base hits (deduplicated)."""
         labels = named_labels(query)
         hits = self.base.search(query, k if not labels else max(k, 20))

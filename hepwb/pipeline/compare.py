@@ -1,0 +1,153 @@
+"""Several systems on one question set in one call: hepwb's ``pt.Experiment``.
+
+:func:`compare` runs each system (a retriever name or object, or a whole configuration) on the same
+corpus and questions (converted and located once), then tests every system against the baseline on the
+same questions: per metric, the mean with its 95 % interval, the difference to the baseline with its
+interval, how many questions improved, degraded or stayed the same, the paired test's p-value and
+Holm's adjustment over the comparisons of that metric. The table reads like PyTerrier's
+``pt.Experiment(..., baseline=0, correction="holm")``: ``improved``/``degraded`` are its ``+``/``-``
+columns, ``p`` its ``p-value``, ``p (Holm)`` its corrected one.
+
+Example (three retrievers on three papers' questions)::
+
+    from hepwb.pipeline import compare
+    from hepwb.retrieval import BM25, Dense, Hybrid
+    result = compare([BM25(fields="context"), Dense(), Hybrid()], max_docs=3)
+    result.table          # one row per system and metric
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from hepwb.callspec import Spec
+from hepwb.evaluation.stats import compare_runs, mean_ci
+from hepwb.exceptions import ConfigError
+from hepwb.paths import Layout
+from hepwb.pipeline.cell import RunResult
+from hepwb.pipeline.config import ExperimentConfig
+from hepwb.pipeline.experiment import run_experiment
+from hepwb.pipeline.stages import EvalInputs, load_inputs
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["COMPARE_METRICS", "Comparison", "compare"]
+
+COMPARE_METRICS = ("hit_rate@5", "mrr@10")
+"""The metrics :func:`compare` reports unless told otherwise: found@5 (the decision metric) and MRR@10."""
+
+System = str | Spec | ExperimentConfig
+_SHARED = ("corpus", "questions", "max_docs", "prefer_latex", "accept_unscored")  # what the inputs depend on
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """What :func:`compare` found: ``table`` (one row per system and metric) and each system's run."""
+
+    baseline: str
+    metrics: tuple[str, ...]
+    table: pd.DataFrame
+    runs: dict[str, RunResult] = field(repr=False)
+
+    def _repr_html_(self) -> str:
+        shown = self.table.drop(columns=["run_id"])
+        return str(shown.to_html(index=False, float_format=lambda v: f"{v:.3f}", na_rep=""))
+
+    def __str__(self) -> str:
+        return str(self.table.drop(columns=["run_id"]).to_string(index=False, float_format="%.3f", na_rep=""))
+
+
+def _configs(systems: Sequence[System] | Mapping[str, System], params: dict[str, Any]) -> dict[str, Any]:
+    """``{label: ExperimentConfig}``; a retriever takes ``params`` beside it, a configuration is kept."""
+    named = dict(systems) if isinstance(systems, Mapping) else {_label(s): s for s in systems}
+    if not isinstance(systems, Mapping) and len(named) < len(systems):
+        msg = "two systems have the same name; give them as a mapping {label: system}"
+        raise ConfigError(msg)
+    if len(named) < 2:
+        msg = f"compare needs at least two systems, got {len(named)}"
+        raise ConfigError(msg)
+    return {
+        label: s if isinstance(s, ExperimentConfig) else ExperimentConfig.from_params(**params, retriever=s)
+        for label, s in named.items()
+    }
+
+
+def _label(system: System) -> str:
+    if isinstance(system, ExperimentConfig):
+        return f"{system.chunker}·{system.chunk_size}·{system.retriever_spec}"
+    return str(system)
+
+
+def compare(
+    systems: Sequence[System] | Mapping[str, System],
+    *,
+    metrics: Sequence[str] = COMPARE_METRICS,
+    baseline: int | str = 0,
+    layout: Layout | None = None,
+    progress: bool = False,
+    **params: Any,
+) -> Comparison:
+    """Run ``systems`` on one question set and test each against the baseline (see the module docstring).
+
+    Args:
+        systems: Retrievers (names, call strings or objects such as ``BM25(fields="context")``) or whole
+            configurations (:class:`ExperimentConfig`), as a list (labelled by their names) or a mapping
+            ``{label: system}``.
+        metrics: Per-question metrics to report (columns of a run's ``per_question`` table).
+        baseline: The system the others are tested against: its position or label.
+        layout: Artefact folders (default: this project's).
+        progress: Show progress bars.
+        **params: The configuration shared by the retrievers given by name or object (``corpus``,
+            ``questions``, ``chunk_size``, ``max_docs``, …), as :meth:`ExperimentConfig.from_params` takes.
+
+    Returns:
+        The :class:`Comparison`; ``table`` has ``system``, ``metric``, ``mean`` with ``ci_low``/``ci_high``,
+        ``n``, and against the baseline ``difference`` with its interval, ``improved``, ``degraded``,
+        ``unchanged``, ``p``, ``p (Holm)`` and ``significant``.
+
+    Raises:
+        ConfigError: Fewer than two systems, an unknown baseline or metric, or a bad configuration.
+    """
+    import pandas as pd
+
+    configs = _configs(systems, params)
+    labels = list(configs)
+    base = labels[baseline] if isinstance(baseline, int) and -len(labels) <= baseline < len(labels) else baseline
+    if base not in configs:
+        msg = f"baseline {baseline!r} is not one of the systems {labels}"
+        raise ConfigError(msg)
+    layout = layout or Layout.default()
+    loaded: dict[tuple[Any, ...], EvalInputs] = {}  # the corpus converted and the quotes located once
+    runs: dict[str, RunResult] = {}
+    for label, cfg in configs.items():
+        key = tuple(getattr(cfg, k) for k in _SHARED)
+        if key not in loaded:
+            loaded[key] = load_inputs(cfg, layout, progress=progress)
+        runs[label] = run_experiment(cfg, layout=layout, progress=progress, inputs=loaded[key])
+    frames = {label: run.per_question for label, run in runs.items()}
+    missing = sorted(m for m in metrics if m not in frames[base].columns)
+    if missing:
+        msg = f"unknown metric(s) {missing}; a run's per-question metrics are e.g. hit_rate@5, mrr@10, ndcg@10"
+        raise ConfigError(msg)
+    rows = []
+    for metric in metrics:
+        tests = {str(t["run"]): t for t in compare_runs(frames, metric, baseline=base).to_dict("records")}
+        for label in labels:
+            ci = mean_ci(frames[label][metric].to_numpy(dtype=float))
+            row: dict[str, Any] = {"system": label, "metric": metric, "mean": ci.mean, "ci_low": ci.low,
+                                   "ci_high": ci.high, "n": ci.n, "small sample": ci.small,
+                                   "run_id": runs[label].run_id}  # fmt: skip
+            t = tests.get(label)
+            if t is not None:
+                improved, degraded = int(t["better"]), int(t["worse"])
+                row |= {"difference": t["diff"], "diff_low": t["ci_low"], "diff_high": t["ci_high"],
+                        "improved": improved, "degraded": degraded, "unchanged": int(t["n"]) - improved - degraded,
+                        "p": t["p_value"], "p (Holm)": t["p_holm"], "significant": bool(t["significant"])}  # fmt: skip
+            rows.append(row)
+    table = pd.DataFrame(rows)
+    for col in ("improved", "degraded", "unchanged"):
+        table[col] = table[col].astype("Int64")
+    return Comparison(base, tuple(metrics), table, runs)
