@@ -42,19 +42,19 @@ test: $(STAMP)  ## The test suite (CI runs exactly this)
 
 check: $(STAMP)  ## Fast edit loop (a few minutes): unit tests, doctests, notebook structure; no end-to-end runs
 	$(PY) -m pytest -q -m "not (slow or integration or browser or notebook)" \
-		tests/unit tests/notebooks hepwb $(PYTEST_ARGS)
+		tests/unit tests/notebooks hepwb bench $(PYTEST_ARGS)
 
 test-all: $(STAMP)  ## Tests including those marked slow (deselected by `make test`)
 	$(PY) -m pytest -m "" $(PYTEST_ARGS)
 
-bench: $(STAMP)  ## Install the peers the benchmarks compare with (hepwb[bench]), then run bench/bench_chunking.py
+bench: $(STAMP)  ## Install the peers the benchmarks compare with (hepwb[bench]), then run python -m bench.bench_chunking
 	$(PY) -m pip install --quiet -c requirements/constraints.txt -e ".[dev,bench]"
-	$(PY) bench/bench_chunking.py $(ARGS)
+	$(PY) -m bench.bench_chunking $(ARGS)
 
 browser-stress: $(STAMP)  ## The browser tests RUNS (5) times in a row beside two CPU-bound processes
 	bash tests/browser/stress.sh $${RUNS:-5}
 
-lint: $(STAMP)  ## ruff (lint + format check), mypy --strict over hepwb/, import-linter's layer contracts
+lint: $(STAMP)  ## ruff (lint + format check), mypy --strict over hepwb/ and bench/, import-linter's layer contracts
 	$(VENV)/bin/ruff check hepwb tests bench
 	$(VENV)/bin/ruff format --check hepwb tests bench
 	$(VENV)/bin/mypy

@@ -2,7 +2,7 @@
 
 Usage::
 
-    .venv/bin/python bench/bench_chunking.py [--repeats 3] [--max-docs N] [--budget-s 120]
+    python -m bench.bench_chunking [--repeats 3] [--max-docs N] [--budget-s 120]
 
 Method:
 
@@ -40,7 +40,6 @@ from __future__ import annotations
 import argparse
 import gc
 import importlib.metadata as md
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -48,10 +47,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from hepwb.paths import Layout, shared_dir  # noqa: E402
+from bench.common import shared_material
+from hepwb.chunking import CHUNKERS, get_chunker
+from hepwb.defaults import EMBEDDING_MODEL
+from hepwb.paths import Layout
+from hepwb.pipeline.corpus import ingest
+from hepwb.types import Document
 
 MINILM = "all-MiniLM-L6-v2"
 CHUNK_SIZE = 512
@@ -96,11 +97,8 @@ def version(dist: str) -> str:
         return ""
 
 
-def load_texts(max_docs: int | None) -> tuple[list[Any], list[str]]:
+def load_texts(corpus: Path, max_docs: int | None) -> tuple[list[Document], list[str]]:
     """Convert the corpus PDFs once (temporary layout) and return the documents and their markdown."""
-    from hepwb.pipeline.corpus import ingest
-
-    corpus = shared_dir() / "corpus" / "papers" / "pdf"
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="hepwb-bench-chunking-") as tmp:
         docs = ingest(corpus, layout=Layout(Path(tmp)), prefer_latex=False, progress=False, max_docs=max_docs)
@@ -138,10 +136,10 @@ def token_stats(row: Row, chunks: list[list[str]], hf_tok: Any) -> None:
     row.max_tokens = max(counts, default=0)
 
 
-def hepwb_rows(docs: list[Any], skip: set[str] = frozenset()) -> list[tuple[Row, Callable[[], PassFn]]]:
+def hepwb_rows(
+    docs: list[Document], skip: frozenset[str] = frozenset()
+) -> list[tuple[Row, Callable[[], PassFn] | None]]:
     """hepwb strategies at 512 tokens, 10 % overlap (section: its default 0), default tokenizer."""
-    from hepwb.chunking import CHUNKERS, get_chunker
-    from hepwb.defaults import EMBEDDING_MODEL
 
     def maker(name: str, params: dict[str, Any]) -> Callable[[], PassFn]:
         def make() -> PassFn:
@@ -150,7 +148,7 @@ def hepwb_rows(docs: list[Any], skip: set[str] = frozenset()) -> list[tuple[Row,
 
         return make
 
-    out = []
+    out: list[tuple[Row, Callable[[], PassFn] | None]] = []
     for name in CHUNKERS.names():
         if name in skip:
             continue
@@ -351,13 +349,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = ap.parse_args(argv)
 
-    shared = shared_dir()
-    corpus = shared / "corpus" / "papers" / "pdf"
-    if not corpus.is_dir():
-        print(f"SKIP: shared corpus not found at {corpus} (set HEPWB_SHARED); nothing benchmarked")
+    corpus = shared_material("corpus", "papers", "pdf")
+    if corpus is None:
         return 0
 
-    docs, texts = load_texts(args.max_docs)
+    docs, texts = load_texts(corpus, args.max_docs)
     if not texts:
         print("SKIP: no document could be converted")
         return 0
@@ -371,7 +367,7 @@ def main(argv: list[str] | None = None) -> int:
     hf_tok.model_max_length = 10**9  # count, never truncate (and no over-length warnings)
 
     plan: list[tuple[Row, Callable[[], PassFn] | None]] = []
-    plan += hepwb_rows(docs, set() if args.with_semantic else {"semantic"})
+    plan += hepwb_rows(docs, frozenset() if args.with_semantic else frozenset({"semantic"}))
     plan += chonkie_rows(texts, hf_tok)
     plan += langchain_rows(texts, hf_tok)
     plan += semchunk_rows(texts, hf_tok)

@@ -2,7 +2,7 @@
 
 Usage::
 
-    .venv/bin/python bench/bench_figure_questions.py [--retrievers bm25,dense,hybrid] [--k 5]
+    python -m bench.bench_figure_questions [--retrievers bm25,dense,hybrid] [--k 5]
         [--chunker hepilot] [--chunk-size 512] [--max-per-doc 10]
 
 Questions: the LLM-free generator's (``hepwb testset``: ``section``, ``caption`` and ``figure``
@@ -16,33 +16,30 @@ Shared material comes from ``$HEPWB_SHARED`` or ``../shared``; the script exits 
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from bench.common import shared_material
+from hepwb.evaluation import build_keyindexes, evaluate, load_questions, locate_all
+from hepwb.evaluation.context import evidence_in_context
+from hepwb.evaluation.testset import structural_questions
+from hepwb.pipeline import Searcher
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    """Measure and print the table; returns 0."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--retrievers", default="bm25,dense,hybrid")
     ap.add_argument("--k", type=int, default=5)
     ap.add_argument("--chunker", default="hepilot")
     ap.add_argument("--chunk-size", type=int, default=512)
     ap.add_argument("--max-per-doc", type=int, default=10)
-    args = ap.parse_args()
-    from hepwb.evaluation import build_keyindexes, evaluate, load_questions, locate_all
-    from hepwb.evaluation.context import evidence_in_context
-    from hepwb.evaluation.testset import structural_questions
-    from hepwb.paths import shared_dir
-    from hepwb.pipeline.search import Searcher
-
-    qa = shared_dir(ROOT) / "eval" / "hepqa-dev.jsonl"
-    if not qa.is_file():
-        print(f"no shared material at {shared_dir(ROOT)}; nothing to measure")
+    args = ap.parse_args(argv)
+    qa = shared_material("eval", "hepqa-dev.jsonl")
+    if qa is None:
         return 0
     s = Searcher.open(chunker=args.chunker, chunk_size=args.chunk_size, progress=True)
-    assert s.chunkset is not None
+    if s.chunkset is None:
+        print(f"no chunk set for {args.chunker} at {args.chunk_size} tokens: nothing measured")
+        return 0
     docs = list(s.chunkset.documents.values())
     sets = {
         "generated": structural_questions(docs, max_per_doc=args.max_per_doc),

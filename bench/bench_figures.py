@@ -2,7 +2,7 @@
 
 Usage::
 
-    .venv/bin/python bench/bench_figures.py [--docs P23,P27] [--crops DIR]
+    python -m bench.bench_figures [--docs P23,P27] [--crops DIR]
 
 1. **Figure and table records against the LaTeX sources.** For every paper with its LaTeX source
    (P23-P32), the ``figure``/``table`` environments with a ``\\caption`` give the expected labels in
@@ -26,15 +26,19 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import re
-import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from hepwb.paths import shared_dir  # noqa: E402
-from hepwb.textkey import key  # noqa: E402
+from bench.common import shared_material
+from hepwb.chunking import get_chunker
+from hepwb.pipeline import ingest
+from hepwb.processing import latex_to_document, pdf_to_document
+from hepwb.processing.frontmatter import author_list_like
+from hepwb.processing.latex import latex_source, pdf_page_keys
+from hepwb.processing.links import write_link_files
+from hepwb.textkey import key
+from hepwb.types import Block, Document
 
 _ENV = re.compile(r"\\begin\{(figure|table)(\*?)\}(.*?)\\end\{\1\2\}", re.S)
 _CAPTION = re.compile(r"\\caption(?:\[[^\]]*\])?\{")
@@ -65,11 +69,7 @@ def _roman(n: int) -> str:
 
 def latex_truth(tex_dir: Path, page_keys: list[str]) -> list[tuple[str, int, int]]:
     """``(kind, number, page)`` of the captioned figures and tables of a LaTeX project (page 0: not found)."""
-    from hepwb.processing._latex_source import read_project, strip_comments
-    from hepwb.processing.latex import find_main_tex
-
-    main = find_main_tex(tex_dir)
-    src = strip_comments(read_project(main, main.parent).text)
+    src = latex_source(tex_dir)
     out: list[tuple[str, int, int]] = []
     counts: Counter[str] = Counter()
     for m in _ENV.finditer(src):
@@ -90,7 +90,7 @@ def latex_truth(tex_dir: Path, page_keys: list[str]) -> list[tuple[str, int, int
     return out
 
 
-def _score(truth: list[tuple[str, int, int]], records: list[dict]) -> tuple[int, int, list[str]]:
+def _score(truth: list[tuple[str, int, int]], records: list[dict[str, Any]]) -> tuple[int, int, list[str]]:
     found = {(r["kind"], int(r["number"])): int(r["page"]) for r in records}
     ok, wrong = 0, []
     for kind, number, page in truth:
@@ -102,12 +102,8 @@ def _score(truth: list[tuple[str, int, int]], records: list[dict]) -> tuple[int,
     return ok, len(truth), wrong
 
 
-def _front_chunks(docs: list) -> tuple[int, int, int]:
+def _front_chunks(docs: list[Document]) -> tuple[int, int, int]:
     """Author/affiliation-list chunks with front matter kept out, and with it chunked as body."""
-    from hepwb.chunking import get_chunker
-    from hepwb.processing.frontmatter import author_list_like
-    from hepwb.types import Block
-
     ch = get_chunker("hepilot", chunk_size=512, chunk_overlap=0.1)
     now = before = total = 0
     for d in docs:
@@ -120,24 +116,19 @@ def _front_chunks(docs: list) -> tuple[int, int, int]:
     return before, now, total
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    """Measure and print the four parts; returns 0."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--docs", default="", help="Comma-separated labels (default: all).")
     ap.add_argument("--crops", type=Path, default=None, help="Write the checked papers' figure crops here.")
-    args = ap.parse_args()
-    shared = shared_dir(ROOT)
-    pdf_dir = shared / "corpus" / "papers" / "pdf"
-    if not pdf_dir.is_dir():
-        print(f"no shared corpus at {shared}; nothing to measure")
+    args = ap.parse_args(argv)
+    pdf_dir = shared_material("corpus", "papers", "pdf")
+    if pdf_dir is None:
         return 0
-    from hepwb.processing import latex_to_document, pdf_to_document
-    from hepwb.processing._latex_pages import pdf_page_keys
-    from hepwb.processing.links import write_link_files
-
     only = {s for s in args.docs.split(",") if s}
     pdfs = [p for p in sorted(pdf_dir.glob("*.pdf")) if not only or p.name.split("_")[0] in only]
     docs = {p.name.split("_")[0]: pdf_to_document(p) for p in pdfs}
-    tex_root = shared / "corpus" / "papers" / "tex"
+    tex_root = pdf_dir.parent / "tex"
     print("== 1. figure/table records vs LaTeX sources (right number and page)")
     tot = {"pdf": [0, 0], "latex": [0, 0]}
     checked: list[str] = []
@@ -175,8 +166,6 @@ def main() -> int:
         print(f"  {scope}: " + ", ".join(f"{k} {r}/{m}" for k, (r, m) in sorted(per.items()))
               + f"; Fig./Table/Eq. {fig[0]}/{fig[1]} = {fig[0] / max(fig[1], 1):.1%}")  # fmt: skip
     print("== 3. display equations: LaTeX vs Unicode text (default conversion: LaTeX source preferred)")
-    from hepwb.pipeline import ingest
-
     default = ingest(progress=False, only=sorted(docs))  # the shared corpus with its papers.json
     fmt: Counter[str] = Counter()
     for d in default:

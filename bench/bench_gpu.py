@@ -2,8 +2,8 @@
 
 Usage::
 
-    .venv/bin/python bench/bench_gpu.py --export bench-gpu-inputs   # here: the main job's texts and pairs
-    python bench/bench_gpu.py --inputs bench-gpu-inputs             # on the GPU machine (or here)
+    python -m bench.bench_gpu --export bench-gpu-inputs   # here: the main job's texts and pairs
+    python -m bench.bench_gpu --inputs bench-gpu-inputs   # on the GPU machine (or here)
 
 Method:
 
@@ -33,7 +33,6 @@ import argparse
 import json
 import os
 import platform
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -41,15 +40,18 @@ from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from hepwb import defaults  # noqa: E402
-from hepwb.adapt.finetune import AdaptSettings, adapt_embedder  # noqa: E402
-from hepwb.adapt.pairs import Pair, corpus_pairs  # noqa: E402
-from hepwb.env import configure_runtime  # noqa: E402
-from hepwb.models.embedder import Embedder  # noqa: E402
-from hepwb.models.tokenizers import resolve_model_path  # noqa: E402
+from bench.common import REPORTS
+from hepwb import defaults
+from hepwb.adapt.finetune import AdaptSettings, adapt_embedder
+from hepwb.adapt.pairs import Pair, corpus_pairs
+from hepwb.env import configure_runtime
+from hepwb.evaluation import load_questions
+from hepwb.io import write_json
+from hepwb.models.embedder import Embedder
+from hepwb.models.tokenizers import resolve_model_path
+from hepwb.paths import Layout
+from hepwb.pipeline import build_chunkset, ingest
+from hepwb.pipeline.corpus import default_questions
 
 MAIN_JOB_SIZES = (256, 512, 1024)
 """The chunk sizes of the main job (``sweeps/default.yaml``): their chunk texts are what it embeds."""
@@ -57,11 +59,6 @@ MAIN_JOB_SIZES = (256, 512, 1024)
 
 def export(folder: Path, max_docs: int | None) -> None:
     """Write the main job's chunk texts and adaptation pairs to ``folder``."""
-    from hepwb.evaluation.questions import load_questions
-    from hepwb.paths import Layout
-    from hepwb.pipeline.chunksets import build_chunkset
-    from hepwb.pipeline.corpus import default_questions, ingest
-
     layout = Layout.default()
     docs = ingest(None, layout=layout, max_docs=max_docs, prefer_latex=True, progress=True, require=True)
     texts = [
@@ -84,6 +81,7 @@ def export(folder: Path, max_docs: int | None) -> None:
 
 
 def _sync(device: str) -> None:
+    """Wait for the GPU's queued work (nothing to wait for elsewhere)."""
     import torch
 
     if device.startswith("cuda"):
@@ -149,12 +147,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--check", type=int, default=256, help="texts compared with CPU vectors")
     ap.add_argument("--max-docs", type=int, default=None, help="export: only the first N papers")
     ap.add_argument("--no-adapt", action="store_true", help="skip the adaptation epoch")
-    ap.add_argument("--json", type=Path, default=ROOT / "reports" / "bench" / "gpu.json")
+    ap.add_argument("--json", type=Path, default=REPORTS / "gpu.json")
     ap.add_argument(
         "--vectors",
         type=Path,
         help="write hepwb's vectors of the texts (vectors.npy) and of each question embedded alone, as a "
-        "query is (queries.npy), to this folder: bench/gpu_agreement.py compares them with CPU vectors",
+        "query is (queries.npy), to this folder: bench.gpu_agreement compares them with CPU vectors",
     )
     args = ap.parse_args(argv)
     configure_runtime()  # as hepwb's commands run: TOKENIZERS_PARALLELISM=false outside the Embedder
@@ -182,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
         np.save(args.vectors / "vectors.npy", np.asarray(vecs, dtype=np.float32))
         queries = [emb.embed([q])[0] for q in questions]
         np.save(args.vectors / "queries.npy", np.asarray(queries, dtype=np.float32).reshape(len(queries), -1))
-    adapt_s = None
+    adapt_s, steps = None, None
     if not args.no_adapt:
         with tempfile.TemporaryDirectory() as out:
             t0 = time.perf_counter()
@@ -197,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
         import torch
 
         card_name = torch.cuda.get_device_name(0)
-    result = {
+    result: dict[str, Any] = {
         "date": time.strftime("%Y-%m-%d"),
         "device": device,
         "card": card_name,
@@ -211,10 +209,9 @@ def main(argv: list[str] | None = None) -> int:
         "min_cosine_vs_bare_loop": bare_agree,
         "adapt_epoch_s": None if adapt_s is None else round(adapt_s, 1),
         "adapt_pairs": len(pairs),
-        "adapt_steps": None if adapt_s is None else steps,
+        "adapt_steps": steps,
     }
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(result, indent=2), encoding="utf-8")
+    write_json(args.json, result)
     print(
         "| device | texts | hepwb texts/s (batch) | bare loop texts/s | hepwb / bare | cos vs CPU | epoch s |"
     )

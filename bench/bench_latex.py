@@ -1,6 +1,6 @@
 """Measure the LaTeX converter over the shared corpus: quote survival, structure, speed, pages.
 
-Usage: ``.venv/bin/python bench/bench_latex.py [--docs P23,P31] [--show-missing] [--json OUT]``
+Usage: ``python -m bench.bench_latex [--docs P23,P31] [--show-missing] [--json OUT]``
 
 For the papers with both LaTeX source and PDF (P23-P32) it converts the source (with the PDF for
 page numbers) and reports, per document: conversion seconds, headings / display-math / tables /
@@ -17,20 +17,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from hepwb.exceptions import ProcessingError  # noqa: E402
-from hepwb.paths import shared_dir  # noqa: E402
-from hepwb.processing.latex import latex_to_document  # noqa: E402
-from hepwb.textkey import key as quote_key  # noqa: E402
-from hepwb.textkey import piece_coverage as coverage  # noqa: E402
-from hepwb.types import Document  # noqa: E402
+from bench.common import shared_material
+from hepwb.exceptions import ProcessingError
+from hepwb.io import write_json
+from hepwb.processing.latex import latex_to_document
+from hepwb.textkey import key as quote_key
+from hepwb.textkey import piece_coverage as coverage
+from hepwb.types import Document
 
 
 def key_offsets(text: str) -> list[int]:
@@ -54,31 +52,30 @@ def page_ok(doc: Document, qk: str, tk: str, where: list[int], page: int) -> boo
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Measure and print the table; returns 0."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--docs", default="", help="comma-separated labels (default: all)")
     ap.add_argument("--show-missing", action="store_true", help="print quotes not found")
     ap.add_argument("--citations", default="key", choices=("key", "number"), help="citation style")
     ap.add_argument("--json", type=Path, help="write the results as JSON here")
     args = ap.parse_args(argv)
-    shared = shared_dir(ROOT)
-    tex_dir, pdf_dir = shared / "corpus" / "papers" / "tex", shared / "corpus" / "papers" / "pdf"
-    qa = shared / "eval" / "hepqa-dev.jsonl"
-    if not tex_dir.is_dir() or not qa.is_file():
-        print(f"shared test material not found under {shared} (set HEPWB_SHARED); nothing to measure")
+    tex_dir, qa = shared_material("corpus", "papers", "tex"), shared_material("eval", "hepqa-dev.jsonl")
+    if tex_dir is None or qa is None:
         return 0
+    pdf_dir = tex_dir.parent / "pdf"
     import pymupdf
 
     want = {d for d in args.docs.split(",") if d}
-    evidence: dict[str, list[dict]] = {}
+    evidence: dict[str, list[dict[str, Any]]] = {}
     for line in qa.read_text(encoding="utf-8").splitlines():
         if line.strip():
             for ev in json.loads(line)["evidence"]:
                 evidence.setdefault(ev["doc"], []).append(ev)
     folders = sorted(p for p in tex_dir.iterdir() if p.is_dir())
-    results: dict[str, dict] = {}
+    results: dict[str, dict[str, Any]] = {}
     header = f"{'doc':4} {'sec':>5} {'head':>4} {'math':>4} {'tab':>3} {'cap':>3} {'ref':>3} {'warn':>4}"
     print(header + f" {'quotes':>6} {'strict':>6} {'toler':>6} {'pdf-s':>6} {'pdf-t':>6} {'pageok':>6}")
-    totals = Counter()
+    totals: Counter[str] = Counter()
     for folder in folders:
         label = folder.name.split("_", 1)[0]
         if want and label not in want:
@@ -93,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         secs = time.perf_counter() - t0
         kinds = Counter(b.kind for b in doc.blocks)
-        row = {
+        row: dict[str, Any] = {
             "seconds": round(secs, 3),
             "headings": kinds["heading"],
             "math": kinds["math"],
@@ -138,9 +135,9 @@ def main(argv: list[str] | None = None) -> int:
             f"page ok={totals['page_ok'] / max(totals['strict'], 1):.1%} of strict"
         )
     if args.json:
-        args.json.write_text(json.dumps(results, indent=1, sort_keys=True), encoding="utf-8")
+        write_json(args.json, results)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())

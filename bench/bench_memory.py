@@ -2,11 +2,11 @@
 
 Usage::
 
-    .venv/bin/python bench/bench_memory.py [--max-docs 32]
+    python -m bench.bench_memory [--max-docs 32]
 
-Method: each stage runs in its own child process (``python -c``), which prints its own peak resident
-set size (``resource.getrusage(RUSAGE_SELF).ru_maxrss``, KiB on Linux) when done; helper processes
-such as pandoc are separate processes with their own, smaller footprint:
+Method: each stage runs in its own child process (``python -c``, from the repository root), which prints
+its own peak resident set size (``resource.getrusage(RUSAGE_SELF).ru_maxrss``, KiB on Linux) when done;
+helper processes such as pandoc are separate processes with their own, smaller footprint:
 
 * ``baseline`` - a child that only imports hepwb, numpy, torch and lancedb (the floor of any stage);
 * ``acquire`` - the 12 corpus papers with arXiv ids downloaded over HTTP from a 127.0.0.1 server
@@ -30,18 +30,16 @@ the baseline of the same command. Exits 0 with a message when ``../shared`` is a
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 import tempfile
 import textwrap
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from bench.common import child, shared_material
 
 BASELINE = "import hepwb, numpy, torch, lancedb, pymupdf"
 
 ACQUIRE = """
-import sys; sys.path.insert(0, {root!r})
 from pathlib import Path
 from hepwb.paths import shared_dir
 from hepwb.acquisition.acquire import acquire, discovered, write_sidecar
@@ -97,7 +95,7 @@ def peak_mib(code: str) -> tuple[float, str]:
         textwrap.dedent(code)
         + "\nimport resource\nprint('PEAK', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False, cwd=ROOT)
+    proc = child(["-c", code])
     if proc.returncode:
         print(proc.stderr[-2000:], file=sys.stderr)
         msg = f"child failed with exit code {proc.returncode}"
@@ -107,22 +105,20 @@ def peak_mib(code: str) -> tuple[float, str]:
     return peak, (lines[-2] if len(lines) > 1 else "")
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    """Measure and print the table; returns 0."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--max-docs", type=int, default=32)
-    args = ap.parse_args()
-    from hepwb.paths import shared_dir
-
-    if not (shared_dir() / "corpus" / "papers" / "pdf").is_dir():
-        print(f"shared corpus not found at {shared_dir()}; set HEPWB_SHARED. Nothing measured.")
+    args = ap.parse_args(argv)
+    if shared_material("corpus", "papers", "pdf") is None:
         return 0
     with tempfile.TemporaryDirectory() as tmp:
         out, home = Path(tmp) / "acq", Path(tmp) / "home"
-        rows = []
+        rows: list[tuple[str, float, str]] = []
         base, _ = peak_mib(BASELINE)
         rows.append(("baseline (imports)", base, ""))
         for name, code in (("acquire", ACQUIRE), ("process", PROCESS)):
-            mib, note = peak_mib(code.format(root=str(ROOT), out=str(out), home=str(home), n=args.max_docs))
+            mib, note = peak_mib(code.format(out=str(out), home=str(home), n=args.max_docs))
             rows.append((name, mib, note))
         evals = (
             ("evaluate 1024 (fresh)", Path(tmp) / "eval", 1024, args.max_docs),

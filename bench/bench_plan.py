@@ -2,7 +2,7 @@
 
 One command, every number measured in this run on this machine::
 
-    .venv/bin/python bench/bench_plan.py
+    python -m bench.bench_plan
 
 Each grid (five dimensions of the shared corpus: chunker × chunk_size × chunk_overlap × retriever × k)
 is written to a YAML file and planned by the real CLI in a fresh process; wall time and the process's
@@ -15,16 +15,16 @@ prints its summary in ≤ 10 s and ≤ 500 MB.
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import yaml
 
-HEPWB = Path(sys.executable).parent / "hepwb"
+from bench.common import timed_child
+
+HEPWB_CLI = [str(Path(sys.executable).parent / "hepwb")]
+"""The ``hepwb`` command a user runs (its console script, run by this interpreter in a fresh process)."""
 CHUNKERS = ["hepilot", "recursive", "token", "sentence", "section"]
 SIZES = [64, 96, 128, 160, 192, 224, 256, 384, 512, 1024]
 OVERLAPS = [0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45]
@@ -52,22 +52,17 @@ def grid(cells: int) -> dict[str, object]:
     return {"name": f"plan{cells}", "max_cells": cells, "grid": dims}
 
 
-def timed(cmd: list[str]) -> tuple[float, float, int, str]:
-    """Wall seconds, peak RSS (MiB), exit status and the last output line of ``cmd``."""
-    t0 = time.perf_counter()
-    with tempfile.TemporaryFile() as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - t0
-        out.seek(0)
-        lines = out.read().decode(errors="replace").strip().splitlines()
-    return wall, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status), (lines or [""])[-1]
+def timed(args: list[str]) -> tuple[float, float, int, str]:
+    """Wall seconds, peak RSS (MiB), exit status and the last output line of ``python ARGS``."""
+    t = timed_child(args)
+    return t.wall_s, t.peak_mib, t.returncode, (t.output.strip().splitlines() or [""])[-1]
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
+    """Measure and print the table; returns 1 when a planned grid fails."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "hepwb-bench-plan")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)
     files = {}
     for n in (1_000, 10_000, 100_000, 1_000_000):
@@ -77,20 +72,23 @@ def main() -> None:
         "import sys; from hepwb.sweep import plan_sweep; "
         "p = plan_sweep(sys.argv[1]); print(p.frame().to_string()[-80:]); print(len(p.cells))"
     )
-    bw, brss, _, _ = timed([sys.executable, "-c", base_code, str(files[10_000])])
+    bw, brss, _, _ = timed(["-c", base_code, str(files[10_000])])
     print("| cells | dry run (s) | peak RSS (MiB) | s per 10^4 cells | vs materialising plan of 10^4 |")
     print("|---:|---:|---:|---:|---|")
     print(f"| 10,000 (baseline: plan_sweep + frame) | {bw:.2f} | {brss:.0f} | {bw:.2f} | 1.00× |")
     for n in (1_000, 10_000, 100_000):
-        wall, rss, code, last = timed([str(HEPWB), "sweep", str(files[n]), "--dry-run"])
-        assert code == 0, last
+        wall, rss, code, last = timed([*HEPWB_CLI, "sweep", str(files[n]), "--dry-run"])
+        if code != 0:
+            print(f"the {n:,}-cell dry run failed (exit {code}): {last}", file=sys.stderr)
+            return 1
         per = wall / n * 1e4
         print(
             f"| {n:,} | {wall:.2f} | {rss:.0f} | {per:.2f} | time {wall / bw:.2f}×, RSS {rss / brss:.2f}× |"
         )
-    wall, rss, code, last = timed([str(HEPWB), "sweep", str(files[1_000_000]), "--dry-run"])
+    wall, rss, code, last = timed([*HEPWB_CLI, "sweep", str(files[1_000_000]), "--dry-run"])
     print(f"\n10^6-cell grid, default cap: exit {code} after {wall:.2f} s, {rss:.0f} MiB: {last}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

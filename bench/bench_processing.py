@@ -2,7 +2,7 @@
 
 Usage::
 
-    .venv/bin/python bench/bench_processing.py [--docs P01,P18] [--converters hepwb,pymupdf,pymupdf4llm]
+    python -m bench.bench_processing [--docs P01,P18] [--converters hepwb,pymupdf,pymupdf4llm]
         [--pymupdf4llm-docs P01,P03|N|all] [--show-missing]
 
 Converters: ``hepwb`` (:func:`hepwb.processing.pdf_to_document`), ``pymupdf`` (plain
@@ -28,16 +28,14 @@ import json
 import os
 import re
 import resource
-import subprocess
-import sys
 import time
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from hepwb.textkey import key, piece_coverage  # noqa: E402
+from bench.common import child, shared_material
+from hepwb.processing import pdf_to_document
+from hepwb.textkey import key, piece_coverage
 
 CONVERTERS = ("hepwb", "pymupdf", "pymupdf4llm")
 _MARK = "@@bench "
@@ -55,8 +53,6 @@ def tolerant(quote_key: str, text_key: str, share: float = 0.9) -> bool:
 def convert(name: str, pdf: Path) -> tuple[str, int, dict[str, int]]:
     """Run one converter on ``pdf``; return markdown, page count and structure counts."""
     if name == "hepwb":
-        from hepwb.processing import pdf_to_document
-
         doc = pdf_to_document(pdf)
         kinds: dict[str, int] = defaultdict(int)
         for b in doc.blocks:
@@ -105,7 +101,7 @@ def worker(name: str, pdfs: list[Path], qa: Path) -> int:
         dt = time.perf_counter() - t0
         mk = key(md)
         qs = [key(q) for q in quotes.get(label, [])]
-        row = {"doc": label, "pages": n, "sec": dt, "quotes": len(qs), **counts}
+        row: dict[str, Any] = {"doc": label, "pages": n, "sec": dt, "quotes": len(qs), **counts}
         row["strict"] = sum(q in mk for q in qs)
         row["tolerant"] = sum(q in mk or tolerant(q, mk) for q in qs)
         row["missing"] = [q[:80] for q in qs if q not in mk]
@@ -116,7 +112,8 @@ def worker(name: str, pdfs: list[Path], qa: Path) -> int:
     return 0
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    """Measure and print the tables (or, with ``--worker``, convert in this process); returns 0."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--docs", default="", help="comma-separated labels to run (default: all)")
     ap.add_argument("--converters", default=",".join(CONVERTERS), help="comma-separated converters")
@@ -125,11 +122,9 @@ def main() -> int:
     )
     ap.add_argument("--show-missing", action="store_true", help="print the quotes that did not survive")
     ap.add_argument("--worker", default="", help=argparse.SUPPRESS)
-    args = ap.parse_args()
-    shared = Path(os.environ.get("HEPWB_SHARED", ROOT.parent / "shared"))
-    pdf_dir, qa = shared / "corpus" / "papers" / "pdf", shared / "eval" / "hepqa-dev.jsonl"
-    if not pdf_dir.is_dir() or not qa.is_file():
-        print(f"skipped: shared test material not found at {shared} (set HEPWB_SHARED)")
+    args = ap.parse_args(argv)
+    pdf_dir, qa = shared_material("corpus", "papers", "pdf"), shared_material("eval", "hepqa-dev.jsonl")
+    if pdf_dir is None or qa is None:
         return 0
     wanted = {d for d in args.docs.split(",") if d}
     pdfs = sorted(p for p in pdf_dir.glob("*.pdf") if not wanted or p.name.split("_")[0] in wanted)
@@ -149,16 +144,9 @@ def main() -> int:
             )
         if not docs:
             continue
-        cmd = [
-            sys.executable,
-            __file__,
-            "--worker",
-            name,
-            "--docs",
-            ",".join(p.name.split("_")[0] for p in docs),
-        ]
-        env = {**os.environ, "HEPWB_SHARED": str(shared), "ORT_DISABLE_TELEMETRY": "1"}
-        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+        labels = ",".join(p.name.split("_")[0] for p in docs)
+        env = {**os.environ, "HEPWB_SHARED": str(qa.parents[1]), "ORT_DISABLE_TELEMETRY": "1"}
+        proc = child(["-m", "bench.bench_processing", "--worker", name, "--docs", labels], env=env)
         if proc.returncode:
             print(f"{name}: worker failed\n{proc.stderr[-2000:]}")
             continue
@@ -205,4 +193,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())

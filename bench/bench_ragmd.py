@@ -2,7 +2,7 @@
 
 Usage::
 
-    .venv/bin/python bench/bench_ragmd.py [--chunk-size 512] [--scale 10000] [--queries 50]
+    python -m bench.bench_ragmd [--chunk-size 512] [--scale 10000] [--queries 50]
 
 Method:
 
@@ -29,10 +29,24 @@ import json
 import resource
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bench.common import child, shared_material
+from hepwb.env import configure_runtime
+from hepwb.evaluation import load_questions
+from hepwb.index import connect, get_embedder
+from hepwb.paths import Layout, shared_dir
+from hepwb.pipeline import Searcher
+from hepwb.ragmd import RagFile, RagmdIndex, export_table, import_file, load
+from hepwb.ragmd.model import RagChunk, RagDocument
+from hepwb.ragmd.writer import dump
+from hepwb.retrieval import get_retriever
 
 MODEL = "all-MiniLM-L6-v2"
 
@@ -42,13 +56,10 @@ def _rss_mb() -> float:
 
 
 def _questions(n: int) -> list[str]:
-    from hepwb.evaluation import load_questions
-    from hepwb.paths import shared_dir
-
     return [q.question for q in load_questions(shared_dir() / "eval" / "hepqa-dev.jsonl")][:n]
 
 
-def _p50(fn, qs: list[str]) -> float:
+def _p50(fn: Callable[[str], Any], qs: list[str]) -> float:
     for q in qs[:3]:
         fn(q)
     times = []
@@ -61,44 +72,29 @@ def _p50(fn, qs: list[str]) -> float:
 
 def phase(name: str, a: str, b: str, n: int) -> dict[str, float]:
     """One operation in this process; returns its seconds (or ms per query) and peak RSS."""
-    from hepwb.env import configure_runtime
-
     configure_runtime(offline=None)
     import lancedb  # noqa: F401  (every phase pays the same imports as the baseline)
-
-    from hepwb.index import get_embedder
 
     emb = get_embedder(MODEL)
     emb.embed(["warm"], progress=False)
     out: dict[str, float] = {}
     t = time.perf_counter()
     if name == "export":
-        from hepwb.ragmd.store import export_table
-
         export_table(a, b.split("|")[0], MODEL, b.split("|")[1])
     elif name == "import":
-        from hepwb.ragmd.store import import_file
-
         import_file(a, b, table="bench__" + MODEL.lower().replace("-", "_"))
     elif name == "load":
-        from hepwb.ragmd.reader import load
-
         load(a)
     elif name == "search-file":
-        from hepwb.ragmd.search import RagmdIndex
-
         idx = RagmdIndex.load(a, embedder=emb)
         out["load_s"] = time.perf_counter() - t
         s = time.perf_counter()
-        idx._lexical()
+        idx.lexical_index()
         out["bm25_build_s"] = time.perf_counter() - s
         qs = _questions(n)
         out["dense_ms"] = _p50(lambda q: idx.search(q, "dense", 10), qs)
         out["bm25_ms"] = _p50(lambda q: idx.search(q, "bm25", 10), qs)
     elif name == "search-table":
-        from hepwb.index.lance import connect
-        from hepwb.retrieval import get_retriever
-
         tbl = connect(a).open_table(b)
         qs = _questions(n)
         dense, bm25 = get_retriever("dense", tbl, embedder=emb), get_retriever("bm25", tbl, embedder=emb)
@@ -111,25 +107,21 @@ def phase(name: str, a: str, b: str, n: int) -> dict[str, float]:
 
 def run(name: str, a: str = "", b: str = "", n: int = 50) -> dict[str, float]:
     """:func:`phase` in a fresh process."""
-    cmd = [sys.executable, __file__, "--phase", name, "--a", a, "--b", b, "--queries", str(n)]
-    res = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    res = child(["-m", "bench.bench_ragmd", "--phase", name, "--a", a, "--b", b, "--queries", str(n)])
     if res.returncode:
         msg = f"phase {name} failed:\n{res.stderr[-2000:]}"
         raise SystemExit(msg)
-    return json.loads(res.stdout.strip().splitlines()[-1])
+    out: dict[str, float] = json.loads(res.stdout.strip().splitlines()[-1])
+    return out
 
 
 def scaled(src: Path, out: Path, n: int) -> Path:
     """A file of ``n`` chunks: the source's repeated with new ids and noisy, renormalised vectors."""
-    import numpy as np
-
-    from hepwb.ragmd.model import RagChunk, RagDocument, RagFile
-    from hepwb.ragmd.reader import load
-    from hepwb.ragmd.writer import dump
-
     rf = load(src)
     rng = np.random.default_rng(0)
-    docs, chunks, vecs = [], [], []
+    docs: list[RagDocument] = []
+    chunks: list[RagChunk] = []
+    vecs: list[Any] = []
     copy = 0
     while len(chunks) < n:
         for d in rf.documents:
@@ -165,7 +157,8 @@ def scaled(src: Path, out: Path, n: int) -> Path:
     return dump(big, out)
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    """Measure and print the tables (or, with ``--phase``, one operation in this process); returns 0."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--chunk-size", type=int, default=512)
     ap.add_argument("--scale", type=int, default=10_000)
@@ -173,19 +166,17 @@ def main() -> int:
     ap.add_argument("--phase", default="")
     ap.add_argument("--a", default="")
     ap.add_argument("--b", default="")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if args.phase:
         print(json.dumps(phase(args.phase, args.a, args.b, args.queries)))
         return 0
-
-    from hepwb.paths import Layout, shared_dir
-    from hepwb.pipeline.search import Searcher
-
-    if not (shared_dir() / "corpus" / "papers" / "pdf").is_dir():
-        print("no shared corpus; nothing to measure")
+    if shared_material("corpus", "papers", "pdf") is None:
         return 0
     lay = Layout.default()
     s = Searcher.open(chunk_size=args.chunk_size)
+    if s.chunkset is None:
+        print(f"no chunk set at {args.chunk_size} tokens: nothing measured")
+        return 0
     tmp = Path(tempfile.mkdtemp(prefix="hepwb-bench-ragmd-"))
     base = run("base")
     print(f"baseline process (hepwb, lancedb, model loaded): {base['rss_mb']:.0f} MiB peak RSS\n")
@@ -231,12 +222,11 @@ def main() -> int:
 
 def git_diff(full: str, tmp: Path, chunk_size: int) -> None:
     """Commit the export of the first 31 papers, then that of all 32: what ``git diff --stat`` shows."""
-    from hepwb.paths import Layout
-    from hepwb.pipeline.search import Searcher
-    from hepwb.ragmd.store import export_table
-
     lay = Layout.default()
-    fewer = Searcher.open(chunk_size=chunk_size, max_docs=31).chunkset.chunkset_id
+    fewer_set = Searcher.open(chunk_size=chunk_size, max_docs=31).chunkset
+    if fewer_set is None:
+        return
+    fewer = fewer_set.chunkset_id
     repo = tmp / "repo"
     repo.mkdir()
     git = ["git", "-C", str(repo), "-c", "user.name=bench", "-c", "user.email=bench@localhost"]
@@ -256,4 +246,4 @@ def git_diff(full: str, tmp: Path, chunk_size: int) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())

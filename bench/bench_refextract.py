@@ -1,6 +1,6 @@
 """Compare INSPIRE's ``refextract`` with hepwb's own reference parser on the corpus PDFs.
 
-Usage: ``.venv/bin/python bench/bench_refextract.py [--docs P01,P23] [--json OUT] [--no-latex]``
+Usage: ``python -m bench.bench_refextract [--docs P01,P23] [--json OUT] [--no-latex]``
 
 For every PDF under ``corpus/papers/pdf`` of the shared material it runs
 
@@ -38,7 +38,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -46,13 +45,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from hepwb.paths import shared_dir  # noqa: E402
+from bench.common import REPORTS, shared_material
+from bench.refextract_ids import hepwb_ids, recall, refx_entries, refx_ids, text_ids, truth_for
+from hepwb.io import write_json
+from hepwb.processing import latex_to_document, pdf_to_document
 
 DEFAULT_PY = "/tmp/refx-venv/bin/python"
-OUT_JSON = ROOT / "reports" / "bench" / "refextract.json"
+OUT_JSON = REPORTS / "refextract.json"
 
 _CHECK = r"""
 import importlib.metadata as md, json
@@ -85,148 +84,6 @@ if text.strip():
 with open(out, "w", encoding="utf-8") as fh:
     json.dump(res, fh)
 """
-
-# --- identifiers ---------------------------------------------------------------------------------
-
-_DOI_RE = re.compile(r"10\.\d{4,9}/[^\s\"<>,;{}\\]+")
-_NEW_ARXIV_RE = re.compile(r"(?<![\d.])(\d{2})(\d{2})\.(\d{4,5})(?:v\d+)?(?![\d])")
-_OLD_ARXIV_RE = re.compile(
-    r"\b((?:hep-(?:ph|th|ex|lat)|astro-ph|nucl-(?:th|ex)|gr-qc|physics|math-ph|quant-ph|cond-mat)"
-    r"(?:\.[A-Za-z]{2})?/\d{7})",
-    re.I,
-)
-
-
-def norm_doi(doi: str) -> str:
-    d = doi.strip().lower().replace("\\_", "_")
-    d = re.sub(r"^(?:doi:\s*|https?://(?:dx\.)?doi\.org/)", "", d)
-    while d and (d[-1] in ".,;]}'" or (d[-1] == ")" and d.count("(") < d.count(")"))):
-        d = d[:-1]
-    return d
-
-
-def norm_arxiv(ident: str) -> str:
-    a = re.sub(r"^arxiv:\s*", "", ident.strip(), flags=re.I)
-    return re.sub(r"v\d+$", "", a).lower()
-
-
-def text_ids(text: str) -> tuple[set[str], set[str]]:
-    """arXiv ids and DOIs written anywhere in ``text`` (DOIs removed before arXiv matching)."""
-    text = text.replace("\\_", "_")
-    dois = {norm_doi(m.group(0)) for m in _DOI_RE.finditer(text)}
-    rest = _DOI_RE.sub(" ", text)
-    arx = {m.group(1).lower() for m in _OLD_ARXIV_RE.finditer(rest)}
-    for m in _NEW_ARXIV_RE.finditer(rest):
-        if 1 <= int(m.group(2)) <= 12 and int(m.group(1)) >= 7:  # YYMM.NNNNN exists from 0704
-            arx.add(f"{m.group(1)}{m.group(2)}.{m.group(3)}")
-    return arx, {d for d in dois if d}
-
-
-# --- truth from LaTeX sources ----------------------------------------------------------------------
-
-
-def strip_comments(tex: str) -> str:
-    tex = re.sub(r"\\begin\{comment\}.*?\\end\{comment\}", " ", tex, flags=re.S)
-    return "\n".join(re.sub(r"(?<!\\)%.*", "", line) for line in tex.splitlines())
-
-
-def bibitems(tex: str) -> list[str]:
-    items: list[str] = []
-    for part in tex.split("\\end{thebibliography}"):
-        pieces = re.split(r"\\bibitem\b", part)
-        items.extend(pieces[1:])
-    return items
-
-
-_CITE_RE = re.compile(r"\\(?:no)?cite[a-zA-Z]*\*?\s*(?:\[[^\]]*\]\s*){0,2}\{([^}]*)\}")
-_BIB_START_RE = re.compile(r"^\s*@(\w+)\s*[{(]\s*([^,\s]+)\s*,", re.M)
-
-
-def truth_for(folder: Path) -> dict[str, Any]:
-    """The bibliography the LaTeX source prints: count, source kind, arXiv ids and DOIs."""
-    texs = {
-        p: strip_comments(p.read_text(encoding="utf-8", errors="replace"))
-        for p in sorted(folder.rglob("*.tex"))
-    }
-    for bbl in sorted(folder.rglob("*.bbl")):
-        items = bibitems(strip_comments(bbl.read_text(encoding="utf-8", errors="replace")))
-        if items:
-            return _truth(items, f"{bbl.name} \\bibitem")
-    items = [i for t in texs.values() for i in bibitems(t)]
-    if items:
-        return _truth(items, ".tex \\bibitem")
-    cited: list[str] = []
-    for t in texs.values():
-        for m in _CITE_RE.finditer(t):
-            cited.extend(k.strip() for k in m.group(1).split(",") if k.strip())
-    keys = list(dict.fromkeys(cited))
-    bibs = sorted(folder.rglob("*.bib"))
-    if bibs:
-        entries: dict[str, str] = {}
-        for bib in bibs:
-            text = bib.read_text(encoding="utf-8", errors="replace")
-            starts = list(_BIB_START_RE.finditer(text))
-            for i, m in enumerate(starts):
-                if m.group(1).lower() in ("string", "comment", "preamble"):
-                    continue
-                end = starts[i + 1].start() if i + 1 < len(starts) else len(text)
-                entries[m.group(2)] = text[m.start() : end]
-        chosen = list(entries) if "*" in keys else [k for k in keys if k in entries]
-        out = _truth([entries[k] for k in chosen], ".bib entries cited")
-        out["cited_keys_missing_from_bib"] = len([k for k in keys if k not in entries and k != "*"])
-        return out
-    return {"count": len(keys), "source": "cited keys (.bib not in corpus)", "arxiv": None, "doi": None}
-
-
-def _truth(items: list[str], source: str) -> dict[str, Any]:
-    arx: set[str] = set()
-    dois: set[str] = set()
-    for it in items:
-        a, d = text_ids(it)
-        arx |= a
-        dois |= d
-    return {"count": len(items), "source": source, "arxiv": sorted(arx), "doi": sorted(dois)}
-
-
-# --- per-tool summaries ----------------------------------------------------------------------------
-
-
-def hepwb_ids(refs: list[dict[str, Any]]) -> tuple[set[str], set[str]]:
-    """Ids in the structured CSL fields (``number``, ``URL``, ``DOI``), not in the raw ``note``."""
-    arx: set[str] = set()
-    dois: set[str] = set()
-    for r in refs:  # the PDF parser puts arXiv:ID in number, the LaTeX path an arxiv.org URL in URL
-        a, d = text_ids(f"{r.get('number', '')} {r.get('URL', '')}")
-        arx |= a
-        dois |= d
-        if r.get("DOI"):
-            dois.add(norm_doi(str(r["DOI"])))
-    return arx, {d for d in dois if d}
-
-
-def refx_ids(refs: list[dict[str, Any]]) -> tuple[set[str], set[str]]:
-    arx: set[str] = set()
-    dois: set[str] = set()
-    for r in refs:
-        for v in [*r.get("arxiv_eprint", []), *r.get("reportnumber", [])]:
-            arx |= text_ids(str(v))[0]
-        for v in r.get("url", []):  # link targets read from the PDF's annotations
-            a, d = text_ids(str(v))
-            arx |= a
-            dois |= d
-        dois |= {norm_doi(str(v)) for v in r.get("doi", [])}
-    return arx, {d for d in dois if d}
-
-
-def refx_entries(refs: list[dict[str, Any]]) -> int:
-    """Distinct bibliography entries: refextract emits one record per citation it splits off."""
-    return len({(tuple(r.get("linemarker", [])), tuple(r.get("raw_ref", []))) for r in refs})
-
-
-def recall(found: set[str], truth: list[str] | None) -> float | None:
-    if not truth:
-        return None
-    return round(len(found & set(truth)) / len(truth), 3)
 
 
 def check_refextract(py: str) -> dict[str, Any]:
@@ -271,8 +128,7 @@ def run_refextract(py: str, pdf: Path, entries: list[str], timeout: int) -> dict
 
 
 def measure(pdf: Path, tex: Path | None, py: str, timeout: int, latex: bool) -> dict[str, Any]:
-    from hepwb.processing import latex_to_document, pdf_to_document
-
+    """One paper: hepwb's and refextract's entries, ids, markers and times (and the LaTeX truth)."""
     row: dict[str, Any] = {"paper": pdf.stem.split("_", 1)[0], "file": pdf.name}
     t0 = time.perf_counter()
     try:
@@ -453,6 +309,7 @@ def anomalies(rows: list[dict[str, Any]]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Measure and print the tables; returns 0 (2 when refextract is not available)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--docs", default="", help="comma-separated labels (default: all)")
     ap.add_argument("--json", type=Path, default=OUT_JSON, help=f"JSON output (default {OUT_JSON})")
@@ -461,17 +318,14 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     py = os.environ.get("HEPWB_REFEXTRACT_PYTHON", DEFAULT_PY)
     info = check_refextract(py)
-    corpus = shared_dir(ROOT) / "corpus" / "papers"
-    pdf_dir, tex_dir = corpus / "pdf", corpus / "tex"
-    if not pdf_dir.is_dir():
-        print(f"corpus PDFs not found under {pdf_dir} (set HEPWB_SHARED); nothing to measure")
+    pdf_dir = shared_material("corpus", "papers", "pdf")
+    if pdf_dir is None:
         return 0
+    tex_dir = pdf_dir.parent / "tex"
     want = {d for d in args.docs.split(",") if d}
     texs = {p.name.split("_", 1)[0]: p for p in tex_dir.iterdir() if p.is_dir()} if tex_dir.is_dir() else {}
     pdfs = [p for p in sorted(pdf_dir.glob("*.pdf")) if not want or p.stem.split("_", 1)[0] in want]
     if pdfs:  # warm-up (imports, font tables) so the first paper's time is not inflated
-        from hepwb.processing import pdf_to_document
-
         pdf_to_document(pdfs[0])
     rows: list[dict[str, Any]] = []
     t0 = time.perf_counter()
@@ -499,7 +353,6 @@ def main(argv: list[str] | None = None) -> int:
         print("\nAnomalies:")
         print("\n".join(f"- {n}" for n in notes))
     print(f"\nTotal bench time {total:.0f} s")
-    args.json.parent.mkdir(parents=True, exist_ok=True)
     result = {
         "refextract": info,
         "python": py,
@@ -507,7 +360,7 @@ def main(argv: list[str] | None = None) -> int:
         "papers": rows,
         "anomalies": notes,
     }
-    args.json.write_text(json.dumps(result, indent=1, sort_keys=True), encoding="utf-8")
+    write_json(args.json, result)
     print(f"JSON written to {args.json}")
     return 0
 

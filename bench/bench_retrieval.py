@@ -2,7 +2,7 @@
 
 Usage::
 
-    .venv/bin/python bench/bench_retrieval.py [--chunk-size 512] [--scale 100000] [--queries 124]
+    python -m bench.bench_retrieval [--chunk-size 512] [--scale 100000] [--queries 124]
 
 Method:
 
@@ -11,7 +11,7 @@ Method:
   full-text indexes; exact vector search below 20k rows). Queries are the ``hepqa-dev`` questions.
 * Query embedding (all-MiniLM-L6-v2 on CPU) costs the same at any corpus size, so it is measured
   once on its own ("query embedding" row) and then taken out: the questions are embedded before
-  timing and the retrievers get a query embedder that returns those vectors. Every other cost -
+  timing and the embedder answers them with those vectors (``Embedder.remember_queries``). Every other cost -
   HEP term analysis, entity extraction, LanceDB search, fusion, hit building with highlights - is
   timed, per query, with ``time.perf_counter``, after 5 untimed warm-up queries.
 * The baseline, in the same process, is a brute-force numpy search: one matrix-vector product
@@ -40,9 +40,22 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
+from typing import Any, TypeVar
 
 import numpy as np
+from numpy.typing import NDArray
+
+from bench.common import shared_material
+from hepwb import DependencyError, RetrieverUnavailableError
+from hepwb.evaluation import load_questions
+from hepwb.index import Embedder, connect, search_terms
+from hepwb.index.store import ann_search, build_indexes
+from hepwb.paths import Layout
+from hepwb.pipeline import Searcher
+from hepwb.retrieval import get_retriever
 
 RETRIEVERS = [
     "dense",
@@ -56,24 +69,14 @@ RETRIEVERS = [
     "multi_query",
 ]
 K = 10
+T = TypeVar("T")
+Vectors = NDArray[np.float32]
+Row = tuple[str, str, float, float, float, str]
+"""(table, retriever, p50 ms, p95 ms, p50 / numpy's p50, note)."""
 
 
-class FixedQueryEmbedder:
-    """Wraps an embedder; questions embedded before timing come back from a dict."""
-
-    def __init__(self, embedder, questions: list[str]) -> None:
-        self.inner = embedder
-        self.model = embedder.model
-        self.cache = dict(zip(questions, embedder.embed(questions), strict=True))
-
-    def embed(self, texts: list[str], **kw):
-        return np.stack([self.cache[t] if t in self.cache else self.inner.embed([t])[0] for t in texts])
-
-    def __getattr__(self, name):
-        return getattr(self.inner, name)
-
-
-def timed(fn, queries: list, warmup: int = 5) -> tuple[float, float]:
+def timed(fn: Callable[[T], Any], queries: Sequence[T], warmup: int = 5) -> tuple[float, float]:
+    """p50 and p95 (ms) of ``fn`` over ``queries``, after ``warmup`` untimed calls."""
     for q in queries[:warmup]:
         fn(q)
     ts = []
@@ -84,8 +87,10 @@ def timed(fn, queries: list, warmup: int = 5) -> tuple[float, float]:
     return float(np.percentile(ts, 50)), float(np.percentile(ts, 95))
 
 
-def numpy_topk(matrix: np.ndarray):
-    def search(vec: np.ndarray) -> np.ndarray:
+def numpy_topk(matrix: Vectors) -> Callable[[Vectors], NDArray[np.intp]]:
+    """Exact top-``K`` search over the rows of ``matrix`` (the baseline)."""
+
+    def search(vec: Vectors) -> NDArray[np.intp]:
         scores = matrix @ vec
         top = np.argpartition(-scores, K)[:K]
         return top[np.argsort(-scores[top])]
@@ -93,19 +98,14 @@ def numpy_topk(matrix: np.ndarray):
     return search
 
 
-def bench_table(label: str, table, emb, questions: list[str], vectors: np.ndarray) -> list[tuple]:
-    from hepwb.exceptions import DependencyError, RetrieverUnavailableError
-    from hepwb.retrieval import get_retriever
-
+def bench_table(label: str, table: Any, emb: Embedder, questions: list[str], vectors: Vectors) -> list[Row]:
+    """Every retriever's latency on ``table``, with numpy's and LanceDB's own searches as baselines."""
     matrix = np.asarray(table.to_arrow().column("vector").to_pylist(), dtype=np.float32)
     base = numpy_topk(matrix)
     b50, b95 = timed(base, list(vectors))
-    rows = [(label, "numpy brute force", b50, b95, 1.0, "")]
+    rows: list[Row] = [(label, "numpy brute force", b50, b95, 1.0, "")]
     # the LanceDB search alone (chunk ids and scores; no columns fetched, no hits built)
     from lancedb.rerankers import RRFReranker
-
-    from hepwb.index.store import ann_search
-    from hepwb.models.analyzer import search_terms
 
     pairs = list(zip(vectors, [search_terms(q) for q in questions], strict=True))
     ann = timed(
@@ -135,16 +135,14 @@ def bench_table(label: str, table, emb, questions: list[str], vectors: np.ndarra
                 (label, name, float("nan"), float("nan"), float("nan"), f"unavailable: {str(exc)[:60]}")
             )
             continue
-        p50, p95 = timed(lambda q, r=r: r.search(q, K), questions)
+        p50, p95 = timed(partial(r.search, k=K), questions)
         rows.append((label, name, p50, p95, p50 / b50, ""))
     return rows
 
 
-def scale_up(table, n: int, folder: Path):
+def scale_up(table: Any, n: int, folder: Path) -> tuple[Any, float]:
+    """``table``'s rows repeated to ``n`` rows (new ids, noisy vectors) with hepwb's indexes; build time."""
     import pyarrow as pa
-
-    from hepwb.index.lance import connect
-    from hepwb.index.store import build_indexes
 
     src = table.to_arrow()
     reps = -(-n // src.num_rows)
@@ -168,30 +166,26 @@ def scale_up(table, n: int, folder: Path):
     return tbl, time.perf_counter() - t
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    """Measure and print the table; returns 0."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--chunk-size", type=int, default=512)
     ap.add_argument("--scale", type=int, default=100_000)
     ap.add_argument("--queries", type=int, default=124)
-    args = ap.parse_args()
-
-    from hepwb.evaluation import load_questions
-    from hepwb.paths import Layout, shared_dir
-    from hepwb.pipeline.search import Searcher
-
-    shared = shared_dir()
-    if not (shared / "eval" / "hepqa-dev.jsonl").is_file():
-        print(f"shared material not found at {shared}; set HEPWB_SHARED. Nothing measured.")
+    args = ap.parse_args(argv)
+    qa = shared_material("eval", "hepqa-dev.jsonl")
+    if qa is None:
         return 0
     os.environ.setdefault("HEPWB_HOME", tempfile.mkdtemp(prefix="hepwb-bench-"))
-    questions = [q.question for q in load_questions(shared / "eval" / "hepqa-dev.jsonl")][: args.queries]
+    questions = [q.question for q in load_questions(qa)][: args.queries]
     s = Searcher.open(chunk_size=args.chunk_size, layout=Layout.default())
     t = time.perf_counter()
     for q in questions:
         s.embedder.embed([q])
     embed_ms = (time.perf_counter() - t) * 1e3 / len(questions)
-    emb = FixedQueryEmbedder(s.embedder, questions)
+    emb = s.embedder
     vectors = emb.embed(questions)
+    emb.remember_queries(dict(zip(questions, vectors, strict=True)))  # retrievers get these, unembedded
     n0 = s.table.count_rows()
     rows = bench_table(f"corpus ({n0} chunks)", s.table, emb, questions, vectors)
     rows.append(
@@ -206,8 +200,6 @@ def main() -> int:
                 f"scale-up table: {big.count_rows()} rows, indexes built in {build_s:.1f} s", file=sys.stderr
             )
             rows += bench_table(f"scale-up ({args.scale} chunks)", big, emb, questions, vectors)
-            from hepwb.retrieval import get_retriever
-
             matrix = np.asarray(big.to_arrow().column("vector").to_pylist(), dtype=np.float32)
             ids = big.to_arrow().column("chunk_id").to_pylist()
             exact = numpy_topk(matrix)

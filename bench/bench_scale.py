@@ -2,7 +2,7 @@
 
 Usage::
 
-    .venv/bin/python bench/bench_scale.py [--sizes 32,320,3200] [--real-max 320] [--workdir DIR]
+    python -m bench.bench_scale [--sizes 32,320,3200] [--real-max 320] [--workdir DIR]
 
 Method:
 
@@ -36,15 +36,23 @@ import os
 import random
 import re
 import shutil
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+import numpy as np
+
+from bench.common import REPORTS, timed_child
+from hepwb import defaults
+from hepwb.ids import text_sha256
+from hepwb.index.cache import EmbeddingCache
+from hepwb.index.store import TABLE_SLICE, ChunkStore
+from hepwb.io import write_json
+from hepwb.models.embedder import get_embedder
+from hepwb.paths import Layout
+from hepwb.pipeline import Catalog, ExperimentConfig, build_chunkset, ingest, run_experiment
+from hepwb.pipeline.report import render_report
 
 STAGES = ("convert", "chunk", "embed", "evaluate", "report")
 _DIGIT = re.compile(r"\d")
@@ -91,8 +99,6 @@ def make_corpus(seed_docs: list[tuple[str, str]], n: int, folder: Path) -> Path:
 
 def seed_documents() -> list[tuple[str, str]]:
     """(label, markdown) of the 32 shared papers, converted with hepwb (LaTeX preferred)."""
-    from hepwb.pipeline.corpus import ingest
-
     docs = ingest(None, prefer_latex=True, progress=False, require=True)
     return [(d.label, d.markdown) for d in docs]
 
@@ -101,38 +107,21 @@ def seed_documents() -> list[tuple[str, str]]:
 def run_stage(stage: str, home: Path, corpus: Path, extra: dict[str, Any]) -> dict[str, Any]:
     """Run ``stage`` in a fresh process; its result, wall time and peak RSS (MiB)."""
     out = home / f".{stage}.json"
-    cmd = [sys.executable, __file__, "--stage", stage, "--home", str(home), "--corpus", str(corpus),
-           "--extra", json.dumps(extra), "--result", str(out)]  # fmt: skip
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, env={**os.environ, "HEPWB_HOME": str(home)})
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - t0
-    if os.waitstatus_to_exitcode(status) != 0:
-        msg = f"stage {stage} failed (exit {os.waitstatus_to_exitcode(status)})"
+    args = ["-m", "bench.bench_scale", "--stage", stage, "--home", str(home), "--corpus", str(corpus),
+            "--extra", json.dumps(extra), "--result", str(out)]  # fmt: skip
+    t = timed_child(args, env={**os.environ, "HEPWB_HOME": str(home)}, capture=False)
+    if t.returncode != 0:
+        msg = f"stage {stage} failed (exit {t.returncode})"
         raise SystemExit(msg)
     result = json.loads(out.read_text(encoding="utf-8"))
-    return {**result, "wall_s": round(wall, 2), "peak_rss_mib": round(usage.ru_maxrss / 1024, 1)}
+    return {**result, "wall_s": round(t.wall_s, 2), "peak_rss_mib": round(t.peak_mib, 1)}
 
 
 def _stage(stage: str, home: Path, corpus: Path, extra: dict[str, Any]) -> dict[str, Any]:
     """The body of one stage, run in its own process (``--stage``)."""
-    import numpy as np
-
-    from hepwb import defaults
-    from hepwb.index.cache import EmbeddingCache
-    from hepwb.index.store import TABLE_SLICE, ChunkStore
-    from hepwb.models.embedder import get_embedder
-    from hepwb.paths import Layout
-    from hepwb.pipeline.catalog import Catalog
-    from hepwb.pipeline.chunksets import build_chunkset
-    from hepwb.pipeline.config import ExperimentConfig
-    from hepwb.pipeline.corpus import ingest
-    from hepwb.pipeline.experiment import run_experiment
-    from hepwb.pipeline.report import render_report
-
     layout = Layout(home)
     if stage == "evaluate":  # as a user's run: run_experiment loads what it needs itself
-        out = {}
+        out: dict[str, Any] = {}
         for retriever in ("dense", "bm25"):
             cfg = ExperimentConfig.from_params(corpus=str(corpus), retriever=retriever, prefer_latex=False)
             res = run_experiment(cfg, layout=layout, progress=False)
@@ -157,8 +146,6 @@ def _stage(stage: str, home: Path, corpus: Path, extra: dict[str, Any]) -> dict[
         texts = sorted({c.text for c in cs.chunks})
         del docs, cs  # only the texts are embedded
         if extra.get("derived_rate"):
-            from hepwb.ids import text_sha256
-
             emb = get_embedder()
             rng = np.random.default_rng(0)
             cache = EmbeddingCache(layout.lancedb, emb.model)
@@ -251,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
         "a later size can be measured alone",
     )
     ap.add_argument("--workdir", type=Path, default=None, help="where corpora and artefacts go (kept)")
-    ap.add_argument("--json", type=Path, default=ROOT / "reports" / "bench" / "scale.json")
+    ap.add_argument("--json", type=Path, default=REPORTS / "scale.json")
     ap.add_argument("--stage", help=argparse.SUPPRESS)
     ap.add_argument("--home", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--corpus", type=Path, help=argparse.SUPPRESS)
@@ -354,9 +341,9 @@ def summarize(rows: list[dict[str, Any]], out: Path) -> int:
         f"peak RSS of any stage process: {peak} MiB (target ≤ 2048); report render {render} s (target < 60)"
     )
     ok &= peak <= 2048 and render < 60
-    out.parent.mkdir(parents=True, exist_ok=True)
-    result = {"date": time.strftime("%Y-%m-%d"), "rows": rows, "stage_seconds": secs, "targets_met": ok}
-    out.write_text(json.dumps(result, indent=2), encoding="utf-8")
+    write_json(
+        out, {"date": time.strftime("%Y-%m-%d"), "rows": rows, "stage_seconds": secs, "targets_met": ok}
+    )
     return 0 if ok else 1
 
 

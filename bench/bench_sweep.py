@@ -2,9 +2,9 @@
 
 One command, every number measured in this run on this machine::
 
-    .venv/bin/python bench/bench_sweep.py            # everything (about 35 minutes on 2 cores)
-    .venv/bin/python bench/bench_sweep.py --part default
-    .venv/bin/python bench/bench_sweep.py --part grid48
+    python -m bench.bench_sweep                 # everything (about 35 minutes on 2 cores)
+    python -m bench.bench_sweep --part default
+    python -m bench.bench_sweep --part grid48
 
 Each scenario gets its own artefact root under ``--work`` holding only the converted papers (the
 "conversions cached" state of the issue): chunk sets, embeddings, tables and results start empty.
@@ -36,22 +36,31 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+from bench.common import ROOT
+from hepwb.env import configure_runtime
+from hepwb.evaluation.stats import paired_test
+from hepwb.index.cache import EmbeddingCache
+from hepwb.paths import Layout
+from hepwb.pipeline import Catalog, ExperimentConfig, ingest
+from hepwb.pipeline.keys import cell_name
+from hepwb.pipeline.notebook import EVALUATE_NOTEBOOK, run_notebook
+from hepwb.pipeline.record import RunRecord
+from hepwb.sweep import SweepResult, SweepSpec, default_spec_path, run_sweep
+from hepwb.sweep.halving import run_halving
+
 HEPWB = Path(sys.executable).parent / "hepwb"
 GRID48 = ROOT / "sweeps" / "chunkers-sizes-overlaps.yaml"
 
 
 def seed_conversions(work: Path) -> Path:
     """A root holding the 32 converted papers (converted once here if the project has none cached)."""
-    from hepwb.paths import Layout
-    from hepwb.pipeline.corpus import ingest
-
     seed = work / "seed"
     ingest(None, layout=Layout(seed), progress=True, require=True)
     return seed
 
 
 def fresh_home(work: Path, name: str, seed: Path) -> Path:
+    """A project root ``work/name`` holding only ``seed``'s converted papers."""
     home = work / name
     shutil.rmtree(home, ignore_errors=True)
     (home / "data" / "interim").mkdir(parents=True)
@@ -59,13 +68,8 @@ def fresh_home(work: Path, name: str, seed: Path) -> Path:
     return home
 
 
-def papermill_loop(home: Path, cells: list[Any]) -> float:
+def papermill_loop(home: Path, cells: list[ExperimentConfig]) -> float:
     """Today's loop: one papermill run of 20-evaluate.ipynb per cell, one after another; seconds."""
-    from hepwb.paths import Layout
-    from hepwb.pipeline import Catalog
-    from hepwb.pipeline.keys import cell_name
-    from hepwb.pipeline.notebook import EVALUATE_NOTEBOOK, run_notebook
-
     layout = Layout(home)
     catalog = Catalog(layout.catalog)
     t = time.perf_counter()
@@ -92,18 +96,15 @@ def cli_sweep(home: Path, spec: Path, *extra: str) -> tuple[float, str]:
     return wall, out.stdout
 
 
-def engine(home: Path, spec: Any, **kw: Any) -> tuple[float, Any]:
-    from hepwb.paths import Layout
-    from hepwb.sweep import run_sweep
-
+def engine(home: Path, spec: Path, **kw: Any) -> tuple[float, SweepResult]:
+    """``run_sweep`` of ``spec`` in project ``home``: seconds and its result."""
     t = time.perf_counter()
     res = run_sweep(spec, layout=Layout(home), **kw)
     return time.perf_counter() - t, res
 
 
 def bench_default(work: Path, seed: Path) -> dict[str, Any]:
-    from hepwb.sweep import SweepSpec, default_spec_path
-
+    """The default grid: today's papermill loop against the engine, first run and cached."""
     spec_path = default_spec_path()
     cells = SweepSpec.from_yaml(spec_path).cells()
     print(f"default grid: {len(cells)} cells; today's papermill loop, first run", flush=True)
@@ -133,7 +134,7 @@ def bench_default(work: Path, seed: Path) -> dict[str, Any]:
     }
 
 
-def _stage_wall(res: Any) -> dict[str, float]:
+def _stage_wall(res: SweepResult) -> dict[str, float]:
     out: dict[str, float] = {}
     for o in res.stages:
         if not o.detail.get("reused"):
@@ -143,30 +144,21 @@ def _stage_wall(res: Any) -> dict[str, float]:
 
 
 def bench_grid48(work: Path, seed: Path) -> dict[str, Any]:
-    from hepwb.evaluation.stats import paired_test
-    from hepwb.paths import Layout
-    from hepwb.pipeline import Catalog
-    from hepwb.pipeline.record import RunRecord
-    from hepwb.sweep.halving import run_halving
-
+    """The 48-cell grid: first run, rerun, embedding calls, and successive halving against the full grid."""
     spec_path = GRID48
     home = fresh_home(work, "grid48", seed)
     print("48-cell grid: first run", flush=True)
     first, res = engine(home, spec_path, progress=True)
     assert not res.failed, [c.error for c in res.failed]
     rerun, _ = cli_sweep(home, spec_path)
-    from hepwb.index.cache import EmbeddingCache
-
     cached = len(EmbeddingCache(Layout(home).lancedb, "all-MiniLM-L6-v2"))
-    from hepwb.sweep import SweepSpec
-
     metric = SweepSpec.from_yaml(spec_path).metric
     ranked = sorted(res.cells, key=lambda o: o.detail["summary"][metric], reverse=True)
     names = {c.key: c.name for c in res.plan.cells}
     best = names[ranked[0].key]
     print("successive halving over the same grid", flush=True)
     t = time.perf_counter()
-    halv = run_halving(spec_path, layout=Layout(home), progress=True)
+    halv = run_halving(str(spec_path), layout=Layout(home), progress=True)
     halving_wall = time.perf_counter() - t
     cat = Catalog(Layout(home).catalog)
     full_q = cat.per_question(RunRecord.load(Layout(home).runs / best).run_id).set_index("qid")[metric]
@@ -244,14 +236,13 @@ def _stages(times: dict[str, float]) -> str:
     return ", ".join(f"{k} {v:.0f} s" for k, v in times.items())
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
+    """Measure and print the table; returns 0."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--part", choices=["all", "default", "grid48"], default="all")
     parser.add_argument("--work", type=Path, default=Path("/tmp/hepwb-bench-sweep"))
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from hepwb.env import configure_runtime
-
     configure_runtime(offline=True)
     args.work.mkdir(parents=True, exist_ok=True)
     seed = seed_conversions(args.work)
@@ -265,7 +256,8 @@ def main() -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=2, default=str))
     print(report(results))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -2,7 +2,7 @@
 
 Usage::
 
-    .venv/bin/python bench/bench_tiers.py [--hot P29,P30,P31,P32] [--chunk-size 512] [--repeats 3]
+    python -m bench.bench_tiers [--hot P29,P30,P31,P32] [--chunk-size 512] [--repeats 3]
 
 Method:
 
@@ -27,31 +27,29 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
+from bench.common import shared_material
+from hepwb.acquisition.folder import corpus_files, label_of
+from hepwb.env import configure_runtime
+from hepwb.evaluation import load_questions
+from hepwb.paths import Layout
+from hepwb.tiers import TierConfig, Tiers, evaluate_tiers
+from hepwb.tiers.clock import ManualClock
 
-def main() -> int:
+
+def main(argv: list[str] | None = None) -> int:
+    """Walk through the session and print its steps, latency and quality; returns 0."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--hot", default="P29,P30,P31,P32", help="Papers acquired into HOT (labels).")
     ap.add_argument("--chunk-size", type=int, default=512)
     ap.add_argument("--repeats", type=int, default=3)
-    args = ap.parse_args()
-
-    from hepwb.acquisition.folder import corpus_files, label_of
-    from hepwb.env import configure_runtime
-    from hepwb.evaluation import load_questions
-    from hepwb.paths import Layout, shared_dir
-    from hepwb.tiers import TierConfig, Tiers, evaluate_tiers
-    from hepwb.tiers.clock import ManualClock
-
+    args = ap.parse_args(argv)
     configure_runtime(offline=None)
-    pdfs = shared_dir() / "corpus" / "papers" / "pdf"
-    qfile = shared_dir() / "eval" / "hepqa-dev.jsonl"
-    if not pdfs.is_dir() or not qfile.is_file():
-        print(f"no shared corpus at {pdfs}; nothing to measure")
+    pdfs, qfile = shared_material("corpus", "papers", "pdf"), shared_material("eval", "hepqa-dev.jsonl")
+    if pdfs is None or qfile is None:
         return 0
     hot = [x.strip() for x in args.hot.split(",") if x.strip()]
     lt = [label_of(p) for p in corpus_files(pdfs) if label_of(p) not in hot]
@@ -121,4 +119,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())

@@ -2,7 +2,7 @@
 
 Usage::
 
-    .venv/bin/python bench/bisect_metric.py GOOD BAD [--retriever bm25] [--chunk-size 1024]
+    python -m bench.bisect_metric GOOD BAD [--retriever bm25] [--chunk-size 1024]
         [--extra-path DIR] [--work /tmp/hepwb-bisect] [--steps C1,C2,...]
 
 Every commit's run uses its own worktree (``git worktree add --detach``) and its own project folder, so
@@ -29,10 +29,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from hepwb.paths import shared_dir  # noqa: E402
+from bench.common import ROOT, shared_material
 
 ONE_RUN = """
 import json, sys
@@ -49,13 +46,13 @@ json.dump({"found5": float(res.summary["hit_rate@5"]), "mrr10": float(res.summar
 class Runner:
     """Runs the configuration at a commit once (results kept in ``work``)."""
 
-    def __init__(self, work: Path, size: int, retriever: str, extra: str | None) -> None:
+    def __init__(self, work: Path, size: int, retriever: str, extra: str | None, shared: Path) -> None:
         self.work, self.size, self.retriever, self.extra = work, size, retriever, extra
         self.work.mkdir(parents=True, exist_ok=True)
         (self.work / "one_run.py").write_text(ONE_RUN, encoding="utf-8")
-        shared = self.work / "shared"  # each worktree finds ../shared beside it
-        if not shared.exists():
-            shared.symlink_to(shared_dir().resolve())
+        link = self.work / "shared"  # each worktree finds ../shared beside it
+        if not link.exists():
+            link.symlink_to(shared.resolve())
 
     def __call__(self, commit: str) -> dict[str, Any] | None:
         out = self.work / f"{commit}.json"
@@ -103,13 +100,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work", type=Path, default=Path("/tmp/hepwb-bisect"))
     ap.add_argument("--steps", default=None, help="comma-separated commits to list instead of searching")
     args = ap.parse_args(argv)
-    if not (shared_dir() / "corpus").is_dir():
-        print(f"no shared corpus under {shared_dir()}; set HEPWB_SHARED. Nothing measured.")
+    corpus = shared_material("corpus")
+    if corpus is None:
         return 0
     rev_list = ["git", "-C", str(ROOT), "rev-list", "--first-parent", "--reverse", f"{args.good}..{args.bad}"]
     listed = subprocess.run(rev_list, capture_output=True, text=True, check=True)
     commits = [args.good] + [c[:7] for c in listed.stdout.split()]
-    run = Runner(args.work, args.chunk_size, args.retriever, args.extra_path)
+    run = Runner(args.work, args.chunk_size, args.retriever, args.extra_path, corpus.parent)
     steps, lo, end = [0], 0, len(commits) - 1
     if args.steps:
         commits = args.steps.split(",")

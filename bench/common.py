@@ -46,7 +46,8 @@ def shared_material(*parts: str) -> Path | None:
     """``<shared>/parts...`` when it exists; else ``None``, after saying so (the bench measures nothing).
 
     Example:
-        >>> shared_material("no-such-folder-here") is None
+        >>> shared_material("no-such-folder-here") is None  # doctest: +ELLIPSIS
+        /.../no-such-folder-here not found (set HEPWB_SHARED to the shared test material): nothing measured
         True
     """
     path = shared_dir(ROOT).joinpath(*parts)
@@ -99,9 +100,10 @@ def timed_child(args: Sequence[str], *, env: Mapping[str, str] | None = None, ca
         )  # fmt: skip
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait again
         out.seek(0)
         text = out.read().decode(errors="replace")
-    return Timed(wall, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status), text)
+    return Timed(wall, usage.ru_maxrss / 1024, proc.returncode, text)
 
 
 def chroma_inputs(folder: Path) -> tuple[Path, Path]:

@@ -2,7 +2,7 @@
 
 Usage::
 
-    .venv/bin/python bench/dense_branch.py [--sizes 256,512,1024] [--home DIR]
+    python -m bench.dense_branch [--sizes 256,512,1024] [--home DIR]
 
 For each question set (hepqa-dev; Chroma's set, a different domain that checks and never chooses) and
 chunk size, on hepwb's own chunk sets (``hepilot``, overlap 0.1, LaTeX preferred) and embedder:
@@ -14,15 +14,17 @@ chunk size, on hepwb's own chunk sets (``hepilot``, overlap 0.1, LaTeX preferred
 * each alone: found@5, and how many questions it finds in its top 5 that ``bm25(fields=context)``
   misses (``dense only``: the only questions a fusion can win) and the reverse (``bm25 only``);
 * each fused with ``bm25(fields=context)`` by the convex combination of min-max-normalised scores that
-  ``hybrid`` uses, the dense share chosen out of fold (folds grouped by paper, as ``fusion`` does; share
-  0 to 0.5 in steps of 0.05), against ``bm25(fields=context)`` alone: the found@5 difference with its
-  95 % interval and a paired permutation test;
+  ``hybrid`` uses, the dense share chosen out of fold (:func:`hepwb.pipeline.fusion_fit.out_of_fold_choices`:
+  folds grouped by paper, as ``fusion`` does; share 0 to 0.5 in steps of 0.05), against
+  ``bm25(fields=context)`` alone: the found@5 difference with its 95 % interval and a paired permutation
+  test;
 * the length bias of best-window scoring: the mean number of windows of dense's top hit against that of
   all chunks.
 
-The fusion here is a numpy re-implementation over every chunk (dense scores of all chunks, BM25 scores of
-its top 50, others 0), so its numbers can differ slightly from the ``hybrid`` retriever's. Scratch
-artefacts go to ``--home`` (default a temporary folder seeded with this project's embedding cache).
+The fusion here combines score matrices over every chunk (dense scores of all chunks, BM25 scores of its
+top 50, others 0; scikit-learn's ``minmax_scale`` per question), so its numbers can differ slightly from
+the ``hybrid`` retriever's; found@5 is hepwb's (:func:`hepwb.evaluation.rank.rank_scores`, chunk level).
+Scratch artefacts go to ``--home`` (default a temporary folder seeded with this project's embedding cache).
 Exits 0 with a message when the shared material is absent.
 """
 
@@ -35,56 +37,48 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
-
-from transfer import have_chroma, scratch_sets  # noqa: E402
-
-from hepwb.evaluation.levels import relevant_chunks  # noqa: E402
-from hepwb.evaluation.stats import paired_test  # noqa: E402
-from hepwb.index import ChunkStore, get_embedder  # noqa: E402
-from hepwb.index.windows import window_size, windows_of  # noqa: E402
-from hepwb.paths import Layout  # noqa: E402
-from hepwb.pipeline.config import ExperimentConfig  # noqa: E402
-from hepwb.pipeline.fusion_fit import paper_of  # noqa: E402
-from hepwb.pipeline.stages import chunk_stage, index_stage, load_inputs  # noqa: E402
-from hepwb.retrieval import get_retriever  # noqa: E402
+from bench.common import REPORTS, have_chroma, scratch_sets
+from hepwb.evaluation.levels import relevant_chunks
+from hepwb.evaluation.rank import rank_scores
+from hepwb.evaluation.stats import paired_test
+from hepwb.index import ChunkStore, get_embedder
+from hepwb.index.windows import window_size, windows_of
+from hepwb.io import write_json
+from hepwb.paths import Layout
+from hepwb.pipeline import ExperimentConfig
+from hepwb.pipeline.fusion_fit import N_FOLDS, out_of_fold_choices, paper_of
+from hepwb.pipeline.stages import chunk_stage, index_stage, load_inputs
+from hepwb.retrieval import get_retriever
+from hepwb.types import Chunk
 
 READS = ("first", "max", "ctx-max")
 SHARES = tuple(round(0.05 * i, 2) for i in range(11))
 
 
-def _minmax(x: np.ndarray) -> np.ndarray:
-    lo, hi = x.min(axis=1, keepdims=True), x.max(axis=1, keepdims=True)
-    return (x - lo) / np.maximum(hi - lo, 1e-9)
+Matrix = NDArray[np.float64]
 
 
-def _found5(scores: np.ndarray, relevant: list[set[int]]) -> np.ndarray:
-    """Whether a relevant chunk is among the top 5; chunks scored -inf (not retrieved) never count."""
+def _found5(scores: Matrix, relevant: list[set[int]]) -> Matrix:
+    """found@5 of each question (row) ranking chunks (columns) by ``scores``; -inf is never retrieved."""
     top = np.argsort(-scores, axis=1, kind="stable")[:, :5]
-    return np.array(
-        [
-            bool({j for j in row.tolist() if np.isfinite(s[j])} & rel)
-            for row, s, rel in zip(top, scores, relevant, strict=True)
-        ],
-        float,
-    )
+    run = {str(qi): {str(j): 1.0 / rank for rank, j in enumerate(row.tolist(), 1) if np.isfinite(s[j])}
+           for qi, (row, s) in enumerate(zip(top, scores, strict=True))}  # fmt: skip
+    qrels = {str(qi): dict.fromkeys(map(str, rel), 1) for qi, rel in enumerate(relevant)}
+    found = rank_scores(qrels, run, ["hit_rate@5"])["hit_rate@5"]
+    return np.array([found[str(qi)] for qi in range(len(relevant))], float)
 
 
-def _out_of_fold(
-    dense: np.ndarray, bm25: np.ndarray, relevant: list[set[int]], groups: list[str]
-) -> np.ndarray:
+def _out_of_fold(dense: Matrix, bm25: Matrix, relevant: list[set[int]], groups: list[str]) -> Matrix:
     """found@5 of each question under the dense share chosen on the other folds' papers."""
-    from sklearn.model_selection import GroupKFold
+    from sklearn.preprocessing import minmax_scale
 
-    dn, bn = _minmax(dense), _minmax(bm25)
+    dn, bn = minmax_scale(dense, axis=1), minmax_scale(bm25, axis=1)
     table = np.stack([_found5(w * dn + (1 - w) * bn, relevant) for w in SHARES])  # share x question
     out = np.zeros(len(relevant))
-    n_folds = min(4, len(set(groups)))
-    for train, test in GroupKFold(n_splits=n_folds).split(np.zeros(len(groups)), groups=groups):
-        out[test] = table[int(np.argmax(table[:, train].mean(axis=1))), test]
+    for share, test in out_of_fold_choices(table, groups, min(N_FOLDS, len(set(groups)))):
+        out[test] = table[share, test]
     return out
 
 
@@ -112,7 +106,7 @@ def measure(layout: Layout, size: int, corpus: str | None, questions: str | None
     owner = np.repeat(np.arange(len(cs.chunks)), [len(s) for s in spans])
     n_windows = np.array([len(s) for s in spans])
 
-    def context(c: Any) -> str:
+    def context(c: Chunk) -> str:
         return f"{cs.documents[c.document_id].title}. {' > '.join(c.section_path)}.\n"
 
     store = ChunkStore(layout.lancedb, emb, progress=False)  # vectors through the embedding cache
@@ -151,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="256,512,1024")
     ap.add_argument("--home", type=Path, default=None, help="scratch project (default: a temporary folder)")
-    ap.add_argument("--json", type=Path, default=ROOT / "reports" / "bench" / "dense_branch.json")
+    ap.add_argument("--json", type=Path, default=REPORTS / "dense_branch.json")
     args = ap.parse_args(argv)
     if not have_chroma():
         return 0
@@ -160,8 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, (corpus, questions) in sets.items():
         for size in (int(s) for s in args.sizes.split(",")):
             rows += [{"set": name, **r} for r in measure(layout, size, corpus, questions)]
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(rows, indent=2), encoding="utf-8")
+    write_json(args.json, rows)
     print(
         "| set | size | dense reads | dense found@5 | dense only / bm25 only | bm25(fields=context) "
         "| fused, share out of fold | Δ [95 % CI], p | won / lost | windows: top hit / all |\n"

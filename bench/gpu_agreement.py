@@ -2,10 +2,10 @@
 
 Usage::
 
-    .venv/bin/python bench/gpu_agreement.py --inputs bench-gpu-inputs --vectors GPU_OUT
+    python -m bench.gpu_agreement --inputs bench-gpu-inputs --vectors GPU_OUT
 
-``--inputs`` is the folder ``bench/bench_gpu.py --export`` wrote (the main job's chunk texts and the dev-set
-questions); ``--vectors`` holds what ``bench/bench_gpu.py --vectors`` wrote on the GPU machine
+``--inputs`` is the folder ``python -m bench.bench_gpu --export`` wrote (the main job's chunk texts and the
+dev-set questions); ``--vectors`` holds what ``python -m bench.bench_gpu --vectors`` wrote on the GPU machine
 (``vectors.npy``: hepwb's vectors of those texts; ``queries.npy``: each question embedded alone, as a query
 is). This script, on this machine's CPU:
 
@@ -24,29 +24,28 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from hepwb import defaults
+from hepwb.ids import text_sha256
+from hepwb.index import Embedder, get_embedder
+from hepwb.index.cache import EmbeddingCache
+from hepwb.paths import Layout
+from hepwb.pipeline import ExperimentConfig, run_experiment
 
-from hepwb import defaults  # noqa: E402
-from hepwb.ids import text_sha256  # noqa: E402
-from hepwb.index.cache import EmbeddingCache  # noqa: E402
-from hepwb.models.embedder import Embedder, get_embedder  # noqa: E402
-from hepwb.paths import Layout  # noqa: E402
-from hepwb.pipeline.config import ExperimentConfig  # noqa: E402
-from hepwb.pipeline.experiment import run_experiment  # noqa: E402
+Vectors = NDArray[np.float32]
 
 SIZES = (256, 512, 1024)
 RETRIEVERS = ("dense", "hybrid")
 METRICS = ("recall@5", "mrr@10", "ndcg@10")
 
 
-def cpu_vectors(texts: list[str]) -> np.ndarray:
+def cpu_vectors(texts: list[str]) -> Vectors:
     """CPU vectors of ``texts``: the project's embedding cache, the rest embedded here."""
     keys = [text_sha256(t) for t in texts]
     known = EmbeddingCache(Layout.default().lancedb, defaults.EMBEDDING_MODEL).lookup(keys)
@@ -62,8 +61,8 @@ def cpu_vectors(texts: list[str]) -> np.ndarray:
 
 
 def evaluate(
-    home: Path, texts: list[str], vectors: np.ndarray, questions: list[str], queries: np.ndarray
-) -> dict:
+    home: Path, texts: list[str], vectors: Vectors, questions: list[str], queries: Vectors
+) -> dict[tuple[int, str], tuple[Any, dict[str, float]]]:
     """Each question's first relevant rank and the summary per (size, retriever), in project ``home``."""
     layout = Layout.at(home)
     layout.interim.parent.mkdir(parents=True, exist_ok=True)
@@ -72,10 +71,9 @@ def evaluate(
         {text_sha256(t): v for t, v in zip(texts, vectors, strict=True)}
     )
     embedder = get_embedder(defaults.EMBEDDING_MODEL)
-    embedder._queries.clear()
-    embedder._queries.update(zip(questions, queries, strict=True))
+    embedder.remember_queries(dict(zip(questions, queries, strict=True)))
     before = embedder.n_embedded
-    out = {}
+    out: dict[tuple[int, str], tuple[Any, dict[str, float]]] = {}
     for size in SIZES:
         for retriever in RETRIEVERS:
             cfg = ExperimentConfig(chunk_size=size, retriever=retriever, prefer_latex=True)
@@ -89,9 +87,9 @@ def evaluate(
 def main(argv: list[str] | None = None) -> int:
     """Compare; returns 0 when both targets are met."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--inputs", type=Path, required=True, help="bench_gpu.py --export folder")
+    ap.add_argument("--inputs", type=Path, required=True, help="bench.bench_gpu --export folder")
     ap.add_argument(
-        "--vectors", type=Path, required=True, help="bench_gpu.py --vectors folder (from the GPU)"
+        "--vectors", type=Path, required=True, help="bench.bench_gpu --vectors folder (from the GPU)"
     )
     args = ap.parse_args(argv)
     texts = json.loads((args.inputs / "texts.json").read_text(encoding="utf-8"))

@@ -2,7 +2,7 @@
 
 Usage::
 
-    .venv/bin/python bench/reproduce_chroma.py [--k 5] [--configs all|quick] [--out reports/chroma.json]
+    python -m bench.reproduce_chroma [--k 5] [--configs all|quick] [--out reports/chroma.json]
 
 Method (the study's, through hepwb's own components):
 
@@ -30,14 +30,29 @@ so a second run only retrieves). Exits 0 with a message when the shared material
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import os
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+
+from bench.common import shared_material
+from hepwb.chunking import get_chunker
+from hepwb.env import configure_runtime
+from hepwb.evaluation.spans import precision_omega, span_scores
+from hepwb.ids import short_hash
+from hepwb.index import ChunkStore, get_embedder
+from hepwb.io import write_json
+from hepwb.models.tokenizers import get_tokenizer
+from hepwb.paths import Layout
+from hepwb.processing import markdown_document
+from hepwb.retrieval import get_retriever
+from hepwb.types import Document
 
 CORPORA = ("chatlogs", "finance", "pubmed", "state_of_the_union", "wikitexts")
 CONFIGS = [
@@ -52,11 +67,12 @@ CONFIGS = [
 ]
 
 
-def load(root: Path):
-    import csv
+Questions = list[tuple[str, str, list[tuple[int, int]]]]
+"""(question, corpus, reference spans) of each question."""
 
-    from hepwb.processing.markdown import markdown_document
 
+def load(root: Path) -> tuple[dict[str, Document], Questions]:
+    """The five corpora as documents and the questions with their reference spans."""
     docs = {
         c: markdown_document((root / "corpora" / f"{c}.md").read_text(encoding="utf-8"), c) for c in CORPORA
     }
@@ -73,13 +89,11 @@ def load(root: Path):
     return docs, questions
 
 
-def run_config(docs, questions, chunker_name, size, overlap, tokenizer, k, layout) -> dict:
-    from hepwb.chunking import get_chunker
-    from hepwb.evaluation.spans import precision_omega, span_scores
-    from hepwb.ids import short_hash
-    from hepwb.index import ChunkStore, get_embedder
-    from hepwb.retrieval import get_retriever
-
+def run_config(
+    docs: dict[str, Document], questions: Questions, chunker_name: str, size: int, overlap: float,
+    tokenizer: str, k: int, layout: Layout,
+) -> dict[str, Any]:  # fmt: skip
+    """One chunking configuration: its chunks embedded and searched, the span metrics of every question."""
     t0 = time.perf_counter()
     chunker = get_chunker(chunker_name, chunk_size=size, chunk_overlap=overlap, tokenizer=tokenizer)
     chunks = [c for d in docs.values() for c in chunker.chunk(d)]
@@ -91,10 +105,10 @@ def run_config(docs, questions, chunker_name, size, overlap, tokenizer, k, layou
     emb = get_embedder()
     table = ChunkStore(layout.lancedb, emb).table(cs_id.replace(".", "_"), chunks, by_id)
     dense = get_retriever("dense", table, embedder=emb)
-    spans_of = {}
+    spans_of: dict[str, list[tuple[int, int]]] = {}
     for c in chunks:
         spans_of.setdefault(by_id[c.document_id].label, []).append((c.start, c.end))
-    scores = {"recall": [], "precision": [], "iou": [], "precision_omega": []}
+    scores: dict[str, list[float]] = {"recall": [], "precision": [], "iou": [], "precision_omega": []}
     for question, corpus, refs in questions:
         hits = dense.search(question, k)
         own = [(h.start, h.end) for h in hits if h.label == corpus]
@@ -103,8 +117,6 @@ def run_config(docs, questions, chunker_name, size, overlap, tokenizer, k, layou
         for m in ("recall", "precision", "iou"):
             scores[m].append(s[m])
         scores["precision_omega"].append(precision_omega(refs, spans_of[corpus]))
-    from hepwb.models.tokenizers import get_tokenizer
-
     tok = get_tokenizer("cl100k")
     sample = chunks[:: max(1, len(chunks) // 400)]
     return {
@@ -121,20 +133,17 @@ def run_config(docs, questions, chunker_name, size, overlap, tokenizer, k, layou
     }
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    """Measure and print the table; returns 0."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--k", type=int, default=5)
     ap.add_argument("--configs", choices=["all", "quick", "cluster"], default="all")
     ap.add_argument("--out", default=None, help="also write the rows as JSON here")
-    args = ap.parse_args()
-
-    from hepwb.env import configure_runtime
-    from hepwb.paths import Layout, shared_dir
-
-    root = shared_dir() / "eval" / "chroma"
-    if not (root / "questions_df.csv").is_file():
-        print(f"Chroma evaluation data not found at {root}; set HEPWB_SHARED. Nothing measured.")
+    args = ap.parse_args(argv)
+    questions_file = shared_material("eval", "chroma", "questions_df.csv")
+    if questions_file is None:
         return 0
+    root = questions_file.parent
     os.environ.setdefault("HEPWB_HOME", tempfile.mkdtemp(prefix="hepwb-chroma-"))
     configure_runtime(offline=True)
     layout = Layout.default()
@@ -162,8 +171,7 @@ def main() -> int:
         )
     print(f"\n{len(questions)} questions, k = {args.k}, all-MiniLM-L6-v2, in % (mean ± std over questions)")
     if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps(rows, indent=2), encoding="utf-8")
+        write_json(args.out, rows)
     return 0
 
 

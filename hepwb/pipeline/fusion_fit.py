@@ -49,6 +49,7 @@ from hepwb.types import Hit, JSONObject
 
 __all__ = [
     "METHODS",
+    "N_FOLDS",
     "FusionFit",
     "best_candidate",
     "fit_fusion",

@@ -1,4 +1,4 @@
-"""The import graph as readers see it: hepwb's own imports at module top, heavy libraries on first use."""
+"""The import graph as readers see it: own imports at module top, heavy libraries on first use."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ import pytest
 import hepwb
 
 PACKAGE = Path(hepwb.__file__).parent
+BENCH = PACKAGE.parent / "bench"
+OWN = ("hepwb", "bench")
 HEAVY = ("torch", "lancedb", "duckdb", "dask", "distributed", "ragas", "sentence_transformers")
 STAGES = [
     "hepwb",
@@ -21,7 +23,7 @@ STAGES = [
 
 
 def _own_imports_below_top(path: Path) -> list[str]:
-    """hepwb imports inside a function body or under ``if TYPE_CHECKING:``, as ``file:line``."""
+    """hepwb (or bench) imports inside a function body or under ``if TYPE_CHECKING:``, as ``file:line``."""
     found: list[str] = []
 
     def visit(node: ast.AST, hidden: bool) -> None:
@@ -32,7 +34,7 @@ def _own_imports_below_top(path: Path) -> list[str]:
                     if isinstance(child, ast.ImportFrom)
                     else [a.name for a in child.names]
                 )
-                if getattr(child, "level", 0) or any(n.split(".")[0] == "hepwb" for n in names):
+                if getattr(child, "level", 0) or any(n.split(".")[0] in OWN for n in names):
                     found.append(f"{path.relative_to(PACKAGE.parent)}:{child.lineno}")
             deeper = hidden or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef)
             deeper = deeper or (isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test))
@@ -52,3 +54,22 @@ def test_importing_a_stage_leaves_the_heavy_libraries_unloaded(module):
     code = f"import sys, {module}; print(','.join(h for h in {HEAVY!r} if h in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "", f"`import {module}` loads {out.stdout.strip()}: import them on first use"
+
+
+def test_benches_import_hepwb_and_bench_at_module_top():
+    hidden = [hit for path in sorted(BENCH.glob("*.py")) for hit in _own_imports_below_top(path)]
+    assert hidden == [], f"move these imports of hepwb or bench modules to the module top: {hidden}"
+
+
+def test_importing_every_bench_leaves_the_heavy_libraries_unloaded():
+    modules = sorted(f"bench.{p.stem}" for p in BENCH.glob("*.py") if p.stem != "__init__")
+    code = (
+        f"import importlib, sys; [importlib.import_module(m) for m in {modules!r}]; "
+        f"print(','.join(h for h in {HEAVY!r} if h in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=PACKAGE.parent
+    )
+    assert out.stdout.strip() == "", (
+        f"importing the benches loads {out.stdout.strip()}: import them on first use"
+    )
