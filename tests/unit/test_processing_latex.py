@@ -288,7 +288,7 @@ def test_real_papers(label: str) -> None:
 def test_quotes_survive() -> None:
     """Evidence quotes of P23-P32 found strictly or tolerantly (eval/check_quotes.py rule).
 
-    The PDF text holds 100 %; the LaTeX markdown about 44 % (measured by bench/bench_latex.py):
+    The PDF text holds 100 %; the LaTeX markdown about 44 % (measured by python -m bench.bench_latex):
     the misses are TeX math in the quote (``$\\mathcal{L}_{\\textrm{inst}}$`` keys as ``mathcal…``),
     sources that differ from the PDF's version (P25, P26, P28, P29) and numbering (``[@key]`` for
     ``[1]``, ``Table 1`` for JHEP's ``Table 3.1``). This guards against regressions.
