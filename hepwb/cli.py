@@ -29,6 +29,7 @@ from hepwb.cli_app import (
     parse_options,
 )
 from hepwb.cli_args import repeated_option
+from hepwb.cli_runfile import Baseline, LevelOption, RunFileOption, SweepOption, outside_run_lines
 from hepwb.cli_show import run_lines
 from hepwb.exceptions import ConfigError, HepwbError
 from hepwb.hepilot.schemas import schema_for_file, validate_tree
@@ -149,11 +150,16 @@ def evaluate(
     show_config: Annotated[
         bool, typer.Option("--show-config", help="Print the validated configuration as JSON and stop.")
     ] = False,
+    run_file: RunFileOption = None,
+    level: LevelOption = "chunk",
+    baseline: Baseline = None,
+    sweep: SweepOption = None,
 ) -> None:
     """Evaluate one chunker × retriever configuration in this process.
 
     Prints the headline metrics with 95 % intervals, then every question that could not be scored (its
-    evidence not located) with the reason, then where the run folder is.
+    evidence not located) with the reason, then where the run folder is. With --run-file, an outside
+    system's TREC run is scored instead of a hepwb retriever, and recorded beside hepwb's runs.
     """
     checked_defaults()  # a damaged hepwb-defaults.json is one line here, not silently the package's defaults
     cfg = ExperimentConfig.from_params(
@@ -175,6 +181,10 @@ def evaluate(
     )
     if show_config:
         typer.echo(cfg.model_dump_json(indent=2))
+        return
+    outside = outside_run_lines(cfg, run_file, level=level, baseline=baseline, sweep=sweep)
+    if outside is not None:  # an outside system's run file, scored on these questions (hepwb.interop)
+        typer.echo("\n".join(outside))
         return
     res = run_experiment(cfg)
     for line in run_lines(res.record, all_metrics=all_metrics):
@@ -408,6 +418,7 @@ def _save_traceback(exc: BaseException, command: str) -> Path | None:
 from hepwb import cli_acquire as _cli_acquire  # noqa: E402, F401  (registers acquire)
 from hepwb import cli_adapt as _cli_adapt  # noqa: E402, F401  (registers adapt, fit-fusion)
 from hepwb import cli_defaults as _cli_defaults  # noqa: E402, F401  (registers defaults show/pin/unpin)
+from hepwb import cli_export as _cli_export  # noqa: E402, F401  (registers export, import-beir, …)
 from hepwb import cli_ner as _cli_ner  # noqa: E402, F401  (registers ner-serve)
 from hepwb import cli_questions as _cli_questions  # noqa: E402, F401  (registers questions check/schema)
 from hepwb import cli_ragmd as _cli_ragmd  # noqa: E402, F401  (registers export-/import-/validate-ragmd)

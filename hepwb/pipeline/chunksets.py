@@ -32,7 +32,7 @@ from hepwb.types import Chunk, Document, JSONObject
 
 _log = logging.getLogger("hepwb.chunksets")
 
-__all__ = ["ChunkSet", "build_chunkset", "document_key", "truncation_report"]
+__all__ = ["ChunkSet", "build_chunkset", "document_key", "saved_chunkset", "truncation_report"]
 
 
 @dataclass
@@ -302,6 +302,20 @@ def build_chunkset(
     )
     _publish(root, final, fingerprint)
     return ChunkSet(chunkset_id, final, {"name": ch.name, **p}, chunks, by_id, compliant)
+
+
+def saved_chunkset(root: Path, docs: list[Document]) -> ChunkSet:
+    """The finished chunk set in the folder ``root`` read back as it is (a run's ``chunkset_root``).
+
+    Raises:
+        OSError, ValueError, KeyError, TypeError: a missing, unreadable or damaged chunk set folder.
+    """
+    manifest = read_json(root / "chunkset.json")
+    by_id = {d.document_id: d for d in docs}
+    chunks = _load_parquet(root / "chunks.parquet")
+    return ChunkSet(
+        manifest["chunkset_id"], root, manifest["chunker"], chunks, by_id, manifest["hepilot_compliant"]
+    )
 
 
 def _cached_chunks(root: Path, fingerprint: str, log: ProcessingLog | None) -> list[Chunk] | None:

@@ -133,7 +133,9 @@ def verdict_html(v: Verdict, *, max_rows: int = 12) -> str:
 
     Rows that cannot be told apart from the best are shaded; the recommended one is starred. *detectable* is
     the smallest difference from the best that its questions could tell from chance (half the width of the
-    interval of the paired test inverted, :func:`~hepwb.evaluation.stats.paired_test`).
+    interval of the paired test inverted, :func:`~hepwb.evaluation.stats.paired_test`); the difference is
+    shown with that interval, and the last column counts the questions a run does better, worse and the
+    same on than the best (``pt.Experiment``'s ``+`` and ``-``).
     """
     name = human(v.metric)
     shown = v.table.head(max_rows)
@@ -141,6 +143,7 @@ def verdict_html(v: Verdict, *, max_rows: int = 12) -> str:
     cols = ["configuration", name, "95 % interval", "difference", "p (Holm)", "detectable", "verdict",
             human("index_mib"), human("query_p50_ms"), human("compute_s")]  # fmt: skip
     cols += [human(INDEX_RECALL)] if ann else []
+    cols += ["questions + / − / ="]
     head = "".join(
         f'<th class="hw-sticky">{c}</th>' if c == "configuration" else f"<th>{escape_html(c)}</th>"
         for c in cols
@@ -153,7 +156,7 @@ def verdict_html(v: Verdict, *, max_rows: int = 12) -> str:
             f'<td class="hw-sticky">{escape_html(str(rec["configuration"]) + star)}</td>',
             f"<td>{rec[name]:.3f}</td>",
             f"<td>{rec['ci_low']:.3f} – {rec['ci_high']:.3f}</td>",
-            f"<td>{rec['difference']:+.3f}</td>" if rec["verdict"] != "best" else "<td></td>",
+            f"<td>{_difference(rec)}</td>" if rec["verdict"] != "best" else "<td></td>",
             f"<td>{_fmt(rec['p (Holm)'])}</td>",
             f"<td>{_fmt(rec.get('detectable'))}</td>",
             f'<td class="hw-text">{escape_html(str(rec["verdict"]))}</td>',
@@ -162,6 +165,7 @@ def verdict_html(v: Verdict, *, max_rows: int = 12) -> str:
             f"<td>{_fmt(rec.get('compute_s'))}</td>",
         ]
         cells += [f"<td>{_fmt(rec.get(INDEX_RECALL))}</td>"] if ann else []
+        cells += [f"<td>{_counts(rec)}</td>"]
         rows.append(f'<tr class="{cls}">{"".join(cells)}</tr>')
     more = len(v.table) - len(shown)
     note = f"<p>… and {more} more run(s), all in the full table below.</p>" if more > 0 else ""
@@ -169,6 +173,23 @@ def verdict_html(v: Verdict, *, max_rows: int = 12) -> str:
         f'{_STYLE}<p class="hw-verdict">{v.sentence()}</p><div class="hw-scroll">'
         f'<table class="hw-headline"><tr>{head}</tr>{"".join(rows)}</table></div>{note}'
     )
+
+
+def _difference(rec: dict[Hashable, object]) -> str:
+    """``+0.050 [−0.020, +0.120]``: a run's difference to the best, with its interval when the row has one."""
+    diff, low, high = (rec.get(k) for k in ("difference", "diff_low", "diff_high"))
+    text = f"{float(str(diff)):+.3f}"
+    if isinstance(low, float) and isinstance(high, float) and not (math.isnan(low) or math.isnan(high)):
+        text += f" [{low:+.3f}, {high:+.3f}]"
+    return text
+
+
+def _counts(rec: dict[Hashable, object]) -> str:
+    """``12 / 3 / 85``: the questions a run does better, worse and the same on than the best (or ``""``)."""
+    values = [rec.get(k) for k in ("better", "worse", "same")]
+    if not all(isinstance(v, int | float) and not math.isnan(float(v)) for v in values):
+        return ""
+    return " / ".join(str(int(float(str(v)))) for v in values)
 
 
 def inputs_table(wide: pd.DataFrame, root: str | Path | None = None) -> pd.DataFrame:

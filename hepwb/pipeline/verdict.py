@@ -2,7 +2,9 @@
 
 :func:`verdict` ranks every finished run of a sweep by the decision metric, tests the best against
 each other run on the same questions (paired permutation test, Holm-adjusted over all those
-comparisons) and keeps as *indistinguishable* every run whose adjusted p-value is at least 0.05.
+comparisons) and keeps as *indistinguishable* every run whose adjusted p-value is at least 0.05. Each
+row also says how many questions it does better, worse and the same on than the best, and the interval
+of its difference (``pt.Experiment``'s ``+``/``-`` columns; runs scored from a TREC run file take part).
 Each row carries its cost: the LanceDB table's size on disk, the median query latency and the
 compute its stages took. Among the indistinguishable runs the cheapest (lowest query p50, then the
 smaller index) is the *recommended* one: as good as the best on this question set, and cheaper.
@@ -131,11 +133,14 @@ def verdict(
 
     Returns:
         The :class:`Verdict`; its table has ``configuration``, the metric with its 95 % interval, the
-        difference to the best with Holm-adjusted ``p``, ``verdict`` (best / indistinguishable /
-        worse / better-but-not-best is impossible by construction) and the cost columns.
+        difference to the best with its interval (``diff_low``, ``diff_high``) and Holm-adjusted ``p``, the
+        questions it does ``better``, ``worse`` and the ``same`` on, ``verdict`` (best / indistinguishable
+        / worse / better-but-not-best is impossible by construction) and the cost columns.
     """
     import pandas as pd
 
+    if metric in wide.columns:  # runs without the metric (a run file scored at paper level) are not ranked
+        wide = wide[wide[metric].notna()]
     if wide.empty or metric not in wide.columns:
         msg = f"no finished run has the metric {metric!r}: nothing to decide"
         raise ValueError(msg)
@@ -163,9 +168,17 @@ def verdict(
             "detectable": float("nan"),
             "verdict": "best",
             "plain_bm25": plain,
+            "better": float("nan"),
+            "worse": float("nan"),
+            "same": float("nan"),
+            "diff_low": float("nan"),
+            "diff_high": float("nan"),
         }
         if run in tests:
             t = tests[run]
+            better, worse = int(t["better"]), int(t["worse"])  # questions this run does better/worse on
+            row |= {"better": better, "worse": worse, "same": int(t["n"]) - better - worse}
+            row["diff_low"], row["diff_high"] = float(t["ci_low"]), float(t["ci_high"])
             row["difference"] = float(t["diff"])
             row["p (Holm)"] = float(t["p_holm"])
             row["detectable"] = float(t["detectable"])

@@ -1,0 +1,144 @@
+"""The options of ``hepwb evaluate --run-file`` (an outside system's TREC run) and what it prints.
+
+``hepwb evaluate`` (in :mod:`hepwb.cli`) takes the options defined here and hands them to
+:func:`outside_run_lines`; the other interop commands are in :mod:`hepwb.cli_export`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from hepwb.cli_show import run_lines
+from hepwb.exceptions import ConfigError
+from hepwb.interop import experiment_table, resolve_runs, score_run_file
+from hepwb.interop.runfile import LEVELS, Level
+from hepwb.labels import human
+from hepwb.pipeline.cell import RunResult
+from hepwb.pipeline.config import ExperimentConfig
+from hepwb.pipeline.record import RunRecord
+from hepwb.pipeline.report_tables import DECISION_METRICS
+
+__all__ = ["Baseline", "LevelOption", "RunFileOption", "SweepOption", "outside_run_lines"]
+
+RunFileOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--run-file",
+        help="Score this TREC run file (qid Q0 docno rank score tag) of an outside system instead of a hepwb "
+        "retriever: docnos are chunk ids of the chunk set these options build (hepwb export --format beir), "
+        "or paper labels with --level paper.",
+    ),
+]
+LevelOption = Annotated[
+    str,
+    typer.Option(
+        "--level", help="With --run-file: chunk (docnos are chunk ids) or paper (docnos are paper labels)."
+    ),
+]
+Baseline = Annotated[
+    str | None,
+    typer.Option(
+        "--baseline",
+        help="With --run-file: a run (folder, name or id) to compare it with, question by question "
+        "(improved, degraded, unchanged, difference with its interval, p-value).",
+    ),
+]
+SweepOption = Annotated[
+    str | None,
+    typer.Option(
+        "--sweep",
+        help="With --run-file: add the run to this sweep (an id or 'latest') so its report shows it.",
+    ),
+]
+
+PAPER_METRICS = ("doc_hit_rate@5", "doc_recall@5", "doc_mrr@10", "doc_ndcg@10")
+"""The headline metrics of a run file scored at paper level."""
+
+
+def _metric_lines(record: RunRecord, names: tuple[str, ...]) -> list[str]:
+    s, ci = record.summary, record.summary_ci95
+    out = []
+    for m in (m for m in names if m in s):
+        line = f"{human(m):28s} {s[m]:6.3f}"
+        if m in ci:
+            line += f"  [{ci[m][0]:.3f}, {ci[m][1]:.3f}]"
+        out.append(line)
+    n, total = int(s.get("n_questions_evaluated", 0)), int(s.get("n_questions", 0))
+    out.append(f"questions scored: {n} of {total} (paper level: docnos are paper labels)")
+    return out
+
+
+def _comparison_lines(res: RunResult, baseline: str, level: str) -> list[str]:
+    import pandas as pd
+
+    found = resolve_runs(baseline)
+    if len(found) != 1:
+        msg = f"--baseline {baseline!r} names {len(found)} runs (a sweep); give one run"
+        raise ConfigError(msg)
+    base = RunRecord.load(found[0])
+    if base.inputs.questions_sha256 != res.record.inputs.questions_sha256:
+        msg = (
+            f"--baseline {baseline!r} was scored on another question set; compare runs of the same questions"
+        )
+        raise ConfigError(msg)
+    frames = {
+        found[0].name: pd.read_parquet(found[0] / "per_question.parquet"),
+        res.run_name: res.per_question,
+    }
+    wanted = DECISION_METRICS if level == "chunk" else PAPER_METRICS
+    metrics = [m for m in wanted if all(m in f.columns for f in frames.values())]
+    if not metrics:
+        msg = f"--baseline {baseline!r} shares no metric with this run (a paper-level run has doc_… only)"
+        raise ConfigError(msg)
+    row = experiment_table(frames, metrics, found[0].name).set_index("name").loc[res.run_name]
+    lines = [
+        f"against {found[0].name} (paired sign-flip test on the same questions; + improved, - degraded):"
+    ]
+    for m in metrics:
+        base_mean = float(frames[found[0].name][m].mean())
+        lines.append(
+            f"  {human(m):26s} {base_mean:.3f} -> {row[m]:.3f}  difference {row[f'{m} diff']:+.3f} "
+            f"[{row[f'{m} diff low']:+.3f}, {row[f'{m} diff high']:+.3f}]  +{int(row[f'{m} +'])} "
+            f"-{int(row[f'{m} -'])} ={int(row[f'{m} ='])}  p = {row[f'{m} p-value']:.3g}"
+        )
+    return lines
+
+
+def outside_run_lines(
+    cfg: ExperimentConfig, run_file: Path | None, *, level: str, baseline: str | None, sweep: str | None
+) -> list[str] | None:
+    """What ``hepwb evaluate --run-file`` prints (``None`` without ``--run-file``: a hepwb retriever runs).
+
+    Raises:
+        ConfigError: ``--level``, ``--baseline`` or ``--sweep`` without ``--run-file``, an unknown level, or
+            a run file refused (one line naming its line and the fix).
+    """
+    if run_file is None:
+        if level != "chunk" or baseline is not None or sweep is not None:
+            msg = "--level, --baseline and --sweep go with --run-file FILE (an outside system's TREC run)"
+            raise ConfigError(msg)
+        return None
+    if level not in LEVELS:
+        msg = f"--level {level!r}: choose chunk or paper"
+        raise ConfigError(msg)
+    chosen: Level = "chunk" if level == "chunk" else "paper"
+    res = score_run_file(cfg, run_file, level=chosen, sweep=sweep)
+    rec = res.record
+    lines = run_lines(rec) if chosen == "chunk" else _metric_lines(rec, PAPER_METRICS)
+    missing = int(rec.config.get("questions_without_lines") or 0)
+    if missing:
+        lines.append(
+            f"{missing} question(s) have no line in the run file: scored 0, as a run retrieving nothing"
+        )
+    if baseline is not None:
+        lines += _comparison_lines(res, baseline, chosen)
+    where = f" and sweep {rec.sweep_id}" if rec.sweep_id else ""
+    lines += [
+        f"run: {res.run_name} (retriever {rec.config['retriever']}, in the catalog{where}: `hepwb report` "
+        "compares it with hepwb's runs)",
+        f"results: {res.run_dir}",
+    ]
+    return lines

@@ -1,0 +1,204 @@
+"""BEIR folders: ``corpus.jsonl``, ``queries.jsonl`` and ``qrels/<split>.tsv``, written and read with bounds.
+
+The layout of BEIR (Thakur et al. 2021) that its ``GenericDataLoader``, MTEB, PyTerrier and ranx read:
+
+* ``corpus.jsonl``: one ``{"_id", "title", "text"}`` object per line (hepwb adds a ``metadata`` object);
+* ``queries.jsonl``: one ``{"_id", "text"}`` object per line;
+* ``qrels/<split>.tsv``: a header ``query-id<TAB>corpus-id<TAB>score``, then one judgement per line.
+
+Writing streams the corpus to disk a line at a time (a chunk set of 10^5 chunks is never one string);
+reading does too (:func:`hepwb.readers.iter_lines`), each file within the bounds of :mod:`hepwb.limits`.
+
+Example:
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = write_beir(folder, [{"_id": "d1", "title": "T", "text": "Jets are calibrated."}],
+    ...                [{"_id": "q1", "text": "How are jets calibrated?"}], {"q1": {"d1": 1}})
+    >>> [d.doc_id for d in iter_corpus(folder)], read_queries(folder), read_beir_qrels(folder)
+    (['d1'], {'q1': 'How are jets calibrated?'}, {'q1': {'d1': 1}})
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hepwb import limits
+from hepwb.readers import ReadError, iter_lines, parse_json
+from hepwb.types import JSONObject
+
+__all__ = ["BeirDoc", "iter_corpus", "read_beir_qrels", "read_queries", "write_beir", "write_jsonl"]
+
+_CORPUS_FIX = 'each line of corpus.jsonl must be one {"_id": …, "title": …, "text": …} object'
+_QUERIES_FIX = 'each line of queries.jsonl must be one {"_id": …, "text": …} object'
+_QRELS_FIX = "write a header query-id<TAB>corpus-id<TAB>score, then one judgement per line"
+
+
+@dataclass(frozen=True, slots=True)
+class BeirDoc:
+    """One document of a collection: its id, title (may be empty) and text."""
+
+    doc_id: str
+    title: str
+    text: str
+
+
+def write_jsonl(path: str | Path, rows: Iterable[JSONObject]) -> int:
+    """Write ``rows`` as JSON lines, streamed to a temporary file then moved into place; returns how many."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    n = 0
+    try:
+        with tmp.open("w", encoding="utf-8") as fh:
+            for row in rows:
+                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+                n += 1
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return n
+
+
+def write_beir(
+    folder: str | Path,
+    corpus: Iterable[JSONObject],
+    queries: Iterable[JSONObject],
+    qrels: Mapping[str, Mapping[str, int]],
+    split: str = "test",
+) -> dict[str, int]:
+    """Write a BEIR folder; returns how many documents, queries and judgements it holds."""
+    folder = Path(folder)
+    n_docs = write_jsonl(folder / "corpus.jsonl", corpus)
+    n_queries = write_jsonl(folder / "queries.jsonl", queries)
+    lines = ["query-id\tcorpus-id\tscore\n"]
+    lines += [f"{q}\t{d}\t{int(rel)}\n" for q, docs in qrels.items() for d, rel in docs.items()]
+    (folder / "qrels").mkdir(parents=True, exist_ok=True)
+    tmp = folder / "qrels" / f".{split}.tsv.tmp-{os.getpid()}"
+    tmp.write_text("".join(lines), encoding="utf-8")
+    tmp.replace(folder / "qrels" / f"{split}.tsv")
+    return {"documents": n_docs, "queries": n_queries, "judgements": len(lines) - 1}
+
+
+def _object(line: str, where: str, fix: str) -> JSONObject:
+    value = parse_json(line, where, fix=fix)
+    if not isinstance(value, dict):
+        msg = f"{where}: expected a JSON object, got {type(value).__name__}; {fix}"
+        raise ReadError(msg)
+    return value
+
+
+def _text(obj: Mapping[str, Any], key: str, where: str, fix: str, *, required: bool = True) -> str:
+    value = obj.get(key)
+    if value is None and not required:
+        return ""
+    if isinstance(value, int) and not isinstance(value, bool) and key == "_id":
+        return str(value)
+    if not isinstance(value, str) or (key == "_id" and not value.strip()):
+        msg = f"{where}: field {key!r} must be a string, got {type(value).__name__}; {fix}"
+        raise ReadError(msg)
+    return value
+
+
+def iter_corpus(folder: str | Path) -> Iterator[BeirDoc]:
+    """Every document of ``folder/corpus.jsonl``, read one line at a time (bounds: :mod:`hepwb.limits`).
+
+    Raises:
+        ReadError: Naming the file and line: not a JSON object, ``_id`` or ``text`` missing or not text, a
+            document longer than :data:`~hepwb.limits.MAX_COLLECTION_DOC_CHARS` characters, more than
+            :data:`~hepwb.limits.MAX_COLLECTION_DOCS` documents.
+    """
+    path = Path(folder) / "corpus.jsonl"
+    lines = iter_lines(
+        path,
+        "BEIR corpus",
+        max_lines=limits.MAX_COLLECTION_DOCS,
+        max_line_chars=2 * limits.MAX_COLLECTION_DOC_CHARS,
+        max_bytes=limits.MAX_COLLECTION_BYTES,
+        fix=_CORPUS_FIX,
+    )
+    for lineno, line in lines:
+        if not line.strip():
+            continue
+        where = f"{path} line {lineno}"
+        obj = _object(line, where, _CORPUS_FIX)
+        text = _text(obj, "text", where, _CORPUS_FIX)
+        if len(text) > limits.MAX_COLLECTION_DOC_CHARS:
+            msg = f"{where}: a text of {len(text):,} characters (at most {limits.MAX_COLLECTION_DOC_CHARS:,})"
+            raise ReadError(msg)
+        title = _text(obj, "title", where, _CORPUS_FIX, required=False)
+        yield BeirDoc(_text(obj, "_id", where, _CORPUS_FIX), title, text)
+
+
+def read_queries(folder: str | Path) -> dict[str, str]:
+    """``{query id: text}`` of ``folder/queries.jsonl`` in file order.
+
+    Raises:
+        ReadError: Naming the file and line (not an object, ``_id``/``text`` missing, an id given twice).
+    """
+    path = Path(folder) / "queries.jsonl"
+    out: dict[str, str] = {}
+    lines = iter_lines(
+        path,
+        "BEIR queries file",
+        max_lines=limits.MAX_RUN_LINES,
+        max_line_chars=limits.MAX_COLLECTION_DOC_CHARS,
+        max_bytes=limits.MAX_RUN_FILE_BYTES,
+        fix=_QUERIES_FIX,
+    )
+    for lineno, line in lines:
+        if not line.strip():
+            continue
+        where = f"{path} line {lineno}"
+        obj = _object(line, where, _QUERIES_FIX)
+        qid = _text(obj, "_id", where, _QUERIES_FIX)
+        if qid in out:
+            msg = f"{where}: query {qid!r} is given twice; keep one"
+            raise ReadError(msg)
+        out[qid] = _text(obj, "text", where, _QUERIES_FIX)
+    return out
+
+
+def read_beir_qrels(folder: str | Path, split: str = "test") -> dict[str, dict[str, int]]:
+    """``{query id: {corpus id: score}}`` of ``folder/qrels/<split>.tsv`` (the header line skipped).
+
+    Raises:
+        ReadError: Naming the file and line: not three tab-separated columns, a score that is not a whole
+            number, a document judged twice for one query, or no such split (the splits there are named).
+    """
+    path = Path(folder) / "qrels" / f"{split}.tsv"
+    if not path.exists() and path.parent.is_dir():
+        have = sorted(p.stem for p in path.parent.glob("*.tsv"))
+        msg = f"BEIR folder {folder} has no qrels/{split}.tsv; its splits are {have}: choose one (--split)"
+        raise ReadError(msg)
+    out: dict[str, dict[str, int]] = {}
+    lines = iter_lines(
+        path,
+        "BEIR qrels file",
+        max_lines=limits.MAX_RUN_LINES,
+        max_line_chars=limits.MAX_RUN_LINE_CHARS,
+        max_bytes=limits.MAX_RUN_FILE_BYTES,
+        fix=_QRELS_FIX,
+    )
+    for lineno, line in lines:
+        cols = line.split("\t")
+        if not line.strip() or (lineno == 1 and cols[0].strip() == "query-id"):
+            continue
+        where = f"BEIR qrels file {path} line {lineno}"
+        if len(cols) != 3:
+            msg = f"{where}: {len(cols)} tab-separated columns, not 3; {_QRELS_FIX}"
+            raise ReadError(msg)
+        qid, doc, score = (c.strip() for c in cols)
+        if not score.lstrip("-").isdigit() or len(score) > 9:
+            msg = f"{where}: score {score[:40]!r} is not a whole number; {_QRELS_FIX}"
+            raise ReadError(msg)
+        docs = out.setdefault(qid, {})
+        if doc in docs:
+            msg = f"{where}: document {doc!r} is judged twice for query {qid!r}; keep one"
+            raise ReadError(msg)
+        docs[doc] = int(score)
+    return out

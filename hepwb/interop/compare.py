@@ -1,0 +1,70 @@
+"""hepwb's comparison of runs as IR people read it: pt.Experiment's table against a chosen baseline.
+
+PyTerrier's ``pt.Experiment(..., baseline=0, correction="holm")`` reports for each system the mean of each
+measure, the number of queries improved (``+``) and degraded (``-``) against the baseline, the paired test's
+p-value and the corrected p-value with its decision (``reject``). :func:`experiment_table` gives the same
+columns from hepwb's per-question scores, with hepwb's statistics (:mod:`hepwb.evaluation.stats`): a paired
+sign-flip permutation test, its interval of the difference (which agrees with it by construction) and
+Holm's correction over the runs compared on each measure; it adds the questions unchanged (``=``) and the
+difference with its interval.
+
+Example:
+    >>> import pandas as pd
+    >>> frames = {r: pd.DataFrame({"qid": range(12), "hit_rate@5": v}) for r, v in
+    ...           {"bm25": [1, 0] * 6, "mine": [1, 1] * 6, "other": [1, 0] * 6}.items()}
+    >>> t = experiment_table(frames, ["hit_rate@5"], "bm25").set_index("name")
+    >>> t.loc["mine", ["hit_rate@5", "hit_rate@5 +", "hit_rate@5 -", "hit_rate@5 ="]].tolist()
+    [1.0, 6, 0, 6]
+    >>> bool(t.loc["mine", "hit_rate@5 reject"]), bool(t.loc["other", "hit_rate@5 reject"])
+    (True, False)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from hepwb.evaluation.stats import compare_runs
+from hepwb.exceptions import ConfigError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["experiment_table"]
+
+
+def experiment_table(
+    per_question: Mapping[str, pd.DataFrame], metrics: Sequence[str], baseline: str
+) -> pd.DataFrame:
+    """One row per run (the baseline first): for each measure ``m``, pt.Experiment's columns and hepwb's.
+
+    Columns per measure: ``m`` (the mean over the run's scored questions), ``m +`` / ``m -`` / ``m =``
+    (questions improved, degraded, unchanged against the baseline), ``m diff`` with ``m diff low`` and
+    ``m diff high`` (its 95 % interval), ``m p-value``, ``m p-value corrected`` (Holm over the runs) and
+    ``m reject`` (corrected p < 0.05). The baseline's own comparison columns are empty.
+
+    Raises:
+        ConfigError: ``baseline`` is not one of the runs, or a measure is missing from a run.
+    """
+    import pandas as pd
+
+    if baseline not in per_question:
+        msg = f"baseline {baseline!r} is not one of the runs compared ({', '.join(per_question)})"
+        raise ConfigError(msg)
+    names = [baseline, *(n for n in per_question if n != baseline)]
+    rows: dict[str, dict[str, object]] = {n: {"name": n} for n in names}
+    for m in metrics:
+        for n in names:
+            if m not in per_question[n].columns:
+                msg = f"run {n!r} has no measure {m!r}; compare measures every run has"
+                raise ConfigError(msg)
+            rows[n][m] = float(per_question[n][m].mean())
+        tests = compare_runs({n: per_question[n] for n in names}, metric=m, baseline=baseline)
+        for t in tests.to_dict("records") if len(names) > 1 else []:
+            r = rows[str(t["run"])]
+            r[f"{m} +"], r[f"{m} -"] = int(t["better"]), int(t["worse"])
+            r[f"{m} ="] = int(t["n"]) - int(t["better"]) - int(t["worse"])
+            r[f"{m} diff"], r[f"{m} diff low"], r[f"{m} diff high"] = t["diff"], t["ci_low"], t["ci_high"]
+            r[f"{m} p-value"], r[f"{m} p-value corrected"] = t["p_value"], t["p_holm"]
+            r[f"{m} reject"] = bool(t["significant"])
+    return pd.DataFrame(list(rows.values()))
