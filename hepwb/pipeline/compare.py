@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from hepwb.callspec import Spec
 from hepwb.evaluation.stats import compare_runs, mean_ci
 from hepwb.exceptions import ConfigError
+from hepwb.labels import human
 from hepwb.paths import Layout
 from hepwb.pipeline.cell import RunResult
 from hepwb.pipeline.config import ExperimentConfig
@@ -52,12 +53,35 @@ class Comparison:
     table: pd.DataFrame
     runs: dict[str, RunResult] = field(repr=False)
 
+    def shown(self) -> pd.DataFrame:
+        """The table as people read it: rounded, the interval in one column, blanks for the baseline."""
+        import pandas as pd
+
+        def text(value: Any, fmt: str) -> str:
+            return "" if pd.isna(value) else format(value, fmt)
+
+        t = self.table
+        out = t[["system"]].copy()
+        out["metric"] = [human(m) for m in t["metric"]]
+        out["mean"] = [text(v, ".3f") for v in t["mean"]]
+        out["95% interval"] = [
+            f"[{lo:.3f}, {hi:.3f}]" for lo, hi in zip(t["ci_low"], t["ci_high"], strict=True)
+        ]
+        out["difference"] = [text(v, "+.3f") for v in t["difference"]]
+        for col in ("improved", "degraded", "unchanged"):
+            out[col] = [text(v, "d") for v in t[col]]
+        out["p (Holm)"] = [text(v, ".3f") for v in t["p (Holm)"]]
+        out["n"] = [
+            f"{n} (small sample)" if small else str(n)
+            for n, small in zip(t["n"], t["small sample"], strict=True)
+        ]
+        return out
+
     def _repr_html_(self) -> str:
-        shown = self.table.drop(columns=["run_id"])
-        return str(shown.to_html(index=False, float_format=lambda v: f"{v:.3f}", na_rep=""))
+        return str(self.shown().to_html(index=False))
 
     def __str__(self) -> str:
-        return str(self.table.drop(columns=["run_id"]).to_string(index=False, float_format="%.3f", na_rep=""))
+        return str(self.shown().to_string(index=False))
 
 
 def _configs(systems: Sequence[System] | Mapping[str, System], params: dict[str, Any]) -> dict[str, Any]:
@@ -115,7 +139,9 @@ def compare(
 
     configs = _configs(systems, params)
     labels = list(configs)
-    base = labels[baseline] if isinstance(baseline, int) and -len(labels) <= baseline < len(labels) else baseline
+    base = (
+        labels[baseline] if isinstance(baseline, int) and -len(labels) <= baseline < len(labels) else baseline
+    )
     if base not in configs:
         msg = f"baseline {baseline!r} is not one of the systems {labels}"
         raise ConfigError(msg)
@@ -130,7 +156,9 @@ def compare(
     frames = {label: run.per_question for label, run in runs.items()}
     missing = sorted(m for m in metrics if m not in frames[base].columns)
     if missing:
-        msg = f"unknown metric(s) {missing}; a run's per-question metrics are e.g. hit_rate@5, mrr@10, ndcg@10"
+        msg = (
+            f"unknown metric(s) {missing}; a run's per-question metrics are e.g. hit_rate@5, mrr@10, ndcg@10"
+        )
         raise ConfigError(msg)
     rows = []
     for metric in metrics:
@@ -143,9 +171,17 @@ def compare(
             t = tests.get(label)
             if t is not None:
                 improved, degraded = int(t["better"]), int(t["worse"])
-                row |= {"difference": t["diff"], "diff_low": t["ci_low"], "diff_high": t["ci_high"],
-                        "improved": improved, "degraded": degraded, "unchanged": int(t["n"]) - improved - degraded,
-                        "p": t["p_value"], "p (Holm)": t["p_holm"], "significant": bool(t["significant"])}  # fmt: skip
+                row |= {
+                    "difference": t["diff"],
+                    "diff_low": t["ci_low"],
+                    "diff_high": t["ci_high"],
+                    "improved": improved,
+                    "degraded": degraded,
+                    "unchanged": int(t["n"]) - improved - degraded,
+                    "p": t["p_value"],
+                    "p (Holm)": t["p_holm"],
+                    "significant": bool(t["significant"]),
+                }
             rows.append(row)
     table = pd.DataFrame(rows)
     for col in ("improved", "degraded", "unchanged"):
