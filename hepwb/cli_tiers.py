@@ -52,13 +52,11 @@ def _tiers(
     lt_table: Annotated[str | None, _opt("lt_table")] = None,
     hot_table: Annotated[str | None, _opt("hot_table")] = None,
 ) -> None:
-
     overrides = {k: v for k, v in locals().items() if k in _F}
     ctx.obj = (name, load_config(config, **overrides))
 
 
 def _open(ctx: typer.Context) -> Any:
-
     name, cfg = ctx.obj
     return Tiers.open(name, config=cfg)
 
@@ -216,7 +214,7 @@ def revert(
 def history(
     ctx: typer.Context,
     chunk: Annotated[str | None, typer.Option(help="Why is this chunk in LT, and since when?")] = None,
-    limit: Annotated[int, typer.Option(help="Events shown, newest first.")] = 20,
+    limit: Annotated[int, typer.Option(help="Events shown, newest first.")] = defaults.HISTORY_LIMIT,
 ) -> None:
     """The audit trail (init, ingest, acquire, warm, evict, promote, revert) or one chunk's story."""
     t = _existing(ctx)

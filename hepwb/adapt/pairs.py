@@ -78,7 +78,6 @@ def paragraphs(doc: Document) -> list[tuple[int, str]]:
 
 
 def _sentences(text: str) -> list[str]:
-
     return [text[a:b].strip() for a, b in sentence_spans(text)]
 
 

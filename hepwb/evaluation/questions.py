@@ -305,7 +305,6 @@ def load_questions(path: str | Path) -> list[Question]:
 
 
 def _bounded(question: str, where: str) -> str:
-
     if len(question) > MAX_QUESTION_CHARS:
         msg = (
             f"{where}: the question has {len(question)} characters; at most {MAX_QUESTION_CHARS} are "

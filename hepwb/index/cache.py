@@ -38,12 +38,10 @@ class EmbeddingCache:
     """Vectors of one model by text hash, in the LanceDB database at ``db_path``."""
 
     def __init__(self, db_path: str | Path, model: str) -> None:
-
         self.db = connect(db_path)
         self.name = f"embcache__{model_slug(model_identity(model))}"
 
     def _table(self) -> Any | None:
-
         if self.name not in table_names(self.db):
             return None
         try:

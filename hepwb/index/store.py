@@ -95,7 +95,6 @@ class ChunkStore:
         progress: bool = True,
         ner: EntitySource | None = None,
     ) -> None:
-
         self.db_path = Path(db_path)
         self.embedder = embedder
         self.progress = progress
@@ -157,7 +156,6 @@ class ChunkStore:
         chunks: list[Chunk],
         docs: dict[str, Document],
     ) -> Any:
-
         before = self.ner.failed_soft
         tbl = None
         stored = [d for d in docs.values() if not d.loaded]  # papers read for context spans go back after

@@ -154,7 +154,6 @@ class NERService:
         read_timeout_s: float = READ_TIMEOUT_S,
         token: str | None = None,
     ) -> None:
-
         self.token = check_token(host, token)
         self.extractor = extractor or EntityExtractor.default()
         self.model = model_name() if extractor is None else type(extractor).__name__

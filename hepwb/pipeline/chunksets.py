@@ -183,7 +183,6 @@ def truncation_report(chunks: list[Chunk], tokenizer: str | None) -> JSONObject 
 
 
 def _adapter_config(chunker: Any, docs: list[Document]) -> JSONObject:
-
     params = chunker.params()
     source = "arxiv" if docs and all(d.meta_value("arxiv") for d in docs) else "other"
     body = {

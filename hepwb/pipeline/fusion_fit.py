@@ -257,7 +257,6 @@ def fit_fusion(
 
 
 def _hits(ids: list[str], by_id: JSONObject, cs: ChunkSet) -> list[Any]:
-
     out = []
     for rank, cid in enumerate(ids, 1):
         c = by_id[cid]

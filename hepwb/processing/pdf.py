@@ -40,11 +40,6 @@ from hepwb.types import Block, Document, JSONObject
 __all__ = ["pdf_to_document"]
 
 
-def _hepwb_version() -> str:
-
-    return __version__
-
-
 def _fail(path: str | Path, code: str, message: str) -> ProcessingError:
     return ProcessingError(message, code=code, path=str(path))
 
@@ -216,7 +211,7 @@ def pdf_to_document(
         file_hash=sha,
         file_size=p.stat().st_size,
         pages=n_pages,
-        processor=f"hepwb-pdf/{_hepwb_version()} (pymupdf {pymupdf.VersionBind})",
+        processor=f"hepwb-pdf/{__version__} (pymupdf {pymupdf.VersionBind})",
     )
     if warnings:
         info["conversion_warnings"] = warnings

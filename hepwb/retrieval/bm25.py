@@ -124,7 +124,6 @@ class BM25Retriever:
         return rows_to_hits(rows, self.name, "_score", query=query)
 
     def _feedback_rows(self, query: str, k: int) -> list[JSONObject]:
-
         assert self.prf is not None
         docs, n_terms, weight = self.prf
         column = FIELDS[self.fields]

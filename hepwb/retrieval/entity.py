@@ -66,7 +66,6 @@ class EntityRetriever:
         fetch: Fetch = defaults.FETCH,
         ner: EntitySource | None = None,
     ) -> None:
-
         self.table = table
         self.boost = boost
         self.fetch = fetch
@@ -78,7 +77,7 @@ class EntityRetriever:
         return self.rank(query, k)
 
     def rank(
-        self, query: str, k: int = 10, *, entities: list[str] | None = None, strict: bool = False
+        self, query: str, k: int = defaults.EVAL_K, *, entities: list[str] | None = None, strict: bool = False
     ) -> list[Hit]:
         """Top ``k`` chunks for ``query`` whose ``entities`` are given or found by the NER source.
 

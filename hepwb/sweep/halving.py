@@ -219,7 +219,6 @@ def run_halving(
 
 
 def _done(cell: CellPlan) -> Any:
-
     rec = cell.record
     summary = rec.summary if rec else {}
     return Outcome(

@@ -201,7 +201,6 @@ def _converted(layout: Layout, f: SourceFile) -> bool:
 
 
 def _corpus_plan(layout: Layout, corpus: str | None, max_docs: int | None, prefer_latex: bool) -> CorpusPlan:
-
     folder = str(resolve_corpus(corpus).resolve())
     files = plan_corpus(folder, max_docs=max_docs, prefer_latex=prefer_latex)
     failed = tuple(f for f in files if failure_marker(layout, f.conversion_key).is_file())

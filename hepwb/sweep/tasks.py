@@ -57,7 +57,6 @@ def _peak_rss_mib() -> float:
 
 
 def _run(stage: str, key: str, body: Any) -> Outcome:
-
     t = time.perf_counter()
     try:
         detail = body() or {}
@@ -82,7 +81,6 @@ def convert_task(
     """Convert one corpus file (the file whose conversion key is ``conversion_key``)."""
 
     def body() -> JSONObject:
-
         items = [
             f
             for f in plan_corpus(corpus, max_docs=max_docs, prefer_latex=prefer_latex)
@@ -104,7 +102,6 @@ def chunkset_task(home: str, config: JSONObject, inputs_key: str, chunkset_id: s
     """Build (or find) the chunk set of ``config``'s chunker configuration."""
 
     def body() -> JSONObject:
-
         cs = worker.chunkset(home, config, inputs_key)
         if cs.chunkset_id != chunkset_id:
             msg = f"built chunk set {cs.chunkset_id}, planned {chunkset_id}: the corpus changed meanwhile"
@@ -122,7 +119,6 @@ def embed_task(model: str, texts: list[str], batch: str) -> tuple[Any, Outcome]:
     box: JSONObject = {}
 
     def body() -> JSONObject:
-
         box["vectors"] = worker.embedder(model).embed(texts)
         return {"n_texts": len(texts)}
 
@@ -136,7 +132,6 @@ def index_task(
     """Build (or open) the LanceDB table of ``config``'s chunk set and embedding model (and its windows)."""
 
     def body() -> JSONObject:
-
         emb = worker.embedder(config["embedding_model"])
         before = emb.n_embedded
         tbl = worker.table(home, config, inputs_key, windows=windows)
@@ -169,7 +164,6 @@ def cell_task(
     )
 
     def body() -> JSONObject:
-
         for dep in after:
             if isinstance(dep, Outcome) and not dep.ok:
                 msg = f"{dep.stage} {dep.key} failed: {dep.error}"

@@ -30,10 +30,10 @@ from hepwb.pipeline.record import RunRecord
 from hepwb.pipeline.stages import EvalInputs, Timer, chunk_stage, index_stage, load_inputs, needs_windows
 from hepwb.types import JSONObject
 
-__all__ = ["cell", "cell_notebook", "chunkset", "embedder", "inputs", "table", "weight"]
+__all__ = ["cell", "cell_notebook", "chunkset", "embedder", "inputs", "size_bytes", "table"]
 
 
-def weight(value: Any) -> int:
+def size_bytes(value: Any) -> int:
     """Estimated bytes of a cached corpus (its documents) or chunk set (its chunks); 0 for anything else.
 
     Python strings take 1, 2 or 4 bytes a character, and documents carry blocks and metadata about as
@@ -42,7 +42,7 @@ def weight(value: Any) -> int:
     weigh it would load the corpus).
 
     Example:
-        >>> weight(["not a corpus"])
+        >>> size_bytes(["not a corpus"])
         0
     """
     if isinstance(value, EvalInputs):
@@ -56,13 +56,13 @@ _CHUNK_OVERHEAD = 400  # a Chunk's slots, ids, section path and pages
 
 
 class _LRU(OrderedDict[Any, Any]):
-    """Least recently used entries go first: above ``size`` entries or ``budget_mib`` of :func:`weight`."""
+    """Least recently used entries go first: above ``size`` entries or ``budget_mib`` (:func:`size_bytes`)."""
 
     def __init__(self, size: int, budget_mib: float | None = None) -> None:
         super().__init__()
         self.size = size
         self.budget = None if budget_mib is None else budget_mib * 2**20
-        self.weights: dict[Any, int] = {}
+        self.sizes: dict[Any, int] = {}
 
     def get_or(self, key: Any, make: Any) -> Any:
         if key in self:
@@ -70,13 +70,13 @@ class _LRU(OrderedDict[Any, Any]):
             return self[key]
         value = make()
         self[key] = value
-        self.weights[key] = weight(value) if self.budget is not None else 0
+        self.sizes[key] = size_bytes(value) if self.budget is not None else 0
         evicted = False
         while len(self) > self.size or (
-            self.budget is not None and len(self) > 1 and sum(self.weights.values()) > self.budget
+            self.budget is not None and len(self) > 1 and sum(self.sizes.values()) > self.budget
         ):
             old, _ = self.popitem(last=False)
-            self.weights.pop(old, None)
+            self.sizes.pop(old, None)
             evicted = True
         if evicted:
             release_memory()  # the evicted objects' pages go back to the operating system
@@ -107,11 +107,6 @@ def _cfg(config: JSONObject) -> ExperimentConfig:
     return _validated(canonical_json(config))
 
 
-def _layout(home: str) -> Any:
-
-    return Layout(Path(home))
-
-
 def embedder(model: str) -> Embedder:
     """The process's embedder for ``model`` (loaded once)."""
     _setup()
@@ -125,7 +120,7 @@ def inputs(home: str, config: JSONObject, inputs_key: str) -> EvalInputs:
 
     cfg = _cfg(config)
     key = (home, inputs_key, cfg.corpus, cfg.max_docs, cfg.prefer_latex, cfg.questions, cfg.accept_unscored)
-    return _INPUTS.get_or(key, lambda: load_inputs(cfg, _layout(home), progress=False))  # type: ignore[no-any-return]
+    return _INPUTS.get_or(key, lambda: load_inputs(cfg, Layout(Path(home)), progress=False))  # type: ignore[no-any-return]
 
 
 def chunkset(home: str, config: JSONObject, inputs_key: str) -> ChunkSet:
@@ -142,7 +137,7 @@ def chunkset(home: str, config: JSONObject, inputs_key: str) -> ChunkSet:
         tuple(sorted(cfg.chunker_options.items())),
     )
     return _CHUNKSETS.get_or(  # type: ignore[no-any-return]
-        key, lambda: chunk_stage(cfg, ins.documents, _layout(home), ins.log, progress=False)
+        key, lambda: chunk_stage(cfg, ins.documents, Layout(Path(home)), ins.log, progress=False)
     )
 
 
@@ -156,7 +151,7 @@ def table(home: str, config: JSONObject, inputs_key: str, *, windows: bool = Fal
     windows = windows or needs_windows(cfg)
     key = (home, index_key(cs.chunkset_id, cfg.embedding_model), windows)
     return _TABLES.get_or(
-        key, lambda: index_stage(cs, embedder(cfg.embedding_model), _layout(home), windows=windows)
+        key, lambda: index_stage(cs, embedder(cfg.embedding_model), Layout(Path(home)), windows=windows)
     )
 
 
@@ -182,7 +177,7 @@ def cell(
         cs,
         tbl,
         emb,
-        layout=_layout(home),
+        layout=Layout(Path(home)),
         timings=timings,
         question_subset=question_subset,
         with_ci=with_ci,
@@ -196,7 +191,7 @@ def cell_notebook(home: str, config: JSONObject, run_dir: Path) -> RunRecord:
     """Run one cell as the ``20-evaluate`` notebook (papermill) into ``run_dir``; returns its record."""
     _setup()
 
-    layout = _layout(home)
+    layout = Layout(Path(home))
     params = notebook_parameters(config, run_dir, layout)
     (run_dir / RunRecord.FILE).unlink(missing_ok=True)
     run_notebook(EVALUATE_NOTEBOOK, run_dir / EVALUATE_NOTEBOOK, params, layout)

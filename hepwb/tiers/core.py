@@ -100,7 +100,6 @@ class TierStore:
         ner: EntitySource | None = None,
         layout: Layout | None = None,
     ) -> None:
-
         self.root = Path(root)
         self.config = config or TierConfig()
         self.clock = clock

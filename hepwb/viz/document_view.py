@@ -130,7 +130,6 @@ def _pdf(doc: Document, pdf: str | Path | None) -> str | None:
 
 
 def _links_html(doc: Document, start: int, end: int) -> str:
-
     found = targets_of(doc, start, end)
     if not found:
         return ""

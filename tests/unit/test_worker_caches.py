@@ -32,7 +32,7 @@ def test_chunk_sets_are_evicted_by_bytes_oldest_first():
     assert list(cache) == ["a", "c"] and made == ["a", "b", "c"]
     cache.get_or("huge", lambda: make("huge", 80))  # alone above the budget: kept, every other one goes
     assert list(cache) == ["huge"]
-    assert 80 * 2**20 <= worker.weight(cache["huge"]) < 81 * 2**20
+    assert 80 * 2**20 <= worker.size_bytes(cache["huge"]) < 81 * 2**20
 
 
 def test_the_worker_caches_use_the_configured_budget():
