@@ -42,7 +42,7 @@ from hepwb.pipeline.chunksets import ChunkSet
 from hepwb.pipeline.config import ExperimentConfig
 from hepwb.pipeline.keys import plain_label
 from hepwb.pipeline.record import RunInputs, RunRecord
-from hepwb.pipeline.scoring import hits_frame, score
+from hepwb.pipeline.scoring import score, scored_hits_frame
 from hepwb.pipeline.stages import EvalInputs, Timer, chunk_stage, load_inputs
 from hepwb.types import Hit, JSONObject
 
@@ -247,7 +247,7 @@ def score_run_file(
     run_dir = under(layout.runs, folder[:120], "run folder")
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / RunRecord.FILE).unlink(missing_ok=True)
-    hits = hits_frame(results, relevant)
+    hits = scored_hits_frame(results, relevant)
     _write_parquet(per_question, run_dir / "per_question.parquet")
     _write_parquet(hits, run_dir / "hits.parquet")
     unlocated = [u for u in inputs.unlocated if u.qid in {q.qid for q in inputs.questions}]

@@ -31,7 +31,7 @@ from hepwb.pipeline.fusion_fit import fit_in_run
 from hepwb.pipeline.keys import STAGE_PACKAGES, cell_key, cell_name, retriever_label
 from hepwb.pipeline.notebook import write_rerun_files
 from hepwb.pipeline.record import RunInputs, RunRecord
-from hepwb.pipeline.scoring import hits_frame, score
+from hepwb.pipeline.scoring import score, scored_hits_frame
 from hepwb.pipeline.stages import EvalInputs, Timer, retrieve_stage
 from hepwb.types import JSONObject
 
@@ -200,7 +200,7 @@ def run_cell(
                 continue  # another process ran this very cell: its record stays until ours replaces it
             (run_dir / stale).unlink(missing_ok=True)
         _write_parquet(scores.per_question, run_dir / "per_question.parquet")
-        hits = hits_frame(results, scores.relevant)
+        hits = scored_hits_frame(results, scores.relevant)
         _write_parquet(hits, run_dir / "hits.parquet")
         write_rerun_files(run_dir, config, layout)
         if fit is not None:  # the weights this run used, beside its results

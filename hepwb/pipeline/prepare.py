@@ -25,11 +25,11 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
-__all__ = ["Prepared", "prepare"]
+__all__ = ["PreparedCorpus", "prepare"]
 
 
 @dataclass
-class Prepared:
+class PreparedCorpus:
     """Documents and chunk sets of one corpus."""
 
     documents: list[Document]
@@ -113,7 +113,7 @@ def prepare(
     require_compliant: bool = False,
     layout: Layout | None = None,
     progress: bool = True,
-) -> Prepared:
+) -> PreparedCorpus:
     """Convert ``corpus`` and build one chunk set per size; record them in the DuckDB catalog.
 
     Raises:
@@ -142,7 +142,7 @@ def prepare(
     cat = Catalog(layout.catalog)
     for cs in sets:
         cat.record_chunkset(cs)
-    return Prepared(docs, sets, log)
+    return PreparedCorpus(docs, sets, log)
 
 
 def _checked_sizes(sizes: list[int] | tuple[int, ...], compliant: bool) -> list[int]:

@@ -27,7 +27,7 @@ from hepwb.types import Hit
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["Scores", "hits_frame", "score"]
+__all__ = ["Scores", "score", "scored_hits_frame"]
 
 _log = logging.getLogger("hepwb.scoring")
 
@@ -123,7 +123,7 @@ def score(
     return Scores(summary, ci95, per_question, relevant)
 
 
-def hits_frame(results: dict[str, list[Hit]], relevant: dict[tuple[str, int], bool]) -> pd.DataFrame:
+def scored_hits_frame(results: dict[str, list[Hit]], relevant: dict[tuple[str, int], bool]) -> pd.DataFrame:
     """One row per retrieved chunk: qid, rank, chunk, label, score, offsets, pages, relevant."""
     import pandas as pd
 

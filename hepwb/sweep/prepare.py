@@ -19,7 +19,7 @@ from hepwb.sweep.plan import CellPlan, SweepPlan
 from hepwb.sweep.tasks import Outcome, chunkset_task, convert_task, embed_task, index_task
 from hepwb.types import JSONObject
 
-__all__ = ["Prepared", "prepare_stages"]
+__all__ = ["PreparedStages", "prepare_stages"]
 
 _log = logging.getLogger("hepwb.sweep")
 EMBED_BATCH = 64
@@ -27,7 +27,7 @@ CACHE_FLUSH = 1024
 
 
 @dataclass
-class Prepared:
+class PreparedStages:
     """The stage outcomes of a sweep and, per table, the future (or outcome) of its build."""
 
     stages: list[Outcome] = field(default_factory=list)
@@ -77,10 +77,10 @@ def convert_pending(plan: SweepPlan, cells: list[CellPlan], ex: Executor, *, pro
 
 def prepare_stages(
     plan: SweepPlan, cells: list[CellPlan], ex: Executor, *, progress: bool = True
-) -> Prepared:
+) -> PreparedStages:
     """Build the chunk sets, embeddings and tables ``cells`` need (what is done already is reused)."""
     home = str(plan.layout.root)
-    prep = Prepared()
+    prep = PreparedStages()
     cs_needed = {c.chunkset_id for c in cells}
     idx_needed = {c.index for c in cells}
     inputs_key = {c.chunkset_id: c.inputs_key for c in cells}
@@ -139,7 +139,7 @@ def _embed_model(
     windowed: list[str],
     model: str,
     ex: Executor,
-    prep: Prepared,
+    prep: PreparedStages,
     progress: bool,
 ) -> None:
     """Embed every unique text the tables of ``chunkset_ids`` need (their windows too for ``windowed``)."""
