@@ -12,6 +12,7 @@ from typing import Annotated
 import typer
 
 from hepwb.cli_show import run_lines
+from hepwb.evaluation.stats import SMALL_N
 from hepwb.exceptions import ConfigError
 from hepwb.interop import experiment_table, resolve_runs, score_run_file
 from hepwb.interop.runfile import LEVELS, Level
@@ -54,19 +55,37 @@ SweepOption = Annotated[
     ),
 ]
 
-PAPER_METRICS = ("doc_hit_rate@5", "doc_recall@5", "doc_mrr@10", "doc_ndcg@10")
-"""The headline metrics of a run file scored at paper level."""
+
+def headline(level: str, k: int) -> list[str]:
+    """The metrics a run file's lines show: the report's decision metrics, or their paper-level peers.
+
+    Cutoffs beyond ``k`` become ``k`` (a run of 5 hits has no MRR@10).
+
+    Example:
+        >>> headline("paper", 5)
+        ['doc_hit_rate@5', 'doc_recall@5', 'doc_mrr@5', 'doc_ndcg@5']
+    """
+    names = (
+        DECISION_METRICS
+        if level == "chunk"
+        else ("doc_hit_rate@5", "doc_recall@5", "doc_mrr@10", "doc_ndcg@10")
+    )
+    out = []
+    for name in names:
+        family, _, cut = name.partition("@")
+        out.append(f"{family}@{min(int(cut), k)}")
+    return list(dict.fromkeys(out))
 
 
-def _metric_lines(record: RunRecord, names: tuple[str, ...]) -> list[str]:
+def _metric_lines(record: RunRecord, names: list[str]) -> list[str]:
     s, ci = record.summary, record.summary_ci95
+    n, total = int(s.get("n_questions_evaluated", 0)), int(s.get("n_questions", 0))
     out = []
     for m in (m for m in names if m in s):
         line = f"{human(m):28s} {s[m]:6.3f}"
         if m in ci:
             line += f"  [{ci[m][0]:.3f}, {ci[m][1]:.3f}]"
-        out.append(line)
-    n, total = int(s.get("n_questions_evaluated", 0)), int(s.get("n_questions", 0))
+        out.append(line + (f"  small sample: {n} question{'s' if n != 1 else ''}" if n < SMALL_N else ""))
     out.append(f"questions scored: {n} of {total} (paper level: docnos are paper labels)")
     return out
 
@@ -88,12 +107,12 @@ def _comparison_lines(res: RunResult, baseline: str, level: str) -> list[str]:
         found[0].name: pd.read_parquet(found[0] / "per_question.parquet"),
         res.run_name: res.per_question,
     }
-    wanted = DECISION_METRICS if level == "chunk" else PAPER_METRICS
+    wanted = headline(level, int(res.record.config.get("k") or 10))
     metrics = [m for m in wanted if all(m in f.columns for f in frames.values())]
     if not metrics:
         msg = f"--baseline {baseline!r} shares no metric with this run (a paper-level run has doc_… only)"
         raise ConfigError(msg)
-    row = experiment_table(frames, metrics, found[0].name).set_index("name").loc[res.run_name]
+    row = experiment_table(frames, metrics, found[0].name).set_index("name").loc[res.run_name].to_dict()
     lines = [
         f"against {found[0].name} (paired sign-flip test on the same questions; + improved, - degraded):"
     ]
@@ -127,7 +146,7 @@ def outside_run_lines(
     chosen: Level = "chunk" if level == "chunk" else "paper"
     res = score_run_file(cfg, run_file, level=chosen, sweep=sweep)
     rec = res.record
-    lines = run_lines(rec) if chosen == "chunk" else _metric_lines(rec, PAPER_METRICS)
+    lines = run_lines(rec) if chosen == "chunk" else _metric_lines(rec, headline(chosen, cfg.k))
     missing = int(rec.config.get("questions_without_lines") or 0)
     if missing:
         lines.append(
