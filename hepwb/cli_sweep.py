@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
+from hepwb import defaults
 from hepwb.acquisition.run import acquire_corpus
 from hepwb.cli_app import Corpus, Latex, MaxDocs, Questions, app, fail, parse_ints, parse_words
 from hepwb.exceptions import ConfigError, HepwbError
@@ -15,7 +16,8 @@ from hepwb.paths import Layout
 from hepwb.pipeline.report import render_report
 from hepwb.sweep import load_spec, run_sweep
 from hepwb.sweep.dryrun import dry_run as plan_summary
-from hepwb.sweep.executors.dask import check_scheduler_address
+from hepwb.sweep.executors.connect import check_scheduler_address, scheduler_security
+from hepwb.sweep.gateway import AUTH_TYPES, gateway_address, make_gateway_cluster
 from hepwb.sweep.halving import run_halving
 from hepwb.sweep.jobqueue import KINDS, make_cluster
 from hepwb.types import JSONObject
@@ -42,7 +44,43 @@ Workers = Annotated[
     ),
 ]
 Cluster = Annotated[
-    str | None, typer.Option(help="Start workers as batch jobs: slurm or htcondor (dask-jobqueue).")
+    str | None,
+    typer.Option(
+        help="Where workers start: slurm or htcondor batch jobs (dask-jobqueue), or gateway (a Dask "
+        "Gateway cluster, as at coffea-casa or Fermilab EAF; shut down when the sweep ends)."
+    ),
+]
+GatewayAddress = Annotated[
+    str | None,
+    typer.Option(
+        help="--cluster gateway: the gateway's URL (default: gateway.address of Dask's configuration)."
+    ),
+]
+GatewayAuth = Annotated[
+    str | None,
+    typer.Option(
+        help=f"--cluster gateway: authentication, one of {', '.join(AUTH_TYPES)} (default: "
+        "gateway.auth.type; credentials from gateway.auth.kwargs or the facility's environment, never "
+        "from the command line)."
+    ),
+]
+WorkerCores = Annotated[int | None, typer.Option(min=1, max=256, help="--cluster gateway: cores per worker.")]
+WorkerMemory = Annotated[
+    float | None, typer.Option(min=0.25, max=4096, help="--cluster gateway: memory per worker in GiB.")
+]
+Image = Annotated[str | None, typer.Option(help="--cluster gateway: the workers' container image.")]
+AdaptMin = Annotated[
+    int | None, typer.Option(min=0, max=4096, help="--cluster gateway: adaptive scaling, fewest workers.")
+]
+AdaptMax = Annotated[
+    int | None, typer.Option(min=1, max=4096, help="--cluster gateway: adaptive scaling, most workers.")
+]
+TlsCa = Annotated[
+    Path | None, typer.Option(help="--scheduler tls://: the CA certificate (default: Dask's configuration).")
+]
+TlsCert = Annotated[Path | None, typer.Option(help="--scheduler tls://: this client's certificate (PEM).")]
+TlsKey = Annotated[
+    Path | None, typer.Option(help="--scheduler tls://: this client's key (PEM), if not in the cert.")
 ]
 GridSizes = Annotated[str | None, typer.Option(help="Override the grid's chunk sizes, e.g. 256,512,1024.")]
 GridRetrievers = Annotated[
@@ -74,9 +112,15 @@ def _grid(
     }
 
 
-def _check_where(executor: str, scheduler: str | None) -> None:
+def _check_where(executor: str, scheduler: str | None, security: Any = None) -> None:
     """Refuse a scheduler address that would be ignored or is empty, then check it (one line each)."""
     if scheduler is None:
+        if security is not None:
+            fail(
+                ConfigError(
+                    "--tls-ca-file/--tls-cert/--tls-key are for --scheduler tls://...; give one or drop them"
+                )
+            )
         return
     if not scheduler.strip():
         fail(
@@ -90,14 +134,22 @@ def _check_where(executor: str, scheduler: str | None) -> None:
             "cells there, or drop --scheduler"
         )
         fail(ConfigError(msg))
-    check_scheduler_address(scheduler)
+    check_scheduler_address(scheduler, security)
 
 
 def _cluster(
-    kind: str | None, queue: str | None, account: str | None, job_extra: list[str] | None, gpus: int = 0
+    kind: str | None,
+    queue: str | None,
+    account: str | None,
+    job_extra: list[str] | None,
+    gpus: int = 0,
+    gateway: JSONObject | None = None,
 ) -> Any:
     if not kind:
         return None
+    if kind == "gateway":  # started by the sweep only when some cell is to run
+        options = dict(gateway or {})
+        return lambda: make_gateway_cluster(**options)
     return make_cluster(
         kind, home=Layout.default().root, queue=queue, account=account, job_extra=job_extra, gpus_per_job=gpus
     )
@@ -151,15 +203,44 @@ def sweep(
         int | None,
         typer.Option(min=1, help="Refuse grids of more cells than this (default: the file's, else 10000)."),
     ] = None,
+    gateway_address_: Annotated[
+        str | None,
+        typer.Option(
+            "--gateway-address",
+            help="--cluster gateway: the gateway's URL (default: gateway.address of Dask's configuration).",
+        ),
+    ] = None,
+    gateway_auth: GatewayAuth = None,
+    worker_cores: WorkerCores = None,
+    worker_memory: WorkerMemory = None,
+    image: Image = None,
+    adapt_min: AdaptMin = None,
+    adapt_max: AdaptMax = None,
+    tls_ca_file: TlsCa = None,
+    tls_cert: TlsCert = None,
+    tls_key: TlsKey = None,
 ) -> None:
     """Run a sweep: every cell of a YAML grid, each stage computed once, cells on Dask (or --executor serial).
 
     Finished cells with the same configuration and inputs are skipped, so a killed sweep resumes and an
     unchanged one reruns in about a second. Results go to reports/runs/<cell>/ and the DuckDB catalog.
     """
-    _check_where(executor, scheduler)  # before the sweep file is read or anything planned
-    if cluster is not None and cluster not in KINDS:  # a --dry-run says so too
-        fail(ConfigError(f"unknown batch system {cluster!r} for --cluster; choose one of {list(KINDS)}"))
+    security = scheduler_security(tls_ca_file, tls_cert, tls_key)
+    _check_where(executor, scheduler, security)  # before the sweep file is read or anything planned
+    if cluster is not None and cluster not in (*KINDS, "gateway"):  # a --dry-run says so too
+        choices = [*KINDS, "gateway"]
+        fail(ConfigError(f"unknown batch system {cluster!r} for --cluster; choose one of {choices}"))
+    gateway = _gateway_options(
+        cluster,
+        gateway_address_,
+        gateway_auth,
+        worker_cores=worker_cores,
+        worker_memory=worker_memory,
+        image=image,
+        workers=workers,
+        adapt_min=adapt_min,
+        adapt_max=adapt_max,
+    )
     spec = _spec(
         file,
         corpus=corpus,
@@ -169,6 +250,8 @@ def sweep(
         grid=_grid(chunk_sizes, retrievers, chunkers, overlaps, k),
     )
     if job_script:
+        if cluster == "gateway":
+            fail(ConfigError("--job-script prints a batch job script: a gateway cluster has none"))
         c = _cluster(cluster or "slurm", queue, account, job_extra, gpus_per_job)
         typer.echo(c.job_script())
         c.close()
@@ -182,9 +265,11 @@ def sweep(
         "executor": executor,
         "scheduler": scheduler,
         "n_workers": workers,
-        "cluster": _cluster(cluster, queue, account, job_extra, gpus_per_job),
+        "cluster": _cluster(cluster, queue, account, job_extra, gpus_per_job, gateway),
         "gpu_workers": gpu_workers,
     }
+    if security is not None:
+        opts["security"] = security
     if (search or spec.search) == "halving":
         halving = run_halving(spec, **opts)
         typer.echo(halving.frame().to_string(index=False))  # the winner's line is logged above
@@ -206,6 +291,23 @@ def sweep(
         raise typer.Exit(1)
 
 
+def _gateway_options(kind: str | None, address: str | None, auth: str | None, **options: Any) -> JSONObject:
+    """The arguments of :func:`make_gateway_cluster` (checked now); gateway options without it are refused."""
+    given = {k: v for k, v in {"address": address, "auth": auth, **options}.items() if v is not None}
+    if kind != "gateway":
+        only = [k for k in given if k not in ("workers",)]
+        if only:
+            flag = "--" + only[0].replace("_", "-").replace("address", "gateway-address").replace(
+                "auth", "gateway-auth"
+            )
+            fail(ConfigError(f"{flag} is an option of --cluster gateway; add --cluster gateway or drop it"))
+        return {}
+    if auth is not None and auth not in AUTH_TYPES:
+        fail(ConfigError(f"--gateway-auth {auth!r} is not one of {list(AUTH_TYPES)}"))
+    gateway_address(address)  # a missing or malformed address is said before anything is planned
+    return given
+
+
 @app.command()
 def run(
     file: SpecFile = None,
@@ -224,7 +326,9 @@ def run(
     arxiv_ids: Annotated[str, typer.Option(help="Start from these arXiv ids (comma-separated).")] = "",
     arxiv_query: Annotated[str, typer.Option(help="Start from an arXiv search (online).")] = "",
     inspire_query: Annotated[str, typer.Option(help="Start from an INSPIRE search (online).")] = "",
-    max_results: Annotated[int, typer.Option(help="Papers to acquire for a query.")] = 10,
+    max_results: Annotated[
+        int, typer.Option(help="Papers to acquire for a query.")
+    ] = defaults.ACQUIRE_MAX_RESULTS,
 ) -> None:
     """The main job: (acquire,) the sweep of sweeps/default.yaml (or FILE), then reports/report.html.
 

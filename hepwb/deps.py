@@ -1,9 +1,9 @@
 """Optional dependencies: which extra installs which package, and one error naming the fix.
 
 The base install runs every stage from the command line; the extras add JupyterLab and widgets
-(``lab``), Dask sweeps (``sweep``), ragas metrics and test sets (``ragas``) and model adaptation
-(``adapt``). Code that needs one imports it under :func:`extra`, so a missing package says what to
-install instead of raising a bare ``ModuleNotFoundError``.
+(``lab``), Dask sweeps (``sweep``), Dask Gateway clusters and object storage (``facility``), ragas
+metrics and test sets (``ragas``) and model adaptation (``adapt``). Code that needs one imports it under
+:func:`extra`, so a missing package says what to install instead of raising a bare ``ModuleNotFoundError``.
 
 Example:
     >>> import sys
@@ -28,6 +28,7 @@ __all__ = ["EXTRAS", "extra"]
 EXTRAS: dict[str, tuple[str, ...]] = {
     "lab": ("jupyterlab", "ipywidgets", "anywidget", "altair"),
     "sweep": ("dask", "distributed", "dask_jobqueue", "bokeh", "cryptography"),
+    "facility": ("dask_gateway", "s3fs", "fsspec", "aiobotocore", "botocore"),
     "ragas": ("ragas", "langchain_community", "langchain_core", "openai"),
     "adapt": ("datasets", "accelerate", "sklearn"),
 }

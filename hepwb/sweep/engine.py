@@ -161,6 +161,7 @@ def run_sweep(
     notebooks: bool = False,
     force: bool = False,
     progress: bool = True,
+    security: Any = None,
 ) -> SweepResult:
     """Run every cell of ``spec`` (see the module docstring); returns what happened.
 
@@ -170,11 +171,15 @@ def run_sweep(
         executor: ``local`` (Dask LocalCluster), ``dask`` (with ``scheduler`` or ``cluster``) or ``serial``.
         scheduler: Address of a running Dask scheduler (implies ``executor="dask"``).
         n_workers: LocalCluster workers (default: one per core) or batch jobs of ``cluster``.
-        cluster: A dask-jobqueue cluster (:func:`hepwb.sweep.jobqueue.make_cluster`).
+        cluster: A dask-jobqueue cluster (:func:`hepwb.sweep.jobqueue.make_cluster`) or a Dask Gateway one
+            (:func:`hepwb.sweep.gateway.make_gateway_cluster`), or a function of no argument returning one,
+            called only when some cell is to run; the cluster is closed when the sweep ends.
         gpu_workers: LocalCluster workers with a GPU added to the CPU ones; embedding runs on them.
         notebooks: Run every cell as the ``20-evaluate`` notebook (papermill), kept in its run folder.
         force: Recompute cells even when a finished run with the same key exists.
         progress: Show progress bars.
+        security: TLS credentials for ``scheduler``
+            (:func:`hepwb.sweep.executors.connect.scheduler_security`).
     """
     t0 = time.perf_counter()
     configure_runtime(offline=None)
@@ -190,6 +195,8 @@ def run_sweep(
     todo = [c for c in plan.cells if force or not c.done]
     _log.info("%s: %d cells, %d to run\n%s", sid, len(plan.cells), len(todo), plan.summary())
     if not todo:
+        if cluster is not None and hasattr(cluster, "close"):  # a started cluster no task will use
+            cluster.close()
         outcomes = [_reused(c, catalog) for c in plan.cells]
         catalog.record_sweep_cells(
             sid, [(c.name, c.record.run_id, "ok", True) for c in plan.cells if c.record]
@@ -203,6 +210,7 @@ def run_sweep(
         cluster=cluster,
         home=layout.root,
         gpu_workers=gpu_workers,
+        security=security,
     ) as ex:
         _log.info("%s", ex.describe())
         stages = convert_pending(plan, todo, ex, progress=progress)

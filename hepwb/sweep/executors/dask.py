@@ -10,7 +10,8 @@
   ``dask worker``); the workers must see the same project folder (a shared file system) and run the
   same hepwb environment - checked on connection.
 * ``dask`` with ``cluster=`` a dask-jobqueue cluster (:func:`hepwb.sweep.jobqueue.make_cluster`):
-  HTCondor or Slurm jobs as workers.
+  HTCondor or Slurm jobs as workers; or a Dask Gateway cluster
+  (:func:`hepwb.sweep.gateway.make_gateway_cluster`), shut down with the executor.
 """
 
 from __future__ import annotations
@@ -27,7 +28,9 @@ import hepwb
 from hepwb.deps import extra
 from hepwb.exceptions import ConfigError
 from hepwb.ids import code_fingerprint
+from hepwb.store import store_problem
 from hepwb.sweep.executors.base import register_executor
+from hepwb.sweep.executors.connect import check_scheduler_address
 from hepwb.types import JSONObject
 
 __all__ = ["DaskExecutor", "check_scheduler_address", "local_cluster_size", "local_security"]
@@ -68,73 +71,16 @@ def local_security() -> JSONObject:
     return {"security": Security.temporary(), "protocol": "tls://", "host": "127.0.0.1"}
 
 
-def _worker_check(home: str) -> JSONObject:
-    """Run on every worker: the hepwb code it runs and whether it sees the project folder."""
+def _worker_check(home: str, store: str | None = None) -> JSONObject:
+    """Run on every worker: its hepwb code, whether it sees the project folder and reaches the store."""
     code = [code_fingerprint(pkg) for pkg in _CODE]
-    return {"hepwb": hepwb.__version__, "code": code, "sees_home": Path(home).is_dir()}
-
-
-_FORM = "give tcp://host:port, e.g. tcp://127.0.0.1:8786 (a running `dask scheduler`), or drop --scheduler"
-
-
-def check_scheduler_address(address: str) -> str:
-    """``address`` when hepwb can connect to it as a Dask scheduler, else one :class:`ConfigError` line.
-
-    Accepted: ``[tcp://]host:port`` and ``ws://host:port``; ``tls://`` and ``wss://`` only when Dask's
-    configuration holds client TLS credentials (``distributed.comm.tls.*``). ``inproc://`` (inside one
-    process only), other protocols, a missing host and a port outside 1-65535 are refused before any
-    ``Client`` exists (a failed one can deadlock the next).
-
-    Example:
-        >>> check_scheduler_address("tcp://127.0.0.1:8786")
-        'tcp://127.0.0.1:8786'
-        >>> check_scheduler_address("inproc://x")  # doctest: +ELLIPSIS
-        Traceback (most recent call last):
-        ...
-        hepwb.exceptions.ConfigError: cannot connect to the Dask scheduler at 'inproc://x': inproc:// ...
-    """
-    with extra("sweep", "--scheduler"):
-        from distributed.comm.addressing import parse_address, parse_host_port
-
-    head = f"cannot connect to the Dask scheduler at {address[:200]!r}"
-    try:
-        scheme, location = parse_address(address)
-    except (ValueError, TypeError) as exc:
-        msg = f"{head} ({exc}); {_FORM}"
-        raise ConfigError(msg) from None
-    if scheme == "inproc":
-        msg = f"{head}: inproc:// addresses exist only inside one Python process; {_FORM}"
-        raise ConfigError(msg)
-    if scheme not in ("tcp", "tls", "ws", "wss"):
-        msg = f"{head}: protocol {scheme}:// is not supported here; {_FORM}"
-        raise ConfigError(msg)
-    try:
-        host, port = parse_host_port(location)
-    except (ValueError, TypeError) as exc:
-        msg = f"{head} ({exc}); {_FORM}"
-        raise ConfigError(msg) from None
-    if not host or not 1 <= int(port) <= 65535:
-        msg = f"{head}: it needs a host and a port in 1-65535; {_FORM}"
-        raise ConfigError(msg)
-    if scheme in ("tls", "wss") and not _client_tls_configured():
-        msg = (
-            f"{head}: {scheme}:// needs client TLS credentials in Dask's configuration "
-            "(distributed.comm.tls.ca-file, .client.cert and .client.key, e.g. "
-            "DASK_DISTRIBUTED__COMM__TLS__CA_FILE=ca.pem); none are configured (or their files cannot be "
-            f"read): set them, or {_FORM}"
-        )
-        raise ConfigError(msg)
-    return address
-
-
-def _client_tls_configured() -> bool:
-    """Whether Dask's configuration gives a client an SSL context (its TLS files readable)."""
-    from distributed.security import Security
-
-    try:
-        return Security().get_connection_args("client").get("ssl_context") is not None
-    except (OSError, ValueError, TypeError):  # a configured file missing or unreadable
-        return False
+    problem = store_problem(store) if store is not None else None
+    return {
+        "hepwb": hepwb.__version__,
+        "code": code,
+        "sees_home": Path(home).is_dir(),
+        "store_problem": problem,
+    }
 
 
 @register_executor("local")
@@ -145,8 +91,11 @@ class DaskExecutor:
     Args:
         scheduler: Address of a running scheduler; ``None`` starts a LocalCluster (or uses ``cluster``).
         n_workers: LocalCluster workers (default: one per core, memory permitting); jobs of ``cluster``.
-        cluster: A started dask-jobqueue (or any Dask) cluster object.
-        home: The artefact root every worker must see.
+        cluster: A started dask-jobqueue, Dask Gateway (or any Dask) cluster, or a function returning one.
+        home: The artefact root every worker must see (unless ``store`` is given).
+        security: TLS credentials for ``scheduler``
+            (:func:`~hepwb.sweep.executors.connect.scheduler_security`).
+        store: The artefact store's URL: the workers must reach it instead of seeing ``home``.
         gpu_workers: LocalCluster only: this many more workers declaring the Dask resource ``GPU=1`` (on a GPU
             node; worker ``i`` sees CUDA device ``i`` when there are that many). Embedding tasks go to workers
             with a ``GPU`` resource whenever any has one (also those of ``--scheduler`` started with
@@ -162,6 +111,8 @@ class DaskExecutor:
         cluster: Any = None,
         home: str | Path | None = None,
         gpu_workers: int = 0,
+        security: Any = None,
+        store: str | None = None,
         **_: Any,
     ) -> None:
         with extra("sweep", "the Dask executor (or run serially: --executor serial)"):
@@ -175,9 +126,11 @@ class DaskExecutor:
             raise ConfigError(msg)
         self._own: Any = None
         if scheduler:
-            check_scheduler_address(scheduler)  # before any Client exists: a failed one can deadlock the next
+            check_scheduler_address(
+                scheduler, security
+            )  # before any Client: a failed one can deadlock the next
             try:
-                self.client = Client(scheduler, timeout="10s")
+                self.client = Client(scheduler, timeout="10s", security=security)
             except OSError as exc:
                 msg = (
                     f"cannot connect to the Dask scheduler at {scheduler} ({exc}); start one with "
@@ -185,10 +138,17 @@ class DaskExecutor:
                 )
                 raise ConfigError(msg) from None
         elif cluster is not None:
+            if callable(cluster) and not hasattr(cluster, "scale"):  # a factory: the cluster starts now
+                cluster = cluster()
             self._own = cluster
-            if n_workers:
-                cluster.scale(jobs=n_workers)
-            self.client = Client(cluster)
+            try:
+                if n_workers:  # jobqueue clusters scale by jobs (each runs several workers)
+                    is_jobs = hasattr(cluster, "job_script")
+                    cluster.scale(**({"jobs": n_workers} if is_jobs else {"n": n_workers}))
+                self.client = cluster.get_client() if hasattr(cluster, "get_client") else Client(cluster)
+            except BaseException:
+                cluster.close()
+                raise
         else:
             with extra("sweep", "a Dask sweep"):
                 import dask
@@ -210,19 +170,27 @@ class DaskExecutor:
                 _add_gpu_workers(self._own, gpu_workers)
                 self.client.wait_for_workers(n + gpu_workers, timeout=120)
         self.gpu = bool(gpu_workers) or getattr(cluster, "hepwb_gpus", 0) > 0 or _gpu_workers(self.client) > 0
-        if home is not None:
-            self._check_workers(str(home))
+        try:
+            if home is not None:
+                self._check_workers(str(home), store)
+        except BaseException:
+            self.__exit__()
+            raise
 
-    def _check_workers(self, home: str) -> None:
+    def _check_workers(self, home: str, store: str | None) -> None:
 
         code = [code_fingerprint(pkg) for pkg in _CODE]
         if not self.client.scheduler_info().get("workers"):
             return  # a jobqueue cluster whose jobs have not started yet: checked by the tasks themselves
-        for addr, info in self.client.run(_worker_check, home).items():
-            if not info["sees_home"]:
+        for addr, info in self.client.run(_worker_check, home, store).items():
+            if info.get("store_problem"):
+                msg = f"Dask worker {addr} cannot reach the artefact store {store}: {info['store_problem']}"
+                raise ConfigError(msg)
+            if store is None and not info["sees_home"]:
                 msg = (
                     f"Dask worker {addr} cannot see the project folder {home}: run the workers on machines "
-                    "sharing that file system (or set HEPWB_HOME to a shared folder)"
+                    "sharing that file system, set HEPWB_HOME to a shared folder, or keep the artefacts in "
+                    "an object store the workers reach (--store s3://BUCKET/PREFIX)"
                 )
                 raise ConfigError(msg)
             if info["hepwb"] != hepwb.__version__ or info["code"] != code:

@@ -1,0 +1,237 @@
+"""Dask clusters from a Dask Gateway, as analysis facilities provide them (coffea-casa, Fermilab EAF).
+
+A facility's notebook image usually configures the gateway in Dask's own configuration (``gateway.address``,
+``gateway.proxy-address``, ``gateway.auth.type`` and ``gateway.auth.kwargs``, e.g. in
+``/etc/dask/gateway.yaml`` or ``DASK_GATEWAY__ADDRESS``); the `dask-gateway` client reads it, and an option
+given here wins::
+
+    hepwb sweep sweeps/grid.yaml --cluster gateway                     # the facility's configuration
+    hepwb sweep sweeps/grid.yaml --cluster gateway --worker-cores 2 --worker-memory 4 --adapt-max 20
+    hepwb sweep grid.yaml --cluster gateway --gateway-address https://gw.example.org --gateway-auth jupyterhub
+
+The cluster is the sweep's own: it is shut down when the sweep ends, fails or is interrupted. Its workers
+get hepwb's offline and telemetry variables through the cluster option ``environment`` when the gateway
+offers one; worker cores, memory and image go to the options of those names when it offers them (a
+gateway that offers none of them is named, with the options it has).
+
+Example:
+    >>> gateway_environment({"HF_HUB_OFFLINE": "1", "HOME": "/home/me"})["HF_HUB_OFFLINE"]
+    '1'
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+from typing import Any
+from urllib.parse import urlsplit
+
+from hepwb.deps import extra
+from hepwb.env import OFFLINE_VARIABLES, online_requested
+from hepwb.exceptions import ConfigError
+from hepwb.types import JSONObject
+
+__all__ = ["AUTH_TYPES", "gateway_address", "gateway_environment", "make_gateway_cluster"]
+
+_log = logging.getLogger("hepwb.sweep")
+
+AUTH_TYPES = ("basic", "kerberos", "jupyterhub")
+"""Authentication methods of the dask-gateway client (``--gateway-auth``)."""
+_CONNECT_S = 10.0
+"""Seconds to wait for the gateway's TCP port before saying it cannot be reached."""
+_ENV = (
+    *OFFLINE_VARIABLES,
+    "HEPWB_ONLINE",
+    "HEPWB_DEVICE",
+    "RAGAS_DO_NOT_TRACK",
+    "ORT_DISABLE_TELEMETRY",
+    "HF_HUB_DISABLE_TELEMETRY",
+    "TOKENIZERS_PARALLELISM",
+)
+
+
+def gateway_environment(environ: dict[str, str] | None = None) -> dict[str, str]:
+    """The variables a gateway worker gets: hepwb's offline and telemetry settings of this process.
+
+    Nothing else of this process's environment goes (no credentials, no ``HOME``, no ``HEPWB_HOME``).
+    """
+    env = dict(os.environ if environ is None else environ)
+    out = {k: env[k] for k in _ENV if k in env}
+    if not online_requested():
+        out.update({k: out.get(k, "1") for k in OFFLINE_VARIABLES})
+    out.setdefault("RAGAS_DO_NOT_TRACK", "true")
+    out.setdefault("TOKENIZERS_PARALLELISM", "false")
+    return out
+
+
+def gateway_address(address: str | None) -> str:
+    """``address``, else Dask's ``gateway.address``; one line naming both when neither is set.
+
+    Example:
+        >>> gateway_address("http://127.0.0.1:8000")
+        'http://127.0.0.1:8000'
+    """
+    with extra("facility", "--cluster gateway"):
+        import dask
+        import dask_gateway  # noqa: F401 - its configuration defaults (gateway.*) load with it
+
+    found = address or dask.config.get("gateway.address", None)
+    if not found:
+        msg = (
+            "--cluster gateway needs the gateway's address: pass --gateway-address https://HOST[:PORT], or "
+            "set gateway.address in Dask's configuration (DASK_GATEWAY__ADDRESS; facility images set it)"
+        )
+        raise ConfigError(msg)
+    parts = urlsplit(str(found))
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        msg = f"gateway address {str(found)[:200]!r} is not an http(s) URL; give https://HOST[:PORT]"
+        raise ConfigError(msg)
+    return str(found)
+
+
+def _reachable(address: str) -> None:
+    """Refuse in one line a gateway whose port does not answer within :data:`_CONNECT_S` (never hang)."""
+    parts = urlsplit(address)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        with socket.create_connection((str(parts.hostname), port), timeout=_CONNECT_S):
+            pass
+    except OSError as exc:
+        msg = (
+            f"cannot reach the Dask Gateway at {address} ({exc.strerror or type(exc).__name__}); check "
+            "--gateway-address (or gateway.address in Dask's configuration) and that you are on the facility"
+        )
+        raise ConfigError(msg) from None
+
+
+def _set_options(options: Any, wanted: JSONObject) -> None:
+    """Set ``wanted`` on the gateway's cluster options; a name it does not offer is one line."""
+    offered = set(options)
+    for name, value in wanted.items():
+        if value is None:
+            continue
+        if name == "environment" and name not in offered:
+            _log.info("the gateway offers no 'environment' option: its workers keep their own environment")
+            continue
+        if name not in offered:
+            flag = {"worker_cores": "--worker-cores", "worker_memory": "--worker-memory"}.get(
+                name, f"--{name}"
+            )
+            msg = (
+                f"{flag}: this Dask Gateway offers no cluster option {name!r}; it offers {sorted(offered)} "
+                f"(drop {flag}, or ask the facility)"
+            )
+            raise ConfigError(msg)
+        try:
+            options[name] = {**dict(options[name] or {}), **value} if name == "environment" else value
+        except (TypeError, ValueError) as exc:
+            msg = f"cluster option {name}={value!r} is refused by the gateway: {exc}"
+            raise ConfigError(msg) from None
+
+
+def _disarm(gateway: Any) -> None:
+    """Keep a closed ``dask_gateway.Gateway`` from closing again when collected.
+
+    dask-gateway 2026.3's ``Gateway.__del__`` calls ``close()`` once more, which asks distributed for the
+    stopped event loop and raises (an "exception ignored" at garbage collection). Marking it asynchronous
+    makes ``__del__`` skip that second close; the gateway is closed already.
+    """
+    gateway._asynchronous = True  # the only switch its __del__ reads
+
+
+def _close_disarms(cluster: Any) -> None:
+    """Have ``cluster.close()`` disarm its gateway client once closed (see :func:`_disarm`)."""
+    close = cluster.close
+
+    def close_once(shutdown: bool | None = None) -> None:
+        if cluster.gateway.asynchronous:
+            return  # closed already
+        try:
+            close(shutdown=shutdown)
+        finally:
+            _disarm(cluster.gateway)  # the cluster's own __del__ and atexit hook read the same switch
+
+    cluster.close = close_once
+
+
+def make_gateway_cluster(
+    *,
+    address: str | None = None,
+    proxy_address: str | None = None,
+    auth: str | None = None,
+    worker_cores: int | None = None,
+    worker_memory: float | None = None,
+    image: str | None = None,
+    workers: int | None = None,
+    adapt_min: int | None = None,
+    adapt_max: int | None = None,
+) -> Any:
+    """A new cluster of the Dask Gateway at ``address`` (default: Dask's ``gateway.*`` configuration).
+
+    Args:
+        address: The gateway's URL (``gateway.address``).
+        proxy_address: Its scheduler proxy, when not the address's port (``gateway.proxy-address``).
+        auth: ``basic``, ``kerberos`` or ``jupyterhub`` (``gateway.auth.type``; its keyword arguments come
+            from ``gateway.auth.kwargs``, never from the command line).
+        worker_cores: Cores per worker (the cluster option ``worker_cores``).
+        worker_memory: GiB per worker (the cluster option ``worker_memory``).
+        image: The workers' container image (the cluster option ``image``), on Kubernetes-backed gateways.
+        workers: A fixed number of workers (default 2 when no adaptive bound is given).
+        adapt_min: Adaptive scaling's lower bound (with ``adapt_max``: the gateway adds and removes workers).
+        adapt_max: Adaptive scaling's upper bound.
+
+    Returns:
+        A started ``dask_gateway.GatewayCluster`` (shut down by its ``close()``).
+
+    Raises:
+        ConfigError: No address, an unreachable gateway, refused credentials or options (one line each).
+    """
+    with extra("facility", "--cluster gateway"):
+        from aiohttp import ClientError
+        from dask_gateway import Gateway, GatewayCluster
+        from dask_gateway.client import GatewayClusterError, GatewayServerError
+
+    url = gateway_address(address)
+    if auth is not None and auth not in AUTH_TYPES:
+        msg = f"--gateway-auth {auth!r} is not one of {list(AUTH_TYPES)}"
+        raise ConfigError(msg)
+    if adapt_min is not None and adapt_max is not None and adapt_min > adapt_max:
+        msg = f"--adapt-min {adapt_min} is above --adapt-max {adapt_max}"
+        raise ConfigError(msg)
+    _reachable(url)
+    kwargs: JSONObject = {"address": url, "proxy_address": proxy_address, "auth": auth}
+    try:
+        gw = Gateway(**kwargs)
+        try:
+            options = gw.cluster_options()
+        finally:
+            gw.close()
+            _disarm(gw)
+        _set_options(
+            options,
+            {
+                "worker_cores": worker_cores,
+                "worker_memory": worker_memory,
+                "image": image,
+                "environment": gateway_environment(),
+            },
+        )
+        cluster = GatewayCluster(**kwargs, cluster_options=options, shutdown_on_close=True)
+        _close_disarms(cluster)
+    except (ClientError, GatewayClusterError, GatewayServerError, OSError, ValueError, TypeError) as exc:
+        if isinstance(exc, ConfigError):
+            raise
+        text = " ".join(str(exc).split())[:300] or type(exc).__name__
+        msg = f"the Dask Gateway at {url} refused the cluster ({text}); check --gateway-auth and credentials"
+        raise ConfigError(msg) from None
+    try:
+        if adapt_min is not None or adapt_max is not None:
+            cluster.adapt(minimum=adapt_min or 0, maximum=adapt_max if adapt_max is not None else adapt_min)
+        else:
+            cluster.scale(workers or 2)
+    except BaseException:
+        cluster.close()
+        raise
+    _log.info("Dask Gateway %s: cluster %s", url, cluster.name)
+    return cluster
