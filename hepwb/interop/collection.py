@@ -5,7 +5,7 @@ What a BEIR folder (:mod:`hepwb.interop.beir`) or an ``ir_datasets`` collection
 
 * each document is a markdown file ``corpus/<label>.md`` holding its text exactly (no pages); its title and
   original id go to ``corpus/papers.json``. The label is the document id when that is a plain name (letters,
-  digits, ``.``, ``_``, ``+``, ``-``), else a plain name made of it and a hash of it; ``docids.tsv`` lists
+  digits, ``.``, ``+``, ``-``), else a plain name made of it and a hash of it; ``docids.tsv`` lists
   every such label with its id. Documents of identical text are one document (chunk ids derive from the
   text); their judgements go to the first.
 * each query with at least one relevant document (score > 0) is a question whose evidence quotes its
@@ -63,15 +63,17 @@ class ImportedCollection:
 
 
 def label_for(doc_id: str) -> str:
-    """The label (file name) of document ``doc_id``: itself when a plain name, else a plain name and a hash.
+    """The label (file name) of document ``doc_id``: itself, or a plain name made of it and a hash of it.
+
+    Itself when it is a plain name without ``_`` (a corpus file's label ends at its first ``_``).
 
     Example:
-        >>> label_for("MED-10"), label_for("<dbpedia:Animalia_(book)>")[:23]
-        ('MED-10', 'dbpedia-Animalia_-book-')
+        >>> label_for("MED-10"), label_for("<dbpedia:Animalia_(book)>")[:23], label_for("doc_7")[:6]
+        ('MED-10', 'dbpedia-Animalia--book-', 'doc-7-')
     """
-    if is_plain_name(doc_id):
+    if is_plain_name(doc_id) and "_" not in doc_id:
         return doc_id
-    return f"{plain_label(doc_id)[:100]}-{short_hash(doc_id, 8)}"
+    return f"{plain_label(doc_id.replace('_', '-'))[:100]}-{short_hash(doc_id, 8)}"
 
 
 def _refuse_nonempty(out: Path) -> None:

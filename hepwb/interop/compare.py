@@ -10,11 +10,11 @@ difference with its interval.
 
 Example:
     >>> import pandas as pd
-    >>> frames = {r: pd.DataFrame({"qid": range(12), "hit_rate@5": v}) for r, v in
-    ...           {"bm25": [1, 0] * 6, "mine": [1, 1] * 6, "other": [1, 0] * 6}.items()}
+    >>> frames = {r: pd.DataFrame({"qid": range(24), "hit_rate@5": v}) for r, v in
+    ...           {"bm25": [1, 0] * 12, "mine": [1, 1] * 12, "other": [1, 0] * 12}.items()}
     >>> t = experiment_table(frames, ["hit_rate@5"], "bm25").set_index("name")
-    >>> t.loc["mine", ["hit_rate@5", "hit_rate@5 +", "hit_rate@5 -", "hit_rate@5 ="]].tolist()
-    [1.0, 6, 0, 6]
+    >>> float(t.loc["mine", "hit_rate@5"]), [int(t.loc["mine", f"hit_rate@5 {s}"]) for s in "+-="]
+    (1.0, [12, 0, 12])
     >>> bool(t.loc["mine", "hit_rate@5 reject"]), bool(t.loc["other", "hit_rate@5 reject"])
     (True, False)
 """
@@ -67,4 +67,6 @@ def experiment_table(
             r[f"{m} diff"], r[f"{m} diff low"], r[f"{m} diff high"] = t["diff"], t["ci_low"], t["ci_high"]
             r[f"{m} p-value"], r[f"{m} p-value corrected"] = t["p_value"], t["p_holm"]
             r[f"{m} reject"] = bool(t["significant"])
-    return pd.DataFrame(list(rows.values()))
+    table = pd.DataFrame(list(rows.values()))
+    counts = [c for c in table.columns if str(c).endswith((" +", " -", " ="))]
+    return table.astype(dict.fromkeys(counts, "Int64"))  # whole numbers, empty for the baseline
