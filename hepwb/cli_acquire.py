@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from hepwb import defaults
 from hepwb.acquisition.run import AcquireConfig, acquire_corpus
 from hepwb.cli_app import app
 
@@ -27,13 +28,13 @@ def acquire(
     oai_set: Annotated[str, typer.Option(help="OAI-PMH set, e.g. physics:hep-ex.")] = "",
     date_from: Annotated[str, typer.Option("--from", help="OAI-PMH from date (YYYY-MM-DD).")] = "",
     date_until: Annotated[str, typer.Option("--until", help="OAI-PMH until date (YYYY-MM-DD).")] = "",
-    max_results: Annotated[int, typer.Option(help="Documents at most.")] = 10,
+    max_results: Annotated[int, typer.Option(help="Documents at most.")] = defaults.ACQUIRE_MAX_RESULTS,
     sources: Annotated[
         bool, typer.Option("--sources/--pdf-only", help="Also fetch LaTeX source tarballs.")
     ] = True,
     min_interval: Annotated[
         float, typer.Option(help="Seconds between requests to one host (arXiv asks 3).")
-    ] = 3.0,
+    ] = defaults.ACQUIRE_MIN_INTERVAL_S,
     arxiv_url: Annotated[
         str, typer.Option(help="arXiv API base URL.", envvar="HEPWB_ARXIV_API_URL")
     ] = "https://export.arxiv.org/api/query",

@@ -28,7 +28,7 @@ def adapt(
     latex: Latex = True,
     max_pairs: Annotated[
         int, typer.Option(min=10, max=1_000_000, help="At most this many training pairs.")
-    ] = 3000,
+    ] = defaults.ADAPT_MAX_PAIRS,
     epochs: Annotated[
         float | None,
         typer.Option(min=0.01, max=100, help="Passes over the pairs (default 1, or 5 with --cross-encoder)."),
@@ -111,7 +111,9 @@ def fit_fusion(
     fields: Annotated[
         str, typer.Option(help="Lexical fields: text, or context (with title and section).")
     ] = ("context"),
-    folds: Annotated[int, typer.Option(help="Cross-validation folds (grouped by paper).")] = 4,
+    folds: Annotated[
+        int, typer.Option(help="Cross-validation folds (grouped by paper).")
+    ] = defaults.FUSION_FOLDS,
 ) -> None:
     """Choose the hybrid fusion (dense reading, weighted RRF or convex combination, dense share) by CV.
 

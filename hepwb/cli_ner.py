@@ -6,13 +6,14 @@ from typing import Annotated
 
 import typer
 
+from hepwb import defaults
 from hepwb.cli_app import app
 from hepwb.ner.service import TOKEN_ENV, NERService
 
 
 @app.command("ner-serve")
 def ner_serve(
-    port: Annotated[int, typer.Option(help="TCP port on 127.0.0.1 (0: a free one).")] = 8765,
+    port: Annotated[int, typer.Option(help="TCP port on 127.0.0.1 (0: a free one).")] = defaults.NER_PORT,
     host: Annotated[
         str,
         typer.Option(help="Interface to listen on; any but loopback (e.g. 0.0.0.0) needs --token."),

@@ -113,7 +113,7 @@ def list_retrievers(
         int, typer.Option(help="Chunk size of the chunk set used for the check.")
     ] = defaults.CHUNK_SIZE,
     corpus: Corpus = None,
-    max_docs: MaxDocs = 2,
+    max_docs: MaxDocs = defaults.AVAILABILITY_MAX_DOCS,
 ) -> None:
     """List the retrievers and whether each can run here (cross-encoder, LLM endpoint …)."""
     s = Searcher.open(corpus, defaults.CHUNKER, chunk_size, max_docs=max_docs)
@@ -127,7 +127,9 @@ def testset(
     out: Annotated[Path, typer.Argument(help="JSONL file to write (hepqa format).")],
     corpus: Corpus = None,
     max_docs: MaxDocs = None,
-    max_per_doc: Annotated[int, typer.Option(help="Questions per paper at most.")] = 10,
+    max_per_doc: Annotated[
+        int, typer.Option(help="Questions per paper at most.")
+    ] = defaults.TESTSET_MAX_PER_DOC,
     llm: Annotated[
         int, typer.Option(help="Also N questions from ragas' generator (needs HEPWB_LLM_URL/MODEL).")
     ] = 0,

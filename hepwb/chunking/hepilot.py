@@ -27,7 +27,7 @@ from hepwb import defaults
 from hepwb.chunking._packing import SizedChunker, add_overlap, block_units, pack
 from hepwb.chunking._spans import ChunkSpan, TokenIndex, finalize
 from hepwb.chunking.base import config_key, register_chunker
-from hepwb.exceptions import ConfigError
+from hepwb.chunking.options import ChunkSize, Overlap, SectionFill
 from hepwb.models.tokenizers import get_tokenizer
 from hepwb.types import Chunk, Document, JSONObject
 
@@ -52,15 +52,12 @@ class HepilotChunker(SizedChunker):
 
     def __init__(
         self,
-        chunk_size: int = defaults.CHUNK_SIZE,
-        chunk_overlap: float = defaults.CHUNK_OVERLAP,
+        chunk_size: ChunkSize = defaults.CHUNK_SIZE,
+        chunk_overlap: Overlap = defaults.CHUNK_OVERLAP,
         tokenizer: str = defaults.EMBEDDING_MODEL,
-        min_section_fill: float = 0.5,
+        min_section_fill: SectionFill = defaults.MIN_SECTION_FILL,
     ) -> None:
         super().__init__(chunk_size, chunk_overlap, tokenizer)
-        if not 0.0 <= float(min_section_fill) <= 1.0:
-            msg = f"min_section_fill must lie in [0, 1], got {min_section_fill!r}"
-            raise ConfigError(msg)
         self.min_section_fill = float(min_section_fill)
 
     def params(self) -> JSONObject:

@@ -22,6 +22,7 @@ from hepwb.chunking._packing import SizedChunker
 from hepwb.chunking._spans import TokenIndex, finalize
 from hepwb.chunking.base import config_key, register_chunker
 from hepwb.chunking.hepilot import HepilotChunker
+from hepwb.chunking.options import ChunkSize, Overlap, ParentSize
 from hepwb.exceptions import ConfigError
 from hepwb.models.tokenizers import get_tokenizer
 from hepwb.types import Chunk, Document, JSONObject
@@ -44,14 +45,17 @@ class HierarchicalChunker(SizedChunker):
 
     def __init__(
         self,
-        chunk_size: int = 128,
-        chunk_overlap: float = 0.1,
+        chunk_size: ChunkSize = defaults.HIERARCHICAL_CHUNK_SIZE,
+        chunk_overlap: Overlap = defaults.CHUNK_OVERLAP,
         tokenizer: str = defaults.EMBEDDING_MODEL,
-        parent_size: int = 1024,
+        parent_size: ParentSize = defaults.PARENT_SIZE,
     ) -> None:
         super().__init__(chunk_size, chunk_overlap, tokenizer)
-        if not isinstance(parent_size, int) or parent_size <= chunk_size:
-            msg = f"parent_size must be an integer larger than chunk_size ({chunk_size}), got {parent_size!r}"
+        if parent_size <= chunk_size:
+            msg = (
+                f"chunker 'hierarchical': parent_size ({parent_size}) must be larger than chunk_size "
+                f"({chunk_size}), e.g. {2 * chunk_size}"
+            )
             raise ConfigError(msg)
         self.parent_size = parent_size
 

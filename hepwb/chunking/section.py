@@ -13,6 +13,7 @@ from hepwb import defaults
 from hepwb.chunking._packing import SizedChunker, add_overlap, block_units, pack
 from hepwb.chunking._spans import TokenIndex, finalize
 from hepwb.chunking.base import config_key, register_chunker
+from hepwb.chunking.options import ChunkSize, Overlap
 from hepwb.models.tokenizers import get_tokenizer
 from hepwb.types import Chunk, Document
 
@@ -29,7 +30,10 @@ class SectionChunker(SizedChunker):
     name = "section"
 
     def __init__(
-        self, chunk_size: int = 1024, chunk_overlap: float = 0.0, tokenizer: str = defaults.EMBEDDING_MODEL
+        self,
+        chunk_size: ChunkSize = defaults.SECTION_CHUNK_SIZE,
+        chunk_overlap: Overlap = 0.0,
+        tokenizer: str = defaults.EMBEDDING_MODEL,
     ) -> None:
         super().__init__(chunk_size, chunk_overlap, tokenizer)
 

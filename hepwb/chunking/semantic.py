@@ -16,7 +16,7 @@ from hepwb import defaults
 from hepwb.chunking._packing import SizedChunker, Unit, add_overlap, block_units, pack
 from hepwb.chunking._spans import TokenIndex, finalize
 from hepwb.chunking.base import config_key, register_chunker
-from hepwb.exceptions import ConfigError
+from hepwb.chunking.options import ChunkSize, Overlap, Percentile
 from hepwb.models.embedder import get_embedder
 from hepwb.models.tokenizers import get_tokenizer
 from hepwb.types import Chunk, Document, JSONObject
@@ -41,16 +41,13 @@ class SemanticChunker(SizedChunker):
 
     def __init__(
         self,
-        chunk_size: int = defaults.CHUNK_SIZE,
-        chunk_overlap: float = 0.0,
+        chunk_size: ChunkSize = defaults.CHUNK_SIZE,
+        chunk_overlap: Overlap = 0.0,
         tokenizer: str = defaults.EMBEDDING_MODEL,
         embedding_model: str = defaults.EMBEDDING_MODEL,
-        breakpoint_percentile: float = 90.0,
+        breakpoint_percentile: Percentile = defaults.BREAKPOINT_PERCENTILE,
     ) -> None:
         super().__init__(chunk_size, chunk_overlap, tokenizer)
-        if not 0.0 <= float(breakpoint_percentile) <= 100.0:
-            msg = f"breakpoint_percentile must lie in [0, 100], got {breakpoint_percentile!r}; e.g. 90"
-            raise ConfigError(msg)
         self.embedding_model = embedding_model
         self.breakpoint_percentile = float(breakpoint_percentile)
 

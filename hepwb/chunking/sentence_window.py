@@ -20,7 +20,7 @@ from hepwb import defaults
 from hepwb.chunking._packing import SizedChunker, Unit, block_units
 from hepwb.chunking._spans import ChunkSpan, TokenIndex, bare_heading, finalize
 from hepwb.chunking.base import config_key, register_chunker
-from hepwb.exceptions import ConfigError
+from hepwb.chunking.options import ChunkSize, Overlap, Window
 from hepwb.models.tokenizers import get_tokenizer
 from hepwb.types import Chunk, Document, JSONObject
 
@@ -42,15 +42,12 @@ class SentenceWindowChunker(SizedChunker):
 
     def __init__(
         self,
-        chunk_size: int = 256,
-        chunk_overlap: float = 0.0,
+        chunk_size: ChunkSize = defaults.SENTENCE_WINDOW_CHUNK_SIZE,
+        chunk_overlap: Overlap = 0.0,
         tokenizer: str = defaults.EMBEDDING_MODEL,
-        window: int = 2,
+        window: Window = defaults.SENTENCE_WINDOW,
     ) -> None:
         super().__init__(chunk_size, 0.0, tokenizer)
-        if not isinstance(window, int) or window < 0:
-            msg = f"window must be a non-negative number of sentences, got {window!r}"
-            raise ConfigError(msg)
         self.window = window
 
     def params(self) -> JSONObject:

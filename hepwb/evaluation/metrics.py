@@ -31,7 +31,7 @@ from hepwb.evaluation.matching import KeyIndex, Located, is_relevant
 from hepwb.evaluation.questions import Question
 from hepwb.evaluation.rank import rank_scores
 from hepwb.exceptions import ConfigError
-from hepwb.limits import MIN_COVERAGE
+from hepwb.limits import MIN_COVERAGE, K
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -75,9 +75,14 @@ def metric_columns(ks: Sequence[int]) -> list[str]:
 
 
 def _check_args(ks: Sequence[int], min_coverage: float) -> tuple[int, ...]:
+    """The cutoffs, sorted; :func:`evaluate` is public, so its raw arguments are checked (by their bounds)."""
     ks = tuple(ks)
-    if not ks or any(isinstance(k, bool) or not isinstance(k, int) or k < 1 for k in ks):
-        msg = f"ks={ks!r}: give one or more positive integer cutoffs, e.g. ks=(1, 3, 5, 10)"
+    if not ks:
+        msg = "ks=(): give one or more rank cutoffs, e.g. ks=(1, 3, 5, 10)"
+        raise ConfigError(msg)
+    problem = next(filter(None, map(K.problem, ks)), None)  # each cutoff is a k
+    if problem:
+        msg = f"ks={ks!r}: {problem}"
         raise ConfigError(msg)
     MIN_COVERAGE.check(min_coverage)
     return tuple(sorted(set(ks)))

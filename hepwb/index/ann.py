@@ -2,12 +2,13 @@
 
 A configuration's ``vector_index`` is
 
-* ``auto`` (the default): exact search, and on tables of
+* ``auto`` (the default, :data:`hepwb.defaults.VECTOR_INDEX`): exact search, and on tables of
   :data:`~hepwb.index.store.ANN_MIN_ROWS` chunks or more the HNSW index :mod:`hepwb.index.store` builds;
 * ``exact``: always flat (brute-force) search;
 * one of :data:`INDEX_TYPES` (``ivf_flat``, ``ivf_sq``, ``ivf_pq``, ``ivf_hnsw_sq``, ``ivf_hnsw_pq``) with
   build options (``partitions``, ``sub_vectors``, ``m``, ``ef_construction``) and query options
   (``nprobes``, ``ef``, ``refine_factor``); in a sweep file ``{name: ivf_pq, partitions: 64, nprobes: 16}``.
+  Each option's range is a :class:`~hepwb.limits.Bound` (``limits.PARTITIONS``, ``limits.NPROBES``, …).
 
 An approximate index lives in an *ANN table* beside the chunk table, ``<table>__ann-<key>``, holding the
 chunk ids and vectors with that index. It is built once per build configuration (under the table's lock,
@@ -23,6 +24,10 @@ Example:
     Traceback (most recent call last):
     ...
     hepwb.exceptions.ConfigError: vector_index ivf_flat has no option 'ef' (it applies to ...
+    >>> VectorIndex.of("ivf_pq", {"nprobes": 0})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    hepwb.exceptions.ConfigError: vector index 'ivf_pq': nprobes is ... from 1 to 65536, got 0 (e.g. 16)
 """
 
 from __future__ import annotations
@@ -33,12 +38,14 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
+from hepwb import defaults, limits
 from hepwb.exceptions import ConfigError
 from hepwb.ids import code_fingerprint, short_hash
 from hepwb.index.lance import connect, replace_table, table_lock
 from hepwb.io import read_json, write_json
+from hepwb.options import bound_check, problem_lines
 
 __all__ = ["INDEX_TYPES", "KINDS", "AnnTable", "VectorIndex", "ann_quality", "with_vector_index"]
 
@@ -77,14 +84,14 @@ class VectorIndex(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    kind: str = "auto"
-    partitions: Annotated[int, Field(ge=1, le=65_536)] | None = None
-    sub_vectors: Annotated[int, Field(ge=1, le=4096)] | None = None
-    m: Annotated[int, Field(ge=2, le=256)] | None = None
-    ef_construction: Annotated[int, Field(ge=10, le=10_000)] | None = None
-    nprobes: Annotated[int, Field(ge=1, le=65_536)] | None = None
-    ef: Annotated[int, Field(ge=1, le=100_000)] | None = None
-    refine_factor: Annotated[int, Field(ge=1, le=100)] | None = None
+    kind: str = defaults.VECTOR_INDEX
+    partitions: Annotated[int, bound_check(limits.PARTITIONS)] | None = None
+    sub_vectors: Annotated[int, bound_check(limits.SUB_VECTORS)] | None = None
+    m: Annotated[int, bound_check(limits.HNSW_M)] | None = None
+    ef_construction: Annotated[int, bound_check(limits.EF_CONSTRUCTION)] | None = None
+    nprobes: Annotated[int, bound_check(limits.NPROBES)] | None = None
+    ef: Annotated[int, bound_check(limits.EF)] | None = None
+    refine_factor: Annotated[int, bound_check(limits.REFINE_FACTOR)] | None = None
 
     @classmethod
     def of(cls, kind: str, options: dict[str, Any] | None = None) -> VectorIndex:
@@ -103,9 +110,7 @@ class VectorIndex(BaseModel):
         try:
             return cls(kind=kind, **options)
         except ValidationError as exc:
-            err = exc.errors()[0]
-            msg = f"vector_index {kind}: {err['loc'][0]} = {err.get('input')!r}: {err['msg']}"
-            raise ConfigError(msg) from None
+            raise ConfigError("\n".join(problem_lines("vector index", kind, exc))) from None
 
     @property
     def approximate(self) -> bool:

@@ -3,7 +3,9 @@
 :class:`ExperimentConfig` is what the CLI (``hepwb evaluate``), sweep files (each cell), notebook
 parameters, the widgets and the Python API build. Its defaults come from :mod:`hepwb.defaults` and
 its bounds from :mod:`hepwb.limits` (one message per bound); chunker and retriever names and their
-options are checked against their registries and declarations. Nothing downstream checks again.
+options are checked against their registries and declarations (:mod:`hepwb.options`). Nothing
+downstream checks them again; public functions a user may call directly with raw values
+(:func:`~hepwb.evaluation.metrics.evaluate`, ``Tiers.search``) check theirs with the same bounds.
 
 Example:
     >>> ExperimentConfig.from_params(chunk_size=256, retriever="bm25").chunk_size
@@ -208,7 +210,7 @@ class ExperimentConfig(BaseModel):
     accept_unscored: Flag = False
     """Go on when fewer than half of the questions can be scored (their quotes not located)."""
     vector_index_options: Options = Field(default_factory=dict)
-    vector_index: str = "auto"
+    vector_index: str = defaults.VECTOR_INDEX
     run_dir: Path_ = None
 
     @model_validator(mode="before")

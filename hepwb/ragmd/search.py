@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from hepwb import defaults
 from hepwb.exceptions import ConfigError
 from hepwb.index import get_embedder
 from hepwb.models.analyzer import search_terms
@@ -86,7 +87,9 @@ class RagmdIndex:
         docs, scores = self.lexical_index().retrieve([tokens], k=min(k, n), show_progress=False)
         return [(int(d), float(s)) for d, s in zip(docs[0], scores[0], strict=True) if s > 0]
 
-    def search(self, query: str, method: str = "hybrid", k: int = 5) -> list[Hit]:
+    def search(
+        self, query: str, method: str = defaults.RAGMD_METHOD, k: int = defaults.SEARCH_K
+    ) -> list[Hit]:
         """The top ``k`` chunks by ``method`` (``dense``, ``bm25`` or ``hybrid``)."""
         if method not in METHODS:
             msg = f"a .ragmd file is searched by {METHODS}, not {method!r}; import it for the others"
@@ -99,7 +102,7 @@ class RagmdIndex:
             ranked = self._hybrid(query, k)
         return self._hits(ranked, method, query)
 
-    def _hybrid(self, query: str, k: int, fetch: int = 50) -> list[tuple[int, float]]:
+    def _hybrid(self, query: str, k: int, fetch: int = defaults.FETCH) -> list[tuple[int, float]]:
         import pyarrow as pa
         from lancedb.rerankers import RRFReranker
 

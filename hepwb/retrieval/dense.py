@@ -86,7 +86,9 @@ def companion(table: Any, suffix: str) -> Any:
         raise RetrieverUnavailableError(msg) from None
 
 
-def dense_arrow(table: Any, vector: Any, k: int, *, read: str = "first", top_m: int = 1) -> Any:
+def dense_arrow(
+    table: Any, vector: Any, k: int, *, read: str = defaults.DENSE_READ, top_m: int = defaults.TOP_M
+) -> Any:
     """Nearest-chunk rows for ``vector`` as an Arrow table, best first.
 
     Columns: the chunk columns, ``_distance`` (cosine distance), ``_rowid`` and, for windowed reads,
@@ -129,7 +131,9 @@ def dense_arrow(table: Any, vector: Any, k: int, *, read: str = "first", top_m: 
     return rows.append_column("_windows", pa.array([d for _, _, d in scored], pa.string()))
 
 
-def dense_rows(table: Any, vector: Any, k: int, *, read: str = "first", top_m: int = 1) -> list[JSONObject]:
+def dense_rows(
+    table: Any, vector: Any, k: int, *, read: str = defaults.DENSE_READ, top_m: int = defaults.TOP_M
+) -> list[JSONObject]:
     """:func:`dense_arrow` as a list of row dicts."""
     return dense_arrow(table, vector, k, read=read, top_m=top_m).to_pylist()  # type: ignore[no-any-return]
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from hepwb import defaults
 from hepwb.exceptions import ConfigError
-from hepwb.limits import K
+from hepwb.limits import FETCH, K
 from hepwb.retrieval.entity import EntityRetriever
 from hepwb.retrieval.explain import snippet
 from hepwb.tiers.core import TierStore
@@ -42,7 +42,7 @@ def search(
     which: Sequence[str] = ("lt", "hot"),
     strict: bool = False,
     record: bool = True,
-    fetch: int = 50,
+    fetch: int = defaults.FETCH,
     merge: str = "score",
 ) -> list[Hit]:
     """The top ``k`` chunks of the tiers ``which`` for ``question``.
@@ -59,7 +59,8 @@ def search(
             them (per-tier BM25 statistics, the strict branch's boost kept); ``rrf`` — LanceDB's
             reciprocal-rank fusion (ranks only).
     """
-    K.check(k)
+    K.check(k)  # a public entry point (Tiers.search, hepwb tiers search): raw values, checked once here
+    FETCH.check(fetch)
     if merge not in ("score", "rrf"):
         msg = f"merge must be 'score' or 'rrf', got {merge!r}"
         raise ConfigError(msg)

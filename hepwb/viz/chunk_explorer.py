@@ -24,7 +24,7 @@ import itertools
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from hepwb import defaults
+from hepwb import defaults, limits
 from hepwb.chunking import CHUNKERS, get_chunker
 from hepwb.deps import extra
 from hepwb.exceptions import ConfigError, HepwbError
@@ -41,8 +41,6 @@ OVERLAP_STYLE = "repeating-linear-gradient(45deg,#ffd966 0 4px,#fff3bf 4px 8px)"
 _ATOMIC_OUTLINE = {"math": "#fd7e14", "table": "#198754", "code": "#dc3545"}
 _OVERSIZED = "#dc3545"
 _EMBEDDER_LIMIT = 256
-_SIZE_RANGE = (64, 2048)
-_OVERLAP_RANGE = (0.0, 0.5)
 
 
 def _legend() -> str:
@@ -257,16 +255,6 @@ def _summary(chunks: Sequence[Chunk], tokenizer: str) -> str:
     return f'<p class="hw-summary" style="font-size:13px">{line}</p>'
 
 
-def _check(chunk_size: int, chunk_overlap: float) -> None:
-    if not _SIZE_RANGE[0] <= chunk_size <= _SIZE_RANGE[1]:
-        lo, hi = _SIZE_RANGE
-        msg = f"chunk_size {chunk_size} is outside {lo}..{hi}; pick a token budget in that range"
-        raise ConfigError(msg)
-    if not _OVERLAP_RANGE[0] <= chunk_overlap <= _OVERLAP_RANGE[1]:
-        msg = f"chunk_overlap {chunk_overlap} is outside 0..0.5; give the overlap as a fraction, e.g. 0.1"
-        raise ConfigError(msg)
-
-
 class ChunkExplorer:
     """ipywidgets explorer: choose a paper, a strategy, a chunk size and an overlap; the view re-chunks.
 
@@ -277,8 +265,9 @@ class ChunkExplorer:
         documents: Processed documents (e.g. ``hepwb.pipeline.ingest(...)``).
         label: Paper shown first (default: the first).
         strategy: Chunker name (see ``hepwb.chunking.CHUNKERS.names()``).
-        chunk_size: Token budget per chunk, 64..2048.
-        chunk_overlap: Overlap between consecutive chunks as a fraction of ``chunk_size``, 0..0.5.
+        chunk_size: Token budget per chunk (:data:`hepwb.limits.CHUNK_SIZE`; the slider spans its usual part).
+        chunk_overlap: Overlap between consecutive chunks as a fraction of ``chunk_size``
+            (:data:`hepwb.limits.CHUNK_OVERLAP`).
         tokenizer: Token counter (``all-MiniLM-L6-v2``, ``cl100k`` or ``words``).
         max_chars: Characters of the paper rendered in the view (None: all), from its first body chunk.
         labels: Every paper the list offers (default: those of ``documents``); with ``loader``, the
@@ -298,7 +287,7 @@ class ChunkExplorer:
         chunk_size: int = defaults.CHUNK_SIZE,
         chunk_overlap: float = defaults.CHUNK_OVERLAP,
         tokenizer: str = defaults.EMBEDDING_MODEL,
-        max_chars: int | None = 30_000,
+        max_chars: int | None = defaults.EXPLORER_MAX_CHARS,
         labels: Sequence[str] | None = None,
         loader: Callable[[str], Document] | None = None,
     ) -> None:
@@ -308,8 +297,8 @@ class ChunkExplorer:
         self.documents, first = by_label(documents, label, "ChunkExplorer")
         self.loader = loader
         options = list(labels) if labels is not None and loader is not None else sorted(self.documents)
-        CHUNKERS.get(strategy)  # unknown names raise ConfigError listing the valid ones
-        _check(chunk_size, chunk_overlap)
+        # an unknown strategy or a value out of its bound: the chunker's one message, before any widget
+        get_chunker(strategy, chunk_size=chunk_size, chunk_overlap=chunk_overlap, tokenizer=tokenizer)
         self.tokenizer = tokenizer
         self.max_chars = max_chars
         self.chunks: list[Chunk] = []
@@ -319,21 +308,24 @@ class ChunkExplorer:
         self.strategy = w.Dropdown(
             options=CHUNKERS.names(), value=strategy, description="strategy", style=wide
         )
-        # the sliders share the notebook's width: 64..2048 tokens in steps of 32 need room to hit a value
+        # the sliders share the notebook's width and span the bounds' usual parts (64..2048 tokens in
+        # steps of 32 need room to hit a value), widened to a value given outside them
+        size_min, size_max, size_step = limits.CHUNK_SIZE.slider_range(chunk_size)
         self.chunk_size = w.IntSlider(
             value=chunk_size,
-            min=_SIZE_RANGE[0],
-            max=_SIZE_RANGE[1],
-            step=32,
+            min=size_min,
+            max=size_max,
+            step=size_step,
             description="chunk size",
             style=wide,
             layout=w.Layout(width="62%"),
         )
+        overlap_min, overlap_max, overlap_step = limits.CHUNK_OVERLAP.slider_range(chunk_overlap)
         self.chunk_overlap = w.FloatSlider(
             value=chunk_overlap,
-            min=_OVERLAP_RANGE[0],
-            max=_OVERLAP_RANGE[1],
-            step=0.05,
+            min=overlap_min,
+            max=overlap_max,
+            step=overlap_step,
             description="overlap",
             style=wide,
             layout=w.Layout(width="36%"),

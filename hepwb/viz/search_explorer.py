@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from hepwb import defaults
+from hepwb import defaults, limits
 from hepwb.deps import extra
 from hepwb.exceptions import DependencyError, RetrieverUnavailableError
 from hepwb.pipeline.search import Searcher
@@ -77,7 +77,7 @@ class SearchExplorer:
         self,
         searcher: Searcher,
         question: str = "",
-        retrievers: Sequence[str] = ("bm25", "hybrid"),
+        retrievers: Sequence[str] = defaults.EXPLORER_RETRIEVERS,
         k: int = defaults.SEARCH_K,
     ):
         with extra("lab", "the explorers"):
@@ -89,7 +89,8 @@ class SearchExplorer:
         self.retrievers = w.SelectMultiple(  # every name visible, the chosen ones selected
             options=names, value=tuple(retrievers), description="retrievers", rows=len(names)
         )
-        self.k = w.IntSlider(value=k, min=1, max=20, description="k")
+        k_min, k_max, k_step = limits.K.slider_range(limits.K.check(k))
+        self.k = w.IntSlider(value=k, min=k_min, max=k_max, step=k_step, description="k")
         self.button = w.Button(description="search", button_style="primary")
         self.out = w.HTML()
         self.button.on_click(self._search)

@@ -9,6 +9,7 @@ import re
 import matplotlib.pyplot as plt
 import pytest
 
+from hepwb import limits
 from hepwb.chunking import CHUNKERS, get_chunker
 from hepwb.exceptions import ConfigError
 from hepwb.processing.markdown import markdown_document
@@ -189,15 +190,25 @@ def test_explorer_displays_its_widget(monkeypatch):
     [
         ({"label": "ZZ"}, "choose one of"),
         ({"strategy": "nope"}, "choose one of"),
-        ({"chunk_size": 8}, "outside 64..2048"),
-        ({"chunk_size": 4096}, "outside 64..2048"),
-        ({"chunk_overlap": 0.9}, "fraction"),
+        ({"chunk_size": 4}, "chunk_size is a whole number of tokens from 8 to 32768"),
+        ({"chunk_size": 40_000}, "chunk_size is a whole number of tokens from 8 to 32768"),
+        ({"chunk_overlap": 1.0}, "fraction"),
         ({"chunk_overlap": -0.1}, "fraction"),
     ],
 )
 def test_explorer_rejects_bad_values(kwargs, match):
     with pytest.raises(ConfigError, match=match):
         ChunkExplorer([_doc()], tokenizer="words", **kwargs)
+
+
+def test_explorer_sliders_span_the_bounds_usual_part_widened_to_a_value_given_outside_it():
+    ex = ChunkExplorer([_doc()], tokenizer="words")
+    low, high, step = limits.CHUNK_SIZE.slider
+    assert (ex.chunk_size.min, ex.chunk_size.max, ex.chunk_size.step) == (low, high, step)
+    assert (ex.chunk_overlap.min, ex.chunk_overlap.max) == limits.CHUNK_OVERLAP.slider[:2]
+    wide = ChunkExplorer([_doc()], strategy="section", chunk_size=4096, chunk_overlap=0.75, tokenizer="words")
+    assert (wide.chunk_size.value, wide.chunk_size.max) == (4096, 4096)
+    assert (wide.chunk_overlap.value, wide.chunk_overlap.max) == (0.75, 0.75)
 
 
 def test_explorer_needs_documents():

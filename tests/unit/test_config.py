@@ -74,7 +74,7 @@ def test_each_bound_has_one_message_wherever_it_is_checked(key, bad):
     if key in ("chunk_size", "chunk_overlap"):
         with pytest.raises(ConfigError) as chunker:
             get_chunker("recursive", **{key: bad})
-        assert str(chunker.value) == message
+        assert str(chunker.value) == f"chunker 'recursive': {message}"
 
 
 @pytest.mark.parametrize("bound", BOUNDS, ids=lambda b: f"{b.name}-{b.low}")
@@ -101,7 +101,8 @@ def test_every_problem_of_a_configuration_is_reported_at_once():
 def test_named_forms_and_options_are_checked_against_their_declarations():
     cfg = ExperimentConfig.from_params(retriever={"name": "hybrid_linear", "weight": 0.3})
     assert (cfg.retriever, cfg.retriever_options) == ("hybrid_linear", {"weight": 0.3})
-    with pytest.raises(ConfigError, match=r"retriever 'hybrid_linear': weight is a mixing share from 0 to 1, got 1.5 \(e.g. 0.5\)"):
+    share = r"retriever 'hybrid_linear': weight is a mixing share from 0 to 1, got 1.5 \(e.g. 0.5\)"
+    with pytest.raises(ConfigError, match=share):
         ExperimentConfig.from_params(retriever="hybrid_linear", retriever_options={"weight": 1.5})
     with pytest.raises(ConfigError, match=r"fields = 'title': Input should be 'text' or 'context'"):
         ExperimentConfig.from_params(retriever="bm25", retriever_options={"fields": "title"})

@@ -50,7 +50,7 @@ def test_options_belong_to_their_index_type_and_are_bounded():
         VectorIndex.of("ivf_flat", {"sub_vectors": 8})
     with pytest.raises(ConfigError, match=r"exact has no option 'nprobes'.*it takes no options"):
         VectorIndex.of("exact", {"nprobes": 8})
-    with pytest.raises(ConfigError, match=r"ivf_pq: nprobes = 0: Input should be greater than or equal to 1"):
+    with pytest.raises(ConfigError, match=r"^vector index 'ivf_pq': nprobes is .* from 1 to 65536, got 0"):
         VectorIndex.of("ivf_pq", {"nprobes": 0})
 
 

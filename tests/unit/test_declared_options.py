@@ -1,0 +1,238 @@
+"""One way to declare options (issue #39): defaults in hepwb/defaults.py, bounds in hepwb/limits.py only.
+
+The constructors of every registered component (chunkers, retrievers and their ``search``, vector indexes,
+rerankers) and the typer commands of ``hepwb/cli*.py`` name a :mod:`hepwb.defaults` or :mod:`hepwb.limits`
+constant for every numeric default; no module but those two words a bound of its own (a pydantic
+``Field(ge=...)``, a ``Bound(...)``, a chained comparison with a number that raises ``ConfigError``).
+Read with :mod:`ast`, so a new component or command is covered without touching this test.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import hepwb
+from hepwb.chunking import CHUNKERS, HepilotChunker, get_chunker
+from hepwb.exceptions import ConfigError
+from hepwb.index import ann
+from hepwb.retrieval import RETRIEVERS, rerankers
+
+PACKAGE = Path(hepwb.__file__).parent
+HOMES = {"defaults.py", "limits.py"}
+
+ALLOWED_BOUND_CHECKS = {
+    # the HEPilot file model reads its ranges from limits (HEPILOT_CHUNK_SIZE, CHUNK_OVERLAP)
+    ("hepilot/models.py", "Field(ge=HEPILOT_CHUNK_SIZE.low, le=HEPILOT_CHUNK_SIZE.high)"),
+    ("hepilot/models.py", "Field(ge=CHUNK_OVERLAP.low, lt=CHUNK_OVERLAP.high)"),
+    # a TCP port of a URL or address: TCP's range, not an option of a component
+    ("ner/client.py", "parsed.port is not None and (not 0 < parsed.port <= 65535)"),
+    ("sweep/executors/connect.py", "not host or not 1 <= int(port) <= 65535"),
+    # the page of a PDF: the file's range
+    ("viz/document_view.py", "not 1 <= page <= d.page_count"),
+    # not yet moved to limits (a file of other work in progress; issue #39): a sweep file's halving
+    # settings and cell cap
+    ("sweep/spec.py", "Field(default=3, ge=2"),
+    ("sweep/spec.py", "Field(default=12, ge=2"),
+    ("sweep/spec.py", "Field(default=MAX_SWEEP_CELLS, ge=1)"),
+}
+"""Bound checks outside hepwb/defaults.py and hepwb/limits.py that are allowed: (module, the code's start)."""
+
+
+def _number(node: ast.expr) -> bool:
+    """A number written out (``10``, ``-1``, ``3.0``); ``True``, ``False`` and ``None`` are no numbers."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float)
+
+
+def _numeric_literal(node: ast.expr) -> bool:
+    """A number written out other than 0 (a default of 0, "none", needs no name)."""
+    return _number(node) and not (isinstance(node, ast.Constant) and node.value == 0)
+
+
+def _literal_defaults(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    args = fn.args
+    positional = [*args.posonlyargs, *args.args]
+    pairs = list(zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=True))
+    pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None]
+    return [f"{fn.name}({a.arg}={ast.unparse(d)})" for a, d in pairs if _numeric_literal(d)]
+
+
+def _tree(obj: object) -> ast.Module:
+    return ast.parse(textwrap.dedent(inspect.getsource(obj)))  # type: ignore[arg-type]
+
+
+def _where(obj: object) -> str:
+    return f"{Path(inspect.getfile(obj)).relative_to(PACKAGE)}"  # type: ignore[arg-type]
+
+
+def _methods(registry_classes: list[type], names: tuple[str, ...]) -> Iterator[tuple[str, object]]:
+    """``(where, method)`` of each hepwb class in the classes' MROs that defines one of ``names``."""
+    seen = set()
+    for cls in registry_classes:
+        for klass in cls.__mro__:
+            if not klass.__module__.startswith("hepwb."):
+                continue
+            for name in names:
+                method = klass.__dict__.get(name)
+                if method is not None and (klass, name) not in seen:
+                    seen.add((klass, name))
+                    yield f"{_where(klass)}:{klass.__name__}", inspect.unwrap(method)
+
+
+def _component_defaults() -> Iterator[str]:
+    chunkers = [CHUNKERS.get(n) for n in CHUNKERS.names()]
+    retrievers = [RETRIEVERS.get(n) for n in RETRIEVERS.names()]
+    callables = [
+        *_methods(chunkers, ("__init__",)),
+        *_methods(retrievers, ("__init__", "search")),
+        *_methods([ann.VectorIndex], ("of",)),
+    ]
+    for where, fn in callables:
+        (node,) = _tree(fn).body
+        assert isinstance(node, ast.FunctionDef)
+        yield from (f"{where}.{found}" for found in _literal_defaults(node))
+    for node in ast.walk(_tree(ann.VectorIndex)):  # the vector index's options are its fields
+        if isinstance(node, ast.AnnAssign) and node.value is not None and _numeric_literal(node.value):
+            yield f"index/ann.py:VectorIndex.{ast.unparse(node.target)} = {ast.unparse(node.value)}"
+    for node in ast.walk(_tree(rerankers)):  # weighted_rrf and the LanceDB reranker it builds
+        if isinstance(node, ast.FunctionDef):
+            yield from (f"retrieval/rerankers.py:{found}" for found in _literal_defaults(node))
+
+
+def _command_defaults() -> Iterator[str]:
+    for path in sorted(PACKAGE.glob("cli*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.FunctionDef):
+                continue
+            commands = [
+                d
+                for d in node.decorator_list
+                if isinstance(d, ast.Call)
+                and isinstance(d.func, ast.Attribute)
+                and d.func.attr in ("command", "callback")
+            ]
+            if commands:
+                yield from (f"{path.name}:{found}" for found in _literal_defaults(node))
+
+
+def _raises_config_error(body: list[ast.stmt]) -> bool:
+    return any(
+        isinstance(n, ast.Raise)
+        and isinstance(n.exc, ast.Call)
+        and isinstance(n.exc.func, ast.Name)
+        and n.exc.func.id == "ConfigError"
+        for stmt in body
+        for n in ast.walk(stmt)
+    )
+
+
+def _bound_checks(tree: ast.Module) -> Iterator[ast.AST]:
+    """Pydantic ``Field(ge/le/gt/lt=...)``, ``Bound(...)`` and ``if a <= x <= 9: raise ConfigError``."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            name = getattr(node.func, "id", getattr(node.func, "attr", ""))
+            ranged = {k.arg for k in node.keywords} & {"ge", "le", "gt", "lt"}
+            if (name == "Field" and ranged) or name == "Bound":
+                yield node
+        elif isinstance(node, ast.If) and _raises_config_error(node.body):
+            chained = [
+                c
+                for c in ast.walk(node.test)
+                if isinstance(c, ast.Compare)
+                and len(c.ops) > 1
+                and any(_number(x) for x in (c.left, *c.comparators))
+            ]
+            if chained:
+                yield node.test
+
+
+def test_every_numeric_default_of_a_component_names_a_constant():
+    found = list(_component_defaults())
+    assert found == [], f"move these defaults to hepwb/defaults.py (or limits): {found}"
+
+
+def test_every_numeric_default_of_a_command_names_a_constant():
+    found = list(_command_defaults())
+    assert found == [], f"move these CLI defaults to hepwb/defaults.py: {found}"
+
+
+def test_no_module_but_limits_words_a_bound():
+    found, used = [], set()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        where = str(path.relative_to(PACKAGE))
+        if where in HOMES:
+            continue
+        for node in _bound_checks(ast.parse(path.read_text(encoding="utf-8"))):
+            code = ast.unparse(node)
+            allowed = [a for a in ALLOWED_BOUND_CHECKS if a[0] == where and code.startswith(a[1])]
+            used.update(allowed)
+            if not allowed:
+                found.append(f"{where}:{node.lineno}: {code[:100]}")  # type: ignore[attr-defined]
+    assert found == [], f"declare these bounds in hepwb/limits.py and check with them: {found}"
+    assert used == ALLOWED_BOUND_CHECKS, f"allowed but gone (drop them): {ALLOWED_BOUND_CHECKS - used}"
+
+
+def test_the_guard_sees_what_it_guards_against():
+    """The scans find a literal default, a Field bound and a chained check in code written for it."""
+    code = textwrap.dedent(
+        """
+        class Toy:
+            low: int = Field(default=1, ge=1)
+
+            def __init__(self, size: int = 128, overlap: float = 0.0, flag: bool = True) -> None:
+                if not 0 <= size <= 100:
+                    raise ConfigError("size")
+        """
+    )
+    tree = ast.parse(code)
+    init = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef))
+    assert _literal_defaults(init) == ["__init__(size=128)"]
+    assert [ast.unparse(n) for n in _bound_checks(tree)] == ["Field(default=1, ge=1)", "not 0 <= size <= 100"]
+
+
+@pytest.mark.parametrize(
+    ("build", "message"),
+    [
+        (
+            lambda: HepilotChunker(min_section_fill=2),
+            "chunker 'hepilot': min_section_fill is a share of the chunk's token budget from 0 to 1, got 2 "
+            "(e.g. 0.5)",
+        ),
+        (
+            lambda: get_chunker("sentence_window", window=-1),
+            "chunker 'sentence_window': window is a whole number of sentences on each side from 0 to 100, "
+            "got -1 (e.g. 2)",
+        ),
+        (
+            lambda: get_chunker("hepilot", chunksize=64),
+            "chunker 'hepilot' has no option(s) ['chunksize']; its options are "
+            "['chunk_overlap', 'chunk_size', 'min_section_fill', 'tokenizer']",
+        ),
+        (
+            lambda: ann.VectorIndex.of("ivf_pq", {"nprobes": 0}),
+            "vector index 'ivf_pq': nprobes is a whole number of IVF partitions probed from 1 to 65536, "
+            "got 0 (e.g. 16)",
+        ),
+    ],
+)
+def test_direct_and_named_construction_give_the_bounds_one_message(build, message):
+    with pytest.raises(ConfigError) as err:
+        build()
+    assert str(err.value) == message
+
+
+def test_every_bad_option_is_one_line():
+    with pytest.raises(ConfigError) as err:
+        get_chunker("semantic", chunk_size=4, breakpoint_percentile=101.0)
+    assert str(err.value).splitlines() == [
+        "chunker 'semantic': chunk_size is a whole number of tokens from 8 to 32768, got 4 (e.g. 512)",
+        "chunker 'semantic': breakpoint_percentile is a percentile of the neighbour distances in a paper "
+        "from 0 to 100, got 101.0 (e.g. 90)",
+    ]
