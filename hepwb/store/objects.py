@@ -81,6 +81,21 @@ def s3_storage_options(environ: Mapping[str, str] | None = None) -> dict[str, st
     return out
 
 
+def _client_failures() -> tuple[type[BaseException], ...]:
+    """What the S3 client raises when the store cannot be used: OS errors and botocore's own errors.
+
+    botocore's ``EndpointConnectionError`` and its kin are no ``OSError``.
+    """
+    try:
+        from botocore.exceptions import BotoCoreError
+    except ImportError:  # the file store alone
+        return (OSError, ValueError)
+    return (OSError, ValueError, BotoCoreError)
+
+
+_FAILURES = _client_failures()
+
+
 def _sha256(path: Path) -> str:
     h = hashlib.sha256()
     with path.open("rb") as fh:
@@ -143,7 +158,7 @@ class ArtefactStore:
                     config_kwargs=config_kwargs,
                     use_listings_cache=False,
                     skip_instance_cache=True,
-                    **{"retries": 2, **conf},
+                    **conf,
                 )
             else:
                 self._fs = fsspec.filesystem("file", auto_mkdir=True)
@@ -179,7 +194,7 @@ class ArtefactStore:
             data: bytes = self.fs.cat_file(self._full(rel))
         except FileNotFoundError:
             return None
-        except (OSError, ValueError) as exc:
+        except _FAILURES as exc:
             raise self._problem(exc) from None
         self.received += len(data)
         return data
@@ -215,7 +230,7 @@ class ArtefactStore:
         with contextlib.suppress(FileNotFoundError):
             try:
                 self.fs.rm(self._full(rel), recursive=recursive)
-            except (OSError, ValueError) as exc:
+            except _FAILURES as exc:
                 if not isinstance(exc, FileNotFoundError):
                     raise self._problem(exc) from None
                 raise
@@ -267,7 +282,7 @@ class ArtefactStore:
         try:
             if local:
                 self.fs.put(local, remote)
-        except (OSError, ValueError) as exc:
+        except _FAILURES as exc:
             raise self._problem(exc) from None
         self.sent += sum(int(v["bytes"]) for v in listing.values())
         body = {
@@ -318,7 +333,7 @@ class ArtefactStore:
                 part = final.with_name(f".{final.name}.part-{os.getpid()}")
                 try:
                     self.fs.get_file(self._full(f"{body['base']}/{rel}"), str(part))
-                except (OSError, ValueError) as exc:
+                except _FAILURES as exc:
                     raise self._problem(exc) from None
                 self.received += part.stat().st_size
                 if _sha256(part) != entry["sha256"]:
@@ -348,6 +363,6 @@ def store_problem(url: str) -> str | None:
         return None if urlsplit(url).scheme == "s3" else f"no folder {urlsplit(url).path}"
     except HepwbError as exc:
         return str(exc)
-    except (OSError, ValueError) as exc:
+    except _FAILURES as exc:
         return f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
     return None
