@@ -5,13 +5,14 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.hepwb-installed
+DOCS_STAMP := $(VENV)/.hepwb-docs-installed
 export HF_HUB_OFFLINE ?= 1
 export RAGAS_DO_NOT_TRACK ?= true
 export ORT_DISABLE_TELEMETRY ?= 1
 export HF_HUB_DISABLE_TELEMETRY ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: help env lab tutorials report test check test-all bench browser-stress lint format clean-artefacts
+.PHONY: help env lab tutorials report test check test-all bench docs browser-stress lint format clean-artefacts
 
 help:  ## List the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -50,6 +51,18 @@ test-all: $(STAMP)  ## Tests including those marked slow (deselected by `make te
 bench: $(STAMP)  ## Install the peers the benchmarks compare with (hepwb[bench]), then run python -m bench.bench_chunking
 	$(PY) -m pip install --quiet -c requirements/constraints.txt -e ".[dev,bench]"
 	$(PY) -m bench.bench_chunking $(ARGS)
+
+$(DOCS_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -c requirements/constraints.txt -e ".[dev,docs]"
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)  ## The documentation site (hepwb[docs]) into docs/_build/html: warnings are errors; external links listed, not fetched
+	$(VENV)/bin/sphinx-build -b html -n -W --keep-going -q -d docs/_build/doctrees docs docs/_build/html
+	$(VENV)/bin/sphinx-build -b linkcheck -n -W --keep-going -q -d docs/_build/doctrees docs docs/_build/linkcheck
+	@$(PY) -c 'import json, pathlib; rows = [json.loads(l) for l in open("docs/_build/linkcheck/output.json")]; \
+		ext = sorted({r["uri"] for r in rows if r["status"] == "ignored"}); \
+		pathlib.Path("docs/_build/external-links.txt").write_text("".join(u + "\n" for u in ext)); \
+		print(f"site: docs/_build/html/index.html; {len(ext)} external links, not fetched: docs/_build/external-links.txt")'
 
 browser-stress: $(STAMP)  ## The browser tests RUNS (5) times in a row beside two CPU-bound processes
 	bash tests/browser/stress.sh $${RUNS:-5}

@@ -1,16 +1,17 @@
 """Write a chunk set in the HEPilot output layout.
 
-```
-<root>/
-  documents/{source_type}_{document_id}/
-    full_document.md  document_metadata.json  processing_metadata.json
-    references.json  (CSL-JSON bibliography)
-    blocks.json  (hepwb extension: kind, page(s) and offsets of every block)
-    figures.json  figures/figure_3.png ...  xrefs.json  front_matter.json
-        (hepwb extensions written by :func:`hepwb.processing.links.write_link_files`)
-    chunks/chunk_0001.md  chunk_0001_metadata.json ...   (file numbers are chunk_index + 1)
-  catalog.json  processing_log.json  [adapter_config.json]
-```
+::
+
+ <root>/
+   documents/{source_type}_{document_id}/
+     full_document.md  document_metadata.json  processing_metadata.json
+     references.json  (CSL-JSON bibliography)
+     blocks.json  (hepwb extension: kind, page(s) and offsets of every block)
+     figures.json  figures/figure_3.png ...  xrefs.json  front_matter.json
+         (hepwb extensions written by :func:`hepwb.processing.links.write_link_files`)
+     chunks/chunk_0001.md  chunk_0001_metadata.json ...   (file numbers are chunk_index + 1)
+   catalog.json  processing_log.json  [adapter_config.json]
+
 Content lives only in ``.md`` files; JSON files hold metadata only (HEPilot MUST).
 """
 

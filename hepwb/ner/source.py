@@ -1,8 +1,9 @@
 """Where entities come from at ingest and query time: in process (the default) or the NER service.
 
 :func:`ner_source` picks the NER service when a URL is given or ``HEPWB_NER_URL`` is set (``hepwb
---ner-url``), else the in-process HEP dictionary and rules. Both answer :meth:`batch` (one sorted entity
-list per text) and name their :attr:`model`, which is recorded with every table indexed through them.
+--ner-url``), else the in-process HEP dictionary and rules. Both answer :meth:`EntitySource.batch` (one
+sorted entity list per text) and name their :attr:`EntitySource.model`, which is recorded with every table
+indexed through them.
 
 Example:
     >>> src = ner_source(url="")

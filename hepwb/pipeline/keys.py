@@ -3,15 +3,15 @@
 Every artefact is keyed by the hash of its configuration and of its inputs, so it is computed once and
 reused by every run that shares it, and a changed input or stage code gives a new key:
 
-=============  ==========================================================================  ==========
-stage          key                                                                         unit
-=============  ==========================================================================  ==========
-convert        label, file SHA-256, converter input (PDF / LaTeX tree hash), converter code  document
-chunk set      chunker name + parameters, chunking/writer/converter code, conversion keys    chunker config
-embeddings     (model, SHA-256 of the text)                                                unique text
-index          chunk set id, embedding model, index code                                   chunk set × model
-cell           run configuration, chunk set, index, question-file SHA-256, evaluation code  cell
-=============  ==========================================================================  ==========
+=============  ============================================================================  ==============
+stage          key                                                                           unit
+=============  ============================================================================  ==============
+convert        label, file SHA-256, converter input (PDF / LaTeX tree hash), converter code    document
+chunk set      chunker name + parameters, chunking/writer/converter code, conversion keys      chunker config
+embeddings     (model, SHA-256 of the text)                                                  unique text
+index          chunk set id, embedding model, index code                                     chunk set × model
+cell           run configuration, chunk set, index, question-file SHA-256, evaluation code    cell
+=============  ============================================================================  ==============
 
 Nothing here loads a model or converts a document: a sweep plans (and a rerun skips) in well under a
 second.
