@@ -12,7 +12,7 @@ export ORT_DISABLE_TELEMETRY ?= 1
 export HF_HUB_DISABLE_TELEMETRY ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: help env lab tutorials report test check test-all bench docs browser-stress lint format clean-artefacts
+.PHONY: help env lab tutorials report test test-slow check test-all bench docs browser-stress lint format clean-artefacts
 
 help:  ## List the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -44,6 +44,9 @@ test: $(STAMP)  ## The test suite (CI runs exactly this)
 check: $(STAMP)  ## Fast edit loop (a few minutes): unit tests, doctests, notebook structure; no end-to-end runs
 	$(PY) -m pytest -q -m "not (slow or integration or browser or notebook)" \
 		tests/unit tests/notebooks hepwb bench $(PYTEST_ARGS)
+
+test-slow: $(STAMP)  ## Only the tests marked slow (the 32-paper golden grid, the other kill points); .ci/run runs it after make test
+	$(PY) -m pytest -m slow $(PYTEST_ARGS)
 
 test-all: $(STAMP)  ## Tests including those marked slow (deselected by `make test`)
 	$(PY) -m pytest -m "" $(PYTEST_ARGS)
