@@ -23,7 +23,7 @@ from hepwb.interop.collection import ImportedCollection, write_collection
 from hepwb.interop.compare import experiment_table
 from hepwb.interop.export import Exported, export_runs, resolve_runs
 from hepwb.interop.irdatasets import import_dataset, import_local
-from hepwb.interop.judgements import Judgements, judgements
+from hepwb.interop.judgements import Judgements, question_judgements
 from hepwb.interop.runfile import score_run_file
 from hepwb.interop.trec import read_qrels, read_run, read_topics, write_qrels, write_run, write_topics
 
@@ -36,7 +36,7 @@ __all__ = [
     "import_beir",
     "import_dataset",
     "import_local",
-    "judgements",
+    "question_judgements",
     "read_qrels",
     "read_run",
     "read_topics",

@@ -29,7 +29,7 @@ from hepwb import __version__
 from hepwb.exceptions import ConfigError
 from hepwb.ids import short_hash
 from hepwb.interop.beir import write_beir
-from hepwb.interop.judgements import RELEVANCE_RULE, Judgements, judgements
+from hepwb.interop.judgements import RELEVANCE_RULE, Judgements, question_judgements
 from hepwb.interop.trec import write_qrels, write_run, write_topics
 from hepwb.io import write_json
 from hepwb.names import is_plain_name
@@ -131,7 +131,7 @@ class _Judged:
             cs = None
             if chunk and record.chunkset_root and (saved / "chunkset.json").is_file():
                 cs = saved_chunkset(saved, inputs.documents)  # the very chunks the run searched
-            self.judged[ckey] = judgements(
+            self.judged[ckey] = question_judgements(
                 cfg, layout=self.layout, chunks=chunk, inputs=inputs, chunkset=cs, progress=self.progress
             )
         judged = self.judged[ckey]

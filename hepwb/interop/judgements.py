@@ -32,7 +32,14 @@ from hepwb.pipeline.config import ExperimentConfig
 from hepwb.pipeline.stages import EvalInputs, chunk_stage, load_inputs
 from hepwb.types import Chunk
 
-__all__ = ["RELEVANCE_RULE", "Judgements", "chunk_qrels", "judgements", "mismatched_chunk", "paper_qrels"]
+__all__ = [
+    "RELEVANCE_RULE",
+    "Judgements",
+    "chunk_qrels",
+    "mismatched_chunk",
+    "paper_qrels",
+    "question_judgements",
+]
 
 RELEVANCE_RULE = (
     "A question is scored when at least one of its evidence quotes is located in its paper's converted "
@@ -115,7 +122,7 @@ def mismatched_chunk(cs: ChunkSet, inputs: EvalInputs) -> str | None:
     return None
 
 
-def judgements(
+def question_judgements(
     cfg: ExperimentConfig,
     *,
     layout: Layout | None = None,
