@@ -6,7 +6,8 @@ p-value and the corrected p-value with its decision (``reject``). :func:`experim
 columns from hepwb's per-question scores, with hepwb's statistics (:mod:`hepwb.evaluation.stats`): a paired
 sign-flip permutation test, its interval of the difference (which agrees with it by construction) and
 Holm's correction over the runs compared on each measure; it adds the questions unchanged (``=``) and the
-difference with its interval.
+difference with its interval. It compares runs already made (an outside system's run file among them);
+:func:`hepwb.pipeline.compare.compare` runs several hepwb systems and compares them in one call.
 
 Example:
     >>> import pandas as pd

@@ -47,7 +47,6 @@ def project(tmp_path_factory):
             corpus=str(corpus),
             questions=str(questions),
             chunk_size=48,
-            tokenizer="words",
             retriever="bm25",
             k=5,
         )
