@@ -159,7 +159,13 @@ def machine() -> JSONObject:
 
 
 def write_results(
-    name: str, body: str, *, caption: str, rows: Sequence[Row] = (), folder: Path | None = None
+    name: str,
+    body: str,
+    *,
+    caption: str,
+    rows: Sequence[Row] = (),
+    folder: Path | None = None,
+    commit: str | None = None,
 ) -> Path:
     """Write the results file ``<folder>/<name>.md`` (and its rows, ``<name>.json``); returns its path.
 
@@ -169,13 +175,14 @@ def write_results(
         caption: One line: what was measured, on which question set, with which command.
         rows: The table's numbers, keyed (see the module docstring); none for a table without run metrics.
         folder: Default ``docs/results``.
+        commit: The commit measured (:func:`git_commit` when the bench started); default: the commit now.
     """
     folder = folder or RESULTS
     path = under(folder, name, "results file", ".md")
     rest = " ".join(caption.split()) + "\n\n" + body.strip("\n") + "\n"
     stamp: JSONObject = {
         "command": command_line(),
-        "commit": git_commit(),
+        "commit": commit or git_commit(),
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "machine": machine(),
         "sha256": _sha256(rest),

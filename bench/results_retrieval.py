@@ -32,7 +32,7 @@ from typing import Any
 import pandas as pd
 
 from bench.common import rounded, shared_material, versus
-from bench.results import Row, command_line, comparison_key, run_key, write_results
+from bench.results import Row, command_line, comparison_key, git_commit, run_key, write_results
 from hepwb.adapt.run import fit_fusion_for
 from hepwb.evaluation import evaluate_by
 from hepwb.models.tokenizers import model_problem
@@ -146,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no adapted model {args.adapted!r} ({fix}): its rows are left out")
         methods = [m for m in METHODS if m[3] == "base"]
     layout = Layout.default()
+    commit = git_commit()  # the code measured: the commit when the runs start
     inputs = None
     for size in (int(s) for s in args.sizes.split(",")):
         at = Size(size, layout, args.questions, args.adapted)
@@ -163,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
             f"question style; fusions fitted on 4 folds grouped by paper and scored out of fold. Made by "
             f"`{command_line()}`."
         )
-        write_results(f"retrieval-{size}", table, caption=caption, rows=at.published)
+        write_results(f"retrieval-{size}", table, caption=caption, rows=at.published, commit=commit)
     return 0
 
 

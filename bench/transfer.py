@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import REPORTS, have_chroma, rounded, scratch_sets, versus
-from bench.results import Row, command_line, comparison_key, run_key, write_results
+from bench.results import Row, command_line, comparison_key, git_commit, run_key, write_results
 from hepwb.io import write_json
 from hepwb.paths import Layout
 from hepwb.pipeline import ExperimentConfig, run_experiment
@@ -97,6 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if not have_chroma():
         return 0
+    commit = git_commit()  # the code measured: the commit when the runs start
     sep = ";" if ";" in args.methods else ","
     methods = [m.strip() for m in args.methods.split(sep) if m.strip()]
     if "bm25" not in methods:
@@ -139,11 +140,11 @@ def main(argv: list[str] | None = None) -> int:
     for name, (table, _) in tables.items():
         print(f"\n{name}:\n{table}")
     if not args.no_results:
-        write_all(tables, rows)
+        write_all(tables, rows, commit)
     return 0
 
 
-def write_all(tables: dict[str, tuple[str, list[Row]]], rows: list[JSONObject]) -> None:
+def write_all(tables: dict[str, tuple[str, list[Row]]], rows: list[JSONObject], commit: str) -> None:
     """The results files of one run (see the module docstring)."""
     n = {s: max((r["n"] for r in rows if r["set"] == s), default=0) for s in SETS}
     where = (f"hepqa-dev ({n['hepqa-dev']} questions, 32 papers, LaTeX preferred) and Chroma's question set "
@@ -159,7 +160,7 @@ def write_all(tables: dict[str, tuple[str, list[Row]]], rows: list[JSONObject]) 
         f"CPU, other jobs possibly running: compare within the table only. {made}",
     }
     for name, (table, published) in tables.items():
-        write_results(name, table, caption=captions[name], rows=published)
+        write_results(name, table, caption=captions[name], rows=published, commit=commit)
 
 
 def _cell(r: JSONObject, m: str, with_p: bool) -> str:
