@@ -107,8 +107,8 @@ def evaluate(
         str | None,
         typer.Option(
             help="Retriever: a name (see `hepwb retrievers`) or NAME(KEY=VALUE, ...), e.g. "
-            "'dense(read=max)'. The default is the main job's recommendation (README 'Defaults'), or "
-            "your project's pin.",
+            "'dense(read=max)'. The default is the main job's recommendation (docs: 'Which chunking and "
+            "retriever should I use?'), or your project's pin.",
             show_default=_DEFAULTS.retriever,
         ),
     ] = None,

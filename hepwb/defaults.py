@@ -23,6 +23,7 @@ __all__ = [
     "CROSS_ENCODER",
     "DENSE_READ",
     "DEVICE",
+    "DOCS_URL",
     "EMBEDDING_MODEL",
     "EMBED_BATCH",
     "ENTITY_BOOST",
@@ -120,6 +121,11 @@ RERANK_TOP_N = 30
 DEVICE = "auto"
 """Where models run: ``auto`` picks CUDA, then Apple MPS, then the CPU (:mod:`hepwb.models.device`)."""
 
+DOCS_URL = ""
+"""Where the report's links to the documentation point (glossary terms, pages). Empty: the site ``make docs``
+builds in this checkout, ``docs/_build/html``, as a file URL (the site is not hosted); ``$HEPWB_DOCS_URL``
+overrides both (:mod:`hepwb.pipeline.report_links`)."""
+
 WORKER_CACHE_MIB = 768
 """What a sweep worker keeps of loaded corpora, and separately of chunk sets, between tasks (MiB, as
 estimated from their texts); the most recent entry is kept whatever its size (:mod:`hepwb.sweep.worker`)."""
@@ -134,11 +140,12 @@ RETRIEVER = "bm25(fields=context)"
 
 Chosen from the main job's verdict on the shipped corpus (``make report``: 32 papers, 124 dev questions,
 21 configurations; ``tests/golden/main_grid_32.json``): ``bm25(fields=context)`` at 512 tokens is the
-*recommended* configuration, found@5 0.887, indistinguishable from the best (``fusion`` at 1024, 0.927) and
-cheaper; plain ``dense`` is last at every size (0.581 at 512). Held out on Chroma's question set (472
-questions, another domain; README "Does it transfer?"): 0.968 at 512, against 0.800 for ``dense`` and at
-most 0.972 for any method at that size. Change it when your own report recommends something else:
-``hepwb defaults pin --from-report`` records that in your project (:mod:`hepwb.project_defaults`)."""
+*recommended* configuration, indistinguishable from the best (``fusion`` at 1024) and cheaper; plain
+``dense`` is last at every size. On Chroma's question set (472 questions, another domain, never used to
+choose) no method is significantly better at that size. The documentation's page "Which chunking and
+retriever should I use?" (``docs/explanations/choosing.md``) explains it, with the tables of
+``docs/results.md``. Change it when your own report recommends something else: ``hepwb defaults pin
+--from-report`` records that in your project (:mod:`hepwb.project_defaults`)."""
 
 EVAL_K = 10
 """Chunks retrieved per question in an evaluation run."""
@@ -151,7 +158,8 @@ PREFER_LATEX = True
 
 HYBRID_METHOD: Final = "linear"
 """How ``hybrid`` fuses dense and BM25 by default: a convex combination of min-max-normalised scores, the
-method ``hepwb fit-fusion`` chose in every fold on hepqa-dev (README, "Does it transfer?")."""
+method ``hepwb fit-fusion`` chose in every fold on hepqa-dev (``docs/results.md``, "Every method on both
+question sets")."""
 
 HYBRID_WEIGHT: Final = 0.1
 """The dense branch's default share in ``hybrid``: of the candidates 0.1, 0.2, 0.3 (linear, context fields)

@@ -1,6 +1,6 @@
 """Human names of hepwb's metrics and configuration columns: one name for each, everywhere.
 
-The report, the CLI, the notebooks and the README say *found@5* for ``hit_rate@5`` (the share of
+The report, the CLI, the notebooks and the documentation say *found@5* for ``hit_rate@5`` (the share of
 questions with a relevant chunk among the first five hits); every table and plot takes its column
 names from here.
 """

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hepwb.labels import LABELS, config_label, human
+from hepwb.pipeline.report_links import HEADER_TERMS, term_link
 from hepwb.pipeline.verdict import INDEX_RECALL, Verdict
 from hepwb.plaintext import escape_html, plain
 
@@ -145,8 +146,7 @@ def verdict_html(v: Verdict, *, max_rows: int = 12) -> str:
     cols += [human(INDEX_RECALL)] if ann else []
     cols += ["questions + / − / ="]
     head = "".join(
-        f'<th class="hw-sticky">{c}</th>' if c == "configuration" else f"<th>{escape_html(c)}</th>"
-        for c in cols
+        f'<th class="hw-sticky">{c}</th>' if c == "configuration" else f"<th>{_header(c)}</th>" for c in cols
     )
     rows = []
     for rec in shown.to_dict("records"):
@@ -173,6 +173,12 @@ def verdict_html(v: Verdict, *, max_rows: int = 12) -> str:
         f'{_STYLE}<p class="hw-verdict">{v.sentence()}</p><div class="hw-scroll">'
         f'<table class="hw-headline"><tr>{head}</tr>{"".join(rows)}</table></div>{note}'
     )
+
+
+def _header(column: str) -> str:
+    """A verdict column's header, linked to its glossary term where it has one (:data:`HEADER_TERMS`)."""
+    term = HEADER_TERMS.get(column)
+    return term_link(term, column) if term else escape_html(column)
 
 
 def _difference(rec: dict[Hashable, object]) -> str:

@@ -52,8 +52,8 @@ class HybridRetriever:
             (1 - weight) × BM25`` of min-max-normalised scores).
 
     The defaults (``hepwb.defaults.HYBRID_METHOD``, ``HYBRID_WEIGHT``, ``HYBRID_FIELDS``) are what the
-    measurements support (README, "Does it transfer?"); ``hybrid(method=rrf, fields=text, weight=null)`` is
-    the equal-weight RRF of earlier releases.
+    measurements support (``docs/results.md``, ``docs/explanations/bm25-context.md``);
+    ``hybrid(method=rrf, fields=text, weight=null)`` is the equal-weight RRF of earlier releases.
     """
 
     name = "hybrid"

@@ -1,0 +1,156 @@
+"""What the report links to and names: glossary terms, its sources in one line each, papers' short titles.
+
+The documentation site is not hosted: links point at the copy ``make docs`` builds in this checkout
+(``docs/_build/html``, as a file URL), or at ``$HEPWB_DOCS_URL``, or :data:`hepwb.defaults.DOCS_URL`, in that
+order. A glossary term's anchor is the one Sphinx gives it (``term-found-k`` for *found@k*), so every link
+lands on its definition; ``tests/unit/test_report_links.py`` checks that each term is in ``docs/glossary.md``.
+
+Example:
+    >>> glossary_anchor("found@k"), glossary_anchor("Chroma's evaluation"), glossary_anchor("95 % interval")
+    ('term-found-k', 'term-Chroma-s-evaluation', 'term-95-interval')
+    >>> short_title("Measurement of the Beam-Spin Azimuthal Asymmetry Associated with Deeply-Virtual Compton")
+    'Measurement of the Beam-Spin Azimuthal Asymmetry…'
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from hepwb import defaults
+from hepwb.paths import find_project_root
+from hepwb.pipeline.catalog import Catalog
+from hepwb.plaintext import escape_html
+
+__all__ = [
+    "DOCS_ENV",
+    "HEADER_TERMS",
+    "SOURCES",
+    "TERMS",
+    "about_html",
+    "docs_base",
+    "docs_url",
+    "glossary_anchor",
+    "paper_titles",
+    "short_title",
+    "term_link",
+]
+
+DOCS_ENV = "HEPWB_DOCS_URL"
+"""The environment variable naming a hosted copy of the documentation (its base URL)."""
+
+TERMS = (
+    "found@k",
+    "recall@k",
+    "MRR@k",
+    "nDCG@k",
+    "relevant chunk",
+    "evidence quote",
+    "unscored question",
+    "chunker",
+    "chunk size",
+    "overlap",
+    "chunk set",
+    "retriever",
+    "sweep",
+    "cell",
+    "catalog",
+    "verdict",
+    "recommended",
+    "95 % interval",
+    "paired permutation test",
+    "Holm",
+    "detectable",
+    "small sample",
+    "HEPilot",
+    "Chroma's evaluation",
+)
+"""The glossary terms the report uses, in the order its first screen lists them."""
+
+HEADER_TERMS = {
+    "found@5": "found@k",
+    "95 % interval": "95 % interval",
+    "p (Holm)": "Holm",
+    "detectable": "detectable",
+    "verdict": "verdict",
+}
+"""Column headers of the verdict table and the glossary term each links to."""
+
+SOURCES = {
+    "HEPilot": (
+        "HEPilot",
+        "the HEPilot Data Acquisition and Preparation Specification for RAG, a standard layout for HEP "
+        "papers prepared for retrieval (markdown chunks beside JSON metadata) and its chunking algorithm: "
+        "every chunk set here is written in it, and the hepilot chunker is that algorithm.",
+    ),
+    "Chroma": (
+        "Chroma's evaluation",
+        "Chroma's study Evaluating Chunking Strategies for Retrieval (2024): five non-physics corpora with "
+        "472 questions, and the character-level span metrics (span recall, IoU, precision Ω) reported here.",
+    ),
+}
+"""Each source the report names: its glossary term and one line saying what it is."""
+
+_NON_ID = re.compile(r"[^a-zA-Z0-9._]+")
+
+
+def docs_base() -> str:
+    """The documentation's base URL, ending in ``/``: ``$HEPWB_DOCS_URL``, DOCS_URL, or the local build."""
+    base = os.environ.get(DOCS_ENV) or defaults.DOCS_URL
+    if not base:
+        base = (find_project_root() / "docs" / "_build" / "html").as_uri()
+    return base if base.endswith("/") else base + "/"
+
+
+def docs_url(page: str, anchor: str = "") -> str:
+    """The URL of a documentation page (``"glossary"``, ``"explanations/choosing"``), at ``anchor``.
+
+    Example:
+        >>> docs_url("glossary", "term-Holm").endswith("/glossary.html#term-Holm")
+        True
+    """
+    return f"{docs_base()}{page}.html" + (f"#{anchor}" if anchor else "")
+
+
+def glossary_anchor(term: str) -> str:
+    """The HTML id Sphinx gives a glossary term (``term-`` and the term, other characters as ``-``)."""
+    return _NON_ID.sub("-", f"term-{' '.join(term.split())}").rstrip("-")
+
+
+def term_link(term: str, text: str | None = None) -> str:
+    """An HTML link from ``text`` (default the term) to the term's definition in the glossary."""
+    href = docs_url("glossary", glossary_anchor(term))
+    return f'<a href="{escape_html(href)}" class="hw-term">{escape_html(text or term)}</a>'
+
+
+def about_html(terms: tuple[str, ...] = TERMS) -> str:
+    """The report's key: every term it uses linked to the glossary, and one line on each source."""
+    links = " · ".join(term_link(t) for t in terms)
+    sources = "".join(
+        f"<li>{term_link(term, name)}: {escape_html(line)}</li>" for name, (term, line) in SOURCES.items()
+    )
+    choosing = docs_url("explanations/choosing")
+    return (
+        f'<div class="hw-about"><p><b>Terms</b> (each links to its definition): {links}.</p>'
+        f"<p><b>Sources</b></p><ul>{sources}</ul>"
+        f'<p>How to read this report: <a href="{escape_html(choosing)}">which chunking and retriever '
+        f"should I use, and how sure is that?</a></p></div>"
+    )
+
+
+def short_title(title: str, limit: int = 50) -> str:
+    """A paper's title cut at a word boundary within ``limit`` characters, with ``…`` when cut."""
+    title = " ".join(title.split())
+    if len(title) <= limit:
+        return title
+    cut = title[:limit].rsplit(" ", 1)[0].rstrip(" ,;:-–")
+    return cut + "…"
+
+
+def paper_titles(catalog: Catalog) -> dict[str, str]:
+    """Each paper label of the catalog (``P01``) with its short title (empty when the paper has none)."""
+    rows = catalog.sql("SELECT label, any_value(title) AS title FROM documents GROUP BY label")
+    return {
+        str(r["label"]): short_title(r["title"]) if isinstance(r["title"], str) else ""  # NULL: no title
+        for r in rows.to_dict("records")
+    }
