@@ -31,6 +31,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -288,12 +289,37 @@ def _line_text(raw: bytes, p: Path, what: str, lineno: int) -> str:
     return text.removesuffix("\n").removesuffix("\r")
 
 
-def json_hooks(source: str, fix: str) -> dict[str, Any]:
+def json_hooks(source: str, fix: str, *, strict: bool = False) -> dict[str, Any]:
     """``json.loads`` hooks bounding integer digits and refusing repeated keys (errors name ``source``).
 
     For JSON text that is part of a larger file (a ``.ragmd`` block): :func:`parse_json` uses the same.
+    ``strict``: also refuse what RFC 8259 does not allow, ``NaN``/``Infinity`` and a number beyond a float
+    (``1e999`` would read as infinity).
     """
-    return {"parse_int": _bounded_int(source), "object_pairs_hook": _unique_keys(source, fix)}
+    hooks = {"parse_int": _bounded_int(source), "object_pairs_hook": _unique_keys(source, fix)}
+    if strict:
+        hooks |= {"parse_constant": _no_constant(source, fix), "parse_float": _finite_float(source, fix)}
+    return hooks
+
+
+def _no_constant(source: str, fix: str) -> Any:
+    def parse(name: str) -> float:
+        msg = f"{source}: {name} is not a JSON number (RFC 8259); {fix}"
+        raise ReadError(msg)
+
+    return parse
+
+
+def _finite_float(source: str, fix: str) -> Any:
+    def parse(text: str) -> float:
+        value = float(text)
+        if math.isinf(value):
+            shown = text if len(text) <= 30 else text[:29] + "…"
+            msg = f"{source}: the number {shown} is beyond the range of a float; {fix}"
+            raise ReadError(msg)
+        return value
+
+    return parse
 
 
 def _bounded_int(source: str) -> Any:
@@ -340,17 +366,23 @@ def _depth_problem(value: Any, max_depth: int) -> bool:
 
 
 def parse_json(
-    text: str, source: str, *, fix: str = "fix the file", max_depth: int = limits.MAX_JSON_DEPTH
+    text: str,
+    source: str,
+    *,
+    fix: str = "fix the file",
+    max_depth: int = limits.MAX_JSON_DEPTH,
+    strict: bool = False,
 ) -> Any:
     """Parse JSON ``text`` from ``source`` with its nesting depth and integer digits bounded.
 
     Raises:
         ReadError: Not JSON (line named), nested deeper than ``max_depth``, an integer of more than
             :data:`~hepwb.limits.MAX_INT_DIGITS` digits, a key twice in one object (named; JSON would keep
-            the last silently). NaN and Infinity are read, as Python writes them.
+            the last silently). NaN and Infinity are read, as Python writes them, unless ``strict``
+            (:func:`json_hooks`).
     """
     try:
-        value = json.loads(text, **json_hooks(source, fix))
+        value = json.loads(text, **json_hooks(source, fix, strict=strict))
     except ReadError:
         raise
     except json.JSONDecodeError as exc:

@@ -12,7 +12,10 @@ the limit (:class:`~hepwb.ner.client.NERClient` sends smaller parts). On an addr
 service needs a token (:func:`check_token`); with a token every request must carry
 ``Authorization: Bearer <token>`` (else HTTP 401). At most :data:`~hepwb.limits.NER_MAX_BUSY` requests are
 tagged at once (others wait up to the read timeout, then get HTTP 503, which the client retries) and at
-most :data:`~hepwb.limits.NER_MAX_CONNECTIONS` connections are held open (one more is closed at once).
+most :data:`~hepwb.limits.NER_MAX_CONNECTIONS` connections are held open (one more is closed at once). A
+request must arrive whole, headers and body, within the read timeout (:data:`READ_TIMEOUT_S`) in all: a
+client sending a byte now and then is answered 408 and closed, so slow clients cannot keep the connections.
+The body is JSON as RFC 8259 has it (UTF-8; no ``NaN``, no repeated key; nesting bounded), else HTTP 400.
 
 Example:
     >>> import httpx
@@ -28,6 +31,7 @@ import contextlib
 import hmac
 import json
 import re
+import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -36,17 +40,27 @@ from hepwb import limits
 from hepwb.exceptions import ConfigError
 from hepwb.ids import text_sha256
 from hepwb.models.entities import EntityExtractor
+from hepwb.readers import parse_json
 from hepwb.types import JSONObject
 
-__all__ = ["TOKEN_ENV", "NERService", "RequestTooLarge", "check_token", "is_loopback", "model_name"]
+__all__ = [
+    "TOKEN_ENV",
+    "NERService",
+    "RequestTooLarge",
+    "check_token",
+    "is_loopback",
+    "model_name",
+    "parse_body",
+]
 
 TOKEN_ENV = "HEPWB_NER_TOKEN"
 """The environment variable holding the service's token (``hepwb ner-serve`` and the client read it)."""
 
 _LENGTH = re.compile(r"[0-9]{1,12}")  # Content-Length: digits only (no sign, exponent, spaces or list)
-_DRAIN = 1_048_576  # a refused request's body is read (and dropped) up to this size
+_DRAIN = 65_536  # a refused (unauthenticated) request's body is read (and dropped) up to this size
 READ_TIMEOUT_S = 10.0
-"""A connection that sends nothing (or too little) for this long is answered 408 or closed."""
+"""A request (headers and body) not received whole within this many seconds is answered 408 or closed."""
+_BODY_FIX = 'send one JSON object: {"texts": ["...", ...]}'
 
 
 class RequestTooLarge(ValueError):
@@ -100,6 +114,28 @@ def model_name() -> str:
 
     data = files("hepwb.models").joinpath("hep_entities.yaml").read_text(encoding="utf-8")
     return f"hepwb-hep-dictionary@{text_sha256(data)[:12]}"
+
+
+def parse_body(body: bytes) -> Any:
+    """The JSON value of a ``POST /ner`` body, read as RFC 8259 has it (raises ``ValueError`` naming why not).
+
+    UTF-8 only; ``NaN``, ``Infinity`` and a key given twice are refused, nesting and integers are bounded
+    (:func:`hepwb.readers.parse_json`): every refusal is answered HTTP 400 with the reason.
+
+    Example:
+        >>> parse_body(b'{"texts": ["a"]}')
+        {'texts': ['a']}
+        >>> parse_body(b'{"texts": ["a"], "texts": ["b"]}')  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        hepwb.readers.ReadError: request body: key 'texts' appears twice in one object ...
+    """
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        msg = f"request body: byte {exc.start} is not UTF-8 (JSON is sent as UTF-8); {_BODY_FIX}"
+        raise ValueError(msg) from None
+    return parse_json(text or "null", "request body", fix=_BODY_FIX, strict=True)
 
 
 class _BoundedServer(ThreadingHTTPServer):
@@ -224,6 +260,33 @@ class NERService:
             def log_message(self, *args: Any) -> None:  # quiet: no line per request
                 return
 
+            def setup(self) -> None:
+                super().setup()
+                # one deadline for the whole request: a per-read timeout lets a byte every few seconds
+                # keep a connection (and all of them, NER_MAX_CONNECTIONS) for ever
+                self.late = False
+                self.deadline = threading.Timer(service.read_timeout_s, self._expire)
+                self.deadline.daemon = True
+                self.deadline.start()
+
+            def _expire(self) -> None:
+                self.late = True
+                with contextlib.suppress(OSError):  # a blocked read returns now, with what has come
+                    self.connection.shutdown(socket.SHUT_RD)
+
+            def _received(self) -> bool:
+                """Stop the deadline: the request is in; ``False`` (answered 408) when it came too late."""
+                self.deadline.cancel()
+                if self.late:
+                    self._send(
+                        408, {"error": f"the request was not sent whole within {service.read_timeout_s:g} s"}
+                    )
+                return not self.late
+
+            def finish(self) -> None:
+                self.deadline.cancel()
+                super().finish()
+
             def _send(self, code: int, body: JSONObject) -> None:
                 data = json.dumps(body).encode()
                 self.send_response(code)
@@ -248,7 +311,7 @@ class NERService:
                 return True
 
             def do_GET(self) -> None:
-                if self._refused():
+                if not self._received() or self._refused():
                     return
                 if self.path.rstrip("/") == "/health":
                     self._send(200, {"status": "ok", "model": service.model})
@@ -256,6 +319,9 @@ class NERService:
                     self._send(404, {"error": "unknown path; use POST /ner or GET /health"})
 
             def do_POST(self) -> None:
+                if self.late:
+                    self._received()
+                    return
                 if self._refused():
                     return
                 if self.path.rstrip("/") != "/ner":
@@ -279,6 +345,8 @@ class NERService:
                     return
                 try:
                     body = self.rfile.read(length)
+                    if not self._received():
+                        return
                     if len(body) < length:
                         self._send(400, {"error": f"the body ended after {len(body)} of {length} bytes"})
                         return
@@ -287,7 +355,7 @@ class NERService:
                         self._send(503, {"error": busy})
                         return
                     try:
-                        self._send(200, service.reply(json.loads(body or b"null")))
+                        self._send(200, service.reply(parse_body(body)))
                     finally:
                         service.busy.release()
                 except RequestTooLarge as exc:
