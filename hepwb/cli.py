@@ -12,7 +12,7 @@ from typing import Annotated, NoReturn
 
 import typer
 
-from hepwb import __version__, defaults, limits
+from hepwb import defaults, limits
 from hepwb.cli_app import (
     Corpus,
     Latex,
@@ -29,6 +29,7 @@ from hepwb.cli_app import (
     parse_options,
 )
 from hepwb.cli_args import repeated_option
+from hepwb.cli_crash import not_utf8, save_traceback
 from hepwb.cli_runfile import Baseline, LevelOption, RunFileOption, SweepOption, outside_run_lines
 from hepwb.cli_show import run_lines
 from hepwb.exceptions import ConfigError, HepwbError
@@ -291,13 +292,21 @@ def main() -> None:
 
     * A :class:`HepwbError` (an input problem) is one ``error: …`` line and exit status 2; so is a full
       disk or a failed write (the message says to free space and rerun).
+    * An argument that is no UTF-8 text, or an option given twice, is one line and exit status 2.
     * Anything else is a bug: one line naming the exception and the file its traceback is saved in
-      (``reports/tracebacks/<time>-<command>.txt``, else the temporary folder), exit status 3.
+      (``reports/tracebacks/<time>-<command>.txt``, else the temporary folder; secrets redacted,
+      :func:`hepwb.cli_crash.save_traceback`), exit status 3.
     * Ctrl-C is one line and exit status 130.
     """
     import sys
 
-    problem = repeated_option(typer.main.get_command(app), sys.argv[1:])
+    bad = not_utf8(sys.argv[1:])
+    problem = (
+        f"the argument {bad!r} is not UTF-8 text: hepwb reads every argument as UTF-8; retype it (or rename "
+        "the file it names)"
+        if bad is not None
+        else repeated_option(typer.main.get_command(app), sys.argv[1:])
+    )
     if problem:
         typer.secho(f"error: {plain(problem)}", fg=typer.colors.RED, err=True)
         raise SystemExit(2)
@@ -338,7 +347,7 @@ def _unexpected(exc: Exception) -> NoReturn:
     if write_failure:
         typer.secho(f"error: {write_failure}", fg=typer.colors.RED, err=True)
         raise SystemExit(2) from None
-    saved = _save_traceback(exc, current_command[0])
+    saved = save_traceback(exc, current_command[0])
     where = f"the traceback is saved in {saved}" if saved else "its traceback could not be saved"
     line = f"unexpected {type(exc).__name__}: {one_line(exc, 300)} — a bug: {where}; please report it"
     typer.secho(f"error: {line}", fg=typer.colors.RED, err=True)
@@ -377,41 +386,6 @@ def _write_failure(exc: Exception) -> str | None:
         "the quota / file-size limit) and run the same command again: finished artefacts are kept and "
         "the interrupted one is redone."
     )
-
-
-def _save_traceback(exc: BaseException, command: str) -> Path | None:
-    """Write ``exc``'s traceback to ``reports/tracebacks/<time>-<command>.txt`` (else the temporary folder).
-
-    Returns the file, or ``None`` when neither folder could be written.
-    """
-    import contextlib
-    import re
-    import sys
-    import tempfile
-    import time
-    import traceback
-
-    name = re.sub(r"[^A-Za-z0-9_-]+", "-", command.removeprefix("hepwb").strip()) or "hepwb"
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    text = (
-        f"hepwb {__version__}, Python {sys.version.split()[0]}\n"
-        f"command: {' '.join(sys.argv)}\n\n{''.join(traceback.format_exception(exc))}"
-    )
-    folders: list[Path] = []
-    with contextlib.suppress(Exception):  # no project here: the temporary folder alone
-        folders.append(Layout.default().reports / "tracebacks")
-    folders.append(Path(tempfile.gettempdir()) / "hepwb-tracebacks")
-    for folder in folders:
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            path = folder / f"{stamp}-{name}.txt"
-            if path.exists():
-                path = folder / f"{stamp}-{name}-{os.getpid()}.txt"
-            path.write_text(text, encoding="utf-8")
-        except OSError:
-            continue
-        return path
-    return None
 
 
 # the other commands register on import; after the core ones so `hepwb --help` lists stages in order

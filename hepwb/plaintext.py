@@ -16,7 +16,7 @@ from __future__ import annotations
 import html
 import re
 
-__all__ = ["escape_html", "plain", "sequence_around"]
+__all__ = ["escape_html", "not_text", "plain", "sequence_around"]
 
 _SEQUENCES = re.compile(
     # OSC, DCS, SOS, PM and APC strings (7- and 8-bit introducers) up to BEL or ST
@@ -31,6 +31,8 @@ _CONTROLS = re.compile(
     # and the bidirectional overrides and isolates that reorder what a terminal or page shows
     r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
 )
+_SURROGATES = re.compile(r"[\ud800-\udfff]")
+"""Lone surrogates (a byte that is no UTF-8, ``"\\ud800"`` in JSON): no terminal or page can take one."""
 
 
 def plain(text: str) -> str:
@@ -38,20 +40,44 @@ def plain(text: str) -> str:
 
     Escape sequences (OSC, CSI, DCS, any other ``ESC …``) go whole; a lone control character goes alone,
     so the printable text around it stays; ``\r\n`` becomes ``\n`` and a lone ``\r``, vertical tab or form
-    feed a space.
+    feed a space; a lone surrogate (no Unicode text: printing it would fail) becomes ``\ufffd``.
 
     Example:
         >>> plain("x\x1b]8;;http://x\x1b\\y\x1b]8;;\x1b\\\x07z\x00\x9b2J")
         'xyz'
-        >>> plain("one\rtwo\x0bthree")
-        'one two three'
+        >>> plain("one\rtwo\x0bthree"), plain("Evil \ud800 title") == "Evil \ufffd title"
+        ('one two three', True)
     """
     if text.isprintable():  # the common case: nothing to remove
         return text
     text = text.replace("\r\n", "\n")
     text = _SEQUENCES.sub("", text)
     text = re.sub(r"[\r\x0b\x0c]", " ", text)
-    return _CONTROLS.sub("", text)
+    return _SURROGATES.sub("\ufffd", _CONTROLS.sub("", text))
+
+
+def not_text(value: str, *, control: bool = True) -> str:
+    r"""What makes ``value`` unusable as text (``""``: nothing): a lone surrogate, NUL, other controls.
+
+    A lone surrogate (a byte that is no UTF-8 on the command line, ``"\ud800"`` in JSON) is no Unicode
+    text: no file, database or terminal can take it. NUL is refused always; where ``control`` (a name: an
+    actor, a label) every other control character too (C0, DEL, C1: an escape sequence starts with one)
+    and the bidirectional overrides that reorder what a terminal shows.
+
+    Example:
+        >>> not_text("ev\udcff"), not_text("ev\x1b]8;;http://x\x07il"), not_text("a\nb", control=False)
+        ('holds a lone surrogate (U+DCFF)', 'holds the control character U+001B', '')
+        >>> not_text("a\nb"), not_text("Zoë Müller")
+        ('holds the control character U+000A', '')
+    """
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return f"holds a lone surrogate (U+{ord(value[exc.start]):04X})"
+    for ch in value:
+        if ch == "\0" or (control and (ch in "\n\t" or _CONTROLS.match(ch))):
+            return f"holds the control character U+{ord(ch):04X}"
+    return ""
 
 
 def sequence_around(text: str, pos: int, reach: int = 512) -> tuple[int, int] | None:
