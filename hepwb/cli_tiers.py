@@ -183,7 +183,7 @@ def mark(
 ) -> None:
     """Record reinforcement for a chunk: the evidence promotion needs."""
     _open(ctx).mark(chunk_id, kind, actor=actor, note=note)
-    typer.echo(f"recorded {kind} for {chunk_id} by {actor}")
+    typer.echo(plain(f"recorded {kind} for {chunk_id} by {actor}"))
 
 
 @tiers_app.command("promote")

@@ -31,6 +31,7 @@ __all__ = [
     "FETCH",
     "HEPILOT_CHUNK_SIZE",
     "HNSW_M",
+    "MAX_ACTOR_CHARS",
     "MAX_CHUNK_SIZE",
     "MAX_CHUNK_SIZES",
     "MAX_COLLECTION_BYTES",
@@ -38,6 +39,7 @@ __all__ = [
     "MAX_COLLECTION_DOC_CHARS",
     "MAX_DOCS",
     "MAX_K",
+    "MAX_NOTE_CHARS",
     "MAX_QUESTION_CHARS",
     "MAX_QUESTION_FILE_BYTES",
     "MAX_RUN_FILE_BYTES",
@@ -69,6 +71,7 @@ __all__ = [
     "SQL_THREADS",
     "SQL_TIMEOUT_S",
     "SUB_VECTORS",
+    "TIER_HISTORY_LIMIT",
     "TIER_JOB_MAX_ROWS",
     "TIER_JOB_MIN_INTERVAL_S",
     "TIER_PROMOTE_MIN_QUESTIONS",
@@ -304,6 +307,17 @@ TIER_PROMOTE_MIN_QUESTIONS = Bound(
     "promote_min_questions", 1, 100_000, "a whole number of questions", "3", integer=True
 )
 """Distinct questions that earn a HOT document its promotion."""
+
+MAX_ACTOR_CHARS = 128
+"""Longest actor name of a tier job or signal (``hepwb tiers … --actor``): a user or service name."""
+
+MAX_NOTE_CHARS = 10_000
+"""Longest note kept with a tier signal (``hepwb tiers mark --note``): a paragraph."""
+
+TIER_HISTORY_LIMIT = Bound(
+    "limit", 1, MAX_TIER_ROWS, "a whole number of audit events shown", "20", integer=True
+)
+"""Audit events ``hepwb tiers history --limit`` shows (newest first)."""
 
 MAX_CHUNK_SIZES = 64
 """Most chunk sizes one ``hepwb ingest --chunk-sizes`` builds (each is a whole chunk set of the corpus)."""

@@ -19,14 +19,58 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from hepwb import limits
 from hepwb.dbfile import connect_waiting, damaged
 from hepwb.exceptions import ConfigError
 from hepwb.ids import text_sha256
+from hepwb.plaintext import not_text
 from hepwb.types import JSONObject
 
-__all__ = ["SIGNAL_KINDS", "AuditLog", "new_event_id", "running"]
+__all__ = ["SIGNAL_KINDS", "AuditLog", "check_actor", "check_note", "new_event_id", "running"]
 
 SIGNAL_KINDS = ("useful", "cited", "approved")
+
+
+def check_actor(actor: object) -> str:
+    """``actor`` when it is a name the audit trail can keep and a terminal can show, else a ConfigError.
+
+    Example:
+        >>> check_actor("alice@cern")
+        'alice@cern'
+        >>> check_actor("ev\x1b]8;;http://x\x07il")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        hepwb.exceptions.ConfigError: actor 'ev\\x1b]8;;http://x\\x07il' holds the control character ...
+    """
+    if not isinstance(actor, str) or not actor.strip():
+        msg = f"actor must be a name, got {actor!r}; give who runs the job (e.g. your user name)"
+        raise ConfigError(msg)
+    problem = not_text(actor) or (
+        f"has {len(actor):,} characters (at most {limits.MAX_ACTOR_CHARS})"
+        if len(actor) > limits.MAX_ACTOR_CHARS
+        else ""
+    )
+    if problem:
+        msg = f"actor {actor[:60]!a} {problem}; give a plain name (e.g. your user name)"
+        raise ConfigError(msg)
+    return actor
+
+
+def check_note(note: object) -> str:
+    """``note`` when it is text the audit trail can keep (newlines allowed), else a ConfigError."""
+    if not isinstance(note, str):
+        msg = f"a signal's note must be text, got {type(note).__name__}"
+        raise ConfigError(msg)
+    problem = not_text(note, control=False) or (
+        f"has {len(note):,} characters (at most {limits.MAX_NOTE_CHARS:,})"
+        if len(note) > limits.MAX_NOTE_CHARS
+        else ""
+    )
+    if problem:
+        msg = f"the note {note[:60]!a} {problem}; write it as plain UTF-8 text"
+        raise ConfigError(msg)
+    return note
+
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS queries (
@@ -140,8 +184,10 @@ class AuditLog:
     ) -> None:
         """A feedback signal on one chunk."""
         if kind not in SIGNAL_KINDS:
-            msg = f"signal kind {kind!r} unknown; use one of {SIGNAL_KINDS}"
+            msg = f"signal kind {kind[:60]!a} unknown; use one of {SIGNAL_KINDS}"
             raise ConfigError(msg)
+        check_actor(actor)
+        check_note(note)
         with self.connect() as con:
             con.execute(
                 "INSERT INTO signals VALUES (?, ?, ?, ?, ?, ?)", [ts_ms, chunk_id, doc_key, kind, actor, note]
@@ -234,6 +280,7 @@ class AuditLog:
     def _insert(
         self, event_id: str, ts_ms: int, action: str, actor: str, status: str, fields: JSONObject
     ) -> None:
+        check_actor(actor)
         cols = ["event_id", "ts_ms", "action", "actor", "status", *fields]
         values = [event_id, ts_ms, action, actor, status, *(_cell(v) for v in fields.values())]
         with self.connect() as con:

@@ -33,7 +33,7 @@ from hepwb.pipeline.chunksets import build_chunkset
 from hepwb.pipeline.corpus import ingest
 from hepwb.readers import ReadError
 from hepwb.tiers import journal
-from hepwb.tiers.audit import AuditLog
+from hepwb.tiers.audit import AuditLog, check_actor
 from hepwb.tiers.config import TierConfig
 from hepwb.tiers.tables import quoted, strings, tier_rows, upsert_documents
 from hepwb.types import JSONObject
@@ -204,6 +204,7 @@ class TierStore:
         The chunking (default hepilot, 512 tokens, 10 % overlap) and the embedding model are fixed at the
         first call: both tiers share them, and later calls use them unless told otherwise (an error).
         """
+        check_actor(actor)  # before any work: the audit trail must be able to keep it
         meta = self.meta
         given = {"name": chunker, "chunk_size": chunk_size, "chunk_overlap": chunk_overlap}
         fixed = meta.get("chunking") or {
@@ -240,6 +241,7 @@ class TierStore:
         progress: bool = False,
     ) -> IngestReport:
         """Put the papers of folder ``corpus`` (e.g. ``hepwb acquire``'s ``pdf/``) into HOT, stamped now."""
+        check_actor(actor)
         if not self.meta:
             msg = f"no tiers in {self.root} yet: create LT first (hepwb tiers init / Tiers.init_lt)"
             raise ConfigError(msg)
@@ -382,9 +384,10 @@ class TierStore:
         return f"rate limit: the last {action} ended {waited:.0f} s ago; job_min_interval_s is {gap:g} s"
 
     def history(self, *, limit: int = 50) -> pd.DataFrame:
-        """The audit trail, newest first."""
+        """The audit trail, newest first: ``limit`` events (:data:`~hepwb.limits.TIER_HISTORY_LIMIT`)."""
         import pandas as pd
 
+        limits.TIER_HISTORY_LIMIT.check(limit)
         events = self.audit.events(limit=limit)
         cols = [
             "ts_ms",

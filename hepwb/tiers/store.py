@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from hepwb import defaults
+from hepwb.tiers.audit import check_actor
 from hepwb.tiers.core import IngestReport, TierStore
 from hepwb.tiers.jobs import EvictReport, WarmReport, evict, warm
 from hepwb.tiers.promote import PromoteReport, candidates, mark, promote, revert, why
@@ -47,14 +48,17 @@ class Tiers(TierStore):
 
     def warm(self, questions: Sequence[str] | None = None, *, actor: str = "hepwb") -> WarmReport:
         """Copy LT chunks matching recent questions' entities into HOT (:func:`hepwb.tiers.jobs.warm`)."""
+        check_actor(actor)
         return warm(self, questions, actor=actor)
 
     def evict(self, *, actor: str = "hepwb", dry_run: bool = False) -> EvictReport:
         """Delete HOT rows older than the TTL (:func:`hepwb.tiers.jobs.evict`)."""
+        check_actor(actor)
         return evict(self, actor=actor, dry_run=dry_run)
 
     def mark(self, chunk_id: str, kind: str = "useful", *, actor: str = "hepwb", note: str = "") -> None:
         """Record a signal (``useful``, ``cited`` or ``approved``) for a HOT or LT chunk."""
+        check_actor(actor)
         mark(self, chunk_id, kind, actor=actor, note=note)
 
     def approve(self, chunk_id: str, *, actor: str, note: str = "") -> None:
@@ -67,10 +71,12 @@ class Tiers(TierStore):
 
     def promote(self, *, actor: str = "hepwb", dry_run: bool = False) -> PromoteReport:
         """Promote the earned HOT documents into LT, audited (:func:`hepwb.tiers.promote.promote`)."""
+        check_actor(actor)
         return promote(self, actor=actor, dry_run=dry_run)
 
     def revert(self, event_id: str, *, actor: str = "hepwb") -> PromoteReport:
         """Undo a promotion from LT's version before it (:func:`hepwb.tiers.promote.revert`)."""
+        check_actor(actor)
         return revert(self, event_id, actor=actor)
 
     def why(self, chunk_id: str) -> JSONObject:

@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 import hepwb.cli
 import hepwb.cli_ner
+from hepwb.cli import app
 from hepwb.cli_crash import save_traceback
 from hepwb.exceptions import ConfigError
 
@@ -97,3 +98,77 @@ def test_a_saved_traceback_holds_no_secret_and_only_its_owner_reads_it(home, mon
     assert "s3cret" not in text
     assert "command: hepwb ner-serve --port 0 --host 127.0.0.1 --token ***" in text
     assert stat.S_IMODE(saved.stat().st_mode) == 0o600
+
+
+# F6: `tiers mark --actor` echoed an escape sequence to the terminal and stored it in the audit trail
+
+
+@pytest.fixture(scope="module")
+def tiers_home(tmp_path_factory):
+    """A tier folder of three small papers (the probe's corpus), and one of its chunk ids."""
+    home = tmp_path_factory.mktemp("tiers-home")
+    corpus = home / "corpus"
+    corpus.mkdir()
+    for i in range(3):
+        text = (
+            f"# Measurement of the Higgs boson mass {i}\n\n## Introduction\nThe ATLAS collaboration measured "
+            f"the Higgs boson mass at 13 TeV. Paper {i} describes the analysis.\n\n## Results\nThe W boson "
+            "and Z boson backgrounds are small.\n"
+        ) * 3
+        (corpus / f"P0{i}_doc.md").write_text(text, encoding="utf-8")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HEPWB_HOME", str(home))
+        res = runner.invoke(app, ["tiers", "init", "--corpus", str(corpus), "--chunk-size", "64"])
+        assert res.exit_code == 0, res.output
+        from hepwb.tiers.store import Tiers
+
+        chunk = Tiers.open("default").search("Higgs", 1, record=False)[0].chunk_id
+    return home, chunk
+
+
+@pytest.mark.parametrize(
+    ("actor", "why"),
+    [
+        ("ev\x1b]8;;http://x\x07il", "holds the control character U+001B"),
+        ("ev\u202eil", "holds the control character U+202E"),
+        ("ev\udced\udca0\udc80", "holds a lone surrogate (U+DCED)"),
+        ("x" * 129, "has 129 characters (at most 128)"),
+    ],
+)
+def test_an_actor_with_control_characters_is_refused_before_anything_is_recorded(
+    tiers_home, monkeypatch, actor, why
+):
+    home, chunk = tiers_home
+    monkeypatch.setenv("HEPWB_HOME", str(home))
+    res = runner.invoke(app, ["tiers", "mark", chunk, "--actor", actor])
+    assert res.exit_code == 2, res.output
+    assert res.output.startswith("error: actor ") and why in res.output and "\x1b" not in res.output
+    from hepwb.tiers.store import Tiers
+
+    tiers = Tiers.open("default")
+    assert tiers.audit.rows("SELECT count(*) FROM signals WHERE actor <> 'Zoë Müller'") == [(0,)]
+    with pytest.raises(ConfigError, match="actor"):
+        tiers.warm(actor=actor)  # the Python API refuses it too
+    assert tiers.audit.rows("SELECT count(*) FROM audit WHERE action = 'warm'") == [(0,)]
+
+
+def test_a_plain_actor_is_recorded_and_echoed(tiers_home, monkeypatch):
+    home, chunk = tiers_home
+    monkeypatch.setenv("HEPWB_HOME", str(home))
+    res = runner.invoke(
+        app, ["tiers", "mark", chunk, "--actor", "Zoë Müller", "--note", "line one\nline two"]
+    )
+    assert res.exit_code == 0 and res.output == f"recorded useful for {chunk} by Zoë Müller\n"
+
+
+# M1: `tiers history --limit -1` (or 10**20) was an unexpected DuckDB error, exit 3
+
+
+@pytest.mark.parametrize("limit", ["-1", "0", "100000000000000000000"])
+def test_a_history_limit_out_of_range_is_one_line_and_exit_2(tiers_home, monkeypatch, limit):
+    home, _ = tiers_home
+    monkeypatch.setenv("HEPWB_HOME", str(home))
+    res = runner.invoke(app, ["tiers", "history", "--limit", limit])
+    assert res.exit_code == 2 and res.output.count("\n") == 1, res.output
+    assert res.output.startswith("error: limit is a whole number of audit events shown from 1 to 100000")
+    assert runner.invoke(app, ["tiers", "history", "--limit", "1"]).exit_code == 0
