@@ -58,6 +58,11 @@ def human(column: str) -> str:
     return LABELS.get(column, column)
 
 
+def _given(value: Any) -> bool:
+    """Whether a table cell holds a value (not ``None``, NaN or pandas' missing value)."""
+    return value is not None and str(value) not in ("nan", "<NA>", "None", "NaT")
+
+
 def config_label(row: Mapping[Any, Any]) -> str:
     """A configuration in one line: chunker, size, overlap, retriever (options); model, index if not default.
 
@@ -65,11 +70,16 @@ def config_label(row: Mapping[Any, Any]) -> str:
         >>> config_label({"chunker": "hepilot", "chunk_size": 512, "chunk_overlap": 0.1, "retriever": "bm25",
         ...               "embedding_model": "all-MiniLM-L6-v2"})
         'hepilot · 512 tokens · overlap 0.1 · bm25'
+        >>> config_label({"chunker": "paper level", "chunk_size": float("nan"), "retriever": "run:tfidf"})
+        'paper level · run:tfidf'
     """
     parts = [str(row.get("chunker") or "")]
-    if row.get("chunk_size") is not None:
-        parts.append(f"{int(str(row['chunk_size']))} tokens")
-    parts += [f"overlap {row.get('chunk_overlap', '')}", str(row.get("retriever") or "")]
+    size, overlap = row.get("chunk_size"), row.get("chunk_overlap")
+    if _given(size):  # a run file scored at paper level has neither
+        parts.append(f"{int(float(str(size)))} tokens")
+    if _given(overlap):
+        parts.append(f"overlap {overlap}")
+    parts.append(str(row.get("retriever") or ""))
     opts = row.get("retriever_options")
     if isinstance(opts, str) and opts not in ("", "{}"):
         parts.append(opts)

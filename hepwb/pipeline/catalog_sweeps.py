@@ -181,8 +181,8 @@ class SweepCatalogMixin:
         values = m.pivot_table(index="run_id", columns="metric", values="value").reset_index()
         values.columns.name = None
         wide = configs.merge(values, on="run_id", how="left")
-        for col in [c for c in wide.columns if str(c).startswith("n_")]:
-            wide[col] = wide[col].round().astype("Int64")
+        for col in [c for c in wide.columns if str(c).startswith("n_") or c in ("chunk_size", "k")]:
+            wide[col] = pd.to_numeric(wide[col]).round().astype("Int64")  # None: a run file at paper level
         return wide.sort_values(["chunker", "retriever", "chunk_size", "chunk_overlap"]).reset_index(
             drop=True
         )

@@ -89,6 +89,8 @@ _STYLE = (
 def _fmt(value: object) -> str:
     if value is None:
         return "all"
+    if str(value) == "<NA>":  # pandas' missing whole number (the chunk size of a run file at paper level)
+        return "–"
     if isinstance(value, float):
         return f"{value:.3f}" if not math.isnan(value) else "–"
     return escape_html(str(value))

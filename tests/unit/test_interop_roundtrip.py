@@ -21,6 +21,7 @@ from typer.testing import CliRunner
 from hepwb.cli import app
 from hepwb.interop import experiment_table, export_runs, import_beir, resolve_runs, score_run_file
 from hepwb.interop.trec import read_run
+from hepwb.labels import config_label
 from hepwb.paths import Layout
 from hepwb.pipeline.catalog import Catalog
 from hepwb.pipeline.chunksets import build_chunkset
@@ -226,3 +227,13 @@ def test_runs_are_found_by_folder_name_run_id_and_sweep(project):
     assert set(cat.metrics_wide("grid-1")["run_id"]) == {project.run.run_id, res.run_id}
     with pytest.raises(Exception, match="no sweep 'nope' in the catalog"):
         score_run_file(project.cfg, outside, sweep="nope", layout=project.layout, progress=False)
+    # a run file at paper level joins too: it has no chunk size and no found@5, and breaks neither table
+    papers = project.root / "papers.trec"
+    papers.write_text("q1 Q0 A01#3 1 2.0 papers\nq1 Q0 B02 2 1.0 papers\n", encoding="utf-8")
+    score_run_file(project.cfg, papers, level="paper", sweep="latest", layout=project.layout, progress=False)
+    wide = cat.metrics_wide("grid-1")
+    v = verdict(wide, cat.per_question, "hit_rate@5")
+    assert len(wide) == 3 and len(v.table) == 2 and "run:papers" not in " ".join(v.table["configuration"])
+    row = wide[wide["retriever"] == "run:papers"].iloc[0].to_dict()
+    assert config_label(row) == "paper level · run:papers" and wide["chunk_size"].dtype == "Int64"
+    assert verdict(wide, cat.per_question, "doc_mrr@5").table.shape[0] == 3
