@@ -9,6 +9,8 @@ text* there, cut short — never a parsed (possibly huge) value.
 Example:
     >>> load_yaml("grid: {k: [1, 2]}", source="s.yaml")
     {'grid': {'k': [1, 2]}}
+    >>> load_yaml("[1e3, 1.5e-3, 1_000, yes, '7', 0.5]", source="s.yaml")  # numbers as JSON writes them
+    [1000.0, 0.0015, 1000, True, '7', 0.5]
     >>> load_yaml("a: 1\\na: 2", source="s.yaml")
     Traceback (most recent call last):
     ...
@@ -17,6 +19,7 @@ Example:
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +48,9 @@ def _excerpt(text: str, line: int) -> tuple[int, str]:
 
 
 _PLAIN_TAGS = {None, "!"}  # no tag written, or a quoted scalar's non-specific tag
+
+_EXPONENT_FLOAT = re.compile(r"^[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)[eE][-+]?[0-9]+$")
+"""A JSON number with an exponent (``1e3``, ``1.5e3``): YAML 1.1 reads it as a string without a dot and sign."""
 
 
 class _Loader(yaml.SafeLoader):
@@ -120,6 +126,7 @@ class _Loader(yaml.SafeLoader):
 
 
 _Loader.add_constructor("tag:yaml.org,2002:int", _Loader.construct_yaml_int)
+_Loader.add_implicit_resolver("tag:yaml.org,2002:float", _EXPONENT_FLOAT, list("-+.0123456789"))
 
 
 def load_yaml(text: str, *, source: str) -> Any:

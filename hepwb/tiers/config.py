@@ -18,7 +18,7 @@ import reprlib
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from hepwb import limits
 from hepwb.exceptions import ConfigError
@@ -27,8 +27,12 @@ from hepwb.yamlio import load_yaml, read_yaml_text
 __all__ = ["TierConfig", "load_config"]
 
 
-def _bounded(bound: limits.Bound) -> AfterValidator:
-    """The value once pydantic has read it as a number, refused outside ``bound`` (:mod:`hepwb.limits`)."""
+def _bounded(bound: limits.Bound) -> BeforeValidator:
+    """The value as written, refused unless it is a number in ``bound`` (:mod:`hepwb.limits`).
+
+    Checked before pydantic converts it, as the sweep files' settings are: ``ttl_s: yes`` (YAML's true) or
+    ``ttl_s: "86400"`` is refused, never read as 1 or 86400.
+    """
 
     def check(value: Any) -> Any:
         problem = bound.problem(value)
@@ -36,7 +40,7 @@ def _bounded(bound: limits.Bound) -> AfterValidator:
             raise ValueError(problem)
         return value
 
-    return AfterValidator(check)
+    return BeforeValidator(check)
 
 
 class TierConfig(BaseModel):

@@ -172,3 +172,36 @@ def test_a_history_limit_out_of_range_is_one_line_and_exit_2(tiers_home, monkeyp
     assert res.exit_code == 2 and res.output.count("\n") == 1, res.output
     assert res.output.startswith("error: limit is a whole number of audit events shown from 1 to 100000")
     assert runner.invoke(app, ["tiers", "history", "--limit", "1"]).exit_code == 0
+
+
+# F5: a tier config read YAML booleans (and quoted numbers) as numbers: `ttl_s: yes` was a 1-second TTL
+
+
+@pytest.mark.parametrize(
+    ("line", "name", "got"),
+    [
+        ("ttl_s: yes", "ttl_s", "True"),
+        ("ttl_s: on", "ttl_s", "True"),
+        ("promote_min_questions: true", "promote_min_questions", "True"),
+        ("warm_max_rows: true", "warm_max_rows", "True"),
+        ('ttl_s: "86400"', "ttl_s", "'86400'"),
+        ("warm_max_docs: 5.0", "warm_max_docs", "5.0"),
+    ],
+)
+def test_a_tier_config_refuses_what_is_no_number_of_its_kind(home, line, name, got):
+    path = home / "t.yaml"
+    path.write_text(line + "\n", encoding="utf-8")
+    res = runner.invoke(app, ["tiers", "--config", str(path), "status"])
+    assert res.exit_code == 2 and res.output.count("\n") == 1, res.output
+    assert res.output.startswith(f"error: bad tier config in {path}: {name} is ")
+    assert f"got {got} (e.g." in res.output
+
+
+def test_a_tier_config_still_reads_numbers(home):
+    from hepwb.tiers.config import load_config
+
+    path = home / "t.yaml"
+    path.write_text("ttl_s: 60\nrecency_s: 1.5e3\nwarm_max_rows: 7\n", encoding="utf-8")
+    cfg = load_config(path, job_max_rows=9)
+    assert (cfg.ttl_s, cfg.recency_s, cfg.warm_max_rows, cfg.job_max_rows) == (60.0, 1500.0, 7, 9)
+    assert isinstance(cfg.ttl_s, float)
