@@ -15,6 +15,7 @@ import importlib
 import inspect
 import operator
 import pkgutil
+import re
 import sys
 import types
 import typing
@@ -303,11 +304,25 @@ def _lookup(dotted: str) -> bool:
             continue
         obj: Any = module
         for part in parts[i:]:
-            if not hasattr(obj, part):
+            if hasattr(obj, part):
+                obj = getattr(obj, part)
+            elif inspect.isclass(obj) and _instance_attribute(obj, part):
+                obj = None  # set on instances: a field without a default, or ``self.name = ...`` in __init__
+            else:
                 return False
-            obj = getattr(obj, part)
         return True
     return False
+
+
+def _instance_attribute(klass: type, name: str) -> bool:
+    """Whether instances of ``klass`` have ``name``: an annotated field, or assigned in ``__init__``."""
+    if any(name in vars(k).get("__annotations__", {}) for k in klass.__mro__):
+        return True
+    try:
+        source = inspect.getsource(klass.__init__)
+    except (OSError, TypeError):
+        return False
+    return re.search(rf"\bself\.{re.escape(name)}\s*(:[^=]*)?=", source) is not None
 
 
 def _exists(target: str, module: str, klass: str | None) -> bool:
@@ -340,10 +355,23 @@ def _inherited(domain: Any, scope: str, rest: str) -> list[str]:
     return sorted(set(found))
 
 
+_METRIC_AT_K = re.compile(r"mailto:[\w.]+@\d+")
+
+
+def _metrics_are_not_emails(app: Any, doctree: Any) -> None:
+    """``MRR@10`` or ``found@5`` in a docstring is a metric, not an e-mail address: no ``mailto:`` link."""
+    from docutils import nodes
+
+    for ref in list(doctree.findall(nodes.reference)):
+        if _METRIC_AT_K.fullmatch(ref.get("refuri", "")):
+            ref.replace_self(nodes.Text(ref.astext()))
+
+
 def setup(app: Any) -> dict[str, Any]:
     """Register the hooks (before napoleon's docstring processing, which has the default priority)."""
     app.connect("autodoc-process-docstring", _plain_first_line, priority=400)
     app.connect("autodoc-process-docstring", _require_docstring)
     app.connect("autodoc-process-signature", _clean_signature)
     app.connect("missing-reference", _resolve_short_names)
+    app.connect("doctree-read", _metrics_are_not_emails)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
