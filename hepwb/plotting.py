@@ -32,6 +32,7 @@ def metric_vs_chunk_size(
     import matplotlib
     import matplotlib.pyplot as plt
 
+    wide = wide[wide["chunk_size"].notna()]  # a run file scored at paper level has no chunk size
     present = [m for m in metrics if m in wide.columns]
     fig, axes = plt.subplots(1, max(len(present), 1), figsize=(5 * max(len(present), 1), 3.8), squeeze=False)
     keys = ["chunker", "retriever"] if wide.get("chunker", wide["retriever"]).nunique() > 1 else ["retriever"]
@@ -115,7 +116,10 @@ def metric_heatmap(
         if col not in wide.columns:
             msg = f"no column {col!r} in the runs table; choose from {sorted(map(str, wide.columns))}"
             raise KeyError(msg)
-    df = wide.copy()
+    df = wide[wide[metric].notna()].copy()  # a run without the metric (a run file at paper level): no cell
+    for col in (x, y):
+        if str(df[col].dtype) == "Int64":  # a whole-number dimension missing for some run (its chunk size)
+            df = df[df[col].notna()]
     if ci is not None and not ci.empty:
         df = df.merge(ci[["run_id", "ci_low", "ci_high"]], on="run_id", how="left")
     best = df.sort_values(metric, ascending=False).groupby([y, x], dropna=False).head(1)
