@@ -50,7 +50,7 @@ def _excerpt(text: str, line: int) -> tuple[int, str]:
 _PLAIN_TAGS = {None, "!"}  # no tag written, or a quoted scalar's non-specific tag
 
 _EXPONENT_FLOAT = re.compile(r"^[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)[eE][-+]?[0-9]+$")
-"""A JSON number with an exponent (``1e3``, ``1.5e3``): YAML 1.1 reads it as a string without a dot and sign."""
+"""A JSON number with an exponent (``1e3``, ``1.5e3``): YAML 1.1 reads it as a string (no dot or sign)."""
 
 
 class _Loader(yaml.SafeLoader):
