@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from hepwb.readers import read_json_file
+from hepwb.readers import ReadError, read_json_file
 
 __all__ = [
     "UNREADABLE",
@@ -25,6 +25,7 @@ __all__ = [
     "atomic_write_text",
     "discard_folder",
     "read_json",
+    "read_json_object",
     "write_json",
 ]
 
@@ -89,6 +90,32 @@ def read_json(path: str | Path, what: str = "file", fix: str = "fix or delete it
             callers that rebuild a damaged cache on ``UNREADABLE`` still do).
     """
     return read_json_file(path, what, fix=fix)
+
+
+def read_json_object(path: str | Path, what: str = "file", fix: str = "fix or delete it") -> dict[str, Any]:
+    """:func:`read_json` of a file that must hold a JSON object (a manifest, a marker, a cache record).
+
+    Example:
+        >>> import tempfile
+        >>> p = Path(tempfile.mkdtemp()) / "chunkset.json"
+        >>> _ = p.write_text("[]")
+        >>> read_json_object(p, "chunk set manifest", fix="it is built again")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        hepwb.readers.ReadError: chunk set manifest .../chunkset.json holds a list, not a JSON object; ...
+
+    Raises:
+        ReadError: As :func:`read_json`, or the value is not an object (a ``ValueError``: callers that
+            rebuild a damaged cache on ``UNREADABLE`` rebuild this one too).
+    """
+    value = read_json(path, what, fix)
+    if not isinstance(value, dict):
+        kind = {list: "a list", str: "a string", bool: "a boolean", type(None): "null"}.get(
+            type(value), "a number"
+        )
+        msg = f"{what} {path} holds {kind}, not a JSON object; {fix}"
+        raise ReadError(msg)
+    return value
 
 
 def discard_folder(folder: Path, why: str = "stale") -> None:

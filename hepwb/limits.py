@@ -46,6 +46,7 @@ __all__ = [
     "MAX_RUN_LINES",
     "MAX_RUN_LINE_CHARS",
     "MAX_SWEEP_CELLS",
+    "MAX_TEXT_FILE_BYTES",
     "MAX_TIER_ROWS",
     "MAX_TIER_SECONDS",
     "MAX_YAML_BYTES",
@@ -406,3 +407,8 @@ MAX_COLLECTION_BYTES = 1_073_741_824
 
 MAX_COLLECTION_DOC_CHARS = 10_000_000
 """The longest document of an imported collection (characters; a long paper has some 100,000)."""
+
+MAX_TEXT_FILE_BYTES = 64 * 1_048_576
+"""The largest text file read whole from a corpus (a ``.md`` paper, a LaTeX source file) or from the
+conversion cache (``full_document.md`` of a cache entry that does not record its size): a long paper's text
+is a few MB. A larger corpus file is skipped (``PROC_TOO_LARGE``) before it is hashed or read."""

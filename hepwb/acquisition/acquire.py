@@ -27,7 +27,7 @@ from hepwb.acquisition.http import Download, PoliteClient, file_hashes
 from hepwb.exceptions import ProcessingError
 from hepwb.hepilot.log import ProcessingLog, utc_now
 from hepwb.ids import content_uuid
-from hepwb.io import read_json, write_json
+from hepwb.io import read_json_object, write_json
 from hepwb.types import JSONObject
 
 __all__ = [
@@ -287,7 +287,10 @@ def _copy_local(uri: str, dest: Path) -> Any:
 def _previous(path: Path) -> dict[str, JSONObject]:
     if not path.is_file():
         return {}
-    return {e["document_id"]: e for e in read_json(path).get("acquired_documents", [])}
+    return {
+        e["document_id"]: e
+        for e in read_json_object(path, "acquisition record").get("acquired_documents", [])
+    }
 
 
 def acquire(

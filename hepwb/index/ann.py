@@ -44,7 +44,7 @@ from hepwb import defaults, limits
 from hepwb.exceptions import ConfigError
 from hepwb.ids import code_fingerprint, short_hash
 from hepwb.index.lance import connect, replace_table, table_lock
-from hepwb.io import read_json, write_json
+from hepwb.io import read_json_object, write_json
 from hepwb.options import bound_check, problem_lines
 
 __all__ = ["INDEX_TYPES", "KINDS", "AnnTable", "VectorIndex", "ann_quality", "with_vector_index"]
@@ -191,7 +191,8 @@ def _marker(db_path: Path, name: str) -> Path:
 def _complete(db_path: Path, name: str, key: str) -> bool:
     try:
         return (
-            bool(read_json(_marker(db_path, name)).get("key") == key) and (db_path / f"{name}.lance").is_dir()
+            bool(read_json_object(_marker(db_path, name), "completion marker").get("key") == key)
+            and (db_path / f"{name}.lance").is_dir()
         )
     except (OSError, ValueError):
         return False

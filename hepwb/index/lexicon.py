@@ -22,7 +22,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from hepwb.io import read_json, write_json
+from hepwb.io import read_json_object, write_json
 
 __all__ = ["ACRONYM", "acronyms_of", "expand_acronyms", "load_lexicon", "long_form", "save_lexicon"]
 
@@ -75,4 +75,4 @@ def save_lexicon(db_path: str | Path, chunkset_id: str, lexicon: Mapping[str, st
 def load_lexicon(db_path: str | Path, chunkset_id: str) -> dict[str, str]:
     """The lexicon of a chunk set (empty when none was built)."""
     path = Path(db_path) / "_lexicon" / f"{chunkset_id}.json"
-    return dict(read_json(path)) if path.is_file() else {}
+    return dict(read_json_object(path, "lexicon")) if path.is_file() else {}

@@ -27,7 +27,7 @@ from hepwb.index.cache import EmbeddingCache
 from hepwb.index.lance import connect, replace_table, table_lock, table_names
 from hepwb.index.lexicon import acronyms_of, save_lexicon
 from hepwb.index.windows import build_window_tables, windows_complete, windows_key
-from hepwb.io import read_json, write_json
+from hepwb.io import read_json_object, write_json
 from hepwb.models.analyzer import search_terms
 from hepwb.models.embedder import Embedder, model_slug
 from hepwb.models.tokenizers import model_identity
@@ -192,7 +192,11 @@ class ChunkStore:
     def ner_model(self, chunkset_id: str) -> str | None:
         """The NER model recorded for the table of ``chunkset_id`` (``None`` if never indexed)."""
         marker = self.db_path / "_complete" / f"{table_name(chunkset_id, self.embedder.model)}.json"
-        return str(read_json(marker).get("ner_model", "")) if marker.is_file() else None
+        return (
+            str(read_json_object(marker, "completion marker").get("ner_model", ""))
+            if marker.is_file()
+            else None
+        )
 
     def windows(self, chunkset_id: str, chunks: list[Chunk]) -> None:
         """Build the window tables of ``chunkset_id`` (:mod:`hepwb.index.windows`) unless complete."""
@@ -234,7 +238,7 @@ def index_complete(db_path: str | Path, name: str, key: str) -> bool:
     if not marker.is_file() or not (Path(db_path) / f"{name}.lance").is_dir():
         return False
     try:
-        data = read_json(marker)
+        data = read_json_object(marker, "completion marker")
     except ValueError:
         return False
     return bool(data.get("index_key") == key and not data.get("ner_failed_soft"))

@@ -23,7 +23,7 @@ import numpy as np
 
 from hepwb.ids import code_fingerprint, short_hash
 from hepwb.index.lance import chunkset_of, replace_table
-from hepwb.io import read_json, write_json
+from hepwb.io import read_json_object, write_json
 from hepwb.models.embedder import Embedder
 from hepwb.models.tokenizers import get_tokenizer, model_identity
 from hepwb.types import Chunk
@@ -86,7 +86,7 @@ def _marker(db_path: str | Path, name: str) -> Path:
 def windows_complete(db_path: str | Path, name: str, key: str) -> bool:
     """Whether the window tables of chunk table ``name`` were built completely with key ``key``."""
     marker = _marker(db_path, name)
-    return marker.is_file() and read_json(marker).get("windows_key") == key
+    return marker.is_file() and read_json_object(marker, "completion marker").get("windows_key") == key
 
 
 def window_texts(chunks: list[Chunk], model: str) -> list[list[tuple[int, int, str]]]:

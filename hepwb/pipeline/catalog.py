@@ -25,10 +25,10 @@ from hepwb.dbfile import connect_waiting
 from hepwb.evaluation import load_questions
 from hepwb.exceptions import ConfigError
 from hepwb.index.lance import connect, table_names
-from hepwb.io import read_json
+from hepwb.io import read_json_object
 from hepwb.pipeline.catalog_links import record_links
 from hepwb.pipeline.catalog_sweeps import SweepCatalogMixin
-from hepwb.pipeline.chunksets import ChunkSet
+from hepwb.pipeline.chunksets import CHUNKSET_REBUILD, ChunkSet
 from hepwb.pipeline.keys import cell_name
 from hepwb.pipeline.record import CellFailure, RunRecord
 from hepwb.types import JSONObject
@@ -439,7 +439,7 @@ class Catalog(SweepCatalogMixin):
             0
         ]:
             return
-        man = read_json(root / "chunkset.json")
+        man = read_json_object(root / "chunkset.json", "chunk set manifest", fix=CHUNKSET_REBUILD)
         p = man["chunker"]
         con.execute(
             "INSERT INTO chunksets VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",

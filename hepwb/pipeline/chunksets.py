@@ -23,16 +23,28 @@ from hepwb.hepilot.log import ProcessingLog, utc_now
 from hepwb.hepilot.models import AdapterConfig, ProcessingConfig
 from hepwb.hepilot.writer import document_dir, write_catalog, write_document
 from hepwb.ids import config_hash, text_sha256
-from hepwb.io import UNREADABLE, discard_folder, read_json, write_json
+from hepwb.io import UNREADABLE, discard_folder, read_json_object, write_json
 from hepwb.limits import HEPILOT_CHUNK_SIZE
 from hepwb.paths import Layout
 from hepwb.pipeline.keys import chunkset_id_of, chunkset_key
 from hepwb.processing.links import write_link_files
+from hepwb.readers import ReadError
 from hepwb.types import Chunk, Document, JSONObject
 
 _log = logging.getLogger("hepwb.chunksets")
 
-__all__ = ["ChunkSet", "build_chunkset", "document_key", "saved_chunkset", "truncation_report"]
+__all__ = [
+    "CHUNKSET_REBUILD",
+    "ChunkSet",
+    "build_chunkset",
+    "document_key",
+    "finished_fingerprint",
+    "saved_chunkset",
+    "truncation_report",
+]
+
+CHUNKSET_REBUILD = "delete its folder and run `hepwb ingest` again (it is rebuilt when needed)"
+"""The fix named for a damaged ``chunkset.json``: a search or sweep rebuilds the chunk set on its own."""
 
 
 @dataclass
@@ -309,12 +321,34 @@ def saved_chunkset(root: Path, docs: list[Document]) -> ChunkSet:
     Raises:
         OSError, ValueError, KeyError, TypeError: a missing, unreadable or damaged chunk set folder.
     """
-    manifest = read_json(root / "chunkset.json")
+    manifest = _manifest(root)
     by_id = {d.document_id: d for d in docs}
     chunks = _load_parquet(root / "chunks.parquet")
     return ChunkSet(
         manifest["chunkset_id"], root, manifest["chunker"], chunks, by_id, manifest["hepilot_compliant"]
     )
+
+
+def _manifest(root: Path) -> JSONObject:
+    """The ``chunkset.json`` of the chunk set folder ``root``, which must hold a JSON object.
+
+    A damaged one (not an object, not JSON, a FIFO...) raises :class:`~hepwb.readers.ReadError` naming it.
+    """
+    return read_json_object(root / "chunkset.json", "chunk set manifest", fix=CHUNKSET_REBUILD)
+
+
+def finished_fingerprint(root: Path) -> str | None:
+    """The fingerprint of the finished chunk set in ``root``; ``None`` when there is none or it is damaged.
+
+    A damaged one is named and rebuilt where its chunks are read (:func:`build_chunkset`).
+    """
+    if not (root / "chunkset.json").is_file():
+        return None
+    try:
+        value = _manifest(root).get("fingerprint")
+    except UNREADABLE:
+        return None
+    return value if isinstance(value, str) else None
 
 
 def _cached_chunks(root: Path, fingerprint: str, log: ProcessingLog | None) -> list[Chunk] | None:
@@ -323,16 +357,16 @@ def _cached_chunks(root: Path, fingerprint: str, log: ProcessingLog | None) -> l
     if not (manifest.is_file() and table.is_file()):
         return None
     try:
-        if read_json(manifest).get("fingerprint") != fingerprint:
+        if _manifest(root).get("fingerprint") != fingerprint:
             return None
         return _load_parquet(table)
     except UNREADABLE as exc:
-        msg = (
-            f"cached chunk set {root} is unreadable ({type(exc).__name__}: {str(exc)[:200]}); "
-            "building it again"
-        )
-        _log.warning(msg)
-        if log is not None:
+        why = str(exc).removesuffix(f"; {CHUNKSET_REBUILD}")
+        why = why if isinstance(exc, ReadError) else f"{type(exc).__name__}: {why}"
+        msg = f"cached chunk set {root} is unreadable ({why[:300]}); building it again"
+        if log is None:
+            _log.warning(msg)
+        else:  # the log echoes it: one line, not two
             log.add("warning", "ChunkingEngine", msg, recovery_action="rebuilt the chunk set")
         discard_folder(root, "corrupt")
         return None
@@ -340,8 +374,7 @@ def _cached_chunks(root: Path, fingerprint: str, log: ProcessingLog | None) -> l
 
 def _publish(built: Path, final: Path, fingerprint: str) -> None:
     """Move the finished folder ``built`` to ``final``, replacing a stale one (never a half-written one)."""
-    done = final / "chunkset.json"
-    if done.is_file() and read_json(done).get("fingerprint") == fingerprint:
+    if finished_fingerprint(final) == fingerprint:
         shutil.rmtree(built, ignore_errors=True)  # another process finished the same chunk set first
         return
     if final.exists():

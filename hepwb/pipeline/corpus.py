@@ -23,6 +23,7 @@ from hepwb.paths import Layout, shared_dir
 from hepwb.pipeline.keys import SourceFile, plan_corpus
 from hepwb.pipeline.sources import convert
 from hepwb.pipeline.stored import StoredDocument, store_document
+from hepwb.readers import ReadError
 from hepwb.types import Document
 
 _log = logging.getLogger("hepwb.corpus")
@@ -68,11 +69,8 @@ def _from_cache(item: SourceFile, layout: Layout, log: ProcessingLog) -> Documen
     try:
         return StoredDocument.open(cache, item.conversion_key)
     except UNREADABLE as exc:
-        msg = (
-            f"cached conversion {cache / 'document.json'} is unreadable ({type(exc).__name__}: "
-            f"{str(exc)[:200]}); converting {item.path.name} again"
-        )
-        _log.warning(msg)
+        why = str(exc) if isinstance(exc, ReadError) else f"{type(exc).__name__}: {exc}"
+        msg = f"cached conversion {cache} is unreadable ({why[:300]}); converting {item.path.name} again"
         log.add("warning", "ProcessingPipeline", msg, recovery_action="rebuilt the cache entry",
                 file_path=str(item.path))  # fmt: skip
         discard_folder(cache, "corrupt")

@@ -29,15 +29,24 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from hepwb.io import atomic_write_text, read_json, write_json
+from hepwb import limits
+from hepwb.io import atomic_write_bytes, read_json_object, write_json
+from hepwb.readers import ReadError, check_file, read_text
 from hepwb.types import Block, Document, JSONObject
 
 __all__ = ["StoredDocument", "read_document", "store_document"]
 
 
+_FIX = "it is converted again from its corpus file"
+
+
 def store_document(folder: Path, doc: Document) -> None:
-    """Write ``doc`` to a conversion-cache folder (``full_document.md`` and ``document.json``)."""
-    atomic_write_text(folder / "full_document.md", doc.markdown)
+    """Write ``doc`` to a conversion-cache folder (``full_document.md`` and ``document.json``, last).
+
+    ``document.json`` records the size of ``full_document.md``, which is read only up to that size.
+    """
+    data = doc.markdown.encode("utf-8")
+    atomic_write_bytes(folder / "full_document.md", data)
     write_json(
         folder / "document.json",
         {
@@ -45,22 +54,38 @@ def store_document(folder: Path, doc: Document) -> None:
             "label": doc.label,
             "blocks": [asdict(b) for b in doc.blocks],
             "meta": doc.meta,
+            "markdown_bytes": len(data),
         },
     )
 
 
 def read_document(folder: Path, conversion_key: str) -> Document:
-    """The whole document in a conversion-cache folder.
+    """The whole document in a conversion-cache folder, read by the bounded reader.
+
+    ``full_document.md`` must be a regular file of the size ``document.json`` records (an entry written
+    before sizes were recorded: at most :data:`~hepwb.limits.MAX_TEXT_FILE_BYTES`); a FIFO, a link to a
+    device, a file that grew or was cut short is refused before it is read.
 
     Raises:
-        OSError, ValueError, KeyError, TypeError: a missing, unreadable or truncated cache entry.
+        OSError, ValueError, KeyError, TypeError: a missing, unreadable, damaged or truncated cache entry
+            (:class:`~hepwb.readers.ReadError` naming the file is a ``ValueError``).
     """
-    rec = read_json(folder / "document.json")
+    rec = read_json_object(folder / "document.json", "cached conversion record", fix=_FIX)
     rec["meta"]["conversion_key"] = conversion_key
-    markdown = (folder / "full_document.md").read_text(encoding="utf-8")
+    text_file = folder / "full_document.md"
+    value = rec.get("markdown_bytes")
+    recorded = value if type(value) is int and 0 <= value <= 1 << 40 else None  # None: written before sizes
+    cap = limits.MAX_TEXT_FILE_BYTES if recorded is None else recorded
+    size = check_file(
+        text_file, "cached conversion text", max_bytes=cap if recorded is None else 1 << 40, fix=_FIX
+    )
+    if recorded is not None and size != recorded:
+        msg = f"cached conversion text {text_file} has {size:,} bytes, its record says {recorded:,}; {_FIX}"
+        raise ReadError(msg)
+    markdown = read_text(text_file, "cached conversion text", max_bytes=cap, fix=_FIX)
     blocks = tuple(Block(**b) for b in rec["blocks"])
     if blocks and max(b.end for b in blocks) > len(markdown):
-        msg = f"{folder / 'full_document.md'} is shorter than its blocks (truncated)"
+        msg = f"{text_file} is shorter than its blocks (truncated)"
         raise ValueError(msg)
     return Document(
         document_id=rec["document_id"], label=rec["label"], markdown=markdown, blocks=blocks, meta=rec["meta"]

@@ -20,7 +20,7 @@ from hepwb.ids import file_sha256
 from hepwb.index.lance import connect, replace_table, table_names
 from hepwb.index.lexicon import acronyms_of, save_lexicon
 from hepwb.index.store import build_indexes, chunk_arrow, open_chunk_table
-from hepwb.io import read_json, write_json
+from hepwb.io import read_json_object, write_json
 from hepwb.models.embedder import model_slug
 from hepwb.models.tokenizers import model_identity
 from hepwb.names import check_name
@@ -136,8 +136,9 @@ def import_file(
     sha = file_sha256(path)
     marker = Path(db_path) / "_complete" / f"{name}.json"
     db = connect(db_path)
-    if marker.is_file() and read_json(marker).get("source_sha256") == sha and name in table_names(db):
-        return name, int(read_json(marker)["rows"])
+    done = read_json_object(marker, "completion marker") if marker.is_file() else {}
+    if done.get("source_sha256") == sha and name in table_names(db):
+        return name, int(done["rows"])
     ner = ner if ner is not None else ner_source()
     docs = {
         d.document_id: Document(d.document_id, d.label, "", (), {"title": d.title, "arxiv": d.arxiv})

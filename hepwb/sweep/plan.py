@@ -17,9 +17,9 @@ from hepwb.chunking import get_chunker
 from hepwb.ids import canonical_json, file_sha256, short_hash
 from hepwb.index.store import index_complete, index_key, table_name
 from hepwb.index.windows import windows_complete, windows_key
-from hepwb.io import read_json
 from hepwb.paths import Layout
 from hepwb.pipeline.catalog_sweeps import option_label
+from hepwb.pipeline.chunksets import finished_fingerprint
 from hepwb.pipeline.config import ExperimentConfig
 from hepwb.pipeline.corpus import failure_marker
 from hepwb.pipeline.keys import SourceFile, cell_key, cell_name, chunkset_id_of, chunkset_key, plan_corpus
@@ -250,8 +250,7 @@ class Planner:
             self._chunkers[ident] = (chunkset_id_of(chunker.name, params, key), key)
         cs_id, key = self._chunkers[ident]
         if cs_id not in self.chunksets:
-            manifest = self.layout.chunksets / cs_id / "chunkset.json"
-            done = manifest.is_file() and read_json(manifest).get("fingerprint") == key
+            done = finished_fingerprint(self.layout.chunksets / cs_id) == key
             self.chunksets[cs_id] = ChunkSetPlan(cs_id, key, cp, cfg, done)
         return cs_id
 

@@ -7,16 +7,25 @@ with the loaders, CSV question rows sharing a qid. Servers bind 127.0.0.1 only.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import socket
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import httpx
 import pytest
+from typer.testing import CliRunner
 
 from hepwb import limits
+from hepwb.cli import app
 from hepwb.ner.service import NERService
+
+HEPWB = str(Path(sys.executable).with_name("hepwb"))
 
 
 def _post_raw(url: str, body: bytes) -> tuple[int, str]:
@@ -62,10 +71,8 @@ def test_slow_clients_cannot_keep_the_ner_service_from_everyone(monkeypatch):
         def trickle() -> None:  # a byte per connection every 0.2 s, until the test ends
             while not stop.wait(0.2):
                 for s in slow:
-                    try:
+                    with contextlib.suppress(OSError):
                         s.sendall(b" ")
-                    except OSError:
-                        pass
 
         threading.Thread(target=trickle, daemon=True).start()
         try:
@@ -88,3 +95,46 @@ def test_slow_clients_cannot_keep_the_ner_service_from_everyone(monkeypatch):
             stop.set()
             for s in slow:
                 s.close()
+
+
+def _hepwb(home: Path, *args: str) -> tuple[int, str]:
+    """The installed console script, run as the probe ran it: exit status and stdout + stderr."""
+    env = {**os.environ, "HEPWB_HOME": str(home)}
+    res = subprocess.run([HEPWB, *args], capture_output=True, env=env, timeout=300, check=False, text=True)
+    return res.returncode, res.stdout + res.stderr
+
+
+def test_damaged_cached_documents_and_chunk_set_manifests_are_named_and_rebuilt(tmp_path):
+    """The probe's F3 (``full_document.md`` a FIFO: a hang; a link to /dev/zero or 2 GB sparse: read whole,
+    MemoryError) and M2 (``chunkset.json`` = ``[]``: exit 3), all in one search."""
+    from tests.helpers import tiny_corpus
+
+    corpus, _ = tiny_corpus(tmp_path)
+    home = tmp_path / "home"
+    res = CliRunner().invoke(
+        app, ["ingest", "--corpus", str(corpus), "--chunk-sizes", "48"], env={"HEPWB_HOME": str(home)}
+    )
+    assert res.exit_code == 0, res.output
+    folders = sorted((home / "data" / "interim" / "documents").glob("[ABC]0*"))
+    texts = [f / "full_document.md" for f in folders]
+    good = [t.read_bytes() for t in texts]
+    for t in texts:
+        t.unlink()
+    os.mkfifo(texts[0])
+    texts[1].symlink_to("/dev/zero")
+    with texts[2].open("wb") as fh:
+        fh.truncate(2 * 1024**3)
+    (manifest,) = (home / "data" / "processed" / "chunksets").glob("*/chunkset.json")
+    fingerprint = json.loads(manifest.read_text(encoding="utf-8"))["fingerprint"]
+    manifest.write_text("[]", encoding="utf-8")
+
+    code, out = _hepwb(home, "search", "Compton scattering", "--corpus", str(corpus), "--chunk-size", "48")
+    assert code == 0 and "[1] A01" in out, out
+    whys = ("is a FIFO", "is a character device", "has 2,147,483,648 bytes, its record says")
+    for folder, text, why in zip(folders, texts, whys, strict=True):
+        line = next(ln for ln in out.splitlines() if f"cached conversion {folder} is unreadable" in ln)
+        assert f"cached conversion text {text} {why}" in line and "again" in line, line
+    assert f"chunk set manifest {manifest} holds a list, not a JSON object" in out, out
+    assert out.count("is unreadable") == 4, out  # each logged once, not by two loggers
+    assert [t.read_bytes() for t in texts] == good  # converted again
+    assert json.loads(manifest.read_text(encoding="utf-8"))["fingerprint"] == fingerprint
