@@ -36,7 +36,7 @@ import hashlib
 import json
 import os
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -120,9 +120,13 @@ def _check_rel(rel: str) -> str:
 
 
 class ArtefactStore:
-    """Artefacts under one store URL (``s3://bucket/prefix`` or ``file:///path``); see the module doc."""
+    """Artefacts under one store URL (``s3://bucket/prefix`` or ``file:///path``); see the module doc.
 
-    def __init__(self, url: str) -> None:
+    ``fs``: the file system of another object of the same URL, to share its connections (each object
+    counts its own bytes, :attr:`sent` and :attr:`received`).
+    """
+
+    def __init__(self, url: str, fs: Any = None) -> None:
         self.url = check_store_url(url)
         parts = urlsplit(self.url)
         self.protocol = parts.scheme
@@ -131,7 +135,7 @@ class ArtefactStore:
         """Bytes uploaded by this object (files and manifests)."""
         self.received = 0
         """Bytes downloaded by this object."""
-        self._fs: Any = None
+        self._fs: Any = fs  # another store object's file system (its connections) when given
 
     def __repr__(self) -> str:
         return f"ArtefactStore({self.url!r})"
@@ -257,6 +261,20 @@ class ArtefactStore:
         """Whether artefact ``kind``/``key`` is published."""
         return self.manifest(kind, key) is not None
 
+    def published(self, kind: str) -> set[str]:
+        """The keys of every published artefact of ``kind``, from one listing of its manifests.
+
+        A manifest listed here is whole (it is written in one request, last); :meth:`fetch` still checks it.
+        """
+        try:
+            names = self.fs.ls(self._full(f"manifests/{_check_part(kind, 'kind')}"), detail=False)
+        except FileNotFoundError:
+            return set()
+        except _FAILURES as exc:
+            raise self._problem(exc) from None
+        out = {str(n).rstrip("/").rsplit("/", 1)[-1] for n in names}
+        return {n[: -len(".json")] for n in out if n.endswith(".json") and is_plain_name(n[: -len(".json")])}
+
     def publish(
         self,
         kind: str,
@@ -300,12 +318,21 @@ class ArtefactStore:
             self.delete(base, recursive=True)
         return False
 
-    def fetch(self, kind: str, key: str, dest: Path, *, last: Sequence[str] = ()) -> dict[str, Any] | None:
+    def fetch(
+        self,
+        kind: str,
+        key: str,
+        dest: Path,
+        *,
+        last: Sequence[str] = (),
+        only: Callable[[str], bool] | None = None,
+    ) -> dict[str, Any] | None:
         """Download artefact ``kind``/``key`` under ``dest`` (its files at their relative paths), verified.
 
         Files already there with the listed size and SHA-256 are kept. Each file is downloaded beside its
         place and renamed into it once its SHA-256 matches; files whose name is in ``last`` (the artefact's
-        completion markers) are placed after all the others.
+        completion markers) are placed after all the others. ``only``: the files (by relative path) wanted,
+        when not all are.
 
         Returns:
             The manifest, or ``None`` when the artefact is not published.
@@ -317,7 +344,8 @@ class ArtefactStore:
         if body is None:
             return None
         files: dict[str, dict[str, Any]] = body["files"]
-        order = sorted(files, key=lambda rel: (rel.rsplit("/", 1)[-1] in last, rel))
+        wanted = [rel for rel in files if only is None or only(rel)]
+        order = sorted(wanted, key=lambda rel: (rel.rsplit("/", 1)[-1] in last, rel))
         staged: list[tuple[Path, Path]] = []
         try:
             for rel in order:

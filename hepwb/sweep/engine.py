@@ -25,10 +25,13 @@ from hepwb.exceptions import ConfigError
 from hepwb.ids import ListHash
 from hepwb.paths import Layout
 from hepwb.pipeline.catalog import Catalog
+from hepwb.store import resolve_store
 from hepwb.sweep.executors import Executor, get_executor
 from hepwb.sweep.plan import CellPlan, Planner, SweepPlan, plan_cells
 from hepwb.sweep.prepare import convert_pending, prepare_stages
 from hepwb.sweep.spec import SweepSpec
+from hepwb.sweep.store_client import StoreSweep
+from hepwb.sweep.store_tasks import cell_task as store_cell_task
 from hepwb.sweep.tasks import Outcome, cell_task, record_cell_failure
 from hepwb.types import JSONObject
 
@@ -109,6 +112,8 @@ class SweepResult:
     executor: str
     embedded: int = 0
     unique_texts: int = 0
+    moved: dict[str, dict[str, int]] = field(default_factory=dict)
+    """A store-backed sweep's bytes sent to and received from the store, per stage (empty: local disk)."""
 
     @property
     def failed(self) -> list[Outcome]:
@@ -162,6 +167,7 @@ def run_sweep(
     force: bool = False,
     progress: bool = True,
     security: Any = None,
+    store: str | None = None,
 ) -> SweepResult:
     """Run every cell of ``spec`` (see the module docstring); returns what happened.
 
@@ -180,6 +186,10 @@ def run_sweep(
         progress: Show progress bars.
         security: TLS credentials for ``scheduler``
             (:func:`hepwb.sweep.executors.connect.scheduler_security`).
+        store: The artefact store's URL (default: ``$HEPWB_STORE`` or the project's ``hepwb-store.json``;
+            ``local`` or none: local disk). With a store the workers need no shared file system: tasks fetch
+            their inputs from it and publish their outputs there; this process fetches the finished runs
+            and alone writes the catalog (:mod:`hepwb.sweep.store_client`).
     """
     t0 = time.perf_counter()
     configure_runtime(offline=None)
@@ -189,7 +199,14 @@ def run_sweep(
         os.environ["HEPWB_DEVICE"] = spec.device
     cells = spec.cells()
     sid = sweep_id_of(spec, cells)
+    url = resolve_store(store, layout.root)
+    if url is not None and notebooks:
+        msg = f"--notebooks runs cells on a shared file system: drop --notebooks or the store {url}"
+        raise ConfigError(msg)
+    remote = StoreSweep(url, layout) if url is not None else None
     plan = plan_cells(cells, layout, sweep_id=sid, notebooks=notebooks)
+    if remote is not None:
+        remote.attach(plan)
     catalog = Catalog(layout.catalog)
     catalog.record_sweep(sid, spec.model_dump(mode="json"))
     todo = [c for c in plan.cells if force or not c.done]
@@ -201,7 +218,8 @@ def run_sweep(
         catalog.record_sweep_cells(
             sid, [(c.name, c.record.run_id, "ok", True) for c in plan.cells if c.record]
         )
-        return SweepResult(sid, plan, outcomes, [], time.perf_counter() - t0, "none")
+        moved = remote.moved if remote is not None else {}
+        return SweepResult(sid, plan, outcomes, [], time.perf_counter() - t0, "none", moved=moved)
     name = "dask" if (scheduler or cluster is not None) and executor == "local" else executor
     with get_executor(
         name,
@@ -211,16 +229,25 @@ def run_sweep(
         home=layout.root,
         gpu_workers=gpu_workers,
         security=security,
+        store=url,
     ) as ex:
         _log.info("%s", ex.describe())
+        if remote is not None:
+            remote.publish_inputs(plan)
         stages = convert_pending(plan, todo, ex, progress=progress)
         if stages:  # failed conversions are left out from now on: plan again
             plan = plan_cells(cells, layout, sweep_id=sid, notebooks=notebooks)
+            if remote is not None:
+                remote.attach(plan)
             todo = [c for c in plan.cells if force or not c.done]
         prep = prepare_stages(plan, todo, ex, progress=progress)
         prep.stages[:0] = stages
         outcomes = _run_cells(plan, todo, ex, prep, catalog, notebooks=notebooks, progress=progress)
         prep.collect_indexes(ex)
+        if remote is not None:  # the table builds' bytes, and a store that failed them
+            for s in prep.stages:
+                if s.stage == "index":
+                    remote.check(s)
     by_key = {o.key: o for o in outcomes}
     all_outcomes = [by_key.get(c.key) or _reused(c, catalog) for c in plan.cells]
     catalog.record_sweep_cells(
@@ -239,6 +266,7 @@ def run_sweep(
         ex.name,
         prep.embedded,
         prep.unique_texts,
+        remote.moved if remote is not None else {},
     )
     _log.info(
         "%s: %d cells computed, %d reused, %d failed in %.1f s",
@@ -310,9 +338,11 @@ def _run_cells(
             outcomes.append(o)
             continue
         after = [prep.index_futures[c.index]] if c.index in prep.index_futures else []
+        remote = plan.store
+        where = {} if remote is None else {"artefacts": remote.cell_artefacts(plan, c)}
         fut = ex.submit(
-            cell_task,
-            home,
+            cell_task if remote is None else store_cell_task,
+            home if remote is None else remote.site,
             c.config.to_dict(),
             c.inputs_key,
             c.key,
@@ -322,6 +352,7 @@ def _run_cells(
             question_subset=question_subset,
             with_ci=with_ci,
             notebook=notebooks,
+            **where,
         )
         futures[fut] = c
     with tqdm(total=len(todo), initial=len(outcomes), desc="cells", unit="cell", disable=not progress) as bar:
@@ -342,6 +373,8 @@ def _run_cells(
                     traceback=f"{type(exc).__name__}: {exc}",
                 )
                 record_cell_failure(o, c.config.to_dict(), c.run_dir, plan.sweep_id)
+            if plan.store is not None:  # its run fetched here, or its failure written here
+                plan.store.finish_cell(plan, c, o)
             outcomes.append(o)
             if question_subset is None:
                 if o.ok:

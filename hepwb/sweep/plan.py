@@ -10,7 +10,7 @@ import functools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from hepwb.acquisition.folder import resolve_corpus
 from hepwb.chunking import get_chunker
@@ -120,6 +120,15 @@ class SweepPlan:
     chunksets: dict[str, ChunkSetPlan]
     indexes: dict[str, IndexPlan]
     cells: list[CellPlan]
+    store: Any = None
+    """A store-backed sweep's client (:class:`~hepwb.sweep.store_client.StoreSweep`); ``None``: local disk."""
+    converted: set[str] | None = None
+    """A store-backed sweep's conversion keys whose documents are in the store (done)."""
+
+    def _converted(self, f: SourceFile) -> bool:
+        if self.converted is not None:
+            return f.conversion_key in self.converted
+        return _converted(self.layout, f)
 
     def pending_conversions(self) -> list[tuple[CorpusPlan, SourceFile]]:
         """Corpus files not converted yet."""
@@ -127,17 +136,18 @@ class SweepPlan:
         seen: set[str] = set()
         for cp in self.corpora.values():
             for f in cp.files:
-                if f.conversion_key not in seen and not _converted(self.layout, f):
+                if f.conversion_key not in seen and not self._converted(f):
                     seen.add(f.conversion_key)
                     out.append((cp, f))
         return out
 
     def counts(self) -> dict[str, tuple[int, int]]:
         """``{stage: (done, total)}``."""
-        return {
-            **stage_counts(self.layout, self.corpora, self.chunksets, self.indexes),
-            "cell": (sum(c.done for c in self.cells), len(self.cells)),
-        }
+        counts = stage_counts(self.layout, self.corpora, self.chunksets, self.indexes)
+        if self.converted is not None:
+            conv = {f.conversion_key: self._converted(f) for cp in self.corpora.values() for f in cp.files}
+            counts["convert"] = (sum(conv.values()), len(conv))
+        return {**counts, "cell": (sum(c.done for c in self.cells), len(self.cells))}
 
     def frame(self) -> pd.DataFrame:
         """One row per cell: its dimensions, the stages it needs and whether each is already cached."""

@@ -2,7 +2,9 @@
 
 Embeddings are computed for the unique chunk texts of every table still to build, split into batches
 over the workers; the vectors come back here and are written to the embedding cache by this process
-alone (one writer), so the table builds then only read them.
+alone (one writer), so the table builds then only read them. In a store-backed sweep (``plan.store``) the
+tasks are those of :mod:`hepwb.sweep.store_tasks`, and the vectors of each table go to the store as one file
+(:class:`~hepwb.sweep.store_client.TableVectors`).
 """
 
 from __future__ import annotations
@@ -14,8 +16,12 @@ from typing import Any
 from hepwb.ids import short_hash, text_sha256
 from hepwb.index.cache import EmbeddingCache
 from hepwb.index.windows import window_size, windows_of
+from hepwb.io import write_json
+from hepwb.pipeline.corpus import failure_marker
+from hepwb.sweep import store_tasks
 from hepwb.sweep.executors import Executor
-from hepwb.sweep.plan import CellPlan, SweepPlan
+from hepwb.sweep.plan import CellPlan, IndexPlan, SweepPlan
+from hepwb.sweep.store_client import TableVectors
 from hepwb.sweep.tasks import Outcome, chunkset_task, convert_task, embed_task, index_task
 from hepwb.types import JSONObject
 
@@ -57,22 +63,30 @@ def convert_pending(plan: SweepPlan, cells: list[CellPlan], ex: Executor, *, pro
     """Convert the corpus files the ``cells`` need that are not converted yet (in parallel)."""
     needed = [plan.corpora[(str(c.config.corpus), c.config.max_docs, c.config.prefer_latex)] for c in cells]
     todo = [(cp, f) for cp, f in plan.pending_conversions() if any(cp is n for n in needed)]
-    home = str(plan.layout.root)
+    remote = plan.store
+    fn, home = (
+        (convert_task, str(plan.layout.root)) if remote is None else (store_tasks.convert_task, remote.site)
+    )
     futures = [
-        ex.submit(
-            convert_task, home, cp.corpus, cp.max_docs, cp.prefer_latex, f.conversion_key, key="convert"
-        )
+        ex.submit(fn, home, cp.corpus, cp.max_docs, cp.prefer_latex, f.conversion_key, key="convert")
         for cp, f in todo
     ]
     out = []
     with _bar(progress, len(futures), "converting", "doc") as bar:
         for fut in ex.as_completed(futures):
-            res = ex.result(fut)
+            res = _checked(plan, ex.result(fut))
             out.append(res)
             bar.update(1)
             if not res.ok:
                 _log.warning("conversion failed: %s", res.error)
+                if remote is not None and res.detail.get("failure"):  # remembered here, as by a local sweep
+                    write_json(failure_marker(plan.layout, res.key), res.detail["failure"])
     return out
+
+
+def _checked(plan: SweepPlan, res: Outcome) -> Outcome:
+    """``res``; in a store-backed sweep its bytes counted, and a store that failed it stops the sweep."""
+    return res if plan.store is None else plan.store.check(res)
 
 
 def prepare_stages(
@@ -92,12 +106,24 @@ def prepare_stages(
             prep.stages.append(Outcome("chunkset", cs_id, True, 0.0, "", 0.0, detail={"reused": True}))
             continue
         cfg = cp.config.to_dict()
-        futures[cs_id] = ex.submit(
-            chunkset_task, home, cfg, inputs_key[cs_id], cs_id, key=f"chunkset-{cs_id}"
-        )
+        if plan.store is None:
+            futures[cs_id] = ex.submit(
+                chunkset_task, home, cfg, inputs_key[cs_id], cs_id, key=f"chunkset-{cs_id}"
+            )
+        else:
+            documents = [f.conversion_key for f in cp.corpus.files]
+            futures[cs_id] = ex.submit(
+                store_tasks.chunkset_task,
+                plan.store.site,
+                cfg,
+                inputs_key[cs_id],
+                cs_id,
+                key=f"chunkset-{cs_id}",
+                documents=documents,
+            )
     with _bar(progress, len(futures), "chunking", "set") as bar:
         for fut in ex.as_completed(list(futures.values())):
-            res = ex.result(fut)
+            res = _checked(plan, ex.result(fut))
             prep.stages.append(res)
             bar.update(1)
             if not res.ok:
@@ -107,9 +133,7 @@ def prepare_stages(
     todo_idx = [plan.indexes[n] for n in sorted(idx_needed) if not plan.indexes[n].done]
     todo_idx = [ix for ix in todo_idx if ix.chunkset_id not in prep.failed]
     for model in sorted({ix.model for ix in todo_idx}):
-        mine = [ix for ix in todo_idx if ix.model == model]
-        windowed = [ix.chunkset_id for ix in mine if ix.windows]
-        _embed_model(plan, [ix.chunkset_id for ix in mine], windowed, model, ex, prep, progress)
+        _embed_model(plan, [ix for ix in todo_idx if ix.model == model], model, ex, prep, progress)
     # 3. tables (cells wait for theirs)
     by_name = {c.index: c for c in cells}
     for name in sorted(idx_needed):
@@ -121,44 +145,48 @@ def prepare_stages(
             prep.stages.append(Outcome("index", name, True, 0.0, "", 0.0, detail={"reused": True}))
             continue
         cell = by_name[name]
+        where = {} if plan.store is None else {"artefacts": plan.store.index_artefacts(plan, ix)}
         prep.index_futures[name] = ex.submit(
-            index_task,
-            home,
+            index_task if plan.store is None else store_tasks.index_task,
+            home if plan.store is None else plan.store.site,
             cell.config.to_dict(),
             cell.inputs_key,
             name,
             ix.windows,
             key=f"index-{ix.chunkset_id}",
+            **where,
         )
     return prep
 
 
 def _embed_model(
-    plan: SweepPlan,
-    chunkset_ids: list[str],
-    windowed: list[str],
-    model: str,
-    ex: Executor,
-    prep: PreparedStages,
-    progress: bool,
+    plan: SweepPlan, tables: list[IndexPlan], model: str, ex: Executor, prep: PreparedStages, progress: bool
 ) -> None:
-    """Embed every unique text the tables of ``chunkset_ids`` need (their windows too for ``windowed``)."""
+    """Embed every unique text ``tables`` need (their windows too when they have window tables)."""
     import pyarrow.parquet as pq
 
     texts: dict[str, str] = {}
-    size = window_size(model) if windowed else 0
-    for cs_id in chunkset_ids:
-        column = pq.read_table(plan.layout.chunksets / cs_id / "chunks.parquet", columns=["text"]).column(
-            "text"
-        )
-        for t in column:
+    keys: dict[str, list[str]] = {}  # the text hashes of each chunk set (``+w``: of its windows)
+    size = window_size(model) if any(ix.windows for ix in tables) else 0
+    for ix in tables:  # one table per chunk set for one model
+        cs_id = ix.chunkset_id
+        if plan.store is not None:  # this process reads the chunk set: it is brought here
+            plan.store.fetch_chunkset(plan.chunksets[cs_id])
+        path = plan.layout.chunksets / cs_id / "chunks.parquet"
+        keys[cs_id], keys[f"{cs_id}+w"] = [], []
+        for t in pq.read_table(path, columns=["text"]).column("text"):
             s = t.as_py()
-            texts.setdefault(text_sha256(s), s)
-            if cs_id in windowed:
-                for a, b in windows_of(s, model, size=size):
-                    texts.setdefault(text_sha256(s[a:b]), s[a:b])
-    cache = EmbeddingCache(plan.layout.lancedb, model)
-    missing = cache.missing(list(texts))
+            keys[cs_id].append(text_sha256(s))
+            texts.setdefault(keys[cs_id][-1], s)
+            for a, b in windows_of(s, model, size=size) if ix.windows else ():
+                keys[f"{cs_id}+w"].append(text_sha256(s[a:b]))
+                texts.setdefault(keys[f"{cs_id}+w"][-1], s[a:b])
+    sink: EmbeddingCache | TableVectors
+    if plan.store is None:
+        sink = EmbeddingCache(plan.layout.lancedb, model)
+    else:
+        sink = plan.store.vectors(plan, tables, keys)
+    missing = sink.missing(list(texts))
     prep.unique_texts += len(texts)
     # longest first: the slowest batches start early and the short ones fill in at the end
     missing.sort(key=lambda k: -len(texts[k]))
@@ -177,11 +205,13 @@ def _embed_model(
             if not res.ok:
                 _log.error("embedding a batch failed (tables will embed what is missing): %s", res.error)
                 continue
-            keys = futures[fut]
-            pending.update(zip(keys, vectors, strict=True))
+            keys_done = futures[fut]
+            pending.update(zip(keys_done, vectors, strict=True))
             if len(pending) >= CACHE_FLUSH:  # written in blocks: a killed sweep keeps most of its work
-                cache.add(pending)
+                sink.add(pending)
                 pending = {}
-            prep.embedded += len(keys)
-            bar.update(len(keys))
-    cache.add(pending)
+            prep.embedded += len(keys_done)
+            bar.update(len(keys_done))
+    sink.add(pending)
+    if isinstance(sink, TableVectors):
+        sink.close()

@@ -33,6 +33,7 @@ __all__ = [
     "embed_task",
     "index_task",
     "record_cell_failure",
+    "run_stage",
 ]
 
 
@@ -56,7 +57,8 @@ def _peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def _run(stage: str, key: str, body: Any) -> Outcome:
+def run_stage(stage: str, key: str, body: Any) -> Outcome:
+    """Run ``body`` (returning the detail) as ``stage`` of ``key``; its error is kept, not raised."""
     t = time.perf_counter()
     try:
         detail = body() or {}
@@ -95,7 +97,7 @@ def convert_task(
             raise RuntimeError("; ".join(e.message for e in log.errors) or "conversion failed")
         return {"label": doc.label}
 
-    return _run("convert", conversion_key, body)
+    return run_stage("convert", conversion_key, body)
 
 
 def chunkset_task(home: str, config: JSONObject, inputs_key: str, chunkset_id: str) -> Outcome:
@@ -108,7 +110,7 @@ def chunkset_task(home: str, config: JSONObject, inputs_key: str, chunkset_id: s
             raise RuntimeError(msg)
         return {"n_chunks": len(cs.chunks), "root": str(cs.root)}
 
-    return _run("chunkset", chunkset_id, body)
+    return run_stage("chunkset", chunkset_id, body)
 
 
 def embed_task(model: str, texts: list[str], batch: str) -> tuple[Any, Outcome]:
@@ -122,7 +124,7 @@ def embed_task(model: str, texts: list[str], batch: str) -> tuple[Any, Outcome]:
         box["vectors"] = worker.embedder(model).embed(texts)
         return {"n_texts": len(texts)}
 
-    out = _run("embed", batch, body)
+    out = run_stage("embed", batch, body)
     return box.get("vectors"), out
 
 
@@ -138,7 +140,7 @@ def index_task(
         # every vector should come from the cache the driver filled: count any embedded here
         return {"rows": int(tbl.count_rows()), "embedded_here": emb.n_embedded - before}
 
-    return _run("index", table, body)
+    return run_stage("index", table, body)
 
 
 def cell_task(
@@ -179,7 +181,7 @@ def cell_task(
             "timings": rec.timings_s,
         }
 
-    out = _run("cell", key, body)
+    out = run_stage("cell", key, body)
     if not out.ok:
         record_cell_failure(out, config, run_dir, sweep_id)
     return out

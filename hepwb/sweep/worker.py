@@ -162,9 +162,14 @@ def cell(
     sweep_id: str | None,
     question_subset: list[str] | None,
     with_ci: bool,
+    recorded: JSONObject | None = None,
 ) -> RunRecord:
-    """Retrieve and score one cell here, reusing everything loaded; returns its record."""
-    cfg = _cfg(config)
+    """Retrieve and score one cell here, reusing everything loaded; returns its record.
+
+    ``recorded``: the configuration the run is keyed and recorded by, when ``config`` reads copies of its
+    corpus and question file (a store-backed sweep's scratch folder) under other paths.
+    """
+    cfg = _cfg(recorded if recorded is not None else config)
     timings = Timer()
     with timings("load_s"):
         ins = inputs(home, config, inputs_key)
