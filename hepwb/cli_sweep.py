@@ -14,6 +14,7 @@ from hepwb.exceptions import ConfigError, HepwbError
 from hepwb.ids import short_hash
 from hepwb.paths import Layout
 from hepwb.pipeline.report import render_report
+from hepwb.store import resolve_store
 from hepwb.sweep import load_spec, run_sweep
 from hepwb.sweep.dryrun import dry_run as plan_summary
 from hepwb.sweep.executors.connect import check_scheduler_address, scheduler_security
@@ -81,6 +82,14 @@ TlsCa = Annotated[
 TlsCert = Annotated[Path | None, typer.Option(help="--scheduler tls://: this client's certificate (PEM).")]
 TlsKey = Annotated[
     Path | None, typer.Option(help="--scheduler tls://: this client's key (PEM), if not in the cert.")
+]
+Store = Annotated[
+    str | None,
+    typer.Option(
+        help="Keep the artefacts in this object store (s3://BUCKET/PREFIX, or file:///PATH every worker "
+        "mounts): the workers need no shared file system, finished cells are reused from it; local: the "
+        "local disk (default: $HEPWB_STORE, else the project's hepwb-store.json, else local disk)."
+    ),
 ]
 GridSizes = Annotated[str | None, typer.Option(help="Override the grid's chunk sizes, e.g. 256,512,1024.")]
 GridRetrievers = Annotated[
@@ -219,6 +228,7 @@ def sweep(
     tls_ca_file: TlsCa = None,
     tls_cert: TlsCert = None,
     tls_key: TlsKey = None,
+    store: Store = None,
 ) -> None:
     """Run a sweep: every cell of a YAML grid, each stage computed once, cells on Dask (or --executor serial).
 
@@ -227,6 +237,7 @@ def sweep(
     """
     security = scheduler_security(tls_ca_file, tls_cert, tls_key)
     _check_where(executor, scheduler, security)  # before the sweep file is read or anything planned
+    in_force = resolve_store(store)  # a malformed URL or project setting is one line now
     if cluster is not None and cluster not in (*KINDS, "gateway"):  # a --dry-run says so too
         choices = [*KINDS, "gateway"]
         fail(ConfigError(f"unknown batch system {cluster!r} for --cluster; choose one of {choices}"))
@@ -271,10 +282,12 @@ def sweep(
     if security is not None:
         opts["security"] = security
     if (search or spec.search) == "halving":
+        if in_force is not None:
+            fail(ConfigError("--search halving keeps its artefacts on local disk: add --store local"))
         halving = run_halving(spec, **opts)
         typer.echo(halving.frame().to_string(index=False))  # the winner's line is logged above
         return
-    result = run_sweep(spec, notebooks=notebooks, force=force, **opts)
+    result = run_sweep(spec, notebooks=notebooks, force=force, store=store, **opts)
     typer.echo(result.frame(spec.metric).drop(columns=["error"]).to_string(index=False))
     reused = len(result.cells) - len(result.computed) - len(result.failed)
     typer.echo(

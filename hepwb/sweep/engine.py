@@ -204,6 +204,8 @@ def run_sweep(
         msg = f"--notebooks runs cells on a shared file system: drop --notebooks or the store {url}"
         raise ConfigError(msg)
     remote = StoreSweep(url, layout) if url is not None else None
+    if remote is not None:
+        _log.info("artefacts in the store %s (this project keeps the runs and the catalog)", url)
     plan = plan_cells(cells, layout, sweep_id=sid, notebooks=notebooks)
     if remote is not None:
         remote.attach(plan)
