@@ -6,14 +6,16 @@ from typing import Annotated
 
 import typer
 
-from hepwb import defaults
+from hepwb import defaults, limits
 from hepwb.cli_app import app
 from hepwb.ner.service import TOKEN_ENV, NERService
 
 
 @app.command("ner-serve")
 def ner_serve(
-    port: Annotated[int, typer.Option(help="TCP port on 127.0.0.1 (0: a free one).")] = defaults.NER_PORT,
+    port: Annotated[
+        int, typer.Option(min=0, max=limits.MAX_PORT, help="TCP port on 127.0.0.1 (0: a free one).")
+    ] = defaults.NER_PORT,
     host: Annotated[
         str,
         typer.Option(help="Interface to listen on; any but loopback (e.g. 0.0.0.0) needs --token."),

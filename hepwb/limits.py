@@ -40,6 +40,7 @@ __all__ = [
     "MAX_DOCS",
     "MAX_K",
     "MAX_NOTE_CHARS",
+    "MAX_PORT",
     "MAX_QUESTION_CHARS",
     "MAX_QUESTION_FILE_BYTES",
     "MAX_RUN_FILE_BYTES",
@@ -328,6 +329,9 @@ SQL_MEMORY_MB = 2_048
 
 SQL_THREADS = 2
 """DuckDB threads of user-typed SQL (``hepwb sql``); locked, so SQL cannot raise it."""
+
+MAX_PORT = 65_535
+"""The largest TCP port (``hepwb ner-serve --port``; 0 asks the system for a free one)."""
 
 NER_MAX_TEXTS = 1_000
 """Most texts in one ``POST /ner`` request (the client sends larger batches in parts)."""

@@ -112,11 +112,22 @@ def write_defaults(record: ProjectDefaults, root: str | Path | None = None) -> P
 
 
 def unpin_defaults(root: str | Path | None = None) -> bool:
-    """Remove the project's pinned defaults; whether there were any."""
+    """Remove the project's pinned defaults; whether there were any.
+
+    Raises:
+        ConfigError: ``hepwb-defaults.json`` is a folder (never deleted: it is not hepwb's), or cannot be
+            removed (the message names the file and the reason).
+    """
     path = _file(root)
     _CACHE.pop(path, None)
+    if path.is_dir() and not path.is_symlink():
+        msg = f"{path} is a folder, not pinned defaults, so hepwb leaves it alone; remove or rename it"
+        raise ConfigError(msg)
     try:
         path.unlink()
     except FileNotFoundError:
         return False
+    except OSError as exc:
+        msg = f"cannot remove the pinned defaults {path}: {exc.strerror or exc}; delete it yourself"
+        raise ConfigError(msg) from None
     return True

@@ -205,3 +205,44 @@ def test_a_tier_config_still_reads_numbers(home):
     cfg = load_config(path, job_max_rows=9)
     assert (cfg.ttl_s, cfg.recency_s, cfg.warm_max_rows, cfg.job_max_rows) == (60.0, 1500.0, 7, 9)
     assert isinstance(cfg.ttl_s, float)
+
+
+# M3: `hepwb defaults unpin` when hepwb-defaults.json is a folder was an unexpected IsADirectoryError, exit 3
+
+
+def test_unpinning_a_folder_is_one_line_and_leaves_it_alone(home):
+    (home / "hepwb-defaults.json").mkdir()
+    (home / "hepwb-defaults.json" / "keep.txt").write_text("mine", encoding="utf-8")
+    res = runner.invoke(app, ["defaults", "unpin"])
+    assert res.exit_code == 2 and res.output.count("\n") == 1, res.output
+    assert "hepwb-defaults.json is a folder, not pinned defaults" in res.output
+    assert (home / "hepwb-defaults.json" / "keep.txt").read_text(encoding="utf-8") == "mine"
+
+
+# M5: `hepwb ner-serve --port 70000` (or -1) was an unexpected OverflowError, exit 3
+
+
+@pytest.mark.parametrize(
+    ("port", "words"), [("70000", "less than or equal to 65535"), ("-1", "greater than")]
+)
+def test_a_port_out_of_range_is_one_line_and_exit_2(home, port, words):
+    res = _hepwb(home, "ner-serve", "--port", port)
+    err = res.stderr.decode()
+    assert res.returncode == 2 and err.count("\n") == 1, err
+    assert err.startswith("error: Invalid value for '--port': Input should be") and words in err
+    with pytest.raises(ConfigError, match="is no TCP port"):
+        from hepwb.ner.service import NERService
+
+        NERService(port=int(port))  # the Python API says it too
+
+
+def test_a_port_in_use_is_one_line_and_exit_2(home):
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        res = runner.invoke(app, ["ner-serve", "--port", str(port)])
+    assert res.exit_code == 2 and res.output.count("\n") == 1, res.output
+    assert f"error: cannot listen on 127.0.0.1:{port}: Address already in use" in res.output
