@@ -11,10 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from hepwb.exceptions import SchemaValidationError
-from hepwb.io import read_json
-from hepwb.readers import ReadError, read_json_file
+from hepwb.readers import ReadError, parse_json, read_json_file, read_text
 
 __all__ = ["schema_for_file", "validate_record", "validate_tree"]
+
+_FIX = "a HEPilot output file is JSON as RFC 8259 defines it: fix it or build the chunk set again"
 
 _FILE_SCHEMAS = {
     "catalog.json": "catalog",
@@ -72,6 +73,9 @@ def validate_tree(
 ) -> dict[str, list[str]]:
     """Read every JSON file under ``root`` and validate those with a HEPilot schema.
 
+    Every file must be JSON as RFC 8259 defines it: ``NaN``, ``Infinity`` and a number beyond a float
+    (``1e999``) are errors, although Python reads them.
+
     Returns:
         ``{relative path: errors}`` of the files that do not parse (any JSON file) or do not validate.
     """
@@ -82,8 +86,9 @@ def validate_tree(
     files = sorted(root.rglob("*.json"))
     for path in tqdm(files, desc=f"validating {root.name}", unit="file", disable=not progress):
         schema = schema_for_file(path.name)
-        try:  # every JSON file of the tree is read (bounded), those with a schema also validated
-            data = read_json(path, "HEPilot file" if schema else "JSON file")
+        what = "HEPilot file" if schema else "JSON file"
+        try:  # every JSON file of the tree is read (bounded, RFC 8259: no NaN), those with a schema validated
+            data = parse_json(read_text(path, what, fix=_FIX), f"{what} {path}", fix=_FIX, strict=True)
         except ReadError as exc:  # damaged: reported with the others, the rest still validated
             failures[path.relative_to(root).as_posix()] = [str(exc)]
             continue

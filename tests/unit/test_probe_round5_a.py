@@ -246,3 +246,23 @@ def test_a_port_in_use_is_one_line_and_exit_2(home):
         res = runner.invoke(app, ["ner-serve", "--port", str(port)])
     assert res.exit_code == 2 and res.output.count("\n") == 1, res.output
     assert f"error: cannot listen on 127.0.0.1:{port}: Address already in use" in res.output
+
+
+# F15: `hepwb validate` called a HEPilot tree holding NaN, -Infinity or 1e999999 (read as inf) valid
+
+
+def test_validate_holds_files_to_rfc_8259_json(tmp_path):
+    doc = tmp_path / "documents" / "P00"
+    doc.mkdir(parents=True)
+    (tmp_path / "catalog.json").write_text("{}", encoding="utf-8")
+    (doc / "references.json").write_text('{"x": NaN, "y": -Infinity}', encoding="utf-8")
+    (doc / "figures.json").write_text('{"x": 1e999999}', encoding="utf-8")
+    (doc / "tables.json").write_text('{"x": 1.5e300, "y": [1, -2.5]}', encoding="utf-8")
+    res = runner.invoke(app, ["validate", str(tmp_path)])
+    assert res.exit_code == 1, res.output
+    lines = res.output.splitlines()
+    refs = next(line for line in lines if line.startswith("documents/P00/references.json: "))
+    figs = next(line for line in lines if line.startswith("documents/P00/figures.json: "))
+    assert "NaN is not a JSON number (RFC 8259)" in refs
+    assert "the number 1e999999 is beyond the range of a float" in figs
+    assert not any(line.startswith("documents/P00/tables.json") for line in lines)
