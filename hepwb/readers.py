@@ -41,6 +41,7 @@ from hepwb import limits
 from hepwb.exceptions import ConfigError
 
 __all__ = [
+    "FileTooLargeError",
     "ReadError",
     "check_file",
     "count_lines",
@@ -64,6 +65,10 @@ _KINDS = (
 
 class ReadError(ConfigError):
     """A file hepwb refuses to read: the message names the file (and line), what is wrong and the fix."""
+
+
+class FileTooLargeError(ReadError):
+    """A file larger than the cap of what it is (a :class:`ReadError`; callers may skip such files)."""
 
 
 def check_file(
@@ -100,7 +105,7 @@ def check_file(
 
 
 def _too_large(p: Path, what: str, size: int, max_bytes: int) -> ReadError:
-    return ReadError(
+    return FileTooLargeError(
         f"{what} {p}: {size:,} bytes ({size / 1e6:.1f} MB), more than the {max_bytes:,} a {what} "
         "may hold; is it the right file? (split it if it is)"
     )

@@ -36,7 +36,7 @@ from hepwb.ids import code_fingerprint, file_sha256, short_hash
 from hepwb.index.store import index_key
 from hepwb.models.tokenizers import model_identity
 from hepwb.names import is_plain_name
-from hepwb.pipeline.sources import source_key
+from hepwb.pipeline.sources import source_key, text_too_large
 from hepwb.plaintext import plain
 from hepwb.retrieval.rerank import cross_encoder_name
 from hepwb.types import JSONObject
@@ -187,6 +187,15 @@ def plan_corpus(
     out: list[SourceFile] = []
     for path, meta, label in labelled_files(corpus, max_docs=max_docs, only=only, log=log):
         try:
+            too_large = text_too_large(path)
+            if too_large:  # never hashed nor read: a 3 GB .md was read whole (MemoryError)
+                if log is None:
+                    _log.error(too_large)
+                else:
+                    skipped = "skipped document; the others continue"
+                    log.add("error", "ProcessingPipeline", too_large, error_code="PROC_TOO_LARGE",
+                            recovery_action=skipped, file_path=str(path))  # fmt: skip
+                continue
             sha = file_sha256(path)
         except OSError as exc:
             if log is not None:

@@ -15,14 +15,16 @@ from pathlib import Path
 
 from hepwb.acquisition.folder import label_of
 from hepwb.exceptions import ProcessingError
+from hepwb.limits import MAX_TEXT_FILE_BYTES
 from hepwb.processing import pdf_to_document
 from hepwb.processing.equations import math_records, math_summary
 from hepwb.processing.latex import latex_to_document
 from hepwb.processing.markdown import markdown_document
+from hepwb.readers import FileTooLargeError, ReadError, read_bytes
 from hepwb.textkey import key
 from hepwb.types import Document, JSONObject
 
-__all__ = ["MIN_AGREEMENT", "convert", "latex_folder", "source_key", "text_agreement"]
+__all__ = ["MIN_AGREEMENT", "convert", "latex_folder", "source_key", "text_agreement", "text_too_large"]
 
 MIN_AGREEMENT = 0.9
 _PIECE = 24
@@ -38,8 +40,29 @@ def _tree_sha256(folder: Path) -> str:
     h = hashlib.sha256()
     for f in sorted(p for p in folder.rglob("*") if p.is_file() and not p.is_symlink()):
         h.update(f.relative_to(folder).as_posix().encode())
-        h.update(f.read_bytes())
+        with f.open("rb") as fh:  # a block at a time: a source folder may hold large figures
+            while block := fh.read(1 << 20):
+                h.update(block)
     return h.hexdigest()
+
+
+def text_too_large(path: Path) -> str | None:
+    """Why the corpus text file ``path`` (a ``.md`` paper) is too large to read, or ``None``.
+
+    Text is read whole, so a ``.md`` file over :data:`~hepwb.limits.MAX_TEXT_FILE_BYTES` is skipped before
+    it is hashed or read (a PDF is read a page at a time and has no such cap).
+
+    Raises:
+        OSError: ``path`` cannot be examined.
+    """
+    size = path.stat().st_size
+    if path.suffix.lower() != ".md" or size <= MAX_TEXT_FILE_BYTES:
+        return None
+    return (
+        f"{path} has {size:,} bytes ({size / 1e6:,.0f} MB), more than the {MAX_TEXT_FILE_BYTES:,} a "
+        "markdown paper may have (limits.MAX_TEXT_FILE_BYTES): is it the right file? Split it or remove it "
+        "from the corpus"
+    )
 
 
 def source_key(path: Path, meta: JSONObject, prefer_latex: bool) -> str:
@@ -82,8 +105,14 @@ def convert(path: Path, meta: JSONObject, *, prefer_latex: bool = True) -> Docum
     """Convert one corpus file (see the module docstring for the choice of converter)."""
     label = str(meta.get("pid") or label_of(path))
     if path.suffix.lower() == ".md":
+        fix = "split it or remove it from the corpus"
+        try:  # the bounded reader: a regular file, at most MAX_TEXT_FILE_BYTES even if it grows meanwhile
+            data = read_bytes(path, "markdown paper", max_bytes=MAX_TEXT_FILE_BYTES, fix=fix)
+        except ReadError as exc:
+            code = "PROC_TOO_LARGE" if isinstance(exc, FileTooLargeError) else "PROC_IO"
+            raise ProcessingError(str(exc), code=code, path=str(path)) from None
         try:
-            text = path.read_text(encoding="utf-8")
+            text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             msg = f"{path} is not UTF-8 text ({exc}); re-save it as UTF-8"
             raise ProcessingError(msg, code="PROC_BAD_ENCODING", path=str(path)) from None

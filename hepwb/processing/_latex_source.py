@@ -18,7 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hepwb.exceptions import ProcessingError
+from hepwb.limits import MAX_TEXT_FILE_BYTES
 from hepwb.processing._latex_macros import prelude
+from hepwb.readers import FileTooLargeError, ReadError, read_bytes
 
 __all__ = [
     "BibEntry",
@@ -27,6 +29,7 @@ __all__ = [
     "decode",
     "matching_brace",
     "read_project",
+    "read_source",
     "rewrite_abstract",
     "strip_comments",
 ]
@@ -75,6 +78,23 @@ class LatexSource:
     bib_files: list[Path] = field(default_factory=list)
     cited: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+
+
+def read_source(path: Path) -> str:
+    """The text of the LaTeX source file ``path``, read by the bounded reader (comments kept).
+
+    A regular file of at most :data:`~hepwb.limits.MAX_TEXT_FILE_BYTES`, UTF-8.
+
+    Raises:
+        ProcessingError: ``PROC_TOO_LARGE`` (over the cap), ``PROC_IO`` (missing, a FIFO or device,
+            unreadable) or ``PROC_BAD_ENCODING``, naming ``path``.
+    """
+    try:
+        data = read_bytes(path, "LaTeX source file", max_bytes=MAX_TEXT_FILE_BYTES, fix="remove or split it")
+    except ReadError as exc:
+        code = "PROC_TOO_LARGE" if isinstance(exc, FileTooLargeError) else "PROC_IO"
+        raise ProcessingError(str(exc), code=code, path=str(path)) from None
+    return decode(data, path)
 
 
 def decode(data: bytes, path: Path) -> str:
@@ -217,7 +237,7 @@ class _Reader:
             raise ProcessingError(msg, code="PROC_UNSAFE_PATH", path=str(path))
         if path not in self.files:
             self.files.append(path)
-        return strip_comments(decode(path.read_bytes(), path))
+        return strip_comments(read_source(path))
 
     def resolve(self, name: str, here: Path, exts: tuple[str, ...]) -> Path | None:
         name = name.strip().strip('"')

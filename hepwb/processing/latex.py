@@ -52,12 +52,14 @@ from pathlib import Path
 
 from hepwb.exceptions import ProcessingError
 from hepwb.ids import content_uuid
+from hepwb.limits import MAX_TEXT_FILE_BYTES
 from hepwb.processing._latex_filter import LUA_FILTER, WRITER_FORMAT
 from hepwb.processing._latex_pages import locate_pages, pdf_page_keys
 from hepwb.processing._latex_refs import bib_to_csl, csl_text, entry_csl, split_references
-from hepwb.processing._latex_source import decode, read_project, strip_comments
+from hepwb.processing._latex_source import read_project, read_source, strip_comments
 from hepwb.processing.links import annotate
 from hepwb.processing.markdown import parse_blocks
+from hepwb.readers import ReadError, read_bytes
 from hepwb.types import Block, Document, JSONObject
 
 __all__ = ["find_main_tex", "latex_source", "latex_to_document", "pdf_page_keys"]
@@ -97,9 +99,10 @@ def find_main_tex(folder: str | Path) -> Path:
     for f in sorted(p.rglob("*.tex")):
         if f.is_file() and f.resolve().is_relative_to(root):
             try:
-                texts[f] = strip_comments(f.read_bytes().decode("utf-8", "replace"))
-            except OSError:
+                data = read_bytes(f, "LaTeX source file", max_bytes=MAX_TEXT_FILE_BYTES)
+            except ReadError:  # a huge or unreadable file is no main file (it is named if \input)
                 continue
+            texts[f] = strip_comments(data.decode("utf-8", "replace"))
     found: list[tuple[tuple[int | str, ...], Path]] = []
     for f, head in texts.items():
         has_class = "\\documentclass" in head
@@ -215,9 +218,10 @@ def _sources_hash(main: Path, files: list[Path], root: Path) -> tuple[str, int]:
     size = 0
     others = sorted((f for f in files if f != main), key=lambda f: f.resolve().relative_to(root).as_posix())
     for f in (main, *others):
-        data = f.read_bytes()
-        h.update(data)
-        size += len(data)
+        with f.open("rb") as fh:  # a block at a time: a project may hold large files
+            while data := fh.read(1 << 20):
+                h.update(data)
+                size += len(data)
     return h.hexdigest(), size
 
 
@@ -277,7 +281,7 @@ def latex_to_document(
     main = find_main_tex(given)
     root = (given if given.is_dir() else main.parent).resolve()
     pandoc, version = _pandoc()
-    decode(main.read_bytes(), main)
+    read_source(main)  # a huge, special or non-UTF-8 main file is refused before pandoc runs
     src = read_project(main, root)
     out, err = _run_pandoc(src.text, main, pandoc)
     pandoc_warnings, info = _warnings(err)

@@ -138,3 +138,40 @@ def test_damaged_cached_documents_and_chunk_set_manifests_are_named_and_rebuilt(
     assert out.count("is unreadable") == 4, out  # each logged once, not by two loggers
     assert [t.read_bytes() for t in texts] == good  # converted again
     assert json.loads(manifest.read_text(encoding="utf-8"))["fingerprint"] == fingerprint
+
+
+def test_a_huge_corpus_markdown_file_is_skipped_unread(tmp_path):
+    """The probe's F4: a 3 GB sparse ``.md`` was hashed and read whole (3.2 GB, MemoryError, exit 0)."""
+    from tests.helpers import tiny_corpus
+
+    corpus, _ = tiny_corpus(tmp_path)
+    big = corpus / "Z09_big.md"
+    with big.open("wb") as fh:
+        fh.truncate(3 * 1024**3)
+    code, out = _hepwb(tmp_path / "home", "ingest", "--corpus", str(corpus), "--chunk-sizes", "48")
+    assert code == 0, out
+    line = next(ln for ln in out.splitlines() if ln.startswith("PROC_TOO_LARGE"))
+    assert f"{big} has 3,221,225,472 bytes" in line and "limits.MAX_TEXT_FILE_BYTES" in line, line
+    assert "MemoryError" not in out and "PROC_UNEXPECTED" not in out, out
+    cached = sorted(p.name.split("-")[0] for p in (tmp_path / "home/data/interim/documents").iterdir())
+    assert cached == ["A01", "B02", "C03"]  # the others converted
+
+
+def test_latex_sources_are_read_by_the_bounded_reader(tmp_path):
+    """The sibling of F4: a LaTeX file ``\\input`` (or given as the main file) was read whole."""
+    pytest.importorskip("pypandoc")
+    from hepwb.exceptions import ProcessingError
+    from hepwb.processing.latex import latex_to_document
+
+    (tmp_path / "main.tex").write_text(
+        "\\documentclass{article}\n\\begin{document}\nHello.\n\\input{big}\n\\end{document}\n",
+        encoding="utf-8",
+    )
+    with (tmp_path / "big.tex").open("wb") as fh:
+        fh.truncate(limits.MAX_TEXT_FILE_BYTES + 1)
+    with pytest.raises(ProcessingError, match=r"big\.tex: 67,108,865 bytes .* more than the") as info:
+        latex_to_document(tmp_path)
+    assert info.value.code == "PROC_TOO_LARGE"
+    with pytest.raises(ProcessingError, match=r"big\.tex: 67,108,865 bytes") as info:
+        latex_to_document(tmp_path / "big.tex")  # named as the main file
+    assert info.value.code == "PROC_TOO_LARGE"
