@@ -66,6 +66,7 @@ __all__ = [
     "PARENT_SIZE",
     "PARTITIONS",
     "PIECE_SIZE",
+    "PORT",
     "REFINE_FACTOR",
     "SHARE",
     "SQL_MAX_ROWS",
@@ -332,6 +333,9 @@ SQL_THREADS = 2
 
 MAX_PORT = 65_535
 """The largest TCP port (``hepwb ner-serve --port``; 0 asks the system for a free one)."""
+
+PORT = Bound("port", 0, MAX_PORT, "a TCP port (0: a free one)", "8877", integer=True)
+"""The port a service of hepwb listens on (``hepwb ner-serve --port``)."""
 
 NER_MAX_TEXTS = 1_000
 """Most texts in one ``POST /ner`` request (the client sends larger batches in parts)."""

@@ -196,9 +196,7 @@ class NERService:
         self.host = host
         self.read_timeout_s = read_timeout_s
         self.busy = threading.BoundedSemaphore(limits.NER_MAX_BUSY)
-        if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= limits.MAX_PORT:
-            msg = f"port {port!r} is no TCP port: give 1 to {limits.MAX_PORT} (0: a free one)"
-            raise ConfigError(msg)
+        limits.PORT.check(port)
         try:
             self._server = _BoundedServer((host, port), self._handler())
         except OSError as exc:  # the port taken, the address not this machine's …

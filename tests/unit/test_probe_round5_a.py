@@ -230,7 +230,9 @@ def test_a_port_out_of_range_is_one_line_and_exit_2(home, port, words):
     err = res.stderr.decode()
     assert res.returncode == 2 and err.count("\n") == 1, err
     assert err.startswith("error: Invalid value for '--port': Input should be") and words in err
-    with pytest.raises(ConfigError, match="is no TCP port"):
+    with pytest.raises(
+        ConfigError, match=f"port is a TCP port \\(0: a free one\\) from 0 to 65535, got {port}"
+    ):
         from hepwb.ner.service import NERService
 
         NERService(port=int(port))  # the Python API says it too
