@@ -123,6 +123,37 @@ def fit_problem(fit: Any) -> str | None:
             return problem
     if any(str(v) not in params for v in folds.values()):
         return "folds names a fold that fold_params lacks"
+    return _folds_problem(fit, folds, params)
+
+
+def _folds_problem(fit: JSONObject, folds: dict[str, int], params: dict[str, Any]) -> str | None:
+    """Whether the folds agree with each other: a fold whose papers were lost would be scored in sample.
+
+    Every paper of the fit's questions has its fold in ``folds``; ``fold_params[f].papers`` lists the same
+    papers for fold ``f``; there are ``n_folds`` folds and at least one question per paper.
+
+    Example:
+        >>> fold = {"method": "rrf", "weight": 0.5, "papers": ["A"]}
+        >>> _folds_problem({"n_folds": 1, "n_questions": 3}, {"A": 0}, {"0": fold})
+        >>> _folds_problem({"n_folds": 1, "n_questions": 3}, {}, {"0": fold})
+        'folds is empty: no paper has weights fitted without it'
+    """
+    if not folds:
+        return "folds is empty: no paper has weights fitted without it"
+    papers: dict[str, set[str]] = {}
+    for paper, number in folds.items():
+        papers.setdefault(str(number), set()).add(paper)
+    for fold, p in params.items():
+        listed = p.get("papers")
+        if not isinstance(listed, list) or not all(isinstance(x, str) for x in listed):
+            return f"fold_params[{fold}].papers is not a list of papers"
+        if set(listed) != papers.get(fold, set()):
+            return f"fold_params[{fold}].papers and folds disagree on the papers of fold {fold}"
+    n_folds, n_questions = fit.get("n_folds"), fit.get("n_questions")
+    if type(n_folds) is not int or n_folds != len(params):
+        return f"n_folds is {n_folds!r}, fold_params has {len(params)} folds"
+    if type(n_questions) is not int or n_questions < len(folds):
+        return f"n_questions is {n_questions!r}, fewer than the {len(folds)} papers of its folds"
     return None
 
 

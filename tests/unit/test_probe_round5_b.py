@@ -175,3 +175,44 @@ def test_latex_sources_are_read_by_the_bounded_reader(tmp_path):
     with pytest.raises(ProcessingError, match=r"big\.tex: 67,108,865 bytes") as info:
         latex_to_document(tmp_path / "big.tex")  # named as the main file
     assert info.value.code == "PROC_TOO_LARGE"
+
+
+def test_a_fusion_fit_whose_folds_were_damaged_is_refused(tmp_path, monkeypatch):
+    """The probe's F11: ``folds: {}`` (or folds disagreeing with ``fold_params``) was accepted, and every
+    question of the fit's own set was then scored with the weights fitted on it, as an out-of-fold run."""
+    from tests.helpers import tiny_corpus
+
+    corpus, questions = tiny_corpus(tmp_path)
+    monkeypatch.setenv("HEPWB_HOME", str(tmp_path / "home"))
+    common = ["--corpus", str(corpus), "--questions", str(questions), "--chunk-size", "48"]
+    res = CliRunner().invoke(app, ["fit-fusion", "--name", "f1", *common, "--folds", "2"])
+    assert res.exit_code == 0, res.output
+    path = tmp_path / "home" / "data" / "models" / "fusion" / "f1.json"
+    good = json.loads(path.read_text(encoding="utf-8"))
+    moved = sorted(good["fold_params"]["0"]["papers"])[0]  # a paper of fold 0, said to be in fold 1 too
+
+    def empty(d):
+        d["folds"] = {}
+
+    def lost(d):
+        del d["folds"][moved]
+
+    def listed_twice(d):
+        d["fold_params"]["1"]["papers"].append(moved)
+
+    def more_folds(d):
+        d["n_folds"] = 5
+
+    for damage, why in [
+        (empty, "folds is empty: no paper has weights fitted without it"),
+        (lost, "fold_params[0].papers and folds disagree on the papers of fold 0"),
+        (listed_twice, "fold_params[1].papers and folds disagree on the papers of fold 1"),
+        (more_folds, "n_folds is 5, fold_params has 2 folds"),
+    ]:
+        fit = json.loads(json.dumps(good))
+        damage(fit)
+        path.write_text(json.dumps(fit), encoding="utf-8")
+        res = CliRunner().invoke(app, ["evaluate", *common, "--retriever", "fusion(fitted=f1)"])
+        out = res.output
+        assert res.exit_code == 2 and f"fusion fit {path} is damaged ({why})" in out, out
+        assert "hepwb fit-fusion --name f1" in out and out.count("\n") == 1, out

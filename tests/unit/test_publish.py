@@ -296,9 +296,9 @@ def test_a_damaged_fusion_fit_is_named_with_its_fix_at_once(tmp_path, monkeypatc
     good = {
         "name": "f", "method": "rrf", "weight": 0.4, "fields": "context", "dense_read": "max", "top_m": 1,
         "fetch": 50, "embedding_model": "all-MiniLM-L6-v2", "chunkset_id": "c", "questions_sha256": "q",
-        "folds": {"A": 0, "B": 1},
-        "fold_params": {"0": {"method": "linear", "weight": 0.5},
-                        "1": {"method": "rrf", "weight": 0.3, "dense_read": "first"}},
+        "folds": {"A": 0, "B": 1}, "n_folds": 2, "n_questions": 5,
+        "fold_params": {"0": {"method": "linear", "weight": 0.5, "papers": ["A"]},
+                        "1": {"method": "rrf", "weight": 0.3, "dense_read": "first", "papers": ["B"]}},
     }  # fmt: skip
     assert fit_problem(good) is None
     (folder / "f.json").write_text(json.dumps(good))
