@@ -87,7 +87,6 @@ napoleon_use_ivar = True  # an "Attributes:" section describes the fields autodo
 # -- HTML ---------------------------------------------------------------------------------------------------
 html_theme = "pydata_sphinx_theme"
 html_title = "hepwb"
-html_static_path = ["_static"]
 html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
