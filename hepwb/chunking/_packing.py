@@ -43,7 +43,7 @@ class SizedChunker:
 
     Args:
         chunk_size: Token budget per chunk, overlap included.
-        chunk_overlap: Overlap as a fraction of ``chunk_size`` (0 <= x < 1).
+        chunk_overlap: Overlap, a fraction of ``chunk_size``: 0 to 0.75 (:data:`hepwb.limits.CHUNK_OVERLAP`).
         tokenizer: ``"all-MiniLM-L6-v2"`` (default), any Hugging Face model name, ``"cl100k"`` or ``"words"``.
     """
 

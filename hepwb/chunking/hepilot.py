@@ -41,7 +41,7 @@ class HepilotChunker(SizedChunker):
     Args:
         chunk_size: Token budget per chunk, overlap included (HEPilot-compliant range 512-4096;
             smaller values are allowed for research sweeps and labelled as such).
-        chunk_overlap: Overlap as a fraction of ``chunk_size`` (0 <= x < 1).
+        chunk_overlap: Overlap, a fraction of ``chunk_size``: 0 to 0.75 (:data:`hepwb.limits.CHUNK_OVERLAP`).
         tokenizer: ``"all-MiniLM-L6-v2"`` (default; the embedding model's tokenizer), any Hugging Face
             model name, ``"cl100k"`` or ``"words"``.
         min_section_fill: Start a new chunk at a section heading once the current chunk holds at

@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from hepwb.limits import CHUNK_OVERLAP, HEPILOT_CHUNK_SIZE
+from hepwb.limits import HEPILOT_CHUNK_OVERLAP, HEPILOT_CHUNK_SIZE
 from hepwb.types import JSONObject
 
 __all__ = [
@@ -47,7 +47,7 @@ class ProcessingConfig(_Record):
     """``adapter_config.processing_config``."""
 
     chunk_size: int = Field(ge=HEPILOT_CHUNK_SIZE.low, le=HEPILOT_CHUNK_SIZE.high)
-    chunk_overlap: float = Field(ge=CHUNK_OVERLAP.low, lt=CHUNK_OVERLAP.high)
+    chunk_overlap: float = Field(ge=HEPILOT_CHUNK_OVERLAP.low, lt=HEPILOT_CHUNK_OVERLAP.high)
     preserve_tables: bool = True
     preserve_equations: bool = True
 

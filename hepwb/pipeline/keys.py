@@ -225,7 +225,8 @@ def chunkset_key(chunker: str, params: JSONObject, conversion_keys: Sequence[str
 
 def chunkset_id_of(chunker: str, params: JSONObject, key: str) -> str:
     """The readable id (and folder name) of a chunk set with key ``key``."""
-    return f"{chunker}-cs{params.get('chunk_size', 'x')}-ov{params.get('chunk_overlap', 0):g}-{key[:8]}"
+    overlap = float(params.get("chunk_overlap") or 0)  # every digit: 0.7499999 is no 'ov0.75'
+    return f"{chunker}-cs{params.get('chunk_size', 'x')}-ov{overlap:.15g}-{key[:8]}"
 
 
 def retriever_label(name: str, options: JSONObject) -> str:
@@ -254,7 +255,7 @@ def cell_name(config: JSONObject) -> str:
     index = cfg.get("vector_index")  # absent while it is the default (``auto``)
     index = f"-{index}" if index and index != "auto" else ""
     return (
-        f"{chunker}-cs{cfg.get('chunk_size')}-ov{float(cfg.get('chunk_overlap') or 0):g}-{retr}{index}"
+        f"{chunker}-cs{cfg.get('chunk_size')}-ov{float(cfg.get('chunk_overlap') or 0):.15g}-{retr}{index}"
         f"-k{cfg.get('k')}-{short_hash(cfg, 6)}"
     )
 

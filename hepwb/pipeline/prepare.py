@@ -117,10 +117,11 @@ def prepare(
     """Convert ``corpus`` and build one chunk set per size; record them in the DuckDB catalog.
 
     Raises:
-        ConfigError: More than :data:`~hepwb.limits.MAX_CHUNK_SIZES` distinct sizes, or a size out of range
-            (both before anything is converted).
+        ConfigError: More than :data:`~hepwb.limits.MAX_CHUNK_SIZES` distinct sizes, a size or the overlap
+            out of range (all before anything is converted).
     """
     chunk_sizes = _checked_sizes(chunk_sizes, require_compliant)
+    limits.CHUNK_OVERLAP.check(chunk_overlap)
     layout = layout or Layout.default()
     log = ProcessingLog()
     docs = ingest(

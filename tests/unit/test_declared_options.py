@@ -27,9 +27,9 @@ PACKAGE = Path(hepwb.__file__).parent
 HOMES = {"defaults.py", "limits.py"}
 
 ALLOWED_BOUND_CHECKS = {
-    # the HEPilot file model reads its ranges from limits (HEPILOT_CHUNK_SIZE, CHUNK_OVERLAP)
+    # the HEPilot file model reads its ranges from limits (HEPILOT_CHUNK_SIZE, HEPILOT_CHUNK_OVERLAP)
     ("hepilot/models.py", "Field(ge=HEPILOT_CHUNK_SIZE.low, le=HEPILOT_CHUNK_SIZE.high)"),
-    ("hepilot/models.py", "Field(ge=CHUNK_OVERLAP.low, lt=CHUNK_OVERLAP.high)"),
+    ("hepilot/models.py", "Field(ge=HEPILOT_CHUNK_OVERLAP.low, lt=HEPILOT_CHUNK_OVERLAP.high)"),
     # a TCP port of a URL or address: TCP's range, not an option of a component
     ("ner/client.py", "parsed.port is not None and (not 0 < parsed.port <= 65535)"),
     ("sweep/executors/connect.py", "not host or not 1 <= int(port) <= 65535"),

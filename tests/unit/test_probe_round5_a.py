@@ -268,3 +268,37 @@ def test_validate_holds_files_to_rfc_8259_json(tmp_path):
     assert "NaN is not a JSON number (RFC 8259)" in refs
     assert "the number 1e999999 is beyond the range of a float" in figs
     assert not any(line.startswith("documents/P00/tables.json") for line in lines)
+
+
+# F13: an overlap just below 1 was accepted: 2-token chunks (as many chunks as the corpus has tokens), 'ov1'
+
+
+@pytest.mark.parametrize(("size", "overlap"), [("64", "0.9999999999"), ("1024", "0.999"), ("64", "0.76")])
+def test_an_overlap_leaving_chunks_little_new_text_is_refused_before_any_work(home, size, overlap):
+    corpus = home / "corpus"
+    corpus.mkdir()
+    (corpus / "P00_doc.md").write_text("# Title\n\nThe W boson backgrounds are small.\n", encoding="utf-8")
+    res = runner.invoke(
+        app, ["ingest", "--corpus", str(corpus), "--chunk-sizes", size, "--chunk-overlap", overlap]
+    )
+    assert res.exit_code == 2 and res.output.count("\n") == 1, res.output
+    assert res.output.startswith("error: chunk_overlap is a fraction of the chunk size")
+    assert f"from 0 to 0.75, got {overlap}" in res.output
+    assert not (home / "data").exists()  # nothing converted
+
+
+def test_the_largest_overlap_still_chunks_and_its_label_keeps_every_digit(home):
+    from hepwb.chunking import get_chunker
+    from hepwb.pipeline.keys import cell_name, chunkset_id_of
+
+    get_chunker("hepilot", chunk_size=64, chunk_overlap=0.75, tokenizer="words")
+    assert chunkset_id_of("hepilot", {"chunk_size": 64, "chunk_overlap": 0.7499999999}, "ab" * 8) == (
+        "hepilot-cs64-ov0.7499999999-abababab"
+    )
+    assert chunkset_id_of("hepilot", {"chunk_size": 64, "chunk_overlap": 0.1}, "ab" * 8).startswith(
+        "hepilot-cs64-ov0.1-"
+    )
+    cfg = {"chunker": "hepilot", "chunk_size": 64, "chunk_overlap": 0.1234567, "retriever": "bm25", "k": 5}
+    assert cell_name(cfg).startswith("hepilot-cs64-ov0.1234567-bm25-k5-")
+    with pytest.raises(ConfigError, match=r"from 0 to 0\.75"):
+        get_chunker("hepilot", chunk_size=64, chunk_overlap=0.9999999999, tokenizer="words")

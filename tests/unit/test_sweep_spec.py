@@ -88,7 +88,8 @@ def test_every_problem_is_reported_at_once_with_key_value_and_fix(monkeypatch):
     msg = str(err.value)
     for expected in (
         "grid.chunk_size[0] = 0: chunk_size is a whole number of tokens from 8 to 32768",
-        "grid.chunk_overlap = 125: chunk_overlap is a fraction of the chunk size (HEPilot), 0 <= x < 1",
+        "grid.chunk_overlap = 125: chunk_overlap is a fraction of the chunk size (each chunk keeps a quarter "
+        "of new text) from 0 to 0.75",
         "0.5 for 125 of 250 tokens",
         "grid.chunker[1] = 'nope': unknown chunker 'nope'; choose one of",
         "retriever 'hybrid_linear' has no option(s) ['wieght']; its options are ['dense_read', 'fetch', "
