@@ -22,7 +22,7 @@ from hepwb_api import api_context  # noqa: E402
 
 project = "hepwb"
 author = "hepwb developers"
-copyright = "hepwb developers"  # noqa: A001 (Sphinx's name)
+copyright = "hepwb developers"
 
 extensions = [
     "myst_nb",
@@ -104,7 +104,18 @@ def _write_cli_reference() -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "TERMINAL_WIDTH": "100", "NO_COLOR": "1"}
     subprocess.run(
-        [sys.executable, "-m", "typer", "hepwb.cli", "utils", "docs", "--name", "hepwb", "--output", str(out)],
+        [
+            sys.executable,
+            "-m",
+            "typer",
+            "hepwb.cli",
+            "utils",
+            "docs",
+            "--name",
+            "hepwb",
+            "--output",
+            str(out),
+        ],
         check=True,
         cwd=ROOT,
         env=env,

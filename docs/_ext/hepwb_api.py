@@ -148,7 +148,8 @@ _COMMANDS: set[Any] = set()
 def api_context() -> dict[str, dict[str, list[Any]]]:
     """``own``: module → names it documents (``data``: those of them that are data, documented one by one,
     since autodoc leaves a module's data without a doc comment out); ``reexports``: module → (name, target)
-    links; ``cli``: names left to the command-line reference."""
+    links; ``cli``: names left to the command-line reference.
+    """
     modules = public_modules()
     from hepwb.cli import app
 
@@ -228,14 +229,17 @@ def _require_docstring(app: Any, what: str, name: str, obj: Any, options: Any, l
 
     if what in ("module", "class", "function", "method") and name.startswith("hepwb"):
         if not any(line.strip() for line in lines) and not name.rpartition(".")[2].startswith("_"):
-            logging.getLogger(__name__).warning("%s %s has no docstring", what, name, type="hepwb", subtype="doc")
+            logging.getLogger(__name__).warning(
+                "%s %s has no docstring", what, name, type="hepwb", subtype="doc"
+            )
 
 
 def _clean_signature(
     app: Any, what: str, name: str, obj: Any, options: Any, signature: str | None, annotation: str | None
 ) -> tuple[str, str | None] | None:
     """No constructor signature for pydantic models (their fields are documented one by one); elsewhere
-    ``Annotated[T, validators]`` shows as ``T`` (the bounds are in the docstrings)."""
+    ``Annotated[T, validators]`` shows as ``T`` (the bounds are in the docstrings).
+    """
     from pydantic import BaseModel
 
     if what == "class" and inspect.isclass(obj) and issubclass(obj, BaseModel):
@@ -286,7 +290,9 @@ def _resolve_short_names(app: Any, env: Any, node: Any, contnode: Any) -> Any:
     if not matches:
         matches = _inherited(domain, scope, rest)
     if not matches and target.startswith("hepwb.") and "<locals>" in target:
-        return contnode  # a closure named in a type's metadata (a pydantic validator): it exists, it has no page
+        return (
+            contnode  # a closure named in a type's metadata (a pydantic validator): it exists, it has no page
+        )
     if not matches and _exists(target, module, node.get("py:class")):
         return contnode  # an internal name that exists (not in ``__all__``): shown as code, without a link
     if len(matches) != 1:
