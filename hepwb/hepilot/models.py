@@ -20,12 +20,12 @@ from hepwb.types import JSONObject
 
 __all__ = [
     "AdapterConfig",
-    "Catalog",
     "CatalogEntry",
     "ChunkMetadata",
     "ChunkOutput",
     "ContentFeatures",
     "DocumentMetadata",
+    "HepilotCatalog",
     "LogEntry",
     "OverlapInfo",
     "ProcessingConfig",
@@ -154,7 +154,7 @@ class CatalogEntry(_Record):
     file_path: str
 
 
-class Catalog(_Record):
+class HepilotCatalog(_Record):
     """``catalog.json``."""
 
     creation_timestamp: str

@@ -24,12 +24,12 @@ from pathlib import Path
 from hepwb import __version__
 from hepwb.hepilot.log import utc_now
 from hepwb.hepilot.models import (
-    Catalog,
     CatalogEntry,
     ChunkMetadata,
     ChunkOutput,
     ContentFeatures,
     DocumentMetadata,
+    HepilotCatalog,
     OverlapInfo,
     ProcessingMetadata,
 )
@@ -219,7 +219,7 @@ def write_catalog(root: Path, entries: list[CatalogEntry]) -> JSONObject:
     for e in entries:
         key = e.source_type if e.source_type in ("arxiv", "indico", "internal_notes", "twiki") else "other"
         dist[key] = dist.get(key, 0) + 1
-    cat = Catalog(
+    cat = HepilotCatalog(
         creation_timestamp=utc_now(),
         adapter_version=_version(),
         total_documents=len(entries),
