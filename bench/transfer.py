@@ -21,11 +21,12 @@ Method:
 * A method "transfers" when its found@5 gain has the same sign on both sets at a chunk size; the table
   names the methods whose gain exists on one set only.
 
-Writes the results files ``docs/results/transfer.md`` (against ``bm25``), ``transfer-context.md`` (against
-``bm25(fields=context)``) and ``transfer-latency.md`` (query p50 on hepqa-dev), see :mod:`bench.results`,
-and every run's numbers to ``--json``. Artefacts go to a scratch project (``--home``, default a temporary
-folder) that starts from a copy of this project's embedding cache; conversions, chunk tables and runs are
-its own, so the project's catalog is untouched. Exits 0 with a message when the shared material is absent.
+As soon as a chunk size is measured on both sets, writes its results files ``docs/results/transfer-<size>.md``
+(against ``bm25``, with the query p50 on hepqa-dev) and ``transfer-context-<size>.md`` (against
+``bm25(fields=context)``), see :mod:`bench.results`, and every run's numbers so far to ``--json``. Artefacts
+go to a scratch project (``--home``, default a temporary folder) that starts from a copy of this project's
+embedding cache; conversions, chunk tables and runs are its own, so the project's catalog is untouched.
+Exits 0 with a message when the shared material is absent.
 """
 
 from __future__ import annotations
@@ -106,58 +107,69 @@ def main(argv: list[str] | None = None) -> int:
     layout, sets = scratch_sets(args.home, "hepwb-transfer-")
     runs = Runs(layout)
     rows: list[JSONObject] = []
-    published: list[Row] = []
-    for set_name, (corpus, questions) in sets.items():
-        for size in sizes:
+    for size in sizes:  # the results files of a size are written as soon as it is measured
+        at_size: list[JSONObject] = []
+        published: list[Row] = []
+        for set_name, (corpus, questions) in sets.items():
             for method in methods:
-                t0 = time.perf_counter()
-                summary = runs(set_name, size, method, corpus, questions)
-                row: JSONObject = {"set": set_name, "size": size, "method": method,
-                                   **{m: rounded(summary[m]) for m in METRICS},
-                                   "n": int(summary["n_questions_evaluated"]),
-                                   "p50_ms": summary.get("query_p50_ms"),
-                                   "seconds": round(time.perf_counter() - t0, 1)}  # fmt: skip
-                key = runs.keys[(set_name, size, method)]
-                published.append(Row(f"{method}, {size} tokens, {set_name}", key,
-                                     {m: row[m] for m in METRICS}))  # fmt: skip
-                if method != "bm25":
-                    for m in METRICS:
-                        values, comparison = runs.compare((set_name, size, method), "bm25", m)
-                        row |= {f"{m}_gain": values["diff"], f"{m}_p": values["p"],
-                                f"{m}_gain_ci95": [values["ci_low"], values["ci_high"]]}  # fmt: skip
-                        published.append(comparison)
-                rows.append(row)
-                print(f"{set_name} {size} {method}: found@5 {row['hit_rate@5']:.3f} ({row['seconds']} s)",
-                      file=sys.stderr, flush=True)  # fmt: skip
-    write_json(args.json, rows)
-    tables = {"transfer": (against_bm25(rows, sizes, methods), published)}
-    if CONTEXT in methods:
-        context_rows = [runs.compare((s, z, m), CONTEXT, "hit_rate@5") for s in sets for z in sizes
-                        for m in methods if m not in ("bm25", CONTEXT)]  # fmt: skip
-        table = against_context(context_rows, list(sets), sizes, methods)
-        tables["transfer-context"] = (table, [r for _, r in context_rows])
-    tables["transfer-latency"] = (latency(rows, sizes, methods), [])
-    for name, (table, _) in tables.items():
-        print(f"\n{name}:\n{table}")
-    if not args.no_results:
-        write_all(tables, rows, commit)
+                row, measured = measure(runs, set_name, size, method, corpus, questions)
+                at_size.append(row)
+                published += measured
+        rows += at_size
+        write_json(args.json, rows)
+        tables = {f"transfer-{size}": (against_bm25(at_size, methods), published)}
+        if CONTEXT in methods:
+            compared = [runs.compare((s, size, m), CONTEXT, "hit_rate@5") for s in sets for m in methods
+                        if m not in ("bm25", CONTEXT)]  # fmt: skip
+            tables[f"transfer-context-{size}"] = (
+                against_context(compared, list(sets), methods),
+                [r for _, r in compared],
+            )
+        for name, (table, _) in tables.items():
+            print(f"\n{name}:\n{table}", flush=True)
+        if not args.no_results:
+            write_all(tables, at_size, size, commit)
     return 0
 
 
-def write_all(tables: dict[str, tuple[str, list[Row]]], rows: list[JSONObject], commit: str) -> None:
-    """The results files of one run (see the module docstring)."""
+def measure(runs: Runs, set_name: str, size: int, method: str, corpus: str | None, questions: str | None
+            ) -> tuple[JSONObject, list[Row]]:  # fmt: skip
+    """One method at one size on one set: its JSON row and its results rows (the run, its gains on bm25)."""
+    t0 = time.perf_counter()
+    summary = runs(set_name, size, method, corpus, questions)
+    row: JSONObject = {"set": set_name, "size": size, "method": method,
+                       **{m: rounded(summary[m]) for m in METRICS},
+                       "n": int(summary["n_questions_evaluated"]), "p50_ms": summary.get("query_p50_ms"),
+                       "seconds": round(time.perf_counter() - t0, 1)}  # fmt: skip
+    key = runs.keys[(set_name, size, method)]
+    published = [Row(f"{method}, {size} tokens, {set_name}", key, {m: row[m] for m in METRICS})]
+    if method != "bm25":
+        for m in METRICS:
+            values, comparison = runs.compare((set_name, size, method), "bm25", m)
+            row |= {f"{m}_gain": values["diff"], f"{m}_p": values["p"],
+                    f"{m}_gain_ci95": [values["ci_low"], values["ci_high"]]}  # fmt: skip
+            published.append(comparison)
+    print(f"{set_name} {size} {method}: found@5 {row['hit_rate@5']:.3f} ({row['seconds']} s)",
+          file=sys.stderr, flush=True)  # fmt: skip
+    return row, published
+
+
+def write_all(
+    tables: dict[str, tuple[str, list[Row]]], rows: list[JSONObject], size: int, commit: str
+) -> None:
+    """The results files of one chunk size (see the module docstring)."""
     n = {s: max((r["n"] for r in rows if r["set"] == s), default=0) for s in SETS}
-    where = (f"hepqa-dev ({n['hepqa-dev']} questions, 32 papers, LaTeX preferred) and Chroma's question set "
-             f"({n['chroma']} questions, five corpora); hepilot chunks, overlap 0.1, k = 10")  # fmt: skip
+    where = (f"hepqa-dev ({n['hepqa-dev']} questions, 32 papers, LaTeX preferred) and Chroma's question "
+             f"set ({n['chroma']} questions, five corpora); hepilot chunks of {size} tokens, overlap 0.1, "
+             "k = 10")  # fmt: skip
     made = f"Made by `{command_line()}`."
     captions = {
-        "transfer": f"found@5 and MRR@10 of each method on {where}; Δ: the difference to bm25 on the same "
-        f"questions, p: hepwb's paired permutation test; 'transfers': the found@5 gain has the same sign on "
-        f"both sets. {made}",
-        "transfer-context": f"found@5 of each method minus that of bm25(fields=context) on the same "
+        f"transfer-{size}": f"found@5 and MRR@10 of each method on {where}; Δ: the difference to bm25 on the "
+        f"same questions, p: hepwb's paired permutation test; 'transfers': the found@5 gain has the same "
+        f"sign on both sets; query p50 on hepqa-dev on this machine's CPU (other jobs possibly running: "
+        f"compare within the table only). {made}",
+        f"transfer-context-{size}": f"found@5 of each method minus that of bm25(fields=context) on the same "
         f"questions (95 % interval of the inverted paired permutation test, p), on {where}. {made}",
-        "transfer-latency": f"Query p50 (ms) of each method on hepqa-dev at each chunk size, this machine's "
-        f"CPU, other jobs possibly running: compare within the table only. {made}",
     }
     for name, (table, published) in tables.items():
         write_results(name, table, caption=captions[name], rows=published, commit=commit)
@@ -170,22 +182,23 @@ def _cell(r: JSONObject, m: str, with_p: bool) -> str:
     return f"{r[m]:.3f} ({r[m + '_gain']:+.3f}{p})"
 
 
-def against_bm25(rows: list[JSONObject], sizes: list[int], methods: list[str]) -> str:
-    """The side-by-side table against ``bm25``, with whether each found@5 gain holds on both sets."""
-    by = {(r["set"], r["size"], r["method"]): r for r in rows}
+def against_bm25(rows: list[JSONObject], methods: list[str]) -> str:
+    """The side-by-side table against ``bm25`` at one size: both sets, whether the gain transfers, latency."""
+    by = {(r["set"], r["method"]): r for r in rows}
     out = [
-        "| method | size | dev found@5 (Δ vs bm25, p) | dev MRR@10 (Δ) | Chroma found@5 (Δ, p) "
-        "| Chroma MRR@10 (Δ) | transfers |",
-        "|---|---:|---|---|---|---|---|",
+        "| method | dev found@5 (Δ vs bm25, p) | dev MRR@10 (Δ) | Chroma found@5 (Δ, p) | Chroma MRR@10 (Δ) "
+        "| transfers | dev query p50 ms |",
+        "|---|---|---|---|---|---|---:|",
     ]
     for method in methods:
-        for size in sizes:
-            dev, ch = by.get(("hepqa-dev", size, method)), by.get(("chroma", size, method))
-            if dev is None or ch is None:
-                continue
-            cells = [_cell(dev, "hit_rate@5", True), _cell(dev, "mrr@10", False)]
-            cells += [_cell(ch, "hit_rate@5", True), _cell(ch, "mrr@10", False), transfers(dev, ch)]
-            out.append(f"| {method} | {size} | " + " | ".join(cells) + " |")
+        dev, ch = by.get(("hepqa-dev", method)), by.get(("chroma", method))
+        if dev is None or ch is None:
+            continue
+        cells = [_cell(dev, "hit_rate@5", True), _cell(dev, "mrr@10", False)]
+        cells += [_cell(ch, "hit_rate@5", True), _cell(ch, "mrr@10", False), transfers(dev, ch)]
+        p50 = dev.get("p50_ms")
+        cells.append("-" if p50 is None else f"{p50:.0f}")
+        out.append(f"| {method} | " + " | ".join(cells) + " |")
     return "\n".join(out)
 
 
@@ -204,32 +217,18 @@ def transfers(dev: JSONObject, chroma: JSONObject) -> str:
     return "dev only" if g_dev > 0 else "Chroma only" if g_ch > 0 else "no gain"
 
 
-def against_context(compared: list[tuple[JSONObject, Row]], sets: list[str], sizes: list[int],
-                    methods: list[str]) -> str:  # fmt: skip
-    """found@5 of every method minus that of ``bm25(fields=context)`` on the same questions."""
+def against_context(compared: list[tuple[JSONObject, Row]], sets: list[str], methods: list[str]) -> str:
+    """found@5 of every method minus that of ``bm25(fields=context)`` on the same questions, at one size."""
     values = iter(v for v, _ in compared)
-    by = {(s, z, m): next(values) for s in sets for z in sizes for m in methods if m not in ("bm25", CONTEXT)}
+    by = {(s, m): next(values) for s in sets for m in methods if m not in ("bm25", CONTEXT)}
     out = [
-        "| method | size | " + " | ".join(f"{SETS[s]} Δ [95 % CI], p" for s in sets) + " |",
-        "|---|---:|" + "---|" * len(sets),
+        "| method | " + " | ".join(f"{SETS[s]} Δ [95 % CI], p" for s in sets) + " |",
+        "|---|" + "---|" * len(sets),
     ]
     for method in (m for m in methods if m not in ("bm25", CONTEXT)):
-        for size in sizes:
-            cells = [by[(s, size, method)] for s in sets]
-            shown = [
-                f"{c['diff']:+.3f} [{c['ci_low']:+.3f}, {c['ci_high']:+.3f}], p={c['p']:.3f}" for c in cells
-            ]
-            out.append(f"| {method} | {size} | " + " | ".join(shown) + " |")
-    return "\n".join(out)
-
-
-def latency(rows: list[JSONObject], sizes: list[int], methods: list[str]) -> str:
-    """Query p50 (ms) of each method on hepqa-dev at each size."""
-    by = {(r["size"], r["method"]): r.get("p50_ms") for r in rows if r["set"] == "hepqa-dev"}
-    out = ["| method | " + " | ".join(f"{z} tokens" for z in sizes) + " |", "|---|" + "---:|" * len(sizes)]
-    for m in methods:
-        p50 = [by.get((z, m)) for z in sizes]
-        out.append(f"| {m} | " + " | ".join("-" if v is None else f"{v:.0f}" for v in p50) + " |")
+        cells = [by[(s, method)] for s in sets]
+        shown = [f"{c['diff']:+.3f} [{c['ci_low']:+.3f}, {c['ci_high']:+.3f}], p={c['p']:.3f}" for c in cells]
+        out.append(f"| {method} | " + " | ".join(shown) + " |")
     return "\n".join(out)
 
 
