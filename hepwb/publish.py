@@ -7,9 +7,10 @@ An older folder of the same name is renamed aside first and deleted after, so a 
 complete folder, or (for the instant between two renames) none, or the new complete one - never a mix.
 
 Loaders call :func:`check_published`: a folder whose manifest is missing, damaged or does not match its files
-(a file gone, truncated or changed) is refused with one line naming the folder and the command that
-rebuilds it. A process killed after the manifest was written but between the two renames leaves a
-complete hidden folder: :func:`recover` moves it into place.
+(a file gone, truncated or changed, or one added that it does not list: the manifest names the complete set)
+is refused with one line naming the folder and the command that rebuilds it. A process killed after the
+manifest was written but between the two renames leaves a complete hidden folder: :func:`recover` moves it
+into place.
 
 Example:
     >>> import tempfile
@@ -31,7 +32,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import hashlib
-import json
 import os
 import shutil
 import stat
@@ -43,6 +43,7 @@ from typing import Any
 
 from hepwb.exceptions import HepwbError
 from hepwb.io import write_json
+from hepwb.readers import ReadError, parse_json
 
 __all__ = [
     "MANIFEST",
@@ -223,14 +224,15 @@ def read_manifest(folder: str | Path) -> dict[str, Any]:
         if len(raw) > _MAX_MANIFEST:
             msg = f"{path} is larger than {_MAX_MANIFEST} bytes"
             raise IncompleteArtefactError(msg)
-        body = json.loads(raw.decode("utf-8"))
+        body = parse_json(raw.decode("utf-8"), MANIFEST, fix="publish the folder again")
     except FileNotFoundError:
         msg = f"no {MANIFEST}"
         raise IncompleteArtefactError(msg) from None
     except (OSError, ValueError, RecursionError) as exc:
         if isinstance(exc, IncompleteArtefactError):
             raise
-        msg = f"{MANIFEST} does not parse ({type(exc).__name__})"
+        why = str(exc).removeprefix(f"{MANIFEST}: ").split("; ")[0] if isinstance(exc, ReadError) else ""
+        msg = f"{MANIFEST} does not parse ({why or type(exc).__name__})"
         raise IncompleteArtefactError(msg) from None
     files = body.get("files") if isinstance(body, dict) else None
     if (
@@ -292,6 +294,26 @@ def published_problem(folder: str | Path, *, verify: bool = True) -> str | None:
         problem = _file_problem(folder, str(rel), entry, verify)
         if problem:
             return problem
+    return _unlisted(folder, body["files"])
+
+
+def _unlisted(folder: Path, files: dict[str, Any]) -> str | None:
+    """The first entry under ``folder`` that its manifest does not list, or ``None``.
+
+    A file, link or special file added after publication is refused: a tokenizer would read an
+    ``added_tokens.json`` put there, sentence-transformers a ``sentence_bert_config.json``.
+    """
+    seen = 0
+    for dirpath, dirnames, filenames in os.walk(folder):  # links to folders are listed, not followed
+        dirnames.sort()
+        here = Path(dirpath)
+        for name in sorted([*filenames, *(d for d in dirnames if (here / d).is_symlink())]):
+            rel = (here / name).relative_to(folder).as_posix()
+            if rel != MANIFEST and rel not in files:
+                return f"{rel} is not listed in its manifest (added after publication)"
+            seen += 1
+            if seen > _MAX_FILES:
+                return f"it holds more than the {_MAX_FILES:,} files a manifest lists"
     return None
 
 

@@ -216,3 +216,41 @@ def test_a_fusion_fit_whose_folds_were_damaged_is_refused(tmp_path, monkeypatch)
         out = res.output
         assert res.exit_code == 2 and f"fusion fit {path} is damaged ({why})" in out, out
         assert "hepwb fit-fusion --name f1" in out and out.count("\n") == 1, out
+
+
+@pytest.mark.parametrize("added", ["added_tokens.json", "1_Pooling/extra.json", "link"])
+def test_a_published_model_folder_with_an_unlisted_file_is_refused(tmp_path, monkeypatch, added):
+    """The probe's F12: a file added to a published model after publication (an ``added_tokens.json`` the
+    tokenizer then read: IndexError, exit 3) passed the manifest check, which looked at listed files only."""
+    import shutil
+
+    from hepwb.models.tokenizers import resolve_model_path
+    from hepwb.publish import publish_folder, published_problem
+    from tests.helpers import tiny_corpus
+
+    corpus, questions = tiny_corpus(tmp_path)
+    monkeypatch.setenv("HEPWB_HOME", str(tmp_path / "home"))
+    base = Path(resolve_model_path("all-MiniLM-L6-v2"))
+    final = tmp_path / "home" / "data" / "models" / "fakem"
+    publish_folder(final, lambda tmp: shutil.copytree(base, tmp, dirs_exist_ok=True), {"rebuild": "make it"})
+    assert published_problem(final) is None
+    if added == "link":
+        (final / "link").symlink_to(final / "config.json")
+    else:
+        (final / added).write_text('{"higgs": 30522, "boson": 30523, "mass": 30524}', encoding="utf-8")
+    assert published_problem(final) == f"{added} is not listed in its manifest (added after publication)"
+    args = [
+        "--corpus",
+        str(corpus),
+        "--questions",
+        str(questions),
+        "--chunk-size",
+        "48",
+        "--retriever",
+        "dense",
+    ]
+    res = CliRunner().invoke(app, ["evaluate", *args, "--embedding-model", "fakem"])
+    out = res.output
+    assert res.exit_code == 2 and out.count("\n") == 1, out
+    assert f"adapted model {final} is incomplete or damaged ({added} is not listed" in out, out
+    assert "rebuild it with `make it`" in out, out

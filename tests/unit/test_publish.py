@@ -145,7 +145,8 @@ def test_a_publication_checks_and_names_what_is_incomplete(tmp_path):
     assert "outside the folder" in check_published(final, "x")
     (final / MANIFEST).write_text('{"files": [')
     assert check_published(final, "hepwb adapt --name m").endswith(
-        "(hepwb-manifest.json does not parse (JSONDecodeError)): rebuild it with `hepwb adapt --name m`"
+        "(hepwb-manifest.json does not parse (invalid JSON (Expecting value column 12))): rebuild it with "
+        "`hepwb adapt --name m`"
     )
     (final / MANIFEST).unlink()
     assert "no hepwb-manifest.json" in check_published(final, "x")
