@@ -206,9 +206,10 @@ def run_sweep(
     remote = StoreSweep(url, layout) if url is not None else None
     if remote is not None:
         _log.info("artefacts in the store %s (this project keeps the runs and the catalog)", url)
-    plan = plan_cells(cells, layout, sweep_id=sid, notebooks=notebooks)
     if remote is not None:
-        remote.attach(plan)
+        plan = remote.plan(cells, sid, notebooks=notebooks)
+    else:
+        plan = plan_cells(cells, layout, sweep_id=sid, notebooks=notebooks)
     catalog = Catalog(layout.catalog)
     catalog.record_sweep(sid, spec.model_dump(mode="json"))
     todo = [c for c in plan.cells if force or not c.done]
@@ -238,9 +239,10 @@ def run_sweep(
             remote.publish_inputs(plan)
         stages = convert_pending(plan, todo, ex, progress=progress)
         if stages:  # failed conversions are left out from now on: plan again
-            plan = plan_cells(cells, layout, sweep_id=sid, notebooks=notebooks)
             if remote is not None:
-                remote.attach(plan)
+                plan = remote.plan(cells, sid, notebooks=notebooks)
+            else:
+                plan = plan_cells(cells, layout, sweep_id=sid, notebooks=notebooks)
             todo = [c for c in plan.cells if force or not c.done]
         prep = prepare_stages(plan, todo, ex, progress=progress)
         prep.stages[:0] = stages

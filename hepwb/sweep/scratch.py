@@ -194,9 +194,12 @@ class Scratch:
         return added
 
     # -- outputs ----------------------------------------------------------------------------------
-    def publish_folder(self, kind: str, key: str, folder: Path, **meta: Any) -> bool:
-        """Publish every file under the scratch ``folder`` (a document, a run) as ``kind``/``key``."""
-        return self.store.publish(kind, key, files_under(self.layout.root, folder), meta)
+    def publish_folder(self, kind: str, key: str, folder: Path, *, only: Path | None = None) -> bool:
+        """Publish every file under the scratch ``folder`` (a document, a run), or ``only`` that one."""
+        files = files_under(self.layout.root, folder)
+        if only is not None:
+            files = {rel: p for rel, p in files.items() if p == only}
+        return self.store.publish(kind, key, files)
 
     def publish_chunkset(self, chunkset_id: str, folder: Path, fingerprint: str) -> bool:
         """Publish the chunk set built in ``folder`` (its tree as one archive)."""

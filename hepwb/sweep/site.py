@@ -14,6 +14,7 @@ kind        key                                             files (relative to t
 corpus      hash of its files' paths and SHA-256            the papers, ``papers.json``, LaTeX sources
 questions   SHA-256 of the question file                    the file
 document    conversion key                                  ``data/interim/documents/<key>/``
+failure     conversion key                                  the record of a failed conversion
 chunkset    chunk set id                                    ``chunkset.json``, ``chunks.parquet``, the
                                                             HEPilot tree as one ``hepilot.tar.gz``
 embeddings  chunk set id, index key (``-w``: with windows)  one Parquet file of (text hash, vector)

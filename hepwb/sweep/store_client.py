@@ -31,12 +31,13 @@ from hepwb.ids import file_sha256, short_hash
 from hepwb.index.windows import windows_key
 from hepwb.io import discard_folder, read_json
 from hepwb.paths import Layout
+from hepwb.pipeline.config import ExperimentConfig
 from hepwb.pipeline.corpus import failure_marker
 from hepwb.pipeline.notebook import write_rerun_files
 from hepwb.pipeline.record import RunRecord
 from hepwb.pipeline.stages import needs_windows, questions_path
 from hepwb.store import ArtefactStore, StoreError
-from hepwb.sweep.plan import CellPlan, ChunkSetPlan, IndexPlan, SweepPlan
+from hepwb.sweep.plan import CellPlan, ChunkSetPlan, IndexPlan, SweepPlan, plan_cells
 from hepwb.sweep.scratch import HEPILOT_TAR, files_under, write_vectors
 from hepwb.sweep.site import StoreSite, embeddings_key, entry, table_key
 from hepwb.sweep.tasks import Outcome, record_cell_failure
@@ -139,6 +140,23 @@ class StoreSweep:
         return outcome
 
     # -- planning ---------------------------------------------------------------------------------
+    def plan(self, cells: list[ExperimentConfig], sweep_id: str, *, notebooks: bool = False) -> SweepPlan:
+        """:func:`~hepwb.sweep.plan.plan_cells` with the store's failed conversions known and its stages done.
+
+        A conversion that failed for another project of this store is remembered here too (its record is
+        fetched into ``data/interim/documents/.failed``), so its file is left out as it is there.
+        """
+        plan = plan_cells(cells, self.layout, sweep_id=sweep_id, notebooks=notebooks)
+        with self.counting("plan"):
+            keys = {f.conversion_key for cp in plan.corpora.values() for f in cp.files}
+            failed = sorted(keys & self.store.published("failure"))
+            for key in failed:
+                self.store.fetch("failure", key, self.layout.root)
+        if failed:
+            plan = plan_cells(cells, self.layout, sweep_id=sweep_id, notebooks=notebooks)
+        self.attach(plan)
+        return plan
+
     def attach(self, plan: SweepPlan) -> None:
         """Count what the store holds as done in ``plan`` (fetching finished runs this project lacks)."""
         with self.counting("plan"):

@@ -20,7 +20,7 @@ from typing import Any
 from hepwb.exceptions import ConfigError
 from hepwb.hepilot.log import ProcessingLog
 from hepwb.ids import config_hash
-from hepwb.io import read_json
+from hepwb.io import read_json, write_json
 from hepwb.paths import Layout
 from hepwb.pipeline.corpus import convert_source, failure_marker
 from hepwb.pipeline.keys import cell_name, plan_corpus
@@ -49,11 +49,13 @@ def convert_task(
     ``detail["failure"]`` for the client to keep.
     """
     sc = Scratch(site)
+    copy: list[str] = []
 
     def body() -> JSONObject:
         if sc.store.has("document", conversion_key):
             return {"reused": True}
         folder = sc.corpus_folder(corpus)
+        copy.append(str(folder))
         items = [
             f
             for f in plan_corpus(folder, max_docs=max_docs, prefer_latex=prefer_latex)
@@ -71,8 +73,17 @@ def convert_task(
 
     out = run_stage("convert", conversion_key, body)
     marker = failure_marker(sc.layout, conversion_key)
-    if not out.ok and marker.is_file():
-        out.detail["failure"] = read_json(marker)
+    if out.ok or not marker.is_file() or out.error_type == "StoreError":
+        return _done(out, sc)
+
+    def client(text: str) -> str:  # the client's paths, not this scratch folder's
+        return text.replace(copy[0], corpus).replace(sc.home, site.home) if copy else text
+
+    out.error, out.traceback = client(out.error), client(out.traceback)
+    record = {k: client(v) if isinstance(v, str) else v for k, v in read_json(marker).items()}
+    write_json(marker, record)
+    sc.publish_folder("failure", conversion_key, marker.parent, only=marker)  # other projects skip it too
+    out.detail["failure"] = record
     return _done(out, sc)
 
 
