@@ -42,6 +42,7 @@ from hepwb.pipeline.experiment import run_experiment
 from hepwb.pipeline.pin import checked_defaults
 from hepwb.pipeline.prepare import prepare
 from hepwb.pipeline.report import render_report
+from hepwb.pipeline.sql_fetch import result_notes
 from hepwb.plaintext import plain
 from hepwb.project_defaults import ProjectDefaults, current_defaults
 
@@ -277,11 +278,12 @@ def sql(
         fail(exc)
     except Exception as exc:  # other duckdb errors are user errors here
         fail(exc)
+    notes = result_notes(df, more, max_rows)
     # cells hold corpus text: no escape sequence (clipboard writes, hyperlinks, CSI) reaches the terminal
     df = df.rename(columns=lambda c: plain(str(c))).map(lambda v: plain(v) if isinstance(v, str) else v)
     typer.echo(plain(df.to_string(index=False)))
-    if more:
-        typer.echo(f"(the first {max_rows:,} rows; there are more: add a LIMIT or raise --max-rows)")
+    for note in notes:
+        typer.echo(note)
 
 
 _WRITE_ERRORS = {"ENOSPC", "EFBIG", "EDQUOT", "EROFS", "EIO"}

@@ -71,6 +71,9 @@ __all__ = [
     "PORT",
     "REFINE_FACTOR",
     "SHARE",
+    "SQL_MAX_CELL_CHARS",
+    "SQL_MAX_COLUMNS",
+    "SQL_MAX_RESULT_BYTES",
     "SQL_MAX_ROWS",
     "SQL_MEMORY_MB",
     "SQL_THREADS",
@@ -389,6 +392,16 @@ SQL_TIMEOUT_S = 60.0
 
 SQL_MAX_ROWS = 10_000
 """``hepwb sql`` fetches at most this many rows (``--max-rows``): the query itself is limited."""
+
+SQL_MAX_CELL_CHARS = 20_000
+"""``hepwb sql`` cuts a longer cell (text, or a list or struct as text) to this many characters, in DuckDB: a
+long chunk's text fits; ``repeat('a', 400000000)`` is never copied into Python."""
+
+SQL_MAX_COLUMNS = 200
+"""``hepwb sql`` refuses a result with more columns (more than a terminal can show side by side)."""
+
+SQL_MAX_RESULT_BYTES = 64 * 1_048_576
+"""``hepwb sql`` fetches rows until their cells hold this many bytes, and says the rest were left out."""
 
 MAX_SWEEP_CELLS = 10_000
 """Most cells a sweep may have unless its file or ``--max-cells`` raises the cap (refused before planning)."""

@@ -31,6 +31,7 @@ from hepwb.pipeline.catalog_sweeps import SweepCatalogMixin
 from hepwb.pipeline.chunksets import CHUNKSET_REBUILD, ChunkSet
 from hepwb.pipeline.keys import cell_name
 from hepwb.pipeline.record import CellFailure, RunRecord
+from hepwb.pipeline.sql_fetch import More, fetch_bounded
 from hepwb.types import JSONObject
 
 if TYPE_CHECKING:
@@ -171,20 +172,24 @@ class Catalog(SweepCatalogMixin):
         timeout_s: float = limits.SQL_TIMEOUT_S,
         max_rows: int = limits.SQL_MAX_ROWS,
         memory_mb: int = limits.SQL_MEMORY_MB,
-    ) -> tuple[pd.DataFrame, bool]:
+    ) -> tuple[pd.DataFrame, More]:
         """:meth:`sql` for people typing queries: at most ``max_rows`` rows, stopped after ``timeout_s``.
 
         The row cap is applied to the query (``LIMIT``), so a huge result is never built; a statement
         still running after ``timeout_s`` is interrupted and the catalog released. DuckDB may use
         ``memory_mb`` MiB and :data:`~hepwb.limits.SQL_THREADS` threads; both are locked, so ``SET
-        memory_limit`` inside the query is refused.
+        memory_limit`` inside the query is refused. What is fetched is bounded too
+        (:func:`~hepwb.pipeline.sql_fetch.fetch_bounded`): long cells are cut in DuckDB, and rows stop at
+        :data:`~hepwb.limits.SQL_MAX_RESULT_BYTES`.
 
         Returns:
-            The rows and whether there were more than ``max_rows``.
+            The rows, and why there are more (``"rows"``: past ``max_rows``; ``"bytes"``: past the byte
+            cap; ``""``: none).
 
         Raises:
-            ConfigError: The statement ran longer than ``timeout_s``, needed more than ``memory_mb`` MiB, or
-                tried to change a locked setting.
+            ConfigError: The statement ran longer than ``timeout_s``, needed more than ``memory_mb`` MiB,
+                tried to change a locked setting, or has more than :data:`~hepwb.limits.SQL_MAX_COLUMNS`
+                columns.
         """
         import threading
 
@@ -199,7 +204,8 @@ class Catalog(SweepCatalogMixin):
             timer.start()
             try:
                 rel = con.sql(query)
-                frame = pd.DataFrame() if rel is None else rel.limit(max_rows + 1).df()
+                more: More = ""
+                frame, more = (pd.DataFrame(), more) if rel is None else fetch_bounded(rel, max_rows)
             except duckdb.InterruptException:
                 msg = f"the query ran over {timeout_s:g} s and was stopped; narrow it or raise --timeout-s"
                 raise ConfigError(msg) from None
@@ -220,7 +226,7 @@ class Catalog(SweepCatalogMixin):
                 raise ConfigError(msg) from None
             finally:
                 timer.cancel()
-        return frame.head(max_rows), len(frame) > max_rows
+        return frame, more
 
     def pl(self, query: str, params: list[Any] | None = None, *, lancedb: str | Path | None = None) -> Any:
         """Run ``query`` (read-only, as :meth:`sql`) and return a polars DataFrame (through Arrow).

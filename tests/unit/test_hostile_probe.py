@@ -136,7 +136,8 @@ def test_sql_prints_no_escape_sequences(tmp_path, monkeypatch):
     r = CliRunner().invoke(app, ["sql", query, "--no-lance"])
     assert r.exit_code == 0, r.output
     assert not any(ch in r.output for ch in "\x1b\x07\x9b\x9d")
-    assert r.output.split() == ["a", "b", "c", "d", "n", "x", "y", "z", "[r]", "1"]
+    # a list prints as DuckDB writes it as text (hepwb sql cuts long values in DuckDB, as text)
+    assert r.output.split() == ["a", "b", "c", "d", "n", "x", "y", "z", "['r']", "1"]
 
 
 @pytest.fixture
