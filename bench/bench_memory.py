@@ -45,7 +45,7 @@ from hepwb.paths import shared_dir
 from hepwb.acquisition.acquire import acquire, discovered, write_sidecar
 from hepwb.acquisition.arxiv import ArxivRecord
 from hepwb.acquisition.http import PoliteClient
-from hepwb.acquisition.run import acquire_corpus
+from hepwb.acquisition.acquire_corpus import acquire_corpus
 from tests.replay_server import ReplayServer
 out = Path({out!r})
 with ReplayServer(shared_dir()) as srv, PoliteClient(min_interval_s=0) as client:

@@ -11,7 +11,7 @@ Method:
   acronym expansion, with RM3 feedback; dense reading the first 256 word pieces, the best window, the
   mean window vector; dense with the adapted model (``--adapted``, built by ``hepwb adapt``);
   equal-weight RRF hybrid (the previous default); the fitted fusion with the base and the adapted
-  model. Fusions are fitted here by :func:`hepwb.adapt.run.fit_fusion_for` (4 folds grouped by paper) and
+  model. Fusions are fitted here by :func:`hepwb.adapt.commands.fit_fusion_for` (4 folds grouped by paper) and
   scored out of fold: no question is answered with weights fitted on its own paper.
 * found@5 (``hit_rate@5``) and MRR@10 with their 95 % intervals (:mod:`hepwb.evaluation.stats`: Wilson's
   for found@5, the bootstrap for MRR); the difference of found@5 to bm25 on the same questions with
@@ -33,7 +33,7 @@ import pandas as pd
 
 from bench.common import rounded, shared_material, versus
 from bench.results import Row, command_line, comparison_key, git_commit, run_key, write_results
-from hepwb.adapt.run import fit_fusion_for
+from hepwb.adapt.commands import fit_fusion_for
 from hepwb.evaluation import evaluate_by
 from hepwb.models.tokenizers import model_problem
 from hepwb.paths import Layout

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from hepwb import defaults
-from hepwb.acquisition.run import AcquireConfig, acquire_corpus
+from hepwb.acquisition.acquire_corpus import AcquireConfig, acquire_corpus
 from hepwb.cli_app import app
 
 

@@ -8,9 +8,9 @@ from typing import Annotated
 import typer
 
 from hepwb import defaults
+from hepwb.adapt.commands import adapt_corpus, adapt_reranker, fit_fusion_for
 from hepwb.adapt.crossencoder import CrossEncoderSettings
 from hepwb.adapt.finetune import AdaptSettings
-from hepwb.adapt.run import adapt_corpus, adapt_reranker, fit_fusion_for
 from hepwb.cli_app import Corpus, Latex, MaxDocs, Overlap, Questions, app
 from hepwb.labels import human
 

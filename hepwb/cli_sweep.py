@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from hepwb import defaults
-from hepwb.acquisition.run import acquire_corpus
+from hepwb.acquisition.acquire_corpus import acquire_corpus
 from hepwb.cli_app import Corpus, Latex, MaxDocs, Questions, app, fail, parse_ints, parse_words
 from hepwb.exceptions import ConfigError, HepwbError
 from hepwb.ids import short_hash

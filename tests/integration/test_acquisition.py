@@ -288,7 +288,7 @@ def test_cli_acquire_from_inspire_and_oai(srv, tmp_path):
 
 
 def test_credentials_are_used_but_never_written(srv, tmp_path):
-    from hepwb.acquisition.run import acquire_corpus
+    from hepwb.acquisition.acquire_corpus import acquire_corpus
 
     secret = "s3cr3t-token-value"
     creds = tmp_path / "credentials.json"
@@ -306,7 +306,7 @@ def test_credentials_are_used_but_never_written(srv, tmp_path):
 
 
 def test_bad_acquire_settings_say_what_to_set():
-    from hepwb.acquisition.run import AcquireConfig
+    from hepwb.acquisition.acquire_corpus import AcquireConfig
     from hepwb.exceptions import ConfigError
 
     for cfg, hint in [(AcquireConfig(source="arxiv"), "--query"), (AcquireConfig(source="oai"), "--oai-set"),
@@ -316,7 +316,7 @@ def test_bad_acquire_settings_say_what_to_set():
 
 
 def test_local_folder_is_a_source_like_the_others(tmp_path):
-    from hepwb.acquisition.run import acquire_corpus
+    from hepwb.acquisition.acquire_corpus import acquire_corpus
     from tests.helpers import PDF_DIR
 
     res = acquire_corpus(tmp_path, source="local", folder=str(PDF_DIR), max_results=2, sources=False)
@@ -334,7 +334,7 @@ def test_local_folder_is_a_source_like_the_others(tmp_path):
 
 
 def test_arxiv_source_combines_rest_and_oai(srv, tmp_path):
-    from hepwb.acquisition.run import acquire_corpus
+    from hepwb.acquisition.acquire_corpus import acquire_corpus
 
     res = acquire_corpus(
         tmp_path, source="arxiv", ids="1707.08567", max_results=100, min_interval_s=0, sources=False,
@@ -381,7 +381,7 @@ def test_large_files_come_in_range_blocks(srv, client, tmp_path, monkeypatch):
 
 def test_oai_failure_is_a_logged_warning_not_a_silent_loss(srv, tmp_path):
     """arXiv discovery asks OAI-PMH for each paper's versions; when that fails the run says so."""
-    from hepwb.acquisition.run import acquire_corpus
+    from hepwb.acquisition.acquire_corpus import acquire_corpus
 
     srv.fault("/oai", "malformed")
     res = acquire_corpus(

@@ -111,7 +111,7 @@ def test_adapted_model_is_saved_with_a_card_and_used_by_name(tmp_path, monkeypat
 
 
 def test_fitted_fusion_is_scored_out_of_fold(tmp_path):
-    from hepwb.adapt.run import fit_fusion_for
+    from hepwb.adapt.commands import fit_fusion_for
 
     corpus, questions = tiny_corpus(tmp_path)
     layout = Layout(tmp_path)
@@ -152,8 +152,8 @@ def test_fitted_fusion_is_scored_out_of_fold(tmp_path):
 
 def test_llm_pseudo_questions_join_the_pairs(tmp_path, monkeypatch):
     """GPL style: with an endpoint, an LLM question per sampled paragraph becomes a `generated` pair."""
+    from hepwb.adapt.commands import adapt_corpus
     from hepwb.adapt.generated import generated_pairs
-    from hepwb.adapt.run import adapt_corpus
     from hepwb.llm import LLMEndpoint
     from tests.llm_server import LLMServer
 

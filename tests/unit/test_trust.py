@@ -106,7 +106,7 @@ def test_files_are_written_with_the_users_umask(tmp_path):
 
 
 def test_local_acquisition_never_maps_two_sources_to_one_file(tmp_path):
-    from hepwb.acquisition.run import acquire_corpus
+    from hepwb.acquisition.acquire_corpus import acquire_corpus
     from hepwb.ids import file_sha256
     from tests.helpers import PDF_DIR
 
