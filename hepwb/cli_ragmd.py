@@ -10,7 +10,7 @@ import typer
 from hepwb import defaults
 from hepwb.cli_app import app
 from hepwb.paths import Layout
-from hepwb.ragmd.reader import RagmdError, load
+from hepwb.ragmd.reader import RagmdError, load_searchable
 from hepwb.ragmd.store import export_table, import_file
 
 Model = Annotated[
@@ -45,9 +45,9 @@ def import_ragmd(
 
 @app.command("validate-ragmd")
 def validate_ragmd(file: Annotated[Path, typer.Argument(help="The .ragmd file.")]) -> None:
-    """Check a .ragmd file: counts, vector lengths, ids, base64, model, conflict markers (exit 1 if bad)."""
+    """Check a .ragmd file as the loaders read it: counts, ids, text, vectors, model (exit 1 if bad)."""
     try:
-        rf = load(file)
+        rf = load_searchable(file)  # what import-ragmd and search --ragmd load
     except RagmdError as exc:
         typer.secho(str(exc), fg=typer.colors.RED, err=True)
         raise typer.Exit(1) from None

@@ -22,17 +22,23 @@ import numpy as np
 from hepwb.exceptions import HepwbError
 from hepwb.limits import MAX_RAGMD_BYTES
 from hepwb.ragmd.model import FORMAT_VERSION, RagChunk, RagDocument, RagFile
+from hepwb.ragmd.writer import VECTOR_ENCODING
 from hepwb.readers import ReadError, json_hooks, read_text
 from hepwb.types import JSONObject
 from hepwb.yamlio import YamlError, load_yaml
 
-__all__ = ["RagmdError", "load", "loads", "problems", "searchable"]
+__all__ = ["RagmdError", "load", "load_searchable", "loads", "problems", "searchable"]
 
 SECTIONS = ("Documents", "Chunks", "Document Metadata", "Vectors")
 _FENCES = {"Chunks": "```json", "Document Metadata": "```json", "Vectors": "```base64"}
 _CONFLICT = ("<<<<<<< ", "=======", ">>>>>>> ")
 _MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,95}(/[A-Za-z0-9][A-Za-z0-9._-]{0,95})?")
 """A model's name as a .ragmd file may give it: ``NAME`` or a hub's ``ORG/NAME``; never a path."""
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}|[\ud800-\udfff]")
+"""A surrogate in JSON text, escaped (``\\ud800``) or raw: valid pairs match too, then values are checked."""
+_DISTANCE = "inner_product"
 
 _REQUIRED = (
     "format_version",
@@ -100,6 +106,14 @@ def load(path: str | Path) -> RagFile:
         msg = f"{path}{rest}" if rest.startswith((" line", ":")) else f"{path}: {rest.lstrip()}"
         raise RagmdError(msg, [msg]) from None
     return _parse(text.replace("\r\n", "\n").replace("\r", "\n"), str(path))  # as read_text reads lines
+
+
+def load_searchable(path: str | Path) -> RagFile:
+    """:func:`load`, then :func:`searchable`: how import-ragmd, search --ragmd and validate-ragmd read a file.
+
+    A file ``validate-ragmd`` calls valid is one the loaders load: the same checks, in one place.
+    """
+    return searchable(load(path), path)
 
 
 def searchable(rf: RagFile, path: str | Path) -> RagFile:
@@ -183,6 +197,12 @@ def _parse_text(text: str, source: str) -> RagFile:
         value = fm.get(stamp)
         if value not in (None, "") and not _is_timestamp(value):
             probs.add(1, "front matter", f"{stamp} {str(value)[:40]!r} is not an ISO 8601 date and time")
+    for key, want in (("distance", _DISTANCE), ("vector_encoding", VECTOR_ENCODING)):
+        if key in fm and fm[key] != want:  # hepwb searches by inner product of base64 float32 vectors only
+            probs.add(1, "front matter", f"{key} {str(fm[key])[:40]!r}; a .ragmd file has {want!r}")
+    bad = _lone_surrogate(fm)
+    if bad:
+        probs.add(1, "front matter", bad)
     if fm.get("format_version") not in (None, FORMAT_VERSION):
         probs.add(
             1,
@@ -206,6 +226,13 @@ def _parse_text(text: str, source: str) -> RagFile:
     vec_at, vec_lines = blocks["Vectors"]
     order = _json(chunk_list, chunks_at, "Chunks", probs)
     meta = _json(meta_text, meta_at, "Document Metadata", probs)
+    for section, block, value, first in (
+        ("Chunks", chunk_list, order, chunks_at),
+        ("Document Metadata", meta_text, meta, meta_at),
+    ):
+        bad = _lone_surrogate(value) if _SURROGATE_ESCAPE.search(block) else None
+        if bad:
+            probs.add(first, section, bad)
     if probs:
         raise _fail(probs)
     vecs = vec_lines.split("\n") if vec_lines else []
@@ -243,6 +270,35 @@ def _json(text: str, first: int, section: str, probs: _Problems) -> Any:
         probs.add(first, section, f"not valid JSON: {exc}")
         return None
     return value
+
+
+def _lone_surrogate(value: Any) -> str | None:
+    r"""The problem of the first string (key or value) in ``value`` holding a lone surrogate, or ``None``.
+
+    Such a string is no Unicode text: it cannot be printed, written as UTF-8 or stored (a search printing a
+    title ``"\ud800"`` failed with a UnicodeEncodeError after showing its first hits).
+
+    Example:
+        >>> _lone_surrogate({"d1": {"title": "Evil \ud800 title"}})  # doctest: +ELLIPSIS
+        "the text 'Evil \\ud800 title' holds a lone surrogate (U+D800): not Unicode text; ..."
+        >>> _lone_surrogate(["a pair is text: \U0001f600"]) is None
+        True
+    """
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, str) and (m := _SURROGATE.search(item)):
+            shown = item if len(item) <= 40 else item[:39] + "…"
+            return (
+                f"the text {shown!r} holds a lone surrogate (U+{ord(m.group()):04X}): not Unicode text; "
+                "export the file again"
+            )
+    return None
 
 
 def _is_timestamp(value: Any) -> bool:

@@ -25,7 +25,7 @@ from hepwb.index import get_embedder
 from hepwb.models.analyzer import search_terms
 from hepwb.models.embedder import Embedder
 from hepwb.ragmd.model import RagFile
-from hepwb.ragmd.reader import load, searchable
+from hepwb.ragmd.reader import load_searchable
 from hepwb.retrieval.base import rows_to_hits
 from hepwb.types import Hit
 
@@ -45,7 +45,7 @@ class RagmdIndex:
     @classmethod
     def load(cls, path: str | Path, embedder: Embedder | None = None) -> RagmdIndex:
         """Read and check ``path`` (see :func:`hepwb.ragmd.reader.load`); unsearchable vectors are refused."""
-        return cls(searchable(load(path), path), embedder)
+        return cls(load_searchable(path), embedder)
 
     def lexical_index(self) -> Any:
         """The BM25 index (bm25s) over the chunks' HEP search terms, built on first use and kept."""

@@ -26,7 +26,7 @@ from hepwb.models.tokenizers import model_identity
 from hepwb.names import check_name
 from hepwb.ner.source import EntitySource, ner_source
 from hepwb.ragmd.model import RagChunk, RagDocument, RagFile
-from hepwb.ragmd.reader import load, searchable
+from hepwb.ragmd.reader import load_searchable
 from hepwb.ragmd.writer import dump, front_matter
 from hepwb.types import Chunk, Document, JSONObject
 
@@ -127,7 +127,7 @@ def import_file(
     The table is replaced only after the whole file has been read and checked; its completion marker,
     written last, holds the file's SHA-256 (an unchanged file is not imported twice).
     """
-    rf = searchable(load(path), path)  # raises with every problem before anything is written
+    rf = load_searchable(path)  # raises with every problem before anything is written
     name = check_name(table, "table") if table is not None else imported_name(path, rf.model_name)
     if "__" not in name:
         example = imported_name(path, rf.model_name)

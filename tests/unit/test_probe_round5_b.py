@@ -254,3 +254,74 @@ def test_a_published_model_folder_with_an_unlisted_file_is_refused(tmp_path, mon
     assert res.exit_code == 2 and out.count("\n") == 1, out
     assert f"adapted model {final} is incomplete or damaged ({added} is not listed" in out, out
     assert "rebuild it with `make it`" in out, out
+
+
+def _ragmd(path: Path) -> str:
+    """Write a valid two-chunk .ragmd file with hepwb's writer (unit vectors of 384 floats); its text."""
+    import numpy as np
+
+    from hepwb.ragmd.model import RagChunk, RagDocument, RagFile
+    from hepwb.ragmd.writer import dump
+
+    texts = ["Measurement of the Higgs boson mass at 13 TeV.", "The W and Z boson backgrounds are small."]
+    starts = [0, len(texts[0])]
+    chunks = [
+        RagChunk(f"c{i}", "d1", i, s, s + len(t), t)
+        for i, (s, t) in enumerate(zip(starts, texts, strict=True))
+    ]
+    vectors = np.random.default_rng(0).normal(size=(2, 384)).astype("<f4")
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    when = "2026-01-01T00:00:00Z"
+    docs = [RagDocument("d1", "P01", "Measurement of the Higgs boson mass 0", "")]
+    dump(RagFile("all-MiniLM-L6-v2", "cs", when, when, docs, chunks, vectors), path)
+    return path.read_text(encoding="utf-8")
+
+
+def _huge_vector_line(text: str) -> str:
+    import base64
+
+    import numpy as np
+
+    lines = text.split("\n")
+    at = next(i for i, ln in enumerate(lines) if ln.startswith("c0 "))
+    lines[at] = "c0 " + base64.b64encode(np.full(384, 1e38, dtype="<f4").tobytes()).decode()
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize(
+    ("mutate", "why"),
+    [
+        (
+            lambda t: t.replace(
+                '"title": "Measurement of the Higgs boson mass 0"', '"title": "Evil \\ud800 title"'
+            ),
+            "[Document Metadata] the text 'Evil \\ud800 title' holds a lone surrogate (U+D800)",
+        ),
+        (
+            lambda t: t.replace('"text": "The W and Z', '"text": "The W \\udcff Z'),
+            "holds a lone surrogate (U+DCFF)",
+        ),
+        (_huge_vector_line, "1 vector(s) with a norm of zero or beyond float32 (chunks ['c0'])"),
+        (
+            lambda t: t.replace('distance: "inner_product"', 'distance: "l2"'),
+            "distance 'l2'; a .ragmd file has",
+        ),
+    ],
+)
+def test_validate_ragmd_refuses_what_the_loaders_refuse(tmp_path, monkeypatch, mutate, why):
+    """The probe's F14 and M6: these files were "valid", then ``search --ragmd`` crashed printing the
+    surrogate title (exit 3), ``import-ragmd`` refused the 1e38 vectors, and ``distance: l2`` was ignored."""
+    monkeypatch.setenv("HEPWB_HOME", str(tmp_path / "home"))
+    good = _ragmd(tmp_path / "a.ragmd")
+    res = CliRunner().invoke(app, ["validate-ragmd", str(tmp_path / "a.ragmd")])
+    assert res.exit_code == 0 and "valid (1 documents, 2 vectors of 384, all-MiniLM-L6-v2)" in res.output
+    bad = tmp_path / "s.ragmd"
+    bad.write_text(mutate(good), encoding="utf-8")
+    res = CliRunner().invoke(app, ["validate-ragmd", str(bad)])
+    assert res.exit_code == 1 and why in res.output, res.output
+    for args in (
+        ["search", "Higgs boson mass", "--ragmd", str(bad), "--retrievers", "bm25"],
+        ["import-ragmd", str(bad)],
+    ):
+        res = CliRunner().invoke(app, args)
+        assert res.exit_code == 2 and why in res.output and "Traceback" not in res.output, res.output
