@@ -250,10 +250,11 @@ def _read_csv(path: Path) -> Iterable[tuple[str, Question]]:
             raise ConfigError(msg)
         qid = _text(row, "qid", where)
         if qid not in groups:
-            fields = ("qid", "question", "answer", "kind", "style")
-            record: JSONObject = {k: row.get(k) for k in fields}
+            record: JSONObject = {k: row.get(k) for k in ("qid", *_CSV_SHARED)}
             record["evidence"] = []
             groups[qid] = (where, record)
+        else:
+            _same_question(groups[qid], row, where)
         groups[qid][1]["evidence"].append(
             {
                 "doc": _text(row, "doc", where),
@@ -263,6 +264,34 @@ def _read_csv(path: Path) -> Iterable[tuple[str, Question]]:
         )
     for where, record in groups.values():
         yield where, Question.from_dict(record, where)
+
+
+_CSV_SHARED = ("question", "answer", "kind", "style")
+"""The fields of a CSV question every row of its ``qid`` shares (a later row may leave them empty)."""
+
+
+def _same_question(first: tuple[str, JSONObject], row: dict[str, Any], where: str) -> None:
+    """Refuse a later CSV row of a ``qid`` whose question, answer, kind or style differs from its first row's.
+
+    Example:
+        >>> first = ("q.csv line 2", {"qid": "Q0", "question": "Which?", "answer": None})
+        >>> _same_question(first, {"qid": "Q0", "question": "", "doc": "P01"}, "q.csv line 3")
+        >>> _same_question(first, {"qid": "Q0", "question": "Why?"}, "q.csv line 3")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        hepwb.exceptions.ConfigError: q.csv line 3: qid 'Q0' has question 'Why?' here but 'Which?' at ...
+    """
+    at, record = first
+    for field in _CSV_SHARED:
+        here = (row.get(field) or "").strip()
+        there = (record.get(field) or "").strip()
+        if here and here != there:
+            msg = (
+                f"{where}: qid {str(record['qid'])!r} has {field} {here[:80]!r} here but {there[:80]!r} at "
+                f"{at}; rows of one qid are one question with several evidence quotes: give another qid, or "
+                f"the same {field}"
+            )
+            raise ConfigError(msg)
 
 
 def load_questions(path: str | Path) -> list[Question]:

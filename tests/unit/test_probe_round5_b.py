@@ -325,3 +325,27 @@ def test_validate_ragmd_refuses_what_the_loaders_refuse(tmp_path, monkeypatch, m
     ):
         res = CliRunner().invoke(app, args)
         assert res.exit_code == 2 and why in res.output and "Traceback" not in res.output, res.output
+
+
+def test_csv_rows_sharing_a_qid_must_share_its_question(tmp_path, monkeypatch):
+    """The probe's F16: a second row of ``Q0`` with another question was merged silently (its text lost)."""
+    from tests.helpers import tiny_corpus
+
+    corpus, _ = tiny_corpus(tmp_path)
+    monkeypatch.setenv("HEPWB_HOME", str(tmp_path / "home"))
+    quote = "The HERMES experiment measured the beam-spin asymmetry"
+    head = "qid,question,doc,quote,answer\n"
+    same = tmp_path / "same.csv"  # one question, two quotes (the later row may leave the question empty)
+    same.write_text(head + f"Q0,What did HERMES measure?,A01,{quote},x\nQ0,,A01,{quote},\n", encoding="utf-8")
+    res = CliRunner().invoke(app, ["questions", "check", str(same), "--corpus", str(corpus)])
+    assert res.exit_code == 0, res.output
+    for row, field in [
+        (f"Q0,A completely different question?,A01,{quote},x", "question"),
+        (f"Q0,What did HERMES measure?,A01,{quote},y", "answer"),
+    ]:
+        bad = tmp_path / "c.csv"
+        bad.write_text(head + f"Q0,What did HERMES measure?,A01,{quote},x\n{row}\n", encoding="utf-8")
+        res = CliRunner().invoke(app, ["questions", "check", str(bad), "--corpus", str(corpus)])
+        out = res.output
+        assert res.exit_code == 2 and out.count("\n") == 1, out
+        assert f"{bad} line 3: qid 'Q0' has {field} " in out and f"at {bad} line 2" in out, out
