@@ -11,7 +11,7 @@ from hepwb import defaults
 from hepwb.cli_app import app
 from hepwb.paths import Layout
 from hepwb.ragmd.reader import RagmdError, load_searchable
-from hepwb.ragmd.store import export_table, import_file
+from hepwb.ragmd.tables import export_table, import_file
 
 Model = Annotated[
     str, typer.Option(help="Embedding model of the table exported.", show_default=defaults.EMBEDDING_MODEL)

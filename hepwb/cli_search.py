@@ -19,7 +19,7 @@ from hepwb.pipeline import ingest
 from hepwb.pipeline.pin import checked_defaults
 from hepwb.pipeline.search import Searcher
 from hepwb.plaintext import plain
-from hepwb.ragmd.search import RagmdIndex
+from hepwb.ragmd.index import RagmdIndex
 from hepwb.retrieval.base import check_retriever_options
 from hepwb.retrieval.explain import citation, snippet
 from hepwb.types import Hit

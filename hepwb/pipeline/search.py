@@ -30,7 +30,7 @@ from hepwb.pipeline.chunksets import ChunkSet, build_chunkset
 from hepwb.pipeline.corpus import ingest
 from hepwb.processing.frontmatter import document_header
 from hepwb.processing.links import describe_target, reader_context, targets_of
-from hepwb.ragmd.store import recorded_model
+from hepwb.ragmd.tables import recorded_model
 from hepwb.retrieval import RETRIEVERS, get_retriever
 from hepwb.retrieval.base import Retriever
 from hepwb.retrieval.explain import hits_frame

@@ -2,7 +2,7 @@
 
 * :mod:`~hepwb.ragmd.writer` / :mod:`~hepwb.ragmd.reader` — the format (front matter, Documents,
   Chunks, Document Metadata, Vectors), written deterministically and read only after every check passed;
-* :mod:`~hepwb.ragmd.store` — export any indexed chunk table, import a file as a LanceDB table every
+* :mod:`~hepwb.ragmd.tables` — export any indexed chunk table, import a file as a LanceDB table every
   retriever searches;
 * :class:`RagmdIndex` — search the file alone (exact inner product, bm25s BM25, RRF hybrid).
 
@@ -10,10 +10,10 @@
 
 from __future__ import annotations
 
+from hepwb.ragmd.index import RagmdIndex
 from hepwb.ragmd.model import RagFile
 from hepwb.ragmd.reader import RagmdError, load, loads, problems
-from hepwb.ragmd.search import RagmdIndex
-from hepwb.ragmd.store import export_table, import_file
+from hepwb.ragmd.tables import export_table, import_file
 from hepwb.ragmd.writer import dumps
 
 __all__ = [

@@ -329,9 +329,9 @@ def test_cli_export_validate_import(indexed, tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("value", [0.0, 3e38])
 def test_vectors_that_cannot_be_searched_are_refused_by_the_search_and_the_import(indexed, tmp_path, value):
+    from hepwb.ragmd.index import RagmdIndex
     from hepwb.ragmd.reader import RagmdError
-    from hepwb.ragmd.search import RagmdIndex
-    from hepwb.ragmd.store import import_file
+    from hepwb.ragmd.tables import import_file
 
     _, _, _, out = indexed
     text = out.read_text(encoding="utf-8")
