@@ -70,6 +70,8 @@ __all__ = [
     "PIECE_SIZE",
     "PORT",
     "REFINE_FACTOR",
+    "SCHEDULER_HANDSHAKE_BYTES",
+    "SCHEDULER_WAIT_S",
     "SHARE",
     "SQL_MAX_CELL_CHARS",
     "SQL_MAX_COLUMNS",
@@ -402,6 +404,13 @@ SQL_MAX_COLUMNS = 200
 
 SQL_MAX_RESULT_BYTES = 64 * 1_048_576
 """``hepwb sql`` fetches rows until their cells hold this many bytes, and says the rest were left out."""
+
+SCHEDULER_WAIT_S = 10.0
+"""Seconds ``--scheduler`` waits for a Dask scheduler to accept the connection and greet (then: one line)."""
+
+SCHEDULER_HANDSHAKE_BYTES = 65_536
+"""The longest greeting read from a ``--scheduler`` address before any Dask client exists (a Dask scheduler's
+is under 100 bytes): a peer announcing more is no scheduler, and nothing of that size is allocated."""
 
 MAX_SWEEP_CELLS = 10_000
 """Most cells a sweep may have unless its file or ``--max-cells`` raises the cap (refused before planning)."""

@@ -25,12 +25,13 @@ from pathlib import Path
 from typing import Any
 
 import hepwb
+from hepwb import limits
 from hepwb.deps import extra
 from hepwb.exceptions import ConfigError
 from hepwb.ids import code_fingerprint
 from hepwb.store import store_problem
 from hepwb.sweep.executors.base import register_executor
-from hepwb.sweep.executors.connect import check_scheduler_address
+from hepwb.sweep.executors.connect import check_scheduler_address, probe_scheduler
 from hepwb.types import JSONObject
 
 __all__ = ["DaskExecutor", "check_scheduler_address", "local_cluster_size", "local_security"]
@@ -129,8 +130,9 @@ class DaskExecutor:
             check_scheduler_address(
                 scheduler, security
             )  # before any Client: a failed one can deadlock the next
+            probe_scheduler(scheduler, security)  # and a Dask scheduler answers there, in bounded time
             try:
-                self.client = Client(scheduler, timeout="10s", security=security)
+                self.client = Client(scheduler, timeout=f"{limits.SCHEDULER_WAIT_S:g}s", security=security)
             except OSError as exc:
                 msg = (
                     f"cannot connect to the Dask scheduler at {scheduler} ({exc}); start one with "
