@@ -45,6 +45,8 @@ HEPILOT_TAR = "hepilot.tar.gz"
 _CHUNKSET_OWN = ("chunkset.json", "chunks.parquet")
 _LOCK = threading.Lock()  # a worker with several threads fetches one artefact at a time
 _FS: dict[str, Any] = {}
+_FETCHED: dict[tuple[str, str, str, str], JSONObject] = {}
+"""Manifests of the artefacts this process fetched already: they never change."""
 _ROOT: list[Path] = []
 
 
@@ -142,8 +144,13 @@ class Scratch:
     def _fetch(
         self, kind: str, key: str, dest: Path | None = None, *, last: tuple[str, ...] = (), only: Any = None
     ) -> JSONObject:
+        """Fetch an artefact once per process: keyed by content, it never changes, and only we write here."""
+        where = dest or self.layout.root
+        memo = (self.site.url, kind, key, str(where))
         with _LOCK:
-            body = self.store.fetch(kind, key, dest or self.layout.root, last=last, only=only)
+            body = _FETCHED.get(memo) or self.store.fetch(kind, key, where, last=last, only=only)
+            if body is not None:
+                _FETCHED[memo] = body
         if body is None:
             msg = f"artefact {kind}/{key} is not in the store {self.site.url}: was it deleted mid-sweep?"
             raise FileNotFoundError(msg)

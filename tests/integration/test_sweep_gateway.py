@@ -139,3 +139,33 @@ def test_cli_refuses_gateway_options_without_the_gateway_cluster(tmp_path):
         out.stderr
     )
     assert len(out.stderr.strip().splitlines()) == 1
+
+
+_AWS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_ENDPOINT_URL", "AWS_DEFAULT_REGION", "AWS_REGION")
+
+
+def test_a_gateway_sweep_keeps_its_artefacts_in_the_store_and_a_resumed_one_starts_no_cluster(
+    s3_env, tiny, tmp_path_factory, monkeypatch
+):
+    """The facility's set-up: gateway workers (the store's credentials in their environment) and S3."""
+    root, base = tiny
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    grid = {"chunk_size": [40], "retriever": ["bm25"]}
+    spec = SweepSpec.from_dict({"name": "gw-store", **base, "grid": grid})
+    url = s3_env.url("gateway")
+
+    def start():
+        return make_gateway_cluster(worker_cores=1, worker_memory=1.5, workers=1)
+
+    with gateway(tmp_path_factory.mktemp("gateway-store"), inherit=_AWS) as server:
+        with dask.config.set(server.dask_config()):
+            home = Layout(root / "home-gw-store")
+            res = run_sweep(spec, layout=home, store=url, progress=False, cluster=start)
+        assert not res.failed and len(res.computed) == 1 and res.moved["cell"]["sent"] > 0
+        assert all(o.worker.startswith("tls://") for o in [*res.cells, *res.stages] if o.worker)
+        started = []  # another project resumes from the store: no cluster is asked for
+        with dask.config.set(server.dask_config()):
+            again = run_sweep(spec, layout=Layout(root / "home-gw-store-2"), store=url, progress=False,
+                              cluster=lambda: started.append(1))  # fmt: skip
+        assert again.executor == "none" and not started
+        assert [o.detail["summary"] for o in again.cells] == [o.detail["summary"] for o in res.cells]
