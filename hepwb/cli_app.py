@@ -118,9 +118,7 @@ Questions = Annotated[
 ]
 MaxDocs = Annotated[int | None, typer.Option(help="Only the first N files of the corpus (default: all).")]
 Sizes = Annotated[str, typer.Option(help="Comma-separated chunk sizes in tokens.")]
-Overlap = Annotated[
-    float, typer.Option(help="Overlap as a fraction of the chunk size, 0 to 0.75.")
-]
+Overlap = Annotated[float, typer.Option(help="Overlap as a fraction of the chunk size, 0 to 0.75.")]
 Retrievers = Annotated[
     str,
     typer.Option(
