@@ -60,6 +60,7 @@ $(DOCS_STAMP): $(STAMP)
 	touch $(DOCS_STAMP)
 
 docs: $(DOCS_STAMP)  ## The documentation site (hepwb[docs]) into docs/_build/html: warnings are errors; external links listed, not fetched
+	rm -rf docs/reference/_generated  # the API pages are generated from the code: never a stale page of a moved module
 	$(VENV)/bin/sphinx-build -b html -n -W --keep-going -q -d docs/_build/doctrees docs docs/_build/html
 	$(VENV)/bin/sphinx-build -b linkcheck -n -W --keep-going -q -d docs/_build/doctrees docs docs/_build/linkcheck
 	@$(PY) -c 'import json, pathlib; rows = [json.loads(l) for l in open("docs/_build/linkcheck/output.json")]; \
