@@ -11,8 +11,8 @@ from hepwb import defaults
 from hepwb.cli_app import App, Corpus, app, fail, parse_words
 from hepwb.exceptions import ConfigError
 from hepwb.plaintext import plain
-from hepwb.tiers.config import TierConfig, load_config
 from hepwb.tiers.query import hits_frame
+from hepwb.tiers.settings import TierConfig, load_config
 from hepwb.tiers.store import Tiers
 
 _F = TierConfig.model_fields

@@ -10,8 +10,8 @@
 
 from __future__ import annotations
 
-from hepwb.tiers.config import TierConfig
 from hepwb.tiers.evaluate import evaluate_tiers
+from hepwb.tiers.settings import TierConfig
 from hepwb.tiers.store import Tiers
 
 __all__ = ["TierConfig", "Tiers", "evaluate_tiers"]

@@ -34,7 +34,7 @@ from hepwb.pipeline.corpus import ingest
 from hepwb.readers import ReadError
 from hepwb.tiers import journal
 from hepwb.tiers.audit import AuditLog, check_actor
-from hepwb.tiers.config import TierConfig
+from hepwb.tiers.settings import TierConfig
 from hepwb.tiers.tables import quoted, strings, tier_rows, upsert_documents
 from hepwb.types import JSONObject
 
@@ -84,7 +84,7 @@ class TierStore:
 
     Args:
         root: The tier folder.
-        config: Tunables (:class:`~hepwb.tiers.config.TierConfig`).
+        config: Tunables (:class:`~hepwb.tiers.settings.TierConfig`).
         clock: Seconds since the epoch (injectable: tests move time instead of sleeping).
         ner: Entity source at ingest and query time (default: the service at ``$HEPWB_NER_URL``, else
             in process).

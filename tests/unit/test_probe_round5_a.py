@@ -202,7 +202,7 @@ def test_a_tier_config_refuses_what_is_no_number_of_its_kind(home, line, name, g
 
 
 def test_a_tier_config_still_reads_numbers(home):
-    from hepwb.tiers.config import load_config
+    from hepwb.tiers.settings import load_config
 
     path = home / "t.yaml"
     path.write_text("ttl_s: 60\nrecency_s: 1.5e3\nwarm_max_rows: 7\n", encoding="utf-8")

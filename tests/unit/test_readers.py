@@ -36,7 +36,7 @@ from hepwb.project_defaults import current_defaults
 from hepwb.ragmd import reader as ragmd
 from hepwb.readers import read_json_file
 from hepwb.sweep.spec import SweepSpec
-from hepwb.tiers.config import load_config
+from hepwb.tiers.settings import load_config
 
 PACKAGE = Path(hepwb.__file__).parent
 READER_MODULES = {"readers.py", "yamlio.py"}

@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 from hepwb import limits
 from hepwb.cli import app
 from hepwb.exceptions import ConfigError
-from hepwb.tiers.config import TierConfig, load_config
+from hepwb.tiers.settings import TierConfig, load_config
 
 
 @pytest.mark.parametrize(

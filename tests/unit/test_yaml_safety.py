@@ -16,7 +16,7 @@ from hepwb.cli import app
 from hepwb.exceptions import HepwbError
 from hepwb.ragmd import reader as ragmd
 from hepwb.sweep.spec import SweepSpec, SweepSpecError
-from hepwb.tiers.config import load_config
+from hepwb.tiers.settings import load_config
 from hepwb.yamlio import YamlError, load_yaml
 
 # the "billion laughs" pattern: 9 levels of 9 aliases (9**9 strings once expanded)
