@@ -30,8 +30,10 @@ from __future__ import annotations
 import contextlib
 import hmac
 import json
+import logging
 import re
 import socket
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -42,6 +44,8 @@ from hepwb.ids import text_sha256
 from hepwb.models.entities import EntityExtractor
 from hepwb.readers import parse_json
 from hepwb.types import JSONObject
+
+_log = logging.getLogger(__name__)
 
 __all__ = [
     "TOKEN_ENV",
@@ -166,6 +170,17 @@ class _BoundedServer(ThreadingHTTPServer):
             super().process_request_thread(request, client_address)
         finally:
             self._slots.release()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that went away (reset, broken pipe, timeout) is normal; anything else is one log line.
+
+        socketserver's default prints a whole traceback on the service's terminal, which any client could
+        trigger by closing its connection before the reply.
+        """
+        exc = sys.exc_info()[1]
+        if isinstance(exc, ConnectionError | TimeoutError):
+            return
+        _log.warning("NER request from %s failed: %s: %s", client_address[0], type(exc).__name__, exc)
 
 
 class NERService:

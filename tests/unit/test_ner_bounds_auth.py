@@ -128,3 +128,31 @@ def test_the_service_holds_a_bounded_number_of_connections(monkeypatch):
             except httpx.TransportError:
                 assert time.monotonic() < deadline
         assert r.status_code == 200
+
+
+def test_a_client_that_goes_away_prints_no_traceback_on_the_service_terminal(capfd, caplog):
+    """Probe round 6 (G6): a connection closed before the reply wrote 40 lines of traceback to stderr."""
+    import socket
+    import struct
+
+    with NERService() as ner:
+        port = int(ner.url.rsplit(":", 1)[1])
+        body = b'{"texts": ["' + b"LHCb ATLAS " * 20_000 + b'"]}'
+        sock = socket.create_connection(("127.0.0.1", port))
+        sock.sendall(b"POST /ner HTTP/1.0\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        sock.close()  # a reset, before the reply is written
+        for exc in (BrokenPipeError(32, "Broken pipe"), ConnectionResetError(104, "reset"), TimeoutError()):
+            try:
+                raise exc
+            except OSError:
+                ner._server.handle_error(None, ("127.0.0.1", 1))
+        try:
+            raise RuntimeError("a bug")
+        except RuntimeError:
+            ner._server.handle_error(None, ("127.0.0.1", 1))
+        assert httpx.get(ner.url + "/health", timeout=10).status_code == 200  # the service goes on
+    assert "Traceback" not in capfd.readouterr().err
+    messages = [r.getMessage() for r in caplog.records]
+    assert "NER request from 127.0.0.1 failed: RuntimeError: a bug" in messages  # anything else: one line
+    assert not [m for m in messages if "Error" in m and "RuntimeError" not in m]  # a client leaving: nothing
