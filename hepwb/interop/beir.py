@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from hepwb import limits
+from hepwb.plaintext import not_text
 from hepwb.readers import ReadError, iter_lines, parse_json
 from hepwb.types import JSONObject
 
@@ -156,6 +157,9 @@ def read_queries(folder: str | Path) -> dict[str, str]:
         where = f"{path} line {lineno}"
         obj = _object(line, where, _QUERIES_FIX)
         qid = _text(obj, "_id", where, _QUERIES_FIX)
+        if problem := not_text(qid):
+            msg = f"{where}: the query id {qid[:80]!r} {problem}; write it as plain text"
+            raise ReadError(msg)
         if qid in out:
             msg = f"{where}: query {qid!r} is given twice; keep one"
             raise ReadError(msg)
@@ -193,7 +197,8 @@ def read_beir_qrels(folder: str | Path, split: str = "test") -> dict[str, dict[s
             msg = f"{where}: {len(cols)} tab-separated columns, not 3; {_QRELS_FIX}"
             raise ReadError(msg)
         qid, doc, score = (c.strip() for c in cols)
-        if not score.lstrip("-").isdigit() or len(score) > 9:
+        digits = score[1:] if score[:1] in "+-" else score
+        if not (digits.isascii() and digits.isdigit()) or len(score) > 9:
             msg = f"{where}: score {score[:40]!r} is not a whole number; {_QRELS_FIX}"
             raise ReadError(msg)
         docs = out.setdefault(qid, {})

@@ -21,6 +21,7 @@ letter or digit are left out and counted in ``import.json``.
 from __future__ import annotations
 
 import json
+import shutil
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -76,6 +77,25 @@ def label_for(doc_id: str) -> str:
     return f"{plain_label(doc_id.replace('_', '-'))[:100]}-{short_hash(doc_id, 8)}"
 
 
+def _unique_label(doc_id: str, used: set[str], source: str) -> str:
+    """:func:`label_for` of ``doc_id``, or a longer hash when another document has that label already.
+
+    A document id may equal another id's hashed label (``a_b`` is ``a-b-3ebec71b``, which is also a plain
+    id); the later of the two gets a label with a 16-digit hash, so no document's file overwrites another's.
+
+    Raises:
+        ConfigError: Naming the id, when even the longer label is taken.
+    """
+    label = label_for(doc_id)
+    if label.casefold() not in used:
+        return label
+    longer = f"{plain_label(doc_id.replace('_', '-'))[:100]}-{short_hash(doc_id, 16)}"
+    if longer.casefold() in used:
+        msg = f"{source}: document id {doc_id!r} gets the label {label!r} of another document; rename one"
+        raise ConfigError(msg)
+    return longer
+
+
 def _refuse_nonempty(out: Path) -> None:
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         msg = f"{out} exists and is not an empty folder; give a new folder to import into"
@@ -94,6 +114,8 @@ def write_collection(
 
     ``docs`` is read once, a document at a time; only the texts of judged documents are kept in memory.
 
+    On any failure ``out`` is left as it was found (gone, or empty), so the same command can run again.
+
     Raises:
         ConfigError: ``out`` is not a new or empty folder, more than
             :data:`~hepwb.limits.MAX_COLLECTION_DOCS` documents, no question has a relevant document, or
@@ -101,6 +123,29 @@ def write_collection(
     """
     out = Path(out)
     _refuse_nonempty(out)
+    existed = out.exists()
+    try:
+        return _write(out, docs, queries, qrels, source)
+    except BaseException:  # nothing half-written is left to block the retry
+        if existed:
+            for child in list(out.iterdir()):
+                if child.is_dir() and not child.is_symlink():
+                    shutil.rmtree(child)
+                else:
+                    child.unlink()
+        else:
+            shutil.rmtree(out, ignore_errors=True)
+        raise
+
+
+def _write(
+    out: Path,
+    docs: Iterable[BeirDoc],
+    queries: Mapping[str, str],
+    qrels: Mapping[str, Mapping[str, int]],
+    source: str,
+) -> ImportedCollection:
+    """The body of :func:`write_collection`, into the new or empty folder ``out``."""
     corpus = out / "corpus"
     corpus.mkdir(parents=True, exist_ok=True)
     needed = {d for docs_ in qrels.values() for d, rel in docs_.items() if rel > 0}
@@ -109,6 +154,7 @@ def write_collection(
     by_text: dict[str, str] = {}
     texts: dict[str, str] = {}
     papers, renamed = [], []
+    used: set[str] = set()  # labels given so far, casefolded (a file system may ignore case)
     for i, doc in enumerate(docs):
         if i >= limits.MAX_COLLECTION_DOCS:
             msg = f"{source}: more than {limits.MAX_COLLECTION_DOCS:,} documents; import a part of it"
@@ -127,7 +173,8 @@ def write_collection(
             if doc.doc_id in needed:
                 texts[by_text[sha]] = doc.text
             continue
-        label = label_for(doc.doc_id)
+        label = _unique_label(doc.doc_id, used, source)
+        used.add(label.casefold())
         if label != doc.doc_id:
             renamed.append((label, doc.doc_id))
         labels[doc.doc_id] = by_text[sha] = label

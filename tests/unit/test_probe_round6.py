@@ -1,0 +1,141 @@
+"""Findings of the sixth hostile-input probe (issue 38): the importers, ``hepwb export``, the Dask Gateway
+connection and the object store. Each reproduces the probe's input (real files, real servers on 127.0.0.1)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+import hepwb.cli
+
+pytest.importorskip("ir_datasets")
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("HEPWB_HOME", str(tmp_path / "proj"))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def _main(monkeypatch, capsys, *argv: str) -> tuple[int, str, str]:
+    monkeypatch.setattr(sys, "argv", ["hepwb", *argv])
+    with pytest.raises(SystemExit) as info:
+        hepwb.cli.main()
+    out, err = capsys.readouterr()
+    return int(info.value.code or 0), out, err
+
+
+def _beir(folder: Path, docs: list[dict[str, str]], queries: list[dict[str, str]], qrels: str) -> Path:
+    (folder / "qrels").mkdir(parents=True)
+    (folder / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
+    (folder / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in queries))
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + qrels)
+    return folder
+
+
+_ONE_DOC = [{"_id": "d1", "text": "Alpha text about W boson."}]
+_ONE_QUERY = [{"_id": "q1", "text": "alpha?"}]
+
+
+# G1: an id equal to another id's hashed label overwrote that document (silent wrong evidence)
+
+
+def test_import_beir_keeps_a_document_whose_label_another_id_has(home, monkeypatch, capsys):
+    docs = [
+        {"_id": "a_b", "text": "Alpha text about W boson."},
+        {"_id": "a-b-3ebec71b", "text": "Beta text about Z boson."},
+    ]
+    queries = [{"_id": "q1", "text": "alpha?"}, {"_id": "q2", "text": "beta?"}]
+    folder = _beir(home / "b2", docs, queries, "q1\ta_b\t1\nq2\ta-b-3ebec71b\t1\n")
+    code, _, err = _main(monkeypatch, capsys, "import-beir", str(folder), "o2")
+    assert code == 0, err
+    files = sorted((home / "o2" / "corpus").glob("*.md"))
+    assert sorted(f.read_text() for f in files) == [d["text"] for d in docs]
+    papers = json.loads((home / "o2" / "corpus" / "papers.json").read_text())["papers"]
+    assert len({p["pid"] for p in papers}) == 2
+    rows = [json.loads(line) for line in (home / "o2" / "questions.jsonl").read_text().splitlines()]
+    quotes = {r["qid"]: r["evidence"][0]["quote"] for r in rows}
+    assert quotes == {"q1": docs[0]["text"], "q2": docs[1]["text"]}
+
+
+# G3: import-ir-datasets kept the last of duplicate queries and judgements, silently
+
+
+def _ird(home: Path, queries: str, qrels: str) -> list[str]:
+    (home / "docs.tsv").write_text("d1\tThe W boson backgrounds are small.\nd2\tHiggs mass.\n")
+    (home / "q.tsv").write_text(queries)
+    (home / "qrels").write_text(qrels)
+    return ["--docs", "docs.tsv", "--queries", "q.tsv", "--qrels", "qrels"]
+
+
+@pytest.mark.parametrize(
+    ("queries", "qrels", "says"),
+    [
+        ("q1\tWhich backgrounds?\nq1\tDuplicate query text wins?\n", "q1 0 d1 1\n", "given twice"),
+        ("q1\tWhich backgrounds?\n", "q1 0 d1 1\nq1 0 d1 0\nq1 0 d2 1\n", "judged twice"),
+    ],
+)
+def test_import_ir_datasets_refuses_a_duplicate_query_or_judgement(
+    home, monkeypatch, capsys, queries, qrels, says
+):
+    args = _ird(home, queries, qrels)
+    code, _, err = _main(monkeypatch, capsys, "import-ir-datasets", "oi3", *args)
+    assert code == 2, err
+    assert says in err and len(err.strip().splitlines()) == 1
+    assert ("q.tsv" if "given" in says else "qrels") in err
+    assert not (home / "oi3").exists()
+
+
+# M1: a qrels score of non-ASCII digits or two signs was exit 3 (int() refused what isdigit() let in)
+
+
+@pytest.mark.parametrize("score", ["--5", "\u00b2", "\u0661", "+-1"])
+def test_import_beir_refuses_a_score_that_is_no_ascii_whole_number(home, monkeypatch, capsys, score):
+    folder = _beir(home / "b3", _ONE_DOC, _ONE_QUERY, f"q1\td1\t{score}\n")
+    code, _, err = _main(monkeypatch, capsys, "import-beir", str(folder), "o3")
+    assert code == 2, err
+    assert "is not a whole number" in err and "test.tsv" in err
+
+
+def test_import_beir_reads_signed_ascii_scores(home, monkeypatch, capsys):
+    folder = _beir(home / "b3", _ONE_DOC, _ONE_QUERY, "q1\td1\t+5\n")
+    code, _, err = _main(monkeypatch, capsys, "import-beir", str(folder), "o3")
+    assert code == 0, err
+
+
+# M6: the importers blamed their own output file and left a partial folder that blocked the retry
+
+
+def test_import_beir_names_queries_file_for_a_control_character_and_leaves_nothing(home, monkeypatch, capsys):
+    queries = [{"_id": "q1", "text": "alpha?"}, {"_id": "q\x1b[2J", "text": "beta?"}]
+    folder = _beir(home / "b4", _ONE_DOC, queries, "q1\td1\t1\n")
+    code, _, err = _main(monkeypatch, capsys, "import-beir", str(folder), "o4")
+    assert code == 2, err
+    assert "queries.jsonl line 2" in err and "U+001B" in err and "\x1b" not in err
+    assert not (home / "o4").exists()
+
+
+def test_import_ir_datasets_names_the_qrels_file_for_a_huge_relevance_and_can_retry(
+    home, monkeypatch, capsys
+):
+    args = _ird(home, "q1\tWhich backgrounds?\n", "q1 0 d1 " + "9" * 4000 + "\n")
+    (home / "oi2").mkdir()  # an empty folder given: it stays, empty
+    code, _, err = _main(monkeypatch, capsys, "import-ir-datasets", "oi2", *args)
+    assert code == 2, err
+    assert "qrels" in err and "questions.jsonl" not in err
+    assert list((home / "oi2").iterdir()) == []
+    (home / "qrels").write_text("q1 0 d1 1\n")
+    code, _, err = _main(monkeypatch, capsys, "import-ir-datasets", "oi2", *args)
+    assert code == 0, err
+
+
+def test_import_ir_datasets_leaves_no_folder_after_a_parse_error(home, monkeypatch, capsys):
+    args = _ird(home, "q1\tWhich backgrounds?\n", "q1 0 d1 1\n")
+    (home / "docs.tsv").write_text("d1 no tab here\n")
+    code, _, err = _main(monkeypatch, capsys, "import-ir-datasets", "oi1", *args)
+    assert code == 2, err
+    assert not (home / "oi1").exists()
