@@ -30,9 +30,13 @@ from hepwb.exceptions import ConfigError, DependencyError, HepwbError
 from hepwb.interop.beir import BeirDoc
 from hepwb.interop.collection import ImportedCollection, write_collection
 from hepwb.paths import Layout
+from hepwb.plaintext import not_text
 from hepwb.readers import check_file
 
 __all__ = ["import_dataset", "import_local", "local_dataset"]
+
+_MAX_RELEVANCE = 10**9
+"""A relevance grade has at most 9 digits, as in a BEIR qrels file (a longer number is no grade)."""
 
 
 def _ir_datasets() -> Any:
@@ -91,20 +95,27 @@ def _docs(dataset: Any, source: str) -> Iterator[BeirDoc]:
 
 
 def import_dataset(
-    out: str | Path, dataset: Any, *, source: str = "ir_datasets collection"
+    out: str | Path,
+    dataset: Any,
+    *,
+    source: str = "ir_datasets collection",
+    files: tuple[str, str] = ("its queries", "its qrels"),
 ) -> ImportedCollection:
     """Write an ``ir_datasets`` dataset object (documents, queries, qrels) as a corpus and question set.
 
+    ``files`` names the queries and the qrels in messages (a query given twice, a document judged twice
+    for one query, a query id with a control character, a relevance of more than 9 digits: each refused).
+
     Raises:
-        ConfigError: The dataset lacks documents, queries or qrels, or exceeds the bounds of
-            :func:`~hepwb.interop.collection.write_collection`.
+        ConfigError: The dataset lacks documents, queries or qrels, holds one of the above, or exceeds
+            the bounds of :func:`~hepwb.interop.collection.write_collection`.
     """
     for part in ("docs", "queries", "qrels"):
         if not getattr(dataset, f"has_{part}")():
             msg = f"{source} has no {part}; an import needs documents, queries and qrels"
             raise ConfigError(msg)
     try:
-        return _import(out, dataset, source)
+        return _import(out, dataset, source, files)
     except (RuntimeError, ValueError, KeyError, TypeError, UnicodeError) as exc:  # ir_datasets' parse errors
         if isinstance(exc, HepwbError):
             raise
@@ -116,19 +127,38 @@ def import_dataset(
         raise ConfigError(msg) from None
 
 
-def _import(out: str | Path, dataset: Any, source: str) -> ImportedCollection:
+def _import(out: str | Path, dataset: Any, source: str, files: tuple[str, str]) -> ImportedCollection:
+    qfile, rfile = files
     queries: dict[str, str] = {}
-    for q in dataset.queries_iter():
-        if len(queries) >= limits.MAX_RUN_LINES:
-            msg = f"{source}: more than {limits.MAX_RUN_LINES:,} queries; import a part of it"
+    for n, q in enumerate(dataset.queries_iter(), start=1):
+        if n > limits.MAX_RUN_LINES:
+            msg = f"{qfile}: more than {limits.MAX_RUN_LINES:,} queries; import a part of it"
             raise ConfigError(msg)
-        queries[str(q.query_id)] = _text(q)
+        qid = str(q.query_id)
+        if problem := not_text(qid):
+            msg = f"{qfile} query {n}: the query id {qid[:80]!r} {problem}; write it as plain text"
+            raise ConfigError(msg)
+        if qid in queries:
+            msg = f"{qfile} query {n}: query {qid[:80]!r} is given twice; keep one"
+            raise ConfigError(msg)
+        queries[qid] = _text(q)
     qrels: dict[str, dict[str, int]] = {}
-    for n, r in enumerate(dataset.qrels_iter()):
-        if n >= limits.MAX_RUN_LINES:
-            msg = f"{source}: more than {limits.MAX_RUN_LINES:,} judgements; import a part of it"
+    for n, r in enumerate(dataset.qrels_iter(), start=1):
+        if n > limits.MAX_RUN_LINES:
+            msg = f"{rfile}: more than {limits.MAX_RUN_LINES:,} judgements; import a part of it"
             raise ConfigError(msg)
-        qrels.setdefault(str(r.query_id), {})[str(r.doc_id)] = int(r.relevance)
+        qid, doc, rel = str(r.query_id), str(r.doc_id), int(r.relevance)
+        if abs(rel) >= _MAX_RELEVANCE:
+            msg = (
+                f"{rfile} judgement {n}: relevance {str(rel)[:20]}… is not a grade; give a small whole number"
+            )
+            raise ConfigError(msg)
+        docs = qrels.setdefault(qid, {})
+        if doc in docs:
+            msg = f"{rfile} judgement {n}: document {doc[:80]!r} is judged twice for query {qid[:80]!r}"
+            msg += "; keep one"
+            raise ConfigError(msg)
+        docs[doc] = rel
     return write_collection(out, _docs(dataset, source), queries, qrels, source=source)
 
 
@@ -137,4 +167,9 @@ def import_local(
 ) -> ImportedCollection:
     """Import the collection of three local files (module docstring) into the new folder ``out``."""
     dataset = local_dataset(docs_tsv, queries_tsv, qrels_trec)
-    return import_dataset(out, dataset, source=f"ir_datasets collection of {docs_tsv}")
+    return import_dataset(
+        out,
+        dataset,
+        source=f"ir_datasets collection of {docs_tsv}",
+        files=(f"queries file {queries_tsv}", f"qrels file {qrels_trec}"),
+    )
