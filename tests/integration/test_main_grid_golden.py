@@ -4,7 +4,7 @@ Every cell of ``sweeps/default.yaml`` (3 chunk sizes × 7 retrievers) is run as 
 found@5 (``hit_rate@5``) and MRR@10 must stay within one question of the stored values
 (``tests/golden/main_grid_32.json``). A change that moves a cell more than that must say why: rerun with
 ``HEPWB_UPDATE_GOLDEN=1 pytest tests/integration/test_main_grid_golden.py`` and commit the file with the
-reason. Marked ``slow``: ``make test`` leaves it out, ``make test-slow`` (run by ``.ci/run`` after it) runs it.
+reason. Marked ``slow``: ``make test`` leaves it out; ``make test-slow`` (run by ``.ci/run``) runs it.
 """
 
 from __future__ import annotations
