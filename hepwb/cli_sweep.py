@@ -294,6 +294,9 @@ def sweep(
         f"{result.sweep_id}: {len(result.computed)} computed, {reused} reused, {len(result.failed)} failed "
         f"in {result.wall_s:.1f} s"
     )
+    if result.moved:  # a store-backed sweep: what it cost in transfers
+        sent, received = (sum(m[k] for m in result.moved.values()) / 2**20 for k in ("sent", "received"))
+        typer.echo(f"artefact store: {sent:.1f} MiB sent, {received:.1f} MiB received")
     for c in result.failed:
         typer.secho(
             f"FAILED {c.key}: {c.stage}: {c.error} (see {c.detail.get('run_dir', '')})",

@@ -217,7 +217,7 @@ def test_a_worker_killed_mid_task_is_replaced_and_the_sweep_completes(hidden, re
         os.kill(pid, signal.SIGKILL)
     out, err = proc.communicate(timeout=600)
     assert proc.returncode == 0, err[-3000:]
-    assert "3 computed, 0 reused, 0 failed" in out
+    assert "3 computed, 0 reused, 0 failed" in out and "artefact store: " in out
     assert _metrics(Layout(project), spec) == reference
 
 
