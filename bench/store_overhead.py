@@ -2,8 +2,8 @@
 
 One command, every number measured in this run on this machine::
 
-    python -m bench.store_overhead                        # the main grid at chunk size 1024, 32 papers
-    python -m bench.store_overhead --sizes 256,512,1024   # the whole main grid (21 cells)
+    python -m bench.store_overhead                        # the main grid (21 cells), 32 papers: ~30 minutes
+    python -m bench.store_overhead --sizes 1024           # one chunk size of it (7 cells)
     python -m bench.store_overhead --seed OTHER_PROJECT   # take its converted papers instead of converting
 
 The grid is ``sweeps/default.yaml`` (the main job: seven retrievers) at the chunk sizes given, on the shared
@@ -55,8 +55,9 @@ _STAGES = {
 }
 
 
-def _spec(sizes: list[int], max_docs: int | None) -> SweepSpec:
-    spec = SweepSpec.from_yaml(default_spec_path(Layout(ROOT))).with_grid(chunk_size=sizes)
+def _spec(sizes: list[int] | None, max_docs: int | None) -> SweepSpec:
+    spec = SweepSpec.from_yaml(default_spec_path(Layout(ROOT)))
+    spec = spec.with_grid(chunk_size=sizes) if sizes else spec
     return spec.with_overrides(max_docs=max_docs, name="store-overhead")
 
 
@@ -131,7 +132,7 @@ def tables(local: dict[str, Any], store: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> None:
     """Measure (see the module docstring)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="1024", help="chunk sizes of the main grid (default 1024)")
+    parser.add_argument("--sizes", default="", help="chunk sizes (default: the main grid's, 256,512,1024)")
     parser.add_argument("--max-docs", type=int, default=None, help="only the first N papers (default: all)")
     parser.add_argument("--workers", type=int, default=None, help="LocalCluster workers (default: per core)")
     parser.add_argument("--work", type=Path, default=REPORTS / "store-overhead", help="scratch folder")
@@ -144,8 +145,8 @@ def main(argv: list[str] | None = None) -> None:
     ):
         return
     configure_runtime(offline=None)
-    sizes = [int(s) for s in args.sizes.split(",")]
-    spec = _spec(sizes, args.max_docs)
+    spec = _spec([int(s) for s in args.sizes.split(",")] if args.sizes else None, args.max_docs)
+    sizes = sorted({c.chunk_size for c in spec.cells()})
     work = args.work.resolve()
     docs = seed_documents(work, args.seed, args.max_docs)
     with seaweed(work / "seaweedfs") as server:
