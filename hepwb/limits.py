@@ -29,6 +29,7 @@ __all__ = [
     "EF",
     "EF_CONSTRUCTION",
     "FETCH",
+    "GATEWAY_WAIT_S",
     "HEPILOT_CHUNK_OVERLAP",
     "HEPILOT_CHUNK_SIZE",
     "HNSW_M",
@@ -80,6 +81,9 @@ __all__ = [
     "SQL_MEMORY_MB",
     "SQL_THREADS",
     "SQL_TIMEOUT_S",
+    "STORE_PROBE_S",
+    "STORE_READ_S",
+    "STORE_RETRIES",
     "SUB_VECTORS",
     "TIER_HISTORY_LIMIT",
     "TIER_JOB_MAX_ROWS",
@@ -407,6 +411,21 @@ SQL_MAX_RESULT_BYTES = 64 * 1_048_576
 
 SCHEDULER_WAIT_S = 10.0
 """Seconds ``--scheduler`` waits for a Dask scheduler to accept the connection and greet (then: one line)."""
+
+GATEWAY_WAIT_S = 10.0
+"""Seconds ``--cluster gateway`` waits for the Dask Gateway to accept the connection and answer HTTP, and for
+each of its calls (options, cluster creation) to return (then: one line naming the address)."""
+
+STORE_READ_S = 30.0
+"""Seconds the artefact store's S3 client waits for a reply to one request (two tries, two rounds of s3fs
+retries: a store that stops answering mid-sweep is one line within a few minutes, never a hang)."""
+
+STORE_RETRIES = 2
+"""Rounds of s3fs's own retries of a timed-out store request (each of two botocore tries)."""
+
+STORE_PROBE_S = 5.0
+"""Seconds the first look at an S3 store (one listing, one try) waits for a reply: a store that accepts
+connections and never answers is one line within seconds."""
 
 SCHEDULER_HANDSHAKE_BYTES = 65_536
 """The longest greeting read from a ``--scheduler`` address before any Dask client exists (a Dask scheduler's

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from hepwb import limits
 from hepwb.deps import extra
 from hepwb.exceptions import ConfigError, HepwbError
 from hepwb.names import is_plain_name
@@ -94,6 +95,27 @@ def _client_failures() -> tuple[type[BaseException], ...]:
 
 
 _FAILURES = _client_failures()
+
+
+def _s3fs(read_s: float, *, attempts: int, retries: int) -> Any:
+    """An s3fs file system whose every request ends: ``attempts`` botocore tries, ``retries`` s3fs rounds.
+
+    The user's fsspec configuration (``fsspec.config.conf["s3"]``) wins over these values.
+    """
+    import fsspec
+
+    conf = dict(fsspec.config.conf.get("s3", {}))
+    config_kwargs = {
+        "connect_timeout": CONNECT_S,
+        "read_timeout": read_s,
+        "retries": {"max_attempts": attempts, "mode": "standard"},
+        **conf.pop("config_kwargs", {}),
+    }
+    fs = fsspec.filesystem(
+        "s3", config_kwargs=config_kwargs, use_listings_cache=False, skip_instance_cache=True, **conf
+    )
+    fs.retries = retries  # s3fs's rounds of retries (a class attribute, 5 by default), this object's own
+    return fs
 
 
 def _sha256(path: Path) -> str:
@@ -150,20 +172,7 @@ class ArtefactStore:
                 if self.protocol == "s3":
                     import s3fs  # noqa: F401 - named by the message when missing
             if self.protocol == "s3":
-                conf = dict(fsspec.config.conf.get("s3", {}))  # the user's fsspec configuration wins
-                config_kwargs = {
-                    "connect_timeout": CONNECT_S,
-                    "read_timeout": 60,
-                    "retries": {"max_attempts": 2, "mode": "standard"},
-                    **conf.pop("config_kwargs", {}),
-                }
-                self._fs = fsspec.filesystem(
-                    "s3",
-                    config_kwargs=config_kwargs,
-                    use_listings_cache=False,
-                    skip_instance_cache=True,
-                    **conf,
-                )
+                self._fs = _s3fs(limits.STORE_READ_S, attempts=2, retries=limits.STORE_RETRIES)
             else:
                 self._fs = fsspec.filesystem("file", auto_mkdir=True)
         return self._fs
@@ -382,10 +391,15 @@ class ArtefactStore:
 def store_problem(url: str) -> str | None:
     """Why the store at ``url`` cannot be used from here (one clause), or ``None`` when it answers.
 
-    Lists the store's root once, with the short timeouts of :class:`ArtefactStore`.
+    Lists the store's root once, one try waiting at most :data:`~hepwb.limits.STORE_PROBE_S` for the reply:
+    a store that accepts connections and never answers is named within seconds.
     """
     try:
         store = ArtefactStore(url)
+        if store.protocol == "s3":
+            with extra("facility", f"the artefact store {url}"):
+                import s3fs  # noqa: F401 - named by the message when missing
+            store = ArtefactStore(url, fs=_s3fs(limits.STORE_PROBE_S, attempts=1, retries=1))
         store.fs.ls(store.root, detail=False)
     except FileNotFoundError:
         return None if urlsplit(url).scheme == "s3" else f"no folder {urlsplit(url).path}"

@@ -24,9 +24,11 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import ssl
 from typing import Any
 from urllib.parse import urlsplit
 
+from hepwb import limits
 from hepwb.deps import extra
 from hepwb.env import OFFLINE_VARIABLES, online_requested
 from hepwb.exceptions import ConfigError
@@ -38,8 +40,6 @@ _log = logging.getLogger("hepwb.sweep")
 
 AUTH_TYPES = ("basic", "kerberos", "jupyterhub")
 """Authentication methods of the dask-gateway client (``--gateway-auth``)."""
-_CONNECT_S = 10.0
-"""Seconds to wait for the gateway's TCP port before saying it cannot be reached."""
 _ENV = (
     *OFFLINE_VARIABLES,
     "HEPWB_ONLINE",
@@ -91,18 +91,39 @@ def gateway_address(address: str | None) -> str:
 
 
 def _reachable(address: str) -> None:
-    """Refuse in one line a gateway whose port does not answer within :data:`_CONNECT_S` (never hang)."""
+    """Refuse in one line a gateway that does not answer HTTP within :data:`~hepwb.limits.GATEWAY_WAIT_S`.
+
+    Its port must accept a connection and reply (any status) to ``GET /api/health``: a port that accepts
+    and never answers hung the dask-gateway client, which has no timeout of its own. The TLS handshake of
+    this look is unverified (it only asks whether something answers); the client verifies its own.
+    """
     parts = urlsplit(address)
-    port = parts.port or (443 if parts.scheme == "https" else 80)
+    host, port = str(parts.hostname), parts.port or (443 if parts.scheme == "https" else 80)
+    wait = limits.GATEWAY_WAIT_S
     try:
-        with socket.create_connection((str(parts.hostname), port), timeout=_CONNECT_S):
-            pass
+        with socket.create_connection((host, port), timeout=wait) as raw:
+            conn: socket.socket = raw
+            if parts.scheme == "https":
+                ctx = ssl.create_default_context()
+                ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
+                conn = ctx.wrap_socket(raw, server_hostname=host)
+            conn.sendall(f"GET /api/health HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
+            answered = bool(conn.recv(1))
+    except TimeoutError:
+        msg = (
+            f"the Dask Gateway at {address} accepts connections but does not answer HTTP within {wait:g} s; "
+            "check --gateway-address (or gateway.address in Dask's configuration)"
+        )
+        raise ConfigError(msg) from None
     except OSError as exc:
         msg = (
             f"cannot reach the Dask Gateway at {address} ({exc.strerror or type(exc).__name__}); check "
             "--gateway-address (or gateway.address in Dask's configuration) and that you are on the facility"
         )
         raise ConfigError(msg) from None
+    if not answered:
+        msg = f"the Dask Gateway at {address} closes connections without an answer; check --gateway-address"
+        raise ConfigError(msg)
 
 
 def _set_options(options: Any, wanted: JSONObject) -> None:

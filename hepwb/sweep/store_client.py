@@ -36,7 +36,7 @@ from hepwb.pipeline.corpus import failure_marker
 from hepwb.pipeline.notebook import write_rerun_files
 from hepwb.pipeline.record import RunRecord
 from hepwb.pipeline.stages import needs_windows, questions_path
-from hepwb.store import ArtefactStore, StoreError
+from hepwb.store import ArtefactStore, StoreError, store_problem
 from hepwb.sweep.plan import CellPlan, ChunkSetPlan, IndexPlan, SweepPlan, plan_cells
 from hepwb.sweep.scratch import HEPILOT_TAR, files_under, write_vectors
 from hepwb.sweep.site import StoreSite, embeddings_key, entry, table_key
@@ -110,6 +110,12 @@ class StoreSweep:
         self.store = ArtefactStore(url)
         if self.store.protocol == "file":  # made here: the workers' check asks them to see it
             Path(self.store.root).mkdir(parents=True, exist_ok=True)
+        elif problem := store_problem(url):  # one short look first: a silent endpoint is named in seconds
+            msg = (
+                f"the artefact store {url} cannot be used ({problem}); check the URL, AWS_ENDPOINT_URL and "
+                "the credentials (AWS_ACCESS_KEY_ID/AWS_PROFILE), or drop --store"
+            )
+            raise StoreError(msg)
         self.site: StoreSite | None = None
         self.moved: dict[str, dict[str, int]] = {}
         """Bytes sent and received per stage: the client's own (``plan``, ``inputs``, ``embed``, ``fetch``)

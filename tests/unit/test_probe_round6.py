@@ -3,13 +3,18 @@ connection and the object store. Each reproduces the probe's input (real files, 
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
 import sys
+import threading
 from pathlib import Path
 
 import pytest
 
 import hepwb.cli
+from hepwb import limits
+from hepwb.exceptions import ConfigError
 
 pytest.importorskip("ir_datasets")
 
@@ -139,3 +144,61 @@ def test_import_ir_datasets_leaves_no_folder_after_a_parse_error(home, monkeypat
     code, _, err = _main(monkeypatch, capsys, "import-ir-datasets", "oi1", *args)
     assert code == 2, err
     assert not (home / "oi1").exists()
+
+
+# G4 and G5: a server that accepts connections and never answers hung the gateway client and the S3 client
+
+
+@pytest.fixture
+def silent_port():
+    """A TCP listener on 127.0.0.1 that accepts every connection and never sends a byte."""
+    server = socket.create_server(("127.0.0.1", 0))
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def serve() -> None:
+        server.settimeout(0.2)
+        while not stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                held.append(server.accept()[0])
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield server.getsockname()[1]
+    stop.set()
+    thread.join()
+    for conn in held:
+        conn.close()
+    server.close()
+
+
+@pytest.mark.parametrize("scheme", ["http", "https"])
+def test_a_silent_gateway_is_one_line(silent_port, monkeypatch, scheme):
+    pytest.importorskip("dask_gateway")
+    from hepwb.sweep.gateway import make_gateway_cluster
+
+    monkeypatch.setattr(limits, "GATEWAY_WAIT_S", 1.0)
+    address = f"{scheme}://127.0.0.1:{silent_port}"
+    with pytest.raises(ConfigError) as info:
+        make_gateway_cluster(address=address)
+    assert "does not answer HTTP within 1 s" in str(info.value) and address in str(info.value)
+
+
+def test_a_silent_s3_endpoint_is_one_line(silent_port, monkeypatch, tmp_path):
+    pytest.importorskip("s3fs")
+    from hepwb.paths import Layout
+    from hepwb.store import StoreError
+    from hepwb.sweep.store_client import StoreSweep
+
+    endpoint = f"http://127.0.0.1:{silent_port}"
+    for name, value in {
+        "AWS_ACCESS_KEY_ID": "x",
+        "AWS_SECRET_ACCESS_KEY": "y",
+        "AWS_ENDPOINT_URL": endpoint,
+    }.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr(limits, "STORE_PROBE_S", 1.0)
+    with pytest.raises(StoreError) as info:
+        StoreSweep("s3://hepwb-probe-bucket/x", Layout(tmp_path))
+    text = str(info.value)
+    assert "s3://hepwb-probe-bucket/x" in text and endpoint in text and "\n" not in text
