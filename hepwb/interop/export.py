@@ -145,11 +145,26 @@ class _Judged:
         return ikey, judged
 
 
-def _rankings(run_dir: Path) -> tuple[dict[str, list[tuple[str, float]]], dict[str, list[tuple[str, float]]]]:
-    """The run's chunk ranking and paper ranking (first appearance) per question, best first."""
-    import pandas as pd
+_Ranking = dict[str, list[tuple[str, float]]]
 
-    hits = pd.read_parquet(run_dir / "hits.parquet", columns=["qid", "rank", "chunk_id", "label", "score"])
+
+def _rankings(run_dir: Path) -> tuple[_Ranking, _Ranking]:
+    """The run's chunk ranking and paper ranking (first appearance) per question, best first.
+
+    Raises:
+        ConfigError: ``hits.parquet`` is damaged (no Parquet file, or lacking hepwb's columns), naming it
+            and the command that rebuilds the run.
+    """
+    import pandas as pd
+    import pyarrow as pa
+
+    path = run_dir / "hits.parquet"
+    try:
+        hits = pd.read_parquet(path, columns=["qid", "rank", "chunk_id", "label", "score"])
+    except (pa.ArrowException, OSError, ValueError, KeyError) as exc:
+        why = " ".join(str(exc).split())[:160] or type(exc).__name__
+        msg = f"{path} is damaged ({why}); rebuild the run with: bash {run_dir / 'rerun.sh'}, then export"
+        raise ConfigError(msg) from None
     chunks: dict[str, list[tuple[str, float]]] = {}
     papers: dict[str, list[tuple[str, float]]] = {}
     for qid, group in hits.sort_values(["qid", "rank"], kind="stable").groupby("qid", sort=False):
@@ -194,9 +209,13 @@ def export_runs(
         raise ConfigError(msg)
     layout = layout or Layout.default()
     out = Path(out)
+    if out.exists() and not out.is_dir():
+        msg = f"{out} is not a folder; give a new folder (or an existing one) to export into"
+        raise ConfigError(msg)
     judged = _Judged(layout, progress)
     done = Exported(out, fmt)
     entries: list[tuple[Path, RunRecord, str, Judgements]] = []
+    ranked: dict[Path, tuple[_Ranking, _Ranking]] = {}
     for run in runs:
         run_dir = Path(run)
         record = RunRecord.finished(run_dir)
@@ -211,8 +230,9 @@ def export_runs(
             )
             raise ConfigError(msg)
         entries.append((run_dir, record, ikey, j))
+        ranked[run_dir] = _rankings(run_dir)  # every run read before anything is written
     writer = _write_trec if fmt == "trec" else _write_beir
-    writer(entries, out, done)
+    writer(entries, out, done, ranked)
     return done
 
 
@@ -243,7 +263,10 @@ def _manifest(fmt: str, entries: Sequence[tuple[Path, RunRecord, str, Judgements
 
 
 def _write_trec(
-    entries: Sequence[tuple[Path, RunRecord, str, Judgements]], out: Path, done: Exported
+    entries: Sequence[tuple[Path, RunRecord, str, Judgements]],
+    out: Path,
+    done: Exported,
+    ranked: dict[Path, tuple[_Ranking, _Ranking]],
 ) -> None:
     several = len({ikey for _, _, ikey, _ in entries}) > 1
     manifest = _manifest("trec", entries)
@@ -256,7 +279,7 @@ def _write_trec(
             write_qrels(paper, j.paper)
             written |= {topics, paper}
         files: JSONObject = {"topics": _rel(topics, out), "qrels_paper": _rel(paper, out)}
-        chunks, papers = _rankings(run_dir)
+        chunks, papers = ranked[run_dir]
         name = _name(run_dir)
         if j.chunkset is not None:
             qrels = out / "qrels" / f"chunk-{j.chunkset.chunkset_id}.txt"
@@ -278,7 +301,10 @@ def _write_trec(
 
 
 def _write_beir(
-    entries: Sequence[tuple[Path, RunRecord, str, Judgements]], out: Path, done: Exported
+    entries: Sequence[tuple[Path, RunRecord, str, Judgements]],
+    out: Path,
+    done: Exported,
+    ranked: dict[Path, tuple[_Ranking, _Ranking]],
 ) -> None:
     sets = {j.chunkset.chunkset_id for *_, j in entries if j.chunkset is not None}
     for cs_id in sorted(sets):
@@ -295,7 +321,7 @@ def _write_beir(
         for run_dir, record, _, _ in mine:
             name = _name(run_dir)
             run_file = folder / "runs" / f"{name}.trec"
-            write_run(run_file, _rankings(run_dir)[0], name)
+            write_run(run_file, ranked[run_dir][0], name)
             done.files.append(run_file)
             done.runs.append(name)
             files = {"corpus": "corpus.jsonl", "queries": "queries.jsonl", "qrels_chunk": "qrels/test.tsv"}

@@ -202,3 +202,58 @@ def test_a_silent_s3_endpoint_is_one_line(silent_port, monkeypatch, tmp_path):
         StoreSweep("s3://hepwb-probe-bucket/x", Layout(tmp_path))
     text = str(info.value)
     assert "s3://hepwb-probe-bucket/x" in text and endpoint in text and "\n" not in text
+
+
+# M2 and M5: hepwb export of a damaged hits.parquet, and into a file, was exit 3 (and left partial output)
+
+
+@pytest.fixture(scope="module")
+def one_run(tmp_path_factory):
+    """A project with one bm25 run over three markdown papers."""
+    from hepwb.paths import Layout
+    from hepwb.pipeline.config import ExperimentConfig
+    from hepwb.pipeline.experiment import run_experiment
+    from tests.helpers import tiny_corpus
+
+    root = tmp_path_factory.mktemp("probe6-export")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HEPWB_HOME", str(root))
+        mp.chdir(root)
+        corpus, questions = tiny_corpus(root)
+        cfg = ExperimentConfig.from_params(
+            corpus=str(corpus), questions=str(questions), chunk_size=48, retriever="bm25", k=5
+        )
+        run = run_experiment(cfg, layout=Layout(root), progress=False)
+    return root, run.run_dir
+
+
+@pytest.mark.parametrize("out", ["afile", "/dev/null"])
+def test_export_into_something_not_a_folder_is_one_line(one_run, monkeypatch, capsys, out):
+    root, run_dir = one_run
+    monkeypatch.setenv("HEPWB_HOME", str(root))
+    monkeypatch.chdir(root)
+    (root / "afile").write_text("keep me\n")
+    code, _, err = _main(monkeypatch, capsys, "export", str(run_dir), out)
+    assert code == 2, err
+    assert f"{out} is not a folder" in err and len(err.strip().splitlines()) == 1
+    assert (root / "afile").read_text() == "keep me\n"
+
+
+def test_export_of_a_damaged_hits_file_names_it_and_the_rebuild_and_writes_nothing(
+    one_run, monkeypatch, capsys
+):
+    root, run_dir = one_run
+    monkeypatch.setenv("HEPWB_HOME", str(root))
+    monkeypatch.chdir(root)
+    hits = run_dir / "hits.parquet"
+    good = hits.read_bytes()
+    try:
+        hits.write_bytes(good[:100])
+        code, _, err = _main(monkeypatch, capsys, "export", str(run_dir), "ex")
+    finally:
+        hits.write_bytes(good)
+    assert code == 2, err
+    assert "hits.parquet is damaged" in err and "rerun.sh" in err and "unexpected" not in err
+    assert not (root / "ex").exists()
+    code, _, err = _main(monkeypatch, capsys, "export", str(run_dir), "ex")
+    assert code == 0, err
