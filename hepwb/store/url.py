@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 
 from hepwb.exceptions import ConfigError
 from hepwb.paths import find_project_root
+from hepwb.plaintext import not_text, plain
 from hepwb.readers import read_json_file
 
 __all__ = ["SCHEMES", "STORE_FILE", "check_store_url", "resolve_store"]
@@ -38,7 +39,15 @@ def check_store_url(url: str) -> str:
     """``url`` normalised (no trailing ``/``), or one line saying what is wrong with it and what to write."""
     text = str(url).strip()
     form = "write s3://BUCKET/PREFIX (or file:///PATH); credentials come from the environment"
-    parts = urlsplit(text)
+    if problem := not_text(text):
+        msg = f"store URL {plain(text[:200])!r} {problem}; {form}"
+        raise ConfigError(msg)
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 - raises ValueError on a bad port or IPv6 host
+    except ValueError as exc:
+        msg = f"store URL {text[:200]!r} is no URL ({exc}); {form}"
+        raise ConfigError(msg) from None
     shown = text[:200]
     if parts.username or parts.password or "@" in parts.netloc:
         shown = f"{parts.scheme}://***@{parts.netloc.rsplit('@', 1)[-1]}{parts.path}"[:200]

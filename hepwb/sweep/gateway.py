@@ -32,6 +32,7 @@ from hepwb import limits
 from hepwb.deps import extra
 from hepwb.env import OFFLINE_VARIABLES, online_requested
 from hepwb.exceptions import ConfigError
+from hepwb.plaintext import plain
 from hepwb.types import JSONObject
 
 __all__ = ["AUTH_TYPES", "gateway_address", "gateway_environment", "make_gateway_cluster"]
@@ -83,7 +84,12 @@ def gateway_address(address: str | None) -> str:
             "set gateway.address in Dask's configuration (DASK_GATEWAY__ADDRESS; facility images set it)"
         )
         raise ConfigError(msg)
-    parts = urlsplit(str(found))
+    try:
+        parts = urlsplit(str(found))
+        parts.port  # noqa: B018 - raises ValueError on a bad port or IPv6 host
+    except ValueError as exc:
+        msg = f"gateway address {plain(str(found)[:200])!r} is no URL ({exc}); give https://HOST[:PORT]"
+        raise ConfigError(msg) from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         msg = f"gateway address {str(found)[:200]!r} is not an http(s) URL; give https://HOST[:PORT]"
         raise ConfigError(msg)

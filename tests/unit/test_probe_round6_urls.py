@@ -1,0 +1,42 @@
+"""Probe round 6 (M3, M4): a malformed gateway address or store URL is one line and exit 2, never exit 3."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from typer.testing import CliRunner
+
+from hepwb.cli import app
+from hepwb.exceptions import ConfigError
+from hepwb.store.url import check_store_url
+from hepwb.sweep.gateway import gateway_address
+
+runner = CliRunner()
+
+
+@pytest.mark.parametrize("address", ["http://[::1", "https://gw:99999", "http://[zz]:80"])
+def test_a_malformed_gateway_address_is_one_line(address):
+    with pytest.raises(ConfigError, match=r"is no URL .*give https://HOST"):
+        gateway_address(address)
+
+
+@pytest.mark.parametrize(
+    ("url", "words"),
+    [
+        ("s3://b[x/p", "is no URL"),
+        ("s3://bucket]/p", "is no URL"),
+        ("s3://b\x1b]8;;http://x\x07/p", "holds the control character U+001B"),
+        ("s3://b\udcff/p", "holds a lone surrogate"),
+    ],
+)
+def test_a_malformed_store_url_is_one_line(url, words):
+    with pytest.raises(ConfigError, match=re.escape(words)):
+        check_store_url(url)
+
+
+def test_the_cli_refuses_a_malformed_store_url_in_one_line(tmp_path, monkeypatch):
+    monkeypatch.setenv("HEPWB_HOME", str(tmp_path))
+    res = runner.invoke(app, ["sweep", "--store", "s3://b[x/p", "--dry-run"])
+    assert res.exit_code == 2, res.output
+    assert "is no URL" in res.output and "Traceback" not in res.output
