@@ -29,6 +29,7 @@ __all__ = [
     "EF",
     "EF_CONSTRUCTION",
     "FETCH",
+    "GATEWAY_START_S",
     "GATEWAY_WAIT_S",
     "HEPILOT_CHUNK_OVERLAP",
     "HEPILOT_CHUNK_SIZE",
@@ -414,7 +415,11 @@ SCHEDULER_WAIT_S = 10.0
 
 GATEWAY_WAIT_S = 10.0
 """Seconds ``--cluster gateway`` waits for the Dask Gateway to accept the connection and answer HTTP, and for
-each of its calls (options, cluster creation) to return (then: one line naming the address)."""
+its cluster options to arrive (then: one line naming the address)."""
+
+GATEWAY_START_S = 600.0
+"""Seconds ``--cluster gateway`` waits for the gateway to start a cluster (a facility may queue it for
+minutes; then: one line naming the address, and the gateway's idle timeout reclaims one that starts later)."""
 
 STORE_READ_S = 30.0
 """Seconds the artefact store's S3 client waits for a reply to one request (two tries, two rounds of s3fs

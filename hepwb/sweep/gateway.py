@@ -25,6 +25,8 @@ import logging
 import os
 import socket
 import ssl
+import threading
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -94,6 +96,31 @@ def gateway_address(address: str | None) -> str:
         msg = f"gateway address {str(found)[:200]!r} is not an http(s) URL; give https://HOST[:PORT]"
         raise ConfigError(msg)
     return str(found)
+
+
+def _bounded(call: Callable[[], Any], seconds: float, url: str, what: str) -> Any:
+    """``call()``, or one line when it has not returned within ``seconds``.
+
+    The dask-gateway client has no timeout of its own: a gateway that answers its health check and then
+    stalls would hang the sweep. The call runs in a daemon thread; its error, if any, is raised here.
+    """
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = call()
+        except BaseException as exc:  # handed to the caller's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=run, name="hepwb-gateway-call", daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        msg = f"the Dask Gateway at {url}: no {what} within {seconds:g} s; check it or retry later"
+        raise ConfigError(msg)
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
 
 
 def _reachable(address: str) -> None:
@@ -231,7 +258,7 @@ def make_gateway_cluster(
     try:
         gw = Gateway(**kwargs)
         try:
-            options = gw.cluster_options()
+            options = _bounded(gw.cluster_options, limits.GATEWAY_WAIT_S, url, "cluster options")
         finally:
             gw.close()
             _disarm(gw)
@@ -244,7 +271,12 @@ def make_gateway_cluster(
                 "environment": gateway_environment(),
             },
         )
-        cluster = GatewayCluster(**kwargs, cluster_options=options, shutdown_on_close=True)
+        cluster = _bounded(
+            lambda: GatewayCluster(**kwargs, cluster_options=options, shutdown_on_close=True),
+            limits.GATEWAY_START_S,
+            url,
+            "started cluster",
+        )
         _close_disarms(cluster)
     except (ClientError, GatewayClusterError, GatewayServerError, OSError, ValueError, TypeError) as exc:
         if isinstance(exc, ConfigError):

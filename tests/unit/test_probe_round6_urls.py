@@ -40,3 +40,43 @@ def test_the_cli_refuses_a_malformed_store_url_in_one_line(tmp_path, monkeypatch
     res = runner.invoke(app, ["sweep", "--store", "s3://b[x/p", "--dry-run"])
     assert res.exit_code == 2, res.output
     assert "is no URL" in res.output and "Traceback" not in res.output
+
+
+def test_a_gateway_that_answers_its_health_check_then_stalls_is_one_line(monkeypatch):
+    """Probe round 6 (G4, later stage): the dask-gateway client has no timeout of its own."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from hepwb import limits
+    from hepwb.sweep.gateway import make_gateway_cluster
+
+    pytest.importorskip("dask_gateway")
+    release = threading.Event()
+
+    class Stalling(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            return
+
+        def do_GET(self) -> None:
+            if self.path.startswith("/api/health"):
+                body = b'{"status": "pass"}'
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+            else:
+                release.wait(30)  # the options never come while the test waits
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Stalling)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setattr(limits, "GATEWAY_WAIT_S", 1.0)
+    address = f"http://127.0.0.1:{server.server_port}"
+    try:
+        words = re.escape(f"Gateway at {address}: no cluster options within 1 s")
+        with pytest.raises(ConfigError, match=words):
+            make_gateway_cluster(address=address)
+    finally:
+        release.set()
+        server.shutdown()
+        server.server_close()
