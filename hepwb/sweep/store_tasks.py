@@ -18,18 +18,17 @@ from pathlib import Path
 from typing import Any
 
 from hepwb.exceptions import ConfigError
-from hepwb.hepilot.log import ProcessingLog
 from hepwb.ids import config_hash
 from hepwb.io import read_json, write_json
 from hepwb.paths import Layout
-from hepwb.pipeline.corpus import convert_source, failure_marker
-from hepwb.pipeline.keys import cell_name, plan_corpus
+from hepwb.pipeline.corpus import failure_marker
+from hepwb.pipeline.keys import cell_name
 from hepwb.pipeline.record import RunRecord
 from hepwb.store import StoreError
 from hepwb.sweep import worker
 from hepwb.sweep.scratch import Scratch
 from hepwb.sweep.site import StoreSite
-from hepwb.sweep.tasks import Outcome, run_stage
+from hepwb.sweep.tasks import Outcome, convert_keyed, run_stage
 from hepwb.types import JSONObject
 
 __all__ = ["cell_task", "chunkset_task", "convert_task", "index_task"]
@@ -56,20 +55,9 @@ def convert_task(
             return {"reused": True}
         folder = sc.corpus_folder(corpus)
         copy.append(str(folder))
-        items = [
-            f
-            for f in plan_corpus(folder, max_docs=max_docs, prefer_latex=prefer_latex)
-            if f.conversion_key == conversion_key
-        ]
-        if not items:
-            msg = f"no file of {corpus} has conversion key {conversion_key} (the corpus changed meanwhile)"
-            raise FileNotFoundError(msg)
-        log = ProcessingLog()
-        doc = convert_source(items[0], sc.layout, log)
-        if doc is None:
-            raise RuntimeError("; ".join(e.message for e in log.errors) or "conversion failed")
+        label = convert_keyed(folder, corpus, max_docs, prefer_latex, conversion_key, sc.layout)
         sc.publish_folder("document", conversion_key, sc.layout.interim / conversion_key)
-        return {"label": doc.label}
+        return {"label": label}
 
     out = run_stage("convert", conversion_key, body)
     marker = failure_marker(sc.layout, conversion_key)

@@ -29,6 +29,7 @@ __all__ = [
     "Outcome",
     "cell_task",
     "chunkset_task",
+    "convert_keyed",
     "convert_task",
     "embed_task",
     "index_task",
@@ -83,21 +84,38 @@ def convert_task(
     """Convert one corpus file (the file whose conversion key is ``conversion_key``)."""
 
     def body() -> JSONObject:
-        items = [
-            f
-            for f in plan_corpus(corpus, max_docs=max_docs, prefer_latex=prefer_latex)
-            if f.conversion_key == conversion_key
-        ]
-        if not items:
-            msg = f"no file of {corpus} has conversion key {conversion_key} (the corpus changed meanwhile)"
-            raise FileNotFoundError(msg)
-        log = ProcessingLog()
-        doc = convert_source(items[0], Layout(Path(home)), log)
-        if doc is None:
-            raise RuntimeError("; ".join(e.message for e in log.errors) or "conversion failed")
-        return {"label": doc.label}
+        return {
+            "label": convert_keyed(corpus, corpus, max_docs, prefer_latex, conversion_key, Layout(Path(home)))
+        }
 
     return run_stage("convert", conversion_key, body)
+
+
+def convert_keyed(
+    folder: str | Path,
+    corpus: str,
+    max_docs: int | None,
+    prefer_latex: bool,
+    conversion_key: str,
+    layout: Layout,
+) -> str:
+    """Convert the file of ``folder`` whose conversion key is ``conversion_key``; return its label.
+
+    ``corpus`` names the corpus in messages (a worker's scratch ``folder`` is a copy of the client's).
+    """
+    items = [
+        f
+        for f in plan_corpus(folder, max_docs=max_docs, prefer_latex=prefer_latex)
+        if f.conversion_key == conversion_key
+    ]
+    if not items:
+        msg = f"no file of {corpus} has conversion key {conversion_key} (the corpus changed meanwhile)"
+        raise FileNotFoundError(msg)
+    log = ProcessingLog()
+    doc = convert_source(items[0], layout, log)
+    if doc is None:
+        raise RuntimeError("; ".join(e.message for e in log.errors) or "conversion failed")
+    return doc.label
 
 
 def chunkset_task(home: str, config: JSONObject, inputs_key: str, chunkset_id: str) -> Outcome:
