@@ -26,9 +26,9 @@ from hepwb.evaluation import load_questions
 from hepwb.exceptions import ConfigError
 from hepwb.index.lance import connect, table_names
 from hepwb.io import read_json_object
-from hepwb.pipeline.catalog_links import record_links
+from hepwb.pipeline.catalog_links import record_links, record_links_from_folder
 from hepwb.pipeline.catalog_sweeps import SweepCatalogMixin
-from hepwb.pipeline.chunksets import CHUNKSET_REBUILD, ChunkSet
+from hepwb.pipeline.chunksets import CHUNKSET_REBUILD, ChunkSet, document_record
 from hepwb.pipeline.keys import cell_name
 from hepwb.pipeline.record import CellFailure, RunRecord
 from hepwb.pipeline.sql_fetch import More, fetch_bounded
@@ -41,6 +41,10 @@ if TYPE_CHECKING:
 __all__ = ["Catalog", "connect_catalog", "lance_views"]
 
 _log = logging.getLogger("hepwb.catalog")
+
+_DOCUMENT_COLUMNS = (
+    "document_id", "label", "title", "arxiv", "pages", "source_file", "file_hash", "n_chars", "collaboration",
+)  # fmt: skip
 
 
 def connect_catalog(
@@ -249,27 +253,7 @@ class Catalog(SweepCatalogMixin):
         p = cs.chunker
         with self._connect() as con:
             for d in cs.documents.values():
-                con.execute("DELETE FROM documents WHERE document_id = ?", [d.document_id])
-                con.execute(
-                    "INSERT INTO documents (document_id, label, title, arxiv, pages, source_file, file_hash, "
-                    "n_chars) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    [
-                        d.document_id,
-                        d.label,
-                        d.title,
-                        str(d.meta_value("arxiv") or ""),
-                        d.meta_value("pages"),
-                        str(d.meta_value("source_file", "")),
-                        str(d.meta_value("file_hash", "")),
-                        len(d.markdown),
-                    ],
-                )
-                collab = (d.meta.get("front_matter") or {}).get("collaboration") or d.meta.get(
-                    "collaboration"
-                )
-                con.execute(
-                    "UPDATE documents SET collaboration = ? WHERE document_id = ?", [collab, d.document_id]
-                )
+                self._insert_document(con, document_record(d, cs.root))
                 record_links(con, d, cs.root)
                 d.release()  # one stored paper in memory at a time
             con.execute("DELETE FROM chunksets WHERE chunkset_id = ?", [cs.chunkset_id])
@@ -437,6 +421,15 @@ class Catalog(SweepCatalogMixin):
         )
 
     @staticmethod
+    def _insert_document(con: Any, rec: JSONObject) -> None:
+        """Insert or replace one ``documents`` row (a :func:`~hepwb.pipeline.chunksets.document_record`)."""
+        con.execute("DELETE FROM documents WHERE document_id = ?", [rec["document_id"]])
+        con.execute(
+            f"INSERT INTO documents ({', '.join(_DOCUMENT_COLUMNS)}) VALUES ({', '.join('?' * 9)})",
+            [rec.get(k) for k in _DOCUMENT_COLUMNS],
+        )
+
+    @staticmethod
     def _record_chunkset_files(con: Any, root: Path, chunkset_id: str) -> None:
         """Insert a chunk set from its folder (``chunkset.json`` + ``chunks.parquet``) unless present."""
         if not (root / "chunkset.json").is_file() or not (root / "chunks.parquet").is_file():
@@ -461,6 +454,14 @@ class Catalog(SweepCatalogMixin):
                 str(root),
             ],
         )
+        inside = root.resolve()
+        for rec in man.get("documents") or []:  # absent in chunk sets written before hepwb recorded them
+            if not isinstance(rec, dict) or not isinstance(rec.get("folder"), str):
+                continue
+            folder = (root / rec["folder"]).resolve()
+            if folder.is_relative_to(inside) and folder != inside:  # only its own documents/ folders
+                Catalog._insert_document(con, rec)
+                record_links_from_folder(con, str(rec["document_id"]), folder)
         con.execute("DELETE FROM chunks WHERE chunkset_id = ?", [chunkset_id])
         con.execute(
             'INSERT INTO chunks SELECT ?, chunk_id, document_id, "index", "start", "end", token_count, '

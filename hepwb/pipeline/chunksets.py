@@ -38,6 +38,7 @@ __all__ = [
     "ChunkSet",
     "build_chunkset",
     "document_key",
+    "document_record",
     "finished_fingerprint",
     "saved_chunkset",
     "truncation_report",
@@ -69,6 +70,27 @@ class ChunkSet:
 def document_key(doc: Document) -> str:
     """What a chunk set depends on of ``doc``: its conversion key, or its text's hash when made in memory."""
     return str(doc.meta_value("conversion_key") or f"{doc.document_id}-{text_sha256(doc.markdown)}")
+
+
+def document_record(doc: Document, root: Path) -> JSONObject:
+    """The catalog's row of ``doc`` in the chunk set ``root``, as ``chunkset.json`` keeps it.
+
+    A sweep's catalog is filled from run folders, where the documents themselves are not: this record is
+    what gives the report each paper's label, title and folder (figures and cross-references).
+    """
+    front = doc.meta.get("front_matter") or {}
+    return {
+        "document_id": doc.document_id,
+        "label": doc.label,
+        "title": doc.title,
+        "arxiv": str(doc.meta_value("arxiv") or ""),
+        "pages": doc.meta_value("pages"),
+        "source_file": str(doc.meta_value("source_file", "")),
+        "file_hash": str(doc.meta_value("file_hash", "")),
+        "n_chars": len(doc.markdown),
+        "collaboration": front.get("collaboration") or doc.meta.get("collaboration"),
+        "folder": document_dir(root, doc).relative_to(root).as_posix(),
+    }
 
 
 def _neighbours(chunks: list[Chunk]) -> tuple[list[str | None], list[str | None]]:
@@ -252,6 +274,7 @@ def build_chunkset(
     shutil.rmtree(root, ignore_errors=True)
     chunks: list[Chunk] = []
     entries = []
+    records: list[JSONObject] = []
     oversized: dict[str, int] = {}
     for doc in tqdm(docs, desc=f"chunking {chunkset_id}", unit="doc", disable=not progress):
         doc_chunks = ch.chunk(doc)
@@ -268,6 +291,7 @@ def build_chunkset(
             oversized[doc.label] = n_over
         entries.append(write_document(root, doc, doc_chunks))
         write_link_files(document_dir(root, doc), doc)
+        records.append(document_record(doc, root))
         chunks.extend(doc_chunks)
         doc.release()  # a stored paper's text goes back to its cache: memory holds one paper at a time
     write_catalog(root, entries)
@@ -309,6 +333,7 @@ def build_chunkset(
             "n_chunks": len(chunks),
             "truncation": truncation_report(chunks, p.get("tokenizer")),
             "created": utc_now(),
+            "documents": records,
         },
     )
     _publish(root, final, fingerprint)

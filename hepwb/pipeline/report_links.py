@@ -16,11 +16,15 @@ from __future__ import annotations
 
 import os
 import re
+from typing import TYPE_CHECKING
 
 from hepwb import defaults
 from hepwb.paths import find_project_root
 from hepwb.pipeline.catalog import Catalog
 from hepwb.plaintext import escape_html
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "DOCS_ENV",
@@ -31,6 +35,7 @@ __all__ = [
     "docs_base",
     "docs_url",
     "glossary_anchor",
+    "insert_titles",
     "paper_titles",
     "short_title",
     "term_link",
@@ -154,3 +159,24 @@ def paper_titles(catalog: Catalog) -> dict[str, str]:
         str(r["label"]): short_title(r["title"]) if isinstance(r["title"], str) else ""  # NULL: no title
         for r in rows.to_dict("records")
     }
+
+
+def insert_titles(frame: pd.DataFrame, column: str, titles: dict[str, str]) -> None:
+    """Insert a ``title`` text column right after ``column``: each paper label's title, empty when unknown.
+
+    Labels the catalog does not know give an empty title, never a missing value (so the column stays text
+    even when no label is known).
+
+    Example:
+        >>> import pandas as pd
+        >>> frame = pd.DataFrame({"paper": ["P01", "P09"], "mean": [0.5, 0.25]})
+        >>> insert_titles(frame, "paper", {"P01": "HERMES DVCS"})
+        >>> frame.to_dict("list")
+        {'paper': ['P01', 'P09'], 'title': ['HERMES DVCS', ''], 'mean': [0.5, 0.25]}
+        >>> empty = pd.DataFrame({"paper": ["P01"]})
+        >>> insert_titles(empty, "paper", {})
+        >>> empty["title"].tolist()
+        ['']
+    """
+    names = [titles.get(str(label), "") for label in frame[column]]
+    frame.insert(list(frame.columns).index(column) + 1, "title", names)

@@ -105,7 +105,12 @@ def test_sweep_and_report(layout):
         lancedb=layout.lancedb,
     )
     assert len(joined) == len(cat.sql("SELECT * FROM hits")) > 0 and joined["hermes"].any()
+    # a sweep fills the catalog from run folders: the papers, their titles and figures come along
+    docs = cat.sql("SELECT label, title FROM documents ORDER BY label")
+    assert docs["label"].tolist() == ["P01", "P02", "P03"] and docs["title"].str.len().min() > 10
+    assert len(cat.sql("SELECT * FROM figures")) > 0
     html = render_report(layout, sweep=res.sweep_id).read_text(encoding="utf-8")
+    assert docs["title"][0][:30] in html  # the per-paper table names each paper
     assert "recall@5" in html and "<img" in html and "Where the time went" in html
     assert 'alt="Heatmap of the main metric' in html
     assert not notebook_warnings(layout.reports / "30-report.ipynb")
