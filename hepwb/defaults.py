@@ -63,6 +63,13 @@ __all__ = [
     "SENTENCE_WINDOW",
     "SENTENCE_WINDOW_CHUNK_SIZE",
     "TESTSET_MAX_PER_DOC",
+    "TIER_JOB_MAX_ROWS",
+    "TIER_JOB_MIN_INTERVAL_S",
+    "TIER_PROMOTE_MIN_QUESTIONS",
+    "TIER_RECENCY_S",
+    "TIER_TTL_S",
+    "TIER_WARM_MAX_DOCS",
+    "TIER_WARM_MAX_ROWS",
     "TOP_M",
     "VECTOR_INDEX",
     "WORKER_CACHE_MIB",
@@ -124,7 +131,7 @@ DEVICE = "auto"
 DOCS_URL = ""
 """Where the report's links to the documentation point (glossary terms, pages). Empty: the site ``make docs``
 builds in this checkout, ``docs/_build/html``, as a file URL (the site is not hosted); ``$HEPWB_DOCS_URL``
-overrides both (:mod:`hepwb.pipeline.report_links`)."""
+overrides both (:mod:`hepwb.report.links`)."""
 
 WORKER_CACHE_MIB = 768
 """What a sweep worker keeps of loaded corpora, and separately of chunk sets, between tasks (MiB, as
@@ -259,3 +266,24 @@ TESTSET_MAX_PER_DOC: Final = 10
 
 HISTORY_LIMIT: Final = 20
 """Audit events ``hepwb tiers history`` shows, newest first."""
+
+TIER_TTL_S: Final = 86_400.0
+"""Seconds HOT rows live before eviction (a day)."""
+
+TIER_WARM_MAX_DOCS: Final = 5
+"""Documents at most copied from LT per warming call."""
+
+TIER_WARM_MAX_ROWS: Final = 200
+"""Chunks at most copied from LT per warming call."""
+
+TIER_RECENCY_S: Final = 3_600.0
+"""The window (seconds) of recent questions that drive warming (an hour)."""
+
+TIER_PROMOTE_MIN_QUESTIONS: Final = 3
+"""Distinct questions that earn a HOT document its promotion to LT."""
+
+TIER_JOB_MAX_ROWS: Final = 5_000
+"""Rows at most evicted or promoted by one tier job."""
+
+TIER_JOB_MIN_INTERVAL_S: Final = 0.0
+"""Seconds at least between two runs of one tier job (0: no rate limit)."""

@@ -57,13 +57,17 @@ T = TypeVar("T", bound=type)
 _SELF = frozenset({"self"})
 
 
-def bound_check(bound: limits.Bound) -> BeforeValidator:
+def bound_check(bound: limits.Bound, *, optional: bool = False) -> BeforeValidator:
     """The pydantic validator of a :class:`~hepwb.limits.Bound`: its one message, named after the field.
 
     For a pydantic model's field, ``Annotated[int, bound_check(limits.X)]``; for a signature, :func:`bounded`.
+    The value is checked as written, before pydantic converts it: ``"86400"`` or YAML's ``yes`` is refused,
+    never read as 86400 or 1. With ``optional``, ``None`` (no value) passes.
     """
 
     def check(value: Any, info: ValidationInfo) -> Any:
+        if optional and value is None:
+            return None
         problem = dataclasses.replace(bound, name=info.field_name or bound.name).problem(value)
         if problem:
             raise ValueError(problem)

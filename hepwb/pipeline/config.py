@@ -46,6 +46,7 @@ from hepwb.exceptions import ConfigError, HepwbError
 from hepwb.ids import canonical_json
 from hepwb.index.ann import KINDS, VectorIndex
 from hepwb.models.tokenizers import model_problem
+from hepwb.options import bound_check
 from hepwb.project_defaults import current_defaults
 from hepwb.retrieval import RETRIEVERS, check_retriever_options
 from hepwb.types import JSONObject
@@ -72,18 +73,6 @@ DIMENSIONS = (
 
 _NAMED = ("chunker", "retriever", "vector_index")
 _TOKENIZERS = ("words", "cl100k", "cl100k_base")
-
-
-def _bounded(bound: limits.Bound, *, cast: type | None = None, optional: bool = False) -> BeforeValidator:
-    def check(value: Any) -> Any:
-        if optional and value is None:
-            return None
-        problem = bound.problem(value)
-        if problem:
-            raise ValueError(problem)
-        return cast(value) if cast else value
-
-    return BeforeValidator(check)
 
 
 def _flag(value: Any) -> bool:
@@ -194,18 +183,18 @@ class ExperimentConfig(BaseModel):
 
     corpus: Path_ = None
     questions: Path_ = None
-    chunk_size: Annotated[int, _bounded(limits.CHUNK_SIZE)] = defaults.CHUNK_SIZE
-    chunk_overlap: Annotated[float, _bounded(limits.CHUNK_OVERLAP, cast=float)] = defaults.CHUNK_OVERLAP
+    chunk_size: Annotated[int, bound_check(limits.CHUNK_SIZE)] = defaults.CHUNK_SIZE
+    chunk_overlap: Annotated[float, bound_check(limits.CHUNK_OVERLAP)] = defaults.CHUNK_OVERLAP
     tokenizer: Annotated[str, BeforeValidator(_tokenizer)] = defaults.EMBEDDING_MODEL
     embedding_model: Annotated[str, BeforeValidator(_model_name)] = defaults.EMBEDDING_MODEL
     chunker_options: Options = Field(default_factory=dict)
     chunker: str = defaults.CHUNKER
     retriever_options: Options = Field(default_factory=dict)
     retriever: str = defaults.RETRIEVER
-    k: Annotated[int, _bounded(limits.K)] = defaults.EVAL_K
-    max_docs: Annotated[int | None, _bounded(limits.MAX_DOCS, optional=True)] = None
+    k: Annotated[int, bound_check(limits.K)] = defaults.EVAL_K
+    max_docs: Annotated[int | None, bound_check(limits.MAX_DOCS, optional=True)] = None
     prefer_latex: Flag = defaults.PREFER_LATEX
-    min_coverage: Annotated[float, _bounded(limits.MIN_COVERAGE, cast=float)] = defaults.MIN_COVERAGE
+    min_coverage: Annotated[float, bound_check(limits.MIN_COVERAGE)] = defaults.MIN_COVERAGE
     ragas_llm: Flag = False
     accept_unscored: Flag = False
     """Go on when fewer than half of the questions can be scored (their quotes not located)."""

@@ -18,29 +18,14 @@ import reprlib
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from hepwb import limits
+from hepwb import defaults, limits
 from hepwb.exceptions import ConfigError
+from hepwb.options import bound_check
 from hepwb.yamlio import load_yaml, read_yaml_text
 
 __all__ = ["TierConfig", "load_config"]
-
-
-def _bounded(bound: limits.Bound) -> BeforeValidator:
-    """The value as written, refused unless it is a number in ``bound`` (:mod:`hepwb.limits`).
-
-    Checked before pydantic converts it, as the sweep files' settings are: ``ttl_s: yes`` (YAML's true) or
-    ``ttl_s: "86400"`` is refused, never read as 1 or 86400.
-    """
-
-    def check(value: Any) -> Any:
-        problem = bound.problem(value)
-        if problem:
-            raise ValueError(problem)
-        return value
-
-    return BeforeValidator(check)
 
 
 class TierConfig(BaseModel):
@@ -48,26 +33,28 @@ class TierConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    ttl_s: Annotated[float, _bounded(limits.TIER_TTL_S)] = Field(
-        86_400.0, description="HOT rows older than this (seconds) are evicted."
+    ttl_s: Annotated[float, bound_check(limits.TIER_TTL_S)] = Field(
+        defaults.TIER_TTL_S, description="HOT rows older than this (seconds) are evicted."
     )
-    warm_max_docs: Annotated[int, _bounded(limits.TIER_WARM_MAX_DOCS)] = Field(
-        5, description="Documents at most copied from LT per warming call."
+    warm_max_docs: Annotated[int, bound_check(limits.TIER_WARM_MAX_DOCS)] = Field(
+        defaults.TIER_WARM_MAX_DOCS, description="Documents at most copied from LT per warming call."
     )
-    warm_max_rows: Annotated[int, _bounded(limits.TIER_WARM_MAX_ROWS)] = Field(
-        200, description="Chunks at most copied from LT per warming call."
+    warm_max_rows: Annotated[int, bound_check(limits.TIER_WARM_MAX_ROWS)] = Field(
+        defaults.TIER_WARM_MAX_ROWS, description="Chunks at most copied from LT per warming call."
     )
-    recency_s: Annotated[float, _bounded(limits.TIER_RECENCY_S)] = Field(
-        3_600.0, description="Questions asked within this window (seconds) drive warming."
+    recency_s: Annotated[float, bound_check(limits.TIER_RECENCY_S)] = Field(
+        defaults.TIER_RECENCY_S, description="Questions asked within this window (seconds) drive warming."
     )
-    promote_min_questions: Annotated[int, _bounded(limits.TIER_PROMOTE_MIN_QUESTIONS)] = Field(
-        3, description="A HOT document retrieved for this many distinct questions earns promotion."
+    promote_min_questions: Annotated[int, bound_check(limits.TIER_PROMOTE_MIN_QUESTIONS)] = Field(
+        defaults.TIER_PROMOTE_MIN_QUESTIONS,
+        description="A HOT document retrieved for this many distinct questions earns promotion.",
     )
-    job_max_rows: Annotated[int, _bounded(limits.TIER_JOB_MAX_ROWS)] = Field(
-        5_000, description="Rate limit: rows at most evicted or promoted by one job."
+    job_max_rows: Annotated[int, bound_check(limits.TIER_JOB_MAX_ROWS)] = Field(
+        defaults.TIER_JOB_MAX_ROWS, description="Rate limit: rows at most evicted or promoted by one job."
     )
-    job_min_interval_s: Annotated[float, _bounded(limits.TIER_JOB_MIN_INTERVAL_S)] = Field(
-        0.0, description="Rate limit: seconds at least between two runs of the same job."
+    job_min_interval_s: Annotated[float, bound_check(limits.TIER_JOB_MIN_INTERVAL_S)] = Field(
+        defaults.TIER_JOB_MIN_INTERVAL_S,
+        description="Rate limit: seconds at least between two runs of the same job.",
     )
     lt_table: str = Field("lt", pattern=r"^[A-Za-z][A-Za-z0-9_]*$", description="Long-term table name.")
     hot_table: str = Field("hot", pattern=r"^[A-Za-z][A-Za-z0-9_]*$", description="HOT table name.")

@@ -25,6 +25,14 @@ NOTEBOOKS = sorted(
     for p in [*(ROOT / "notebooks").glob("*.ipynb"), *(ROOT / "notebooks" / "tutorials").glob("*.ipynb")]
 )
 TIMES = SCREENSHOTS / "run-all.json"
+SLOW = {"70-adapt-embedder.ipynb"}
+"""Run All of these in ``make test-slow`` (which ``.ci/run`` also runs), to keep ``make test`` within its budget:
+the tutorials (``make test`` runs each through nbval, comparing its outputs) and the one that trains a model."""
+
+
+def _param(notebook: str) -> object:
+    slow = notebook.startswith("tutorials/") or notebook in SLOW
+    return pytest.param(notebook, marks=pytest.mark.slow) if slow else notebook
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +56,7 @@ def test_every_notebook_is_tested():
 
 
 @pytest.mark.shared
-@pytest.mark.parametrize("notebook", NOTEBOOKS)
+@pytest.mark.parametrize("notebook", [_param(n) for n in NOTEBOOKS])
 def test_run_all_in_jupyterlab(browser, lab, notebooks, notebook):
     path = f"notebooks/{notebook}"
     page = open_notebook(browser, lab, path)
