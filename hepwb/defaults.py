@@ -12,15 +12,27 @@ from typing import Final
 __all__ = [
     "ACQUIRE_MAX_RESULTS",
     "ACQUIRE_MIN_INTERVAL_S",
+    "ADAPT_BATCH_SIZE",
+    "ADAPT_EPOCHS",
+    "ADAPT_HOLDOUT",
+    "ADAPT_LEARNING_RATE",
     "ADAPT_MAX_PAIRS",
+    "ADAPT_MAX_SEQ_LENGTH",
+    "ADAPT_WARMUP",
     "AVAILABILITY_MAX_DOCS",
     "BASE_RETRIEVER",
     "BREAKPOINT_PERCENTILE",
     "CHUNKER",
     "CHUNK_OVERLAP",
     "CHUNK_SIZE",
+    "CI_LEVEL",
     "CLUSTER_CHUNK_SIZE",
     "CROSS_ENCODER",
+    "CROSS_ENCODER_BATCH_SIZE",
+    "CROSS_ENCODER_EPOCHS",
+    "CROSS_ENCODER_LEARNING_RATE",
+    "CROSS_ENCODER_MAX_LENGTH",
+    "CROSS_ENCODER_WARMUP",
     "DENSE_READ",
     "DEVICE",
     "DOCS_URL",
@@ -35,14 +47,17 @@ __all__ = [
     "GENERATIVE_FETCH",
     "HIERARCHICAL_CHUNK_SIZE",
     "HISTORY_LIMIT",
+    "HTTP_ATTEMPTS",
     "HYBRID_FIELDS",
     "HYBRID_LINEAR_WEIGHT",
     "HYBRID_METHOD",
     "HYBRID_WEIGHT",
     "LEXICAL_FIELDS",
+    "LLM_TIMEOUT_S",
     "MIN_COVERAGE",
     "MIN_SECTION_FILL",
     "NER_PORT",
+    "NER_TIMEOUT_S",
     "N_QUERIES",
     "PARENT_FETCH",
     "PARENT_SIZE",
@@ -287,3 +302,48 @@ TIER_JOB_MAX_ROWS: Final = 5_000
 
 TIER_JOB_MIN_INTERVAL_S: Final = 0.0
 """Seconds at least between two runs of one tier job (0: no rate limit)."""
+
+ADAPT_EPOCHS: Final = 1.0
+"""Passes over the training pairs of ``hepwb adapt`` (the bi-encoder)."""
+
+ADAPT_BATCH_SIZE: Final = 32
+"""Training pairs per step of ``hepwb adapt``."""
+
+ADAPT_LEARNING_RATE: Final = 3e-5
+"""Learning rate of ``hepwb adapt``."""
+
+ADAPT_WARMUP: Final = 0.1
+"""Share of the training steps spent warming up the learning rate."""
+
+ADAPT_MAX_SEQ_LENGTH: Final = 160
+"""Tokens of a training text the adapted model reads (longer texts are cut)."""
+
+ADAPT_HOLDOUT: Final = 0.1
+"""Share of the training pairs held out (by paper) to measure the adapted model."""
+
+CROSS_ENCODER_EPOCHS: Final = 5.0
+"""Passes of ``hepwb adapt --cross-encoder`` (chosen on held-out pairs, see its settings)."""
+
+CROSS_ENCODER_BATCH_SIZE: Final = 32
+"""Training pairs per step of the cross-encoder."""
+
+CROSS_ENCODER_LEARNING_RATE: Final = 1e-4
+"""Learning rate of the cross-encoder."""
+
+CROSS_ENCODER_WARMUP: Final = 0.1
+"""Share of the cross-encoder's steps spent warming up the learning rate."""
+
+CROSS_ENCODER_MAX_LENGTH: Final = 256
+"""Tokens of a question and passage the cross-encoder reads together."""
+
+CI_LEVEL: Final = 0.95
+"""Confidence level of every interval hepwb reports (95 %)."""
+
+LLM_TIMEOUT_S: Final = 60.0
+"""Seconds an LLM endpoint may take to answer one request."""
+
+NER_TIMEOUT_S: Final = 10.0
+"""Seconds the NER service may take to answer one request."""
+
+HTTP_ATTEMPTS: Final = 3
+"""Tries of a request to an LLM or NER service (connection errors and 5xx, with back-off)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from hepwb import defaults
 from hepwb.exceptions import RetrieverUnavailableError
 from hepwb.jsonpost import RetriesExhausted, post_json
 
@@ -29,8 +30,8 @@ class LLMEndpoint:
     url: str
     model: str
     api_key: str = ""
-    timeout: float = 60.0
-    attempts: int = 3
+    timeout: float = defaults.LLM_TIMEOUT_S
+    attempts: int = defaults.HTTP_ATTEMPTS
 
     @property
     def completions_url(self) -> str:

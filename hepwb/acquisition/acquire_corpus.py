@@ -68,7 +68,7 @@ class AcquireConfig:
     oai_set: str = ""
     date_from: str = ""
     date_until: str = ""
-    max_results: int = 10
+    max_results: int = defaults.ACQUIRE_MAX_RESULTS
     sources: bool = True
     arxiv_url: str = field(
         default_factory=lambda: _env("HEPWB_ARXIV_API_URL", "https://export.arxiv.org/api/query")

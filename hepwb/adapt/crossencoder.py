@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from hepwb import defaults
 from hepwb.adapt.finetune import ModelCard, checkpoints_dir, hard_negatives, save_model, seeded_split
 from hepwb.adapt.pairs import Pair
 from hepwb.adapt.progress import show_training
@@ -52,12 +53,12 @@ class CrossEncoderSettings:
     20, and 0.30 (no learning) at 2e-4. Five epochs take 30 s on an H100 and about 45 minutes on 2 CPU cores.
     """
 
-    epochs: float = 5.0
-    batch_size: int = 32
-    learning_rate: float = 1e-4
-    warmup: float = 0.1
-    max_length: int = 256
-    holdout: float = 0.1
+    epochs: float = defaults.CROSS_ENCODER_EPOCHS
+    batch_size: int = defaults.CROSS_ENCODER_BATCH_SIZE
+    learning_rate: float = defaults.CROSS_ENCODER_LEARNING_RATE
+    warmup: float = defaults.CROSS_ENCODER_WARMUP
+    max_length: int = defaults.CROSS_ENCODER_MAX_LENGTH
+    holdout: float = defaults.ADAPT_HOLDOUT
     seed: int = 0
     device: str | None = None
     """``auto``, ``cpu``, ``cuda``, ``cuda:N`` or ``mps``; default ``$HEPWB_DEVICE`` or ``auto``."""

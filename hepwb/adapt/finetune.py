@@ -53,13 +53,13 @@ __all__ = [
 class AdaptSettings:
     """Training settings (defaults fit the 32 shared papers in under 20 minutes on 2 CPU cores)."""
 
-    epochs: float = 1.0
-    batch_size: int = 32
-    learning_rate: float = 3e-5
-    warmup: float = 0.1
-    max_seq_length: int = 160
+    epochs: float = defaults.ADAPT_EPOCHS
+    batch_size: int = defaults.ADAPT_BATCH_SIZE
+    learning_rate: float = defaults.ADAPT_LEARNING_RATE
+    warmup: float = defaults.ADAPT_WARMUP
+    max_seq_length: int = defaults.ADAPT_MAX_SEQ_LENGTH
     hard_negatives: bool = True
-    holdout: float = 0.1
+    holdout: float = defaults.ADAPT_HOLDOUT
     seed: int = 0
     device: str | None = None
     """``auto``, ``cpu``, ``cuda``, ``cuda:N`` or ``mps``; default ``$HEPWB_DEVICE`` or ``auto`` (the GPU)."""

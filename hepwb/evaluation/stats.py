@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Literal, TypeAlias
 
 import numpy as np
 
+from hepwb import defaults
 from hepwb.exceptions import ConfigError
 
 Values: TypeAlias = "Sequence[float] | np.ndarray"
@@ -79,7 +80,7 @@ class CI:
     low: float
     high: float
     n: int
-    level: float = 0.95
+    level: float = defaults.CI_LEVEL
     method: Literal["wilson", "bootstrap", "sign-flip"] = "bootstrap"
 
     @property
@@ -122,7 +123,7 @@ def _values(values: Values) -> np.ndarray:
     return arr
 
 
-def wilson(successes: float, n: int, level: float = 0.95) -> tuple[float, float]:
+def wilson(successes: float, n: int, level: float = defaults.CI_LEVEL) -> tuple[float, float]:
     """Wilson's score interval of a proportion (never degenerate at 0 or 1).
 
     Example:
@@ -140,7 +141,7 @@ def wilson(successes: float, n: int, level: float = 0.95) -> tuple[float, float]
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def mean_ci(values: Values, level: float = 0.95, n_resamples: int = _RESAMPLES) -> CI:
+def mean_ci(values: Values, level: float = defaults.CI_LEVEL, n_resamples: int = _RESAMPLES) -> CI:
     """The mean of ``values`` (NaNs dropped) with its interval; the rule is in the module docstring."""
     arr = _values(values)
     mean, n = float(arr.mean()), int(arr.size)
@@ -152,7 +153,7 @@ def mean_ci(values: Values, level: float = 0.95, n_resamples: int = _RESAMPLES) 
     return bootstrap_ci(arr, level, n_resamples)
 
 
-def bootstrap_ci(values: Values, level: float = 0.95, n_resamples: int = _RESAMPLES) -> CI:
+def bootstrap_ci(values: Values, level: float = defaults.CI_LEVEL, n_resamples: int = _RESAMPLES) -> CI:
     """Percentile bootstrap interval of the mean of ``values`` (NaNs dropped); see :func:`mean_ci`."""
     from scipy.stats import bootstrap
 
@@ -179,7 +180,9 @@ def _signs(n: int, n_resamples: int) -> np.ndarray:
     return np.random.default_rng(SEED).choice((-1.0, 1.0), size=(n_resamples, n))
 
 
-def paired_test(a: Values, b: Values, n_resamples: int = _RESAMPLES, level: float = 0.95) -> PairedResult:
+def paired_test(
+    a: Values, b: Values, n_resamples: int = _RESAMPLES, level: float = defaults.CI_LEVEL
+) -> PairedResult:
     """Compare per-question scores ``a`` and ``b`` (same questions, same order; pairs with a NaN dropped).
 
     The p-value is the two-sided sign-flip test of a zero mean difference; the interval is every shift

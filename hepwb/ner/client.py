@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from hepwb import limits
+from hepwb import defaults, limits
 from hepwb.exceptions import ConfigError, HepwbError
 from hepwb.jsonpost import RetriesExhausted, post_json
 from hepwb.plaintext import plain
@@ -107,8 +107,8 @@ class NERClient:
     """
 
     url: str
-    timeout: float = 10.0
-    attempts: int = 3
+    timeout: float = defaults.NER_TIMEOUT_S
+    attempts: int = defaults.HTTP_ATTEMPTS
     fail_soft: bool = False
     failed_soft: int = 0
     _model: str = ""
