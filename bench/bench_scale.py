@@ -45,14 +45,15 @@ import numpy as np
 
 from bench.common import REPORTS, timed_child
 from hepwb import defaults
+from hepwb.catalog import Catalog
 from hepwb.ids import text_sha256
 from hepwb.index.cache import EmbeddingCache
 from hepwb.index.store import TABLE_SLICE, ChunkStore
 from hepwb.io import write_json
 from hepwb.models.embedder import get_embedder
 from hepwb.paths import Layout
-from hepwb.pipeline import Catalog, ExperimentConfig, build_chunkset, ingest, run_experiment
-from hepwb.pipeline.report import render_report
+from hepwb.pipeline import ExperimentConfig, build_chunkset, ingest, run_experiment
+from hepwb.report.render import render_report
 
 STAGES = ("convert", "chunk", "embed", "evaluate", "report")
 _DIGIT = re.compile(r"\d")

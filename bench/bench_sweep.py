@@ -37,11 +37,12 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import ROOT
+from hepwb.catalog import Catalog
 from hepwb.env import configure_runtime
 from hepwb.evaluation.stats import paired_test
 from hepwb.index.cache import EmbeddingCache
 from hepwb.paths import Layout
-from hepwb.pipeline import Catalog, ExperimentConfig, ingest
+from hepwb.pipeline import ExperimentConfig, ingest
 from hepwb.pipeline.keys import cell_name
 from hepwb.pipeline.notebook import EVALUATE_NOTEBOOK, run_notebook
 from hepwb.pipeline.record import RunRecord

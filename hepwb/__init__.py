@@ -2,8 +2,9 @@
 
 The package is split by pipeline stage: :mod:`hepwb.processing` (PDF/markdown to documents),
 :mod:`hepwb.chunking`, :mod:`hepwb.hepilot` (HEPilot output layout), :mod:`hepwb.index` (embeddings
-and LanceDB), :mod:`hepwb.retrieval`, :mod:`hepwb.evaluation`, and :mod:`hepwb.pipeline`
-(the experiment runner, sweeps, the DuckDB catalog and reports). Heavy dependencies load lazily.
+and LanceDB), :mod:`hepwb.retrieval`, :mod:`hepwb.evaluation`, :mod:`hepwb.pipeline` (the experiment
+runner), :mod:`hepwb.catalog` (the DuckDB catalog of what was measured), :mod:`hepwb.report` (the report,
+its verdict and plots) and :mod:`hepwb.sweep`. Heavy dependencies load lazily.
 """
 
 from __future__ import annotations

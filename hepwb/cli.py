@@ -13,6 +13,8 @@ from typing import Annotated, NoReturn
 import typer
 
 from hepwb import defaults, limits
+from hepwb.catalog import Catalog
+from hepwb.catalog.sql_fetch import result_notes
 from hepwb.cli_app import (
     Corpus,
     Latex,
@@ -36,15 +38,13 @@ from hepwb.exceptions import ConfigError, HepwbError
 from hepwb.hepilot.schemas import schema_for_file, validate_tree
 from hepwb.limits import HEPILOT_CHUNK_SIZE
 from hepwb.paths import Layout, shared_dir
-from hepwb.pipeline import Catalog
 from hepwb.pipeline.config import ExperimentConfig
 from hepwb.pipeline.experiment import run_experiment
-from hepwb.pipeline.pin import checked_defaults
 from hepwb.pipeline.prepare import prepare
-from hepwb.pipeline.report import render_report
-from hepwb.pipeline.sql_fetch import result_notes
 from hepwb.plaintext import plain
 from hepwb.project_defaults import ProjectDefaults, current_defaults
+from hepwb.report.pin import checked_defaults
+from hepwb.report.render import render_report
 
 __all__ = ["app", "main"]
 
@@ -86,6 +86,9 @@ def ingest(
         chunk_sizes=parse_ints(chunk_sizes),
         chunk_overlap=chunk_overlap,
     )
+    cat = Catalog(Layout.default().catalog)
+    for cs in prep.chunksets:
+        cat.record_chunkset(cs)
     typer.echo(prep.chunksets_frame().to_string(index=False))
     for e in prep.log.errors:
         typer.secho(f"{e.error_code}: {e.message}", fg=typer.colors.YELLOW, err=True)

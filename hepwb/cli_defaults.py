@@ -8,8 +8,8 @@ import typer
 
 from hepwb.cli_app import App, app, fail
 from hepwb.paths import Layout
-from hepwb.pipeline.pin import checked_defaults, pin_defaults, pin_from_report
 from hepwb.project_defaults import current_defaults, unpin_defaults
+from hepwb.report.pin import checked_defaults, pin_defaults, pin_from_report
 
 __all__ = ["defaults_app"]
 

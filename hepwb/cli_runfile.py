@@ -20,7 +20,7 @@ from hepwb.labels import human
 from hepwb.pipeline.cell import RunResult
 from hepwb.pipeline.config import ExperimentConfig
 from hepwb.pipeline.record import RunRecord
-from hepwb.pipeline.report_tables import DECISION_METRICS
+from hepwb.report.tables import DECISION_METRICS
 
 __all__ = ["Baseline", "LevelOption", "RunFileOption", "SweepOption", "outside_run_lines"]
 

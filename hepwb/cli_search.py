@@ -16,10 +16,10 @@ from hepwb.evaluation.testset import ragas_questions, save_questions, structural
 from hepwb.exceptions import ConfigError
 from hepwb.llm import LLMEndpoint
 from hepwb.pipeline import ingest
-from hepwb.pipeline.pin import checked_defaults
 from hepwb.pipeline.search import Searcher
 from hepwb.plaintext import plain
 from hepwb.ragmd.index import RagmdIndex
+from hepwb.report.pin import checked_defaults
 from hepwb.retrieval.base import check_retriever_options
 from hepwb.retrieval.explain import citation, snippet
 from hepwb.types import Hit

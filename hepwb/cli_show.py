@@ -28,8 +28,8 @@ from typing import Any
 from hepwb.evaluation.stats import SMALL_N
 from hepwb.labels import human
 from hepwb.pipeline.record import RunRecord
-from hepwb.pipeline.report_tables import DECISION_METRICS
 from hepwb.plaintext import plain
+from hepwb.report.tables import DECISION_METRICS
 from hepwb.types import JSONObject
 
 __all__ = ["check_lines", "run_lines"]

@@ -13,7 +13,7 @@ from hepwb.cli_app import Corpus, Latex, MaxDocs, Questions, app, fail, parse_in
 from hepwb.exceptions import ConfigError, HepwbError
 from hepwb.ids import short_hash
 from hepwb.paths import Layout
-from hepwb.pipeline.report import render_report
+from hepwb.report.render import render_report
 from hepwb.store import resolve_store
 from hepwb.sweep import load_spec, run_sweep
 from hepwb.sweep.dryrun import dry_run as plan_summary

@@ -2,7 +2,7 @@
 
 The package's defaults (:data:`hepwb.defaults.RETRIEVER`, :data:`hepwb.defaults.CHUNK_SIZE`) were chosen
 from the main job's verdict on the shipped corpus. A physicist whose report recommends something else
-pins it with ``hepwb defaults pin`` (or :func:`hepwb.pipeline.pin.pin_defaults`): the choice is written to
+pins it with ``hepwb defaults pin`` (or :func:`hepwb.report.pin.pin_defaults`): the choice is written to
 ``hepwb-defaults.json`` at the project root, with where it came from, and every configuration built in
 that project afterwards (CLI, Python API, notebooks, sweep cells that do not set them) starts from it.
 ``hepwb defaults unpin`` removes the file.
@@ -94,7 +94,7 @@ def current_defaults(root: str | Path | None = None) -> ProjectDefaults:
 
 
 def write_defaults(record: ProjectDefaults, root: str | Path | None = None) -> Path:
-    """Write ``record`` as the project's defaults (:func:`hepwb.pipeline.pin.pin_defaults` validates it).
+    """Write ``record`` as the project's defaults (:func:`hepwb.report.pin.pin_defaults` validates it).
 
     Raises:
         ConfigError: ``hepwb-defaults.json`` exists and is no regular file (a folder, a FIFO …).

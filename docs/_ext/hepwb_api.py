@@ -271,7 +271,7 @@ def _resolve_short_names(app: Any, env: Any, node: Any, contnode: Any) -> Any:
     prefix, _, last = target.rpartition(".")
     if last in cli.get(prefix or module, []):
         return make_refnode(app.builder, node["refdoc"], "reference/cli", "", contnode, "hepwb command line")
-    # ``hepwb.pipeline.Catalog.metrics_wide``: the longest importable hepwb module of the target is the scope
+    # ``hepwb.catalog.Catalog.metrics_wide``: the longest importable hepwb module of the target is the scope
     scope, rest = "hepwb", target
     parts = target.split(".")
     if parts[0] == "hepwb":

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Literal
 
 from hepwb import __version__
+from hepwb.catalog import Catalog
 from hepwb.exceptions import ConfigError
 from hepwb.ids import short_hash
 from hepwb.interop.beir import write_beir
@@ -34,7 +35,6 @@ from hepwb.interop.trec import write_qrels, write_run, write_topics
 from hepwb.io import write_json
 from hepwb.names import is_plain_name
 from hepwb.paths import Layout
-from hepwb.pipeline.catalog import Catalog
 from hepwb.pipeline.chunksets import ChunkSet, saved_chunkset
 from hepwb.pipeline.config import ExperimentConfig
 from hepwb.pipeline.record import RunRecord

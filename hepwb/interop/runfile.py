@@ -26,6 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from hepwb.catalog import Catalog
 from hepwb.evaluation import load_questions
 from hepwb.evaluation.levels import document_level, level_columns
 from hepwb.evaluation.stats import summary_with_ci
@@ -36,7 +37,6 @@ from hepwb.index import get_embedder
 from hepwb.interop.trec import RunFile, check_run_file, read_run
 from hepwb.names import under
 from hepwb.paths import Layout
-from hepwb.pipeline.catalog import Catalog
 from hepwb.pipeline.cell import RunResult, environment, worker_name
 from hepwb.pipeline.chunksets import ChunkSet
 from hepwb.pipeline.config import ExperimentConfig

@@ -1,19 +1,20 @@
-"""Pipeline orchestration: ingest, chunk sets, experiments, the DuckDB catalog, sweeps and reports."""
+"""The run path: ingest a corpus, build chunk sets, run experiments and compare retrievers.
+
+The DuckDB catalog of what was measured is :mod:`hepwb.catalog`; the report people read is
+:mod:`hepwb.report`. Both sit above this package: it imports neither.
+"""
 
 from __future__ import annotations
 
 from hepwb.acquisition.folder import resolve_corpus
-from hepwb.pipeline.catalog import Catalog
 from hepwb.pipeline.chunksets import ChunkSet, build_chunkset
 from hepwb.pipeline.compare import Comparison, compare
 from hepwb.pipeline.corpus import ingest
 from hepwb.pipeline.experiment import ExperimentConfig, RunResult, run_experiment
-from hepwb.pipeline.pin import pin_defaults, pin_from_report
 from hepwb.pipeline.questions_check import check_questions
 from hepwb.pipeline.search import Searcher
 
 __all__ = [
-    "Catalog",
     "ChunkSet",
     "Comparison",
     "ExperimentConfig",
@@ -23,8 +24,6 @@ __all__ = [
     "check_questions",
     "compare",
     "ingest",
-    "pin_defaults",
-    "pin_from_report",
     "resolve_corpus",
     "run_experiment",
 ]

@@ -16,7 +16,6 @@ from hepwb.exceptions import ConfigError
 from hepwb.hepilot.log import ProcessingLog
 from hepwb.hepilot.schemas import validate_tree
 from hepwb.paths import Layout, shared_dir
-from hepwb.pipeline.catalog import Catalog
 from hepwb.pipeline.chunksets import ChunkSet, build_chunkset, truncation_report
 from hepwb.pipeline.corpus import ingest
 from hepwb.types import Document, JSONObject, one_at_a_time
@@ -114,7 +113,11 @@ def prepare(
     layout: Layout | None = None,
     progress: bool = True,
 ) -> PreparedCorpus:
-    """Convert ``corpus`` and build one chunk set per size; record them in the DuckDB catalog.
+    """Convert ``corpus`` and build one chunk set per size.
+
+    The DuckDB catalog is not written here (the catalog sits above this package): a caller that wants
+    the chunk sets there records them with :meth:`hepwb.catalog.Catalog.record_chunkset`, as
+    ``hepwb ingest`` does; a run records its chunk set when the catalog loads the run.
 
     Raises:
         ConfigError: More than :data:`~hepwb.limits.MAX_CHUNK_SIZES` distinct sizes, a size or the overlap
@@ -140,9 +143,6 @@ def prepare(
         )
         for size in chunk_sizes
     ]
-    cat = Catalog(layout.catalog)
-    for cs in sets:
-        cat.record_chunkset(cs)
     return PreparedCorpus(docs, sets, log)
 
 

@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hepwb.catalog import Catalog
 from hepwb.env import configure_runtime
 from hepwb.exceptions import ConfigError
 from hepwb.ids import ListHash
 from hepwb.paths import Layout
-from hepwb.pipeline.catalog import Catalog
 from hepwb.store import resolve_store
 from hepwb.sweep.executors import Executor, get_executor
 from hepwb.sweep.plan import CellPlan, Planner, SweepPlan, plan_cells

@@ -20,11 +20,11 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from hepwb.catalog import Catalog
 from hepwb.env import configure_runtime
 from hepwb.evaluation import load_questions
 from hepwb.io import write_json
 from hepwb.paths import Layout
-from hepwb.pipeline.catalog import Catalog
 from hepwb.pipeline.record import RunRecord
 from hepwb.pipeline.stages import questions_path
 from hepwb.sweep.engine import _run_cells, load_spec, sweep_id_of

@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hepwb.acquisition.folder import resolve_corpus
+from hepwb.catalog.sweeps import option_label
 from hepwb.chunking import get_chunker
 from hepwb.ids import canonical_json, file_sha256, short_hash
 from hepwb.index.store import index_complete, index_key, table_name
 from hepwb.index.windows import windows_complete, windows_key
 from hepwb.paths import Layout
-from hepwb.pipeline.catalog_sweeps import option_label
 from hepwb.pipeline.chunksets import finished_fingerprint
 from hepwb.pipeline.config import ExperimentConfig
 from hepwb.pipeline.corpus import failure_marker

@@ -44,12 +44,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from hepwb.acquisition.folder import corpus_files, resolve_corpus
 from hepwb.callspec import named
+from hepwb.catalog.sweeps import option_label
 from hepwb.exceptions import ConfigError, HepwbError
 from hepwb.ids import canonical_json
 from hepwb.limits import MAX_SWEEP_CELLS
 from hepwb.models.device import check_device
 from hepwb.names import check_name
-from hepwb.pipeline.catalog_sweeps import option_label
 from hepwb.pipeline.config import DIMENSIONS, ExperimentConfig, validated
 from hepwb.pipeline.stages import questions_path
 from hepwb.types import JSONObject

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hepwb.paths import Layout
-from hepwb.pipeline.report import render_report
+from hepwb.report.render import render_report
 from hepwb.sweep import SweepSpec, run_sweep
 from tests.browser.conftest import screenshot
 from tests.helpers import tiny_corpus

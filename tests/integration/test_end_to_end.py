@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from hepwb.catalog import Catalog, lance_views
 from hepwb.hepilot import validate_tree
 from hepwb.paths import Layout
-from hepwb.pipeline import Catalog, ExperimentConfig, run_experiment
-from hepwb.pipeline.catalog import lance_views
-from hepwb.pipeline.report import render_report
+from hepwb.pipeline import ExperimentConfig, run_experiment
+from hepwb.report.render import render_report
 from hepwb.sweep import SweepSpec, run_sweep
 from tests.helpers import PDF_DIR, QUESTIONS, SCHEMAS, notebook_warnings
 

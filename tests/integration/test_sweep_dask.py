@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from hepwb.catalog import Catalog
 from hepwb.paths import Layout
-from hepwb.pipeline import Catalog
 from hepwb.pipeline.record import RunRecord
 from hepwb.sweep import SweepSpec, run_sweep
 from hepwb.sweep.jobqueue import make_cluster

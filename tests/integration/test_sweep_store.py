@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from hepwb.catalog import Catalog
 from hepwb.paths import Layout
-from hepwb.pipeline import Catalog
 from hepwb.pipeline.record import RunRecord
 from hepwb.store import ArtefactStore
 from hepwb.sweep import SweepSpec, plan_sweep, run_sweep

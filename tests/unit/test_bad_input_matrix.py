@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from hepwb.catalog import Catalog
 from hepwb.cli import app
 from hepwb.paths import Layout
-from hepwb.pipeline.catalog import Catalog
 from tests.helpers import tiny_corpus
 
 QUOTE = "measured the beam-spin asymmetry in deeply virtual"

@@ -6,7 +6,7 @@ import json
 
 import pandas as pd
 
-from hepwb.pipeline import Catalog
+from hepwb.catalog import Catalog
 
 
 def write_run(folder, run_id, value):

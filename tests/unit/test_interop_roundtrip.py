@@ -18,17 +18,17 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
+from hepwb.catalog import Catalog
 from hepwb.cli import app
 from hepwb.interop import experiment_table, export_runs, import_beir, resolve_runs, score_run_file
 from hepwb.interop.trec import read_run
 from hepwb.labels import config_label
 from hepwb.paths import Layout
-from hepwb.pipeline.catalog import Catalog
 from hepwb.pipeline.chunksets import build_chunkset
 from hepwb.pipeline.config import ExperimentConfig
 from hepwb.pipeline.corpus import ingest
 from hepwb.pipeline.experiment import run_experiment
-from hepwb.pipeline.verdict import verdict
+from hepwb.report.verdict import verdict
 from tests.helpers import tiny_corpus
 
 FAMILIES = {"recall": "R", "precision": "P", "hit_rate": "Success", "mrr": "RR", "ndcg": "nDCG"}

@@ -10,9 +10,9 @@ import pytest
 
 pymupdf = pytest.importorskip("pymupdf")
 
+from hepwb.catalog import Catalog  # noqa: E402
 from hepwb.chunking import get_chunker  # noqa: E402
 from hepwb.paths import Layout  # noqa: E402
-from hepwb.pipeline import Catalog  # noqa: E402
 from hepwb.pipeline.chunksets import build_chunkset  # noqa: E402
 from hepwb.processing import pdf_to_document  # noqa: E402
 from hepwb.processing._diacritics import SPACING_ACCENTS  # noqa: E402

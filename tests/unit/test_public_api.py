@@ -1,11 +1,13 @@
 from __future__ import annotations
 
 import hepwb
+import hepwb.catalog
 import hepwb.chunking
 import hepwb.evaluation
 import hepwb.hepilot
 import hepwb.index
 import hepwb.pipeline
+import hepwb.report
 import hepwb.retrieval
 import hepwb.sweep
 import hepwb.sweep.executors
@@ -30,11 +32,13 @@ def test_top_level_api_is_locked():
 
 def test_subpackages_declare_their_api():
     for mod in (
+        hepwb.catalog,
         hepwb.chunking,
         hepwb.evaluation,
         hepwb.hepilot,
         hepwb.index,
         hepwb.pipeline,
+        hepwb.report,
         hepwb.retrieval,
         hepwb.sweep,
         hepwb.sweep.executors,

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import duckdb
 
-from hepwb.pipeline import Catalog
-from hepwb.pipeline.report_links import (
+from hepwb.catalog import Catalog
+from hepwb.report.links import (
     DOCS_ENV,
     HEADER_TERMS,
     SOURCES,
@@ -20,8 +20,8 @@ from hepwb.pipeline.report_links import (
     paper_titles,
     short_title,
 )
-from hepwb.pipeline.report_tables import verdict_html
-from hepwb.pipeline.verdict import verdict
+from hepwb.report.tables import verdict_html
+from hepwb.report.verdict import verdict
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -7,8 +7,8 @@ import time
 
 from typer.testing import CliRunner
 
+from hepwb.catalog import Catalog
 from hepwb.cli import app
-from hepwb.pipeline.catalog import Catalog
 
 
 def test_a_runaway_statement_is_stopped_and_the_catalog_released(tmp_path, monkeypatch):

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
+from hepwb.catalog import Catalog
 from hepwb.exceptions import ConfigError
 from hepwb.index.cache import EmbeddingCache
 from hepwb.paths import Layout
-from hepwb.pipeline import Catalog
 from hepwb.pipeline.record import CellFailure, RunRecord
 from hepwb.sweep import SweepSpec, plan_sweep, run_sweep
 from hepwb.sweep.halving import run_halving

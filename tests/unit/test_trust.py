@@ -13,8 +13,8 @@ import time
 import pytest
 from typer.testing import CliRunner
 
+from hepwb.catalog import Catalog
 from hepwb.exceptions import CatalogBusyError
-from hepwb.pipeline.catalog import Catalog
 
 HOLD = """
 import sys, time, duckdb

@@ -7,15 +7,15 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from hepwb.catalog import Catalog
 from hepwb.exceptions import ConfigError
 from hepwb.index.ann import AnnTable, VectorIndex, ann_quality, with_vector_index
 from hepwb.paths import Layout
-from hepwb.pipeline.catalog import Catalog
 from hepwb.pipeline.config import ExperimentConfig, config_problems
 from hepwb.pipeline.keys import cell_name
 from hepwb.pipeline.record import RunRecord
-from hepwb.pipeline.report_tables import verdict_html
-from hepwb.pipeline.verdict import verdict
+from hepwb.report.tables import verdict_html
+from hepwb.report.verdict import verdict
 from hepwb.sweep import SweepSpec, run_sweep
 from tests.helpers import tiny_corpus
 

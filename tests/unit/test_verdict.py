@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from hepwb.pipeline.verdict import verdict
+from hepwb.report.verdict import verdict
 
 
 def _verdict(scores: dict[str, list[int]]) -> str:

@@ -21,7 +21,7 @@ def metric_vs_chunk_size(
     """Line plot of each metric against chunk size, one line per retriever (and chunker, when several).
 
     Args:
-        wide: :meth:`hepwb.pipeline.Catalog.metrics_wide` output.
+        wide: :meth:`hepwb.catalog.Catalog.metrics_wide` output.
         metrics: Metric columns to draw, one panel each; put the decision metric first.
         intervals: Per metric, ``run_id, ci_low, ci_high`` (:meth:`Catalog.intervals`): drawn as 95 %
             error bars. A metric without intervals is drawn without bars and says so in its title.
@@ -100,7 +100,7 @@ def metric_heatmap(
     ``(x, y)`` (the title says so).
 
     Args:
-        wide: :meth:`hepwb.pipeline.Catalog.metrics_wide` output.
+        wide: :meth:`hepwb.catalog.Catalog.metrics_wide` output.
         x: Dimension along the columns (e.g. ``"chunk_size"``).
         y: Dimension along the rows (e.g. ``"retriever"``).
         metric: The metric shown.
@@ -160,7 +160,7 @@ def stage_times(stages: pd.DataFrame) -> Any:
     """Horizontal bars of the wall time spent per sweep stage (computed work only).
 
     Args:
-        stages: :meth:`hepwb.pipeline.Catalog.stage_times` output (``stage, computed, wall_s``).
+        stages: :meth:`hepwb.catalog.Catalog.stage_times` output (``stage, computed, wall_s``).
 
     Returns:
         The matplotlib figure.

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hepwb.catalog.sweeps import CONFIG_COLUMNS
 from hepwb.paths import Layout
-from hepwb.pipeline.catalog_sweeps import CONFIG_COLUMNS
 from hepwb.pipeline.notebook import run_notebook
 
 if TYPE_CHECKING:

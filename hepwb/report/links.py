@@ -19,8 +19,8 @@ import re
 from typing import TYPE_CHECKING
 
 from hepwb import defaults
+from hepwb.catalog import Catalog
 from hepwb.paths import find_project_root
-from hepwb.pipeline.catalog import Catalog
 from hepwb.plaintext import escape_html
 
 if TYPE_CHECKING:

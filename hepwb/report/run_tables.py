@@ -1,7 +1,7 @@
 """Tables of one run for people: headline metrics with intervals, groups with *n*, misses, quotes not scored.
 
 Each returns a small pandas frame with human column names and plain values (no ``<NA>``, no index to
-read); :func:`~hepwb.pipeline.report_tables.styled` renders it in a notebook. Intervals follow
+read); :func:`~hepwb.report.tables.styled` renders it in a notebook. Intervals follow
 :func:`hepwb.evaluation.stats.mean_ci` (Wilson's for found@k), and a group of fewer than
 :data:`~hepwb.evaluation.stats.SMALL_N` questions says so in its ``note``.
 
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from hepwb.evaluation.stats import SMALL_N, mean_ci
 from hepwb.labels import human
 from hepwb.pipeline.record import RunRecord
-from hepwb.pipeline.report_tables import DECISION_METRICS
+from hepwb.report.tables import DECISION_METRICS
 
 if TYPE_CHECKING:
     import pandas as pd

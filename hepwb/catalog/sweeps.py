@@ -44,17 +44,17 @@ def option_label(name: str, options: JSONObject | None) -> str:
 
 
 class SweepCatalogMixin:
-    """Methods of :class:`~hepwb.pipeline.catalog.Catalog` for sweeps and reports."""
+    """Methods of :class:`~hepwb.catalog.base.Catalog` for sweeps and reports."""
 
     def sql(self, query: str, params: list[Any] | None = None, *, lancedb: Any = None) -> pd.DataFrame:
-        """Run ``query`` (provided by :class:`~hepwb.pipeline.catalog.Catalog`)."""
+        """Run ``query`` (provided by :class:`~hepwb.catalog.base.Catalog`)."""
         raise NotImplementedError
 
     def _connect(self) -> Any:
         raise NotImplementedError  # provided by Catalog
 
     def record_run(self, run_dir: str | Path) -> str:
-        """Record a run folder (provided by :class:`~hepwb.pipeline.catalog.Catalog`)."""
+        """Record a run folder (provided by :class:`~hepwb.catalog.base.Catalog`)."""
         raise NotImplementedError
 
     # -- writing -----------------------------------------------------------------------------------

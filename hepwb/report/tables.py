@@ -2,7 +2,7 @@
 
 ``headline_html`` renders the runs of a sweep as one HTML table (never cut with "…"), each metric's best
 value in bold on green. With ``sticky=True`` the configuration column stays in view while a wide table
-scrolls sideways. ``verdict_html`` renders a :class:`~hepwb.pipeline.verdict.Verdict` (best first, the
+scrolls sideways. ``verdict_html`` renders a :class:`~hepwb.report.verdict.Verdict` (best first, the
 indistinguishable rows shaded, the recommended one starred, with costs). ``inputs_table`` shows the
 corpus and question set of the runs with paths relative to the project and ``None`` as "all".
 
@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hepwb.labels import LABELS, config_label, human
-from hepwb.pipeline.report_links import HEADER_TERMS, term_link
-from hepwb.pipeline.verdict import INDEX_RECALL, Verdict
 from hepwb.plaintext import escape_html, plain
+from hepwb.report.links import HEADER_TERMS, term_link
+from hepwb.report.verdict import INDEX_RECALL, Verdict
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -1,7 +1,7 @@
 """Pin a project's default retriever and chunk size: by hand, or from its own report's recommendation.
 
 :func:`pin_from_report` takes the configuration the verdict of a sweep recommends (the cheapest that
-cannot be told apart from the best, :mod:`hepwb.pipeline.verdict`) and writes it to the project's
+cannot be told apart from the best, :mod:`hepwb.report.verdict`) and writes it to the project's
 ``hepwb-defaults.json`` (:mod:`hepwb.project_defaults`); :func:`pin_defaults` writes one given by name.
 Both validate it as every configuration is validated (:class:`~hepwb.pipeline.config.ExperimentConfig`).
 
@@ -17,12 +17,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hepwb.catalog import Catalog
 from hepwb.exceptions import ConfigError
 from hepwb.paths import Layout
-from hepwb.pipeline.catalog import Catalog
 from hepwb.pipeline.config import ExperimentConfig
-from hepwb.pipeline.verdict import verdict
 from hepwb.project_defaults import ProjectDefaults, current_defaults, write_defaults
+from hepwb.report.verdict import verdict
 
 __all__ = ["checked_defaults", "current_defaults", "pin_defaults", "pin_from_report"]
 
