@@ -1,0 +1,124 @@
+"""The path a sweep cell's configuration takes to its metrics stays short (issue #39).
+
+The tracer follows the configuration: every hepwb function that receives it (the cell's dict or its
+validated :class:`~hepwb.pipeline.config.ExperimentConfig`) while the cell's chunk-set, index and cell tasks
+run, in the order first called. Two numbers measure the path:
+
+- *calls*: how many distinct functions the configuration passes through;
+- *returns to a higher layer*: how often the next function on the path lies in a higher layer than the one
+  before it (the layers of import-linter's contract in ``pyproject.toml``): the path went down into a
+  stage and came back up to be handed on, instead of flowing down once.
+
+A run resolves its configuration once (the sweep's plan validates it, the tasks receive the validated
+object, the run folder comes from the plan), so neither number grows when a stage is added below.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import tomllib
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from hepwb.paths import Layout
+from hepwb.pipeline.config import ExperimentConfig
+from hepwb.sweep import SweepSpec, run_sweep
+from tests.helpers import tiny_corpus
+
+ROOT = Path(__file__).resolve().parents[2]
+TASKS = {"chunkset_task", "index_task", "cell_task"}
+MAX_CALLS = 20
+MAX_RETURNS_UP = 5
+
+
+def _layers() -> list[list[str]]:
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    layers = contracts[0]["layers"]
+    return [[n.strip() for n in line.replace(":", "|").split("|")] for line in layers]
+
+
+def layer_of(module: str, layers: list[list[str]]) -> int:
+    """The index of ``module``'s layer (0 the highest): its longest matching name in the contract."""
+    best, length = len(layers), -1
+    for i, names in enumerate(layers):
+        for name in names:
+            if (module == name or module.startswith(name + ".")) and len(name) > length:
+                best, length = i, len(name)
+    return best
+
+
+def _carries_config(frame: FrameType) -> bool:
+    code = frame.f_code
+    for name in code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]:
+        value = frame.f_locals.get(name)
+        if isinstance(value, ExperimentConfig):
+            return True
+        if isinstance(value, dict) and "chunk_size" in value and "retriever" in value:
+            return True
+    return False
+
+
+def _in_a_task(frame: FrameType | None) -> bool:
+    while frame is not None:
+        if frame.f_code.co_name in TASKS and frame.f_globals.get("__name__") == "hepwb.sweep.tasks":
+            return True
+        frame = frame.f_back
+    return False
+
+
+def trace_cell(spec: SweepSpec, layout: Layout) -> list[tuple[str, str]]:
+    """``(module, function)`` of every hepwb function the configuration passes through, in order."""
+    path: list[tuple[str, str]] = []
+
+    def profile(frame: FrameType, event: str, arg: Any) -> None:
+        if event != "call":
+            return
+        module = frame.f_globals.get("__name__", "")
+        if not module.startswith("hepwb.") or module.startswith("hepwb.sweep.executors"):
+            return
+        step = (module, frame.f_code.co_qualname)
+        if step not in path and _carries_config(frame) and _in_a_task(frame):
+            path.append(step)
+
+    sys.setprofile(profile)
+    threading.setprofile(profile)
+    try:
+        result = run_sweep(spec, layout=layout, executor="serial", progress=False)
+    finally:
+        sys.setprofile(None)
+        threading.setprofile(None)  # type: ignore[arg-type]
+    assert not result.failed, [c.error for c in result.failed]
+    return path
+
+
+def returns_up(path: list[tuple[str, str]], layers: list[list[str]]) -> list[str]:
+    """The steps of ``path`` that lie in a higher layer than the step before them.
+
+    Example:
+        >>> layers = [["hepwb.sweep"], ["hepwb.pipeline"], ["hepwb.ids"]]
+        >>> returns_up([("hepwb.sweep.tasks", "a"), ("hepwb.pipeline.cell", "b"), ("hepwb.ids", "c"),
+        ...             ("hepwb.pipeline.cell", "d"), ("hepwb.sweep.tasks", "e")], layers)
+        ['hepwb.pipeline.cell.d', 'hepwb.sweep.tasks.e']
+    """
+    out, before = [], None
+    for module, function in path:
+        level = layer_of(module, layers)
+        if before is not None and level < before:
+            out.append(f"{module}.{function}")
+        before = level
+    return out
+
+
+def test_a_cells_configuration_reaches_its_metrics_in_few_calls(tmp_path):
+    corpus, questions = tiny_corpus(tmp_path)
+    spec = SweepSpec.from_dict(
+        {"corpus": str(corpus), "questions": str(questions), "tokenizer": "words", "chunk_size": 64}
+    )
+    path = trace_cell(spec, Layout(tmp_path / "home"))
+    steps = [f"{m}.{f}" for m, f in path]
+    assert "hepwb.pipeline.cell.run_cell" in steps  # the tracer saw the run (it cannot pass by seeing nothing)
+    assert len(path) <= MAX_CALLS, f"{len(path)} calls on the configuration's path: {steps}"
+    up = returns_up(path, _layers())
+    assert len(up) <= MAX_RETURNS_UP, f"{len(up)} returns to a higher layer: {up} on {steps}"
