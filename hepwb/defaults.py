@@ -66,6 +66,7 @@ __all__ = [
     "PRF_DOCS",
     "PRF_TERMS",
     "PRF_WEIGHT",
+    "RAGAS_TOP_K",
     "RAGMD_METHOD",
     "RERANK_TOP_N",
     "RETRIEVER",
@@ -347,3 +348,6 @@ NER_TIMEOUT_S: Final = 10.0
 
 HTTP_ATTEMPTS: Final = 3
 """Tries of a request to an LLM or NER service (connection errors and 5xx, with back-off)."""
+
+RAGAS_TOP_K: Final = 5
+"""Hits per question the ragas metrics read (the context an assistant would be given)."""

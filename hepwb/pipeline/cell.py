@@ -128,6 +128,7 @@ def run_cell(
     with_ci: bool = True,
     sweep_id: str | None = None,
     progress: bool = True,
+    run_dir: Path | None = None,
 ) -> RunResult:
     """Retrieve and score one configuration and save its run folder (see the module docstring).
 
@@ -143,6 +144,8 @@ def run_cell(
         progress: Show a progress bar while retrieving.
         question_subset: Only these question ids (successive halving's rungs); all when ``None``.
         with_ci: Bootstrap 95 % intervals (skipped for the rungs of an adaptive search).
+        run_dir: The run folder when the caller has it (a sweep's plan); else ``cfg.run_dir`` or the
+            folder named after the configuration under ``layout.runs``.
     """
     timings = timings if timings is not None else Timer()
     questions = inputs.questions
@@ -192,7 +195,8 @@ def run_cell(
         question_subset=question_subset,
     )
     run_id = f"{cs.chunkset_id}__{retriever_label(cfg.retriever, cfg.retriever_options)}__k{cfg.k}-{key[:6]}"
-    run_dir = Path(cfg.run_dir) if cfg.run_dir else layout.runs / cell_name(config)
+    if run_dir is None:
+        run_dir = Path(cfg.run_dir) if cfg.run_dir else layout.runs / cell_name(config)
     with timings("save_s"):
         run_dir.mkdir(parents=True, exist_ok=True)
         for stale in (RunRecord.FILE, "error.json", "traceback.txt"):

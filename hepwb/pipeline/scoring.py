@@ -11,6 +11,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from hepwb import defaults
 from hepwb.evaluation import Question, evaluate
 from hepwb.evaluation.context import evidence_in_context
 from hepwb.evaluation.matching import is_relevant
@@ -67,7 +68,16 @@ def score(
         chunks=cs.chunks,
     )
     per_question = ev.per_question.join(
-        _ragas(cfg, questions, results, located, cs, ev.relevant_chunks), on="qid"
+        _ragas(
+            questions,
+            results,
+            located,
+            cs,
+            ev.relevant_chunks,
+            k=min(defaults.RAGAS_TOP_K, cfg.k),
+            llm_embeddings=cfg.embedding_model if cfg.ragas_llm else None,
+        ),
+        on="qid",
     )
     evaluated = per_question[per_question["n_located"] > 0]
     ragas_means = {  # a metric without any value (answer metrics of questions without answers) is left out
@@ -147,21 +157,29 @@ def scored_hits_frame(results: dict[str, list[Hit]], relevant: dict[tuple[str, i
 
 
 def _ragas(
-    cfg: ExperimentConfig, questions: Any, results: Any, located: Any, cs: Any, relevant: Any
+    questions: Any,
+    results: Any,
+    located: Any,
+    cs: Any,
+    relevant: Any,
+    *,
+    k: int,
+    llm_embeddings: str | None,
 ) -> pd.DataFrame:
-    """The ragas metrics of the top 5 hits per question, prefixed ``ragas_`` (LLM ones if ``ragas_llm``)."""
+    """The ragas metrics of the top ``k`` hits per question, prefixed ``ragas_``.
+
+    ``llm_embeddings``: the embedding model of the LLM-judged metrics, which are added when it is given.
+    """
     import pandas as pd
 
-    samples = ragas_samples(questions, results, located, relevant, cs.documents, k=min(5, cfg.k))
+    samples = ragas_samples(questions, results, located, relevant, cs.documents, k=k)
     try:
         out = offline_scores(samples)
     except DependencyError as exc:
-        if cfg.ragas_llm:
+        if llm_embeddings is not None:
             raise
         _log.info("no ragas metrics in this run: %s", exc)
         return pd.DataFrame(index=pd.Index([q.qid for q in questions], name="qid"))
-    if cfg.ragas_llm:
-        out = out.join(
-            llm_scores(samples, LLMEndpoint.from_env(), cfg.embedding_model).drop(columns="response")
-        )
+    if llm_embeddings is not None:
+        out = out.join(llm_scores(samples, LLMEndpoint.from_env(), llm_embeddings).drop(columns="response"))
     return out.add_prefix("ragas_")

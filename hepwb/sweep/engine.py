@@ -343,11 +343,11 @@ def _run_cells(
             continue
         after = [prep.index_futures[c.index]] if c.index in prep.index_futures else []
         remote = plan.store
-        where = {} if remote is None else {"artefacts": remote.cell_artefacts(plan, c)}
+        where = {"run_dir": c.run_dir} if remote is None else {"artefacts": remote.cell_artefacts(plan, c)}
         fut = ex.submit(
             cell_task if remote is None else store_cell_task,
             home if remote is None else remote.site,
-            c.config.to_dict(),
+            c.config if remote is None else c.config.to_dict(),
             c.inputs_key,
             c.key,
             *after,

@@ -105,17 +105,16 @@ def prepare_stages(
         if cp.done:
             prep.stages.append(Outcome("chunkset", cs_id, True, 0.0, "", 0.0, detail={"reused": True}))
             continue
-        cfg = cp.config.to_dict()
-        if plan.store is None:
+        if plan.store is None:  # the plan's validated configuration, passed along as it is
             futures[cs_id] = ex.submit(
-                chunkset_task, home, cfg, inputs_key[cs_id], cs_id, key=f"chunkset-{cs_id}"
+                chunkset_task, home, cp.config, inputs_key[cs_id], cs_id, key=f"chunkset-{cs_id}"
             )
         else:
             documents = [f.conversion_key for f in cp.corpus.files]
             futures[cs_id] = ex.submit(
                 store_tasks.chunkset_task,
                 plan.store.site,
-                cfg,
+                cp.config.to_dict(),
                 inputs_key[cs_id],
                 cs_id,
                 key=f"chunkset-{cs_id}",
@@ -149,7 +148,7 @@ def prepare_stages(
         prep.index_futures[name] = ex.submit(
             index_task if plan.store is None else store_tasks.index_task,
             home if plan.store is None else plan.store.site,
-            cell.config.to_dict(),
+            cell.config if plan.store is None else cell.config.to_dict(),
             cell.inputs_key,
             name,
             ix.windows,

@@ -21,6 +21,7 @@ from hepwb.exceptions import ConfigError
 from hepwb.ids import config_hash
 from hepwb.io import read_json, write_json
 from hepwb.paths import Layout
+from hepwb.pipeline.config import ExperimentConfig
 from hepwb.pipeline.corpus import failure_marker
 from hepwb.pipeline.keys import cell_name
 from hepwb.pipeline.record import RunRecord
@@ -84,7 +85,7 @@ def chunkset_task(
     def body() -> JSONObject:
         if sc.store.has("chunkset", chunkset_id):
             return {"reused": True}
-        local = sc.inputs(config, documents)
+        local = ExperimentConfig.from_params(**sc.inputs(config, documents))
         cs = worker.chunkset(sc.home, local, inputs_key)
         if cs.chunkset_id != chunkset_id:
             msg = f"built chunk set {cs.chunkset_id}, planned {chunkset_id}: the corpus changed meanwhile"
@@ -114,7 +115,7 @@ def index_task(
     sc = Scratch(site)
 
     def body() -> JSONObject:
-        local = sc.inputs(config, artefacts["documents"])
+        local = ExperimentConfig.from_params(**sc.inputs(config, artefacts["documents"]))
         sc.chunkset(artefacts["chunkset"])
         tkey, wkey = artefacts["table"], artefacts["windows"] if windows else None
         if sc.store.has("table", tkey):
@@ -188,14 +189,16 @@ def _compute(
     artefacts: JSONObject,
 ) -> None:
     """Run the cell here (inputs fetched) and publish its folder, its record naming the client's paths."""
-    local = sc.inputs(config, artefacts["documents"])
+    local = ExperimentConfig.from_params(**sc.inputs(config, artefacts["documents"]))
     sc.chunkset(artefacts["chunkset"])
     sc.table(artefacts["table"], artefacts["name"])
     if artefacts.get("windows"):
         sc.table(artefacts["windows"], artefacts["name"], windows=True)
     shutil.rmtree(run_dir, ignore_errors=True)
-    recorded = {**config, "run_dir": None}  # written here, then published
-    rec = worker.cell(sc.home, local, inputs_key, sweep_id, question_subset, with_ci, recorded=recorded)
+    recorded = ExperimentConfig.from_params(**{**config, "run_dir": None})  # written here, then published
+    rec = worker.cell(
+        sc.home, local, inputs_key, sweep_id, question_subset, with_ci, recorded=recorded, run_dir=run_dir
+    )
     if rec.cell_key != key:
         msg = (
             f"the worker's run has cell key {rec.cell_key}, the client planned {key}: the worker runs other "

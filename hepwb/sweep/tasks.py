@@ -19,6 +19,7 @@ from typing import Any
 from hepwb.hepilot.log import ProcessingLog, utc_now
 from hepwb.paths import Layout
 from hepwb.pipeline.cell import worker_name
+from hepwb.pipeline.config import ExperimentConfig
 from hepwb.pipeline.corpus import convert_source
 from hepwb.pipeline.keys import cell_name, plan_corpus
 from hepwb.pipeline.record import CellFailure
@@ -118,11 +119,11 @@ def convert_keyed(
     return doc.label
 
 
-def chunkset_task(home: str, config: JSONObject, inputs_key: str, chunkset_id: str) -> Outcome:
-    """Build (or find) the chunk set of ``config``'s chunker configuration."""
+def chunkset_task(home: str, cfg: ExperimentConfig, inputs_key: str, chunkset_id: str) -> Outcome:
+    """Build (or find) the chunk set of ``cfg``'s chunker configuration (validated by the sweep's plan)."""
 
     def body() -> JSONObject:
-        cs = worker.chunkset(home, config, inputs_key)
+        cs = worker.chunkset(home, cfg, inputs_key)
         if cs.chunkset_id != chunkset_id:
             msg = f"built chunk set {cs.chunkset_id}, planned {chunkset_id}: the corpus changed meanwhile"
             raise RuntimeError(msg)
@@ -147,14 +148,14 @@ def embed_task(model: str, texts: list[str], batch: str) -> tuple[Any, Outcome]:
 
 
 def index_task(
-    home: str, config: JSONObject, inputs_key: str, table: str, windows: bool, *after: Any
+    home: str, cfg: ExperimentConfig, inputs_key: str, table: str, windows: bool, *after: Any
 ) -> Outcome:
-    """Build (or open) the LanceDB table of ``config``'s chunk set and embedding model (and its windows)."""
+    """Build (or open) the LanceDB table of ``cfg``'s chunk set and embedding model (and its windows)."""
 
     def body() -> JSONObject:
-        emb = worker.embedder(config["embedding_model"])
+        emb = worker.embedder(cfg.embedding_model)
         before = emb.n_embedded
-        tbl = worker.table(home, config, inputs_key, windows=windows)
+        tbl = worker.table(home, cfg, inputs_key, windows=windows)
         # every vector should come from the cache the driver filled: count any embedded here
         return {"rows": int(tbl.count_rows()), "embedded_here": emb.n_embedded - before}
 
@@ -163,10 +164,11 @@ def index_task(
 
 def cell_task(
     home: str,
-    config: JSONObject,
+    cfg: ExperimentConfig,
     inputs_key: str,
     key: str,
     *after: Any,
+    run_dir: Path,
     sweep_id: str | None = None,
     question_subset: list[str] | None = None,
     with_ci: bool = True,
@@ -174,14 +176,10 @@ def cell_task(
 ) -> Outcome:
     """Retrieve and score one cell (in this worker, or as a papermill notebook) and save its run folder.
 
-    A failure leaves ``error.json`` and ``traceback.txt`` in the run folder (and removes that folder's
-    earlier results, which would otherwise pass for this configuration's).
+    ``cfg`` and ``run_dir`` are the sweep plan's (validated once, passed along). A failure leaves
+    ``error.json`` and ``traceback.txt`` in the run folder (and removes that folder's earlier results, which
+    would otherwise pass for this configuration's).
     """
-    run_dir = (
-        Path(config["run_dir"])
-        if config.get("run_dir")
-        else Path(home) / "reports" / "runs" / cell_name(config)
-    )
 
     def body() -> JSONObject:
         for dep in after:
@@ -189,9 +187,9 @@ def cell_task(
                 msg = f"{dep.stage} {dep.key} failed: {dep.error}"
                 raise RuntimeError(msg)
         if notebook:
-            rec = worker.cell_notebook(home, config, run_dir)
+            rec = worker.cell_notebook(home, cfg, run_dir)
         else:
-            rec = worker.cell(home, config, inputs_key, sweep_id, question_subset, with_ci)
+            rec = worker.cell(home, cfg, inputs_key, sweep_id, question_subset, with_ci, run_dir=run_dir)
         return {
             "run_id": rec.run_id,
             "run_dir": str(run_dir),
@@ -201,7 +199,7 @@ def cell_task(
 
     out = run_stage("cell", key, body)
     if not out.ok:
-        record_cell_failure(out, config, run_dir, sweep_id)
+        record_cell_failure(out, cfg.to_dict(), run_dir, sweep_id)
     return out
 
 

@@ -8,8 +8,6 @@ worker's memory stays flat over a long grid of large corpora.
 
 from __future__ import annotations
 
-import functools
-import json
 import sys
 from collections import OrderedDict
 from pathlib import Path
@@ -17,7 +15,6 @@ from typing import Any
 
 from hepwb import defaults
 from hepwb.env import configure_runtime, release_memory
-from hepwb.ids import canonical_json
 from hepwb.index import get_embedder
 from hepwb.index.store import index_key
 from hepwb.models.embedder import Embedder
@@ -28,7 +25,6 @@ from hepwb.pipeline.config import ExperimentConfig
 from hepwb.pipeline.notebook import EVALUATE_NOTEBOOK, notebook_parameters, run_notebook
 from hepwb.pipeline.record import RunRecord
 from hepwb.pipeline.stages import EvalInputs, Timer, chunk_stage, index_stage, load_inputs, needs_windows
-from hepwb.types import JSONObject
 
 __all__ = ["cell", "cell_notebook", "chunkset", "embedder", "inputs", "size_bytes", "table"]
 
@@ -97,16 +93,6 @@ def _setup() -> None:
         _configured = True
 
 
-@functools.lru_cache(maxsize=64)
-def _validated(config_json: str) -> ExperimentConfig:
-    return ExperimentConfig.from_params(**json.loads(config_json))
-
-
-def _cfg(config: JSONObject) -> ExperimentConfig:
-    """The cell's configuration, validated once per process (a cell's tasks all pass the same dict)."""
-    return _validated(canonical_json(config))
-
-
 def embedder(model: str) -> Embedder:
     """The process's embedder for ``model`` (loaded once)."""
     _setup()
@@ -114,19 +100,16 @@ def embedder(model: str) -> Embedder:
     return get_embedder(model)
 
 
-def inputs(home: str, config: JSONObject, inputs_key: str) -> EvalInputs:
-    """Documents, questions and located evidence of ``config``'s corpus and question set."""
+def inputs(home: str, cfg: ExperimentConfig, inputs_key: str) -> EvalInputs:
+    """Documents, questions and located evidence of ``cfg``'s corpus and question set."""
     _setup()
-
-    cfg = _cfg(config)
     key = (home, inputs_key, cfg.corpus, cfg.max_docs, cfg.prefer_latex, cfg.questions, cfg.accept_unscored)
     return _INPUTS.get_or(key, lambda: load_inputs(cfg, Layout(Path(home)), progress=False))  # type: ignore[no-any-return]
 
 
-def chunkset(home: str, config: JSONObject, inputs_key: str) -> ChunkSet:
-    """The chunk set of ``config`` (built on first use, then read from disk or memory)."""
-    cfg = _cfg(config)
-    ins = inputs(home, config, inputs_key)
+def chunkset(home: str, cfg: ExperimentConfig, inputs_key: str) -> ChunkSet:
+    """The chunk set of ``cfg`` (built on first use, then read from disk or memory)."""
+    ins = inputs(home, cfg, inputs_key)
     key = (
         home,
         inputs_key,
@@ -141,13 +124,12 @@ def chunkset(home: str, config: JSONObject, inputs_key: str) -> ChunkSet:
     )
 
 
-def table(home: str, config: JSONObject, inputs_key: str, *, windows: bool = False) -> Any:
-    """The open LanceDB table of ``config``'s chunk set and embedding model (built on first use).
+def table(home: str, cfg: ExperimentConfig, inputs_key: str, *, windows: bool = False) -> Any:
+    """The open LanceDB table of ``cfg``'s chunk set and embedding model (built on first use).
 
-    ``windows``: its window tables too (they are also built when ``config``'s retriever reads windows).
+    ``windows``: its window tables too (they are also built when ``cfg``'s retriever reads windows).
     """
-    cfg = _cfg(config)
-    cs = chunkset(home, config, inputs_key)
+    cs = chunkset(home, cfg, inputs_key)
     windows = windows or needs_windows(cfg)
     key = (home, index_key(cs.chunkset_id, cfg.embedding_model), windows)
     return _TABLES.get_or(
@@ -157,27 +139,28 @@ def table(home: str, config: JSONObject, inputs_key: str, *, windows: bool = Fal
 
 def cell(
     home: str,
-    config: JSONObject,
+    cfg: ExperimentConfig,
     inputs_key: str,
     sweep_id: str | None,
     question_subset: list[str] | None,
     with_ci: bool,
-    recorded: JSONObject | None = None,
+    recorded: ExperimentConfig | None = None,
+    run_dir: Path | None = None,
 ) -> RunRecord:
     """Retrieve and score one cell here, reusing everything loaded; returns its record.
 
-    ``recorded``: the configuration the run is keyed and recorded by, when ``config`` reads copies of its
-    corpus and question file (a store-backed sweep's scratch folder) under other paths.
+    ``recorded``: the configuration the run is keyed and recorded by, when ``cfg`` reads copies of its
+    corpus and question file (a store-backed sweep's scratch folder) under other paths. ``run_dir``: the
+    plan's run folder (else the configuration's own, see :func:`~hepwb.pipeline.cell.run_cell`).
     """
-    cfg = _cfg(recorded if recorded is not None else config)
     timings = Timer()
     with timings("load_s"):
-        ins = inputs(home, config, inputs_key)
-        cs = chunkset(home, config, inputs_key)
-        tbl = table(home, config, inputs_key)
+        ins = inputs(home, cfg, inputs_key)
+        cs = chunkset(home, cfg, inputs_key)
+        tbl = table(home, cfg, inputs_key)
         emb = embedder(cfg.embedding_model)
     res = run_cell(
-        cfg,
+        recorded if recorded is not None else cfg,
         ins,
         cs,
         tbl,
@@ -188,16 +171,16 @@ def cell(
         with_ci=with_ci,
         sweep_id=sweep_id,
         progress=False,
+        run_dir=run_dir,
     )
     return res.record
 
 
-def cell_notebook(home: str, config: JSONObject, run_dir: Path) -> RunRecord:
+def cell_notebook(home: str, cfg: ExperimentConfig, run_dir: Path) -> RunRecord:
     """Run one cell as the ``20-evaluate`` notebook (papermill) into ``run_dir``; returns its record."""
     _setup()
-
     layout = Layout(Path(home))
-    params = notebook_parameters(config, run_dir, layout)
+    params = notebook_parameters(cfg.to_dict(), run_dir, layout)
     (run_dir / RunRecord.FILE).unlink(missing_ok=True)
     run_notebook(EVALUATE_NOTEBOOK, run_dir / EVALUATE_NOTEBOOK, params, layout)
     return RunRecord.load(run_dir)
