@@ -45,6 +45,8 @@ __all__ = [
     "FETCH",
     "FUSION_FOLDS",
     "GENERATIVE_FETCH",
+    "HALVING_ETA",
+    "HALVING_MIN_QUESTIONS",
     "HIERARCHICAL_CHUNK_SIZE",
     "HISTORY_LIMIT",
     "HTTP_ATTEMPTS",
@@ -351,3 +353,9 @@ HTTP_ATTEMPTS: Final = 3
 
 RAGAS_TOP_K: Final = 5
 """Hits per question the ragas metrics read (the context an assistant would be given)."""
+
+HALVING_ETA: Final = 3
+"""Successive halving keeps the best third of the cells at every rung."""
+
+HALVING_MIN_QUESTIONS: Final = 12
+"""Questions of successive halving's first rung."""

@@ -31,6 +31,8 @@ __all__ = [
     "FETCH",
     "GATEWAY_START_S",
     "GATEWAY_WAIT_S",
+    "HALVING_ETA",
+    "HALVING_MIN_QUESTIONS",
     "HEPILOT_CHUNK_OVERLAP",
     "HEPILOT_CHUNK_SIZE",
     "HNSW_M",
@@ -86,6 +88,7 @@ __all__ = [
     "STORE_READ_S",
     "STORE_RETRIES",
     "SUB_VECTORS",
+    "SWEEP_MAX_CELLS",
     "TIER_HISTORY_LIMIT",
     "TIER_JOB_MAX_ROWS",
     "TIER_JOB_MIN_INTERVAL_S",
@@ -438,6 +441,19 @@ is under 100 bytes): a peer announcing more is no scheduler, and nothing of that
 
 MAX_SWEEP_CELLS = 10_000
 """Most cells a sweep may have unless its file or ``--max-cells`` raises the cap (refused before planning)."""
+
+SWEEP_MAX_CELLS = Bound("max_cells", 1, None, "a whole number of cells", "10000", integer=True)
+"""The cap a sweep file or ``--max-cells`` may set (any whole number of cells from 1)."""
+
+HALVING_ETA = Bound(
+    "eta", 2, 100, "a whole number (each rung keeps the best 1/eta of the cells)", "3", integer=True
+)
+"""Successive halving's reduction factor."""
+
+HALVING_MIN_QUESTIONS = Bound(
+    "min_questions", 2, 1_000_000, "a whole number of questions", "12", integer=True
+)
+"""Questions of successive halving's first rung."""
 
 MAX_JSON_BYTES = 256 * 1_048_576
 """The most bytes hepwb reads from one JSON, JSONL or CSV file (:mod:`hepwb.readers`; question files have

@@ -38,18 +38,19 @@ import math
 import reprlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from hepwb import defaults, limits
 from hepwb.acquisition.folder import corpus_files, resolve_corpus
 from hepwb.callspec import named
 from hepwb.catalog.sweeps import option_label
 from hepwb.exceptions import ConfigError, HepwbError
 from hepwb.ids import canonical_json
-from hepwb.limits import MAX_SWEEP_CELLS
 from hepwb.models.device import check_device
 from hepwb.names import check_name
+from hepwb.options import bound_check
 from hepwb.pipeline.config import DIMENSIONS, ExperimentConfig, validated
 from hepwb.pipeline.stages import questions_path
 from hepwb.types import JSONObject
@@ -68,8 +69,12 @@ class HalvingSettings(BaseModel):
     """Successive halving (``search: halving``): rungs of growing question subsets, keeping the best."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    eta: int = Field(default=3, ge=2, description="keep the best 1/eta of the cells at every rung")
-    min_questions: int = Field(default=12, ge=2, description="questions of the first rung")
+    eta: Annotated[int, bound_check(limits.HALVING_ETA)] = Field(
+        default=defaults.HALVING_ETA, description="keep the best 1/eta of the cells at every rung"
+    )
+    min_questions: Annotated[int, bound_check(limits.HALVING_MIN_QUESTIONS)] = Field(
+        default=defaults.HALVING_MIN_QUESTIONS, description="questions of the first rung"
+    )
     seed: int = 0
 
 
@@ -100,7 +105,7 @@ class SweepSpec(BaseModel):
     retriever: Any = None
     k: Any = None
     vector_index: Any = None
-    max_cells: int = Field(default=MAX_SWEEP_CELLS, ge=1)
+    max_cells: Annotated[int, bound_check(limits.SWEEP_MAX_CELLS)] = limits.MAX_SWEEP_CELLS
     """Refuse a sweep of more cells than this before any work (``--max-cells``; default 10,000)."""
     device: str | None = None
     """Where the workers embed: auto, cpu, cuda, cuda:N or mps (default ``$HEPWB_DEVICE`` or auto)."""

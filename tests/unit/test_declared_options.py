@@ -35,11 +35,6 @@ ALLOWED_BOUND_CHECKS = {
     ("sweep/executors/connect.py", "not host or not 1 <= int(port) <= 65535"),
     # the page of a PDF: the file's range
     ("viz/document_view.py", "not 1 <= page <= d.page_count"),
-    # not yet moved to limits (a file of other work in progress; issue #39): a sweep file's halving
-    # settings and cell cap
-    ("sweep/spec.py", "Field(default=3, ge=2"),
-    ("sweep/spec.py", "Field(default=12, ge=2"),
-    ("sweep/spec.py", "Field(default=MAX_SWEEP_CELLS, ge=1)"),
 }
 """Bound checks outside hepwb/defaults.py and hepwb/limits.py that are allowed: (module, the code's start)."""
 
@@ -166,9 +161,6 @@ ALLOWED_FIELD_LITERALS = {
     "ragmd/model.py:RagChunk.context_end = -1",
     # a parsed block's line count starts at one line: a record's field, not a setting
     "processing/_blocks.py:RenderedBlock.lines = 1",
-    # not yet moved (the sweep file's halving settings; issue #39)
-    "sweep/spec.py:HalvingSettings.eta = 3",
-    "sweep/spec.py:HalvingSettings.min_questions = 12",
 }
 """Numeric literal field defaults of records (not settings) allowed: ``module:Class.field = value``."""
 
