@@ -153,8 +153,9 @@ class SweepSpec(BaseModel):
         try:
             return cls(**data, source=source)
         except ValidationError as exc:
-            lines = [
-                f"{source}: {'.'.join(str(p) for p in e['loc'])} = {_short(e.get('input'))}: {e['msg']}"
+            lines = [  # a bound's own message (it names the value and the fix), not pydantic's wrapping of it
+                f"{source}: {'.'.join(str(p) for p in e['loc'])} = {_short(e.get('input'))}: "
+                f"{(e.get('ctx') or {}).get('error') or e['msg']}"
                 for e in exc.errors()
             ]
             raise SweepSpecError("\n".join(lines)) from None
