@@ -52,11 +52,6 @@ _DISPLAY = re.compile(r"\$\$.+?\$\$", re.DOTALL)
 _INLINE = re.compile(r"(?<![\\$])\$(?!\$)[^$\n]+?(?<!\\)\$")
 
 
-def _version() -> str:
-
-    return __version__
-
-
 def source_type_of(doc: Document) -> str:
     """``arxiv`` for documents with an arXiv identifier, else ``other``."""
     return "arxiv" if doc.meta.get("arxiv") else "other"
@@ -101,7 +96,7 @@ def document_metadata(doc: Document) -> DocumentMetadata:
         file_hash=str(meta.get("file_hash", "")),
         file_size=int(meta.get("file_size", len(doc.markdown.encode()))),
         processing_timestamp=str(meta.get("processing_timestamp") or utc_now()),
-        adapter_version=_version(),
+        adapter_version=__version__,
         local_path=str(meta["source_file"]) if meta.get("source_file") else None,
         authors=authors or None,
         subject_categories=[c.strip() for c in str(cats).split("/") if c.strip()] if cats else None,
@@ -174,7 +169,7 @@ def write_document(root: Path, doc: Document, chunks: list[Chunk]) -> CatalogEnt
     atomic_write_text(out / "full_document.md", doc.markdown)
     write_json(out / "document_metadata.json", document_metadata(doc).dump())
     proc = ProcessingMetadata(
-        processor_used=str(doc.meta.get("processor", f"hepwb/{_version()}")),
+        processor_used=str(doc.meta.get("processor", f"hepwb/{__version__}")),
         processing_timestamp=str(doc.meta.get("processing_timestamp") or utc_now()),
         processing_duration=float(doc.meta.get("processing_duration", 0.0)),
         conversion_warnings=list(doc.meta.get("conversion_warnings", [])),
@@ -221,7 +216,7 @@ def write_catalog(root: Path, entries: list[CatalogEntry]) -> JSONObject:
         dist[key] = dist.get(key, 0) + 1
     cat = HepilotCatalog(
         creation_timestamp=utc_now(),
-        adapter_version=_version(),
+        adapter_version=__version__,
         total_documents=len(entries),
         total_chunks=sum(e.chunk_count for e in entries),
         documents=sorted(entries, key=lambda e: e.file_path),
