@@ -72,14 +72,14 @@ browser-stress: $(STAMP)  ## The browser tests RUNS (5) times in a row beside tw
 	bash tests/browser/stress.sh $${RUNS:-5}
 
 lint: $(STAMP)  ## ruff (lint + format check), mypy --strict over hepwb/ and bench/, import-linter's layer contracts
-	$(VENV)/bin/ruff check hepwb tests bench
-	$(VENV)/bin/ruff format --check hepwb tests bench
+	$(VENV)/bin/ruff check hepwb tests bench docs/_ext docs/conf.py
+	$(VENV)/bin/ruff format --check hepwb tests bench docs/_ext docs/conf.py
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 
 format: $(STAMP)  ## Apply ruff formatting and fixes
-	$(VENV)/bin/ruff format hepwb tests bench
-	$(VENV)/bin/ruff check --fix hepwb tests bench
+	$(VENV)/bin/ruff format hepwb tests bench docs/_ext docs/conf.py
+	$(VENV)/bin/ruff check --fix hepwb tests bench docs/_ext docs/conf.py
 
 clean-artefacts:  ## Delete generated data/ and reports/ artefacts (keeps their READMEs)
 	find data reports -mindepth 1 ! -name README.md -delete

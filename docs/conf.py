@@ -94,7 +94,7 @@ html_theme_options = {
 }
 html_show_sourcelink = False
 
-# -- links: external ones are never fetched (no network); `make docs` lists them with the linkcheck builder ----
+# -- links: external ones are never fetched (no network); `make docs` lists them with the linkcheck builder
 linkcheck_ignore = [r"^[a-z][a-z0-9+.-]*:"]
 
 

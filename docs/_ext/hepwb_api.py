@@ -78,7 +78,7 @@ def _plain_model_annotations(module: ModuleType) -> None:
 
     for obj in vars(module).values():
         if inspect.isclass(obj) and issubclass(obj, BaseModel) and obj.__module__ == module.__name__:
-            own = obj.__dict__.get("__annotations__", {})
+            own = obj.__dict__.get("__annotations__", {})  # noqa: RUF063 (edited in place: not a copy)
             for name, field in obj.model_fields.items():
                 if name in own:
                     own[name] = _plain_type(field.annotation)
@@ -99,7 +99,7 @@ def _callbacks(app: typer.Typer) -> set[Any]:
     for group in app.registered_groups:
         if group.typer_instance is not None:
             found |= _callbacks(group.typer_instance)
-    # hepwb's error boundary registers a wrapper (functools.wraps) and leaves the module's name on the function
+    # hepwb's error boundary registers a wrapper (functools.wraps), leaving the module's name on the function
     return (found | {getattr(f, "__wrapped__", None) for f in found}) - {None}
 
 
@@ -131,10 +131,10 @@ def _origin(obj: Any, module: ModuleType, modules: list[ModuleType]) -> str | No
     origin = getattr(obj, "__module__", None) if inspect.isclass(obj) or inspect.isroutine(obj) else None
     if origin is None and hasattr(module, "__path__"):  # data re-exported by a package: find its module
         for other in modules:
-            if other is not module and other.__name__.startswith(module.__name__ + "."):
-                if any(value is obj for value in vars(other).values()):
-                    origin = other.__name__
-                    break
+            inside = other is not module and other.__name__.startswith(module.__name__ + ".")
+            if inside and any(value is obj for value in vars(other).values()):
+                origin = other.__name__
+                break
     if not origin or origin == module.__name__ or not origin.startswith("hepwb"):
         return None
     if any(part.startswith("_") for part in origin.split(".")):
@@ -146,7 +146,9 @@ _COMMANDS: set[Any] = set()
 
 
 def api_context() -> dict[str, dict[str, list[Any]]]:
-    """``own``: module → names it documents (``data``: those of them that are data, documented one by one,
+    """What the API pages document: ``own``, ``data``, ``reexports`` and ``cli``.
+
+    ``own``: module → names it documents (``data``: those of them that are data, documented one by one,
     since autodoc leaves a module's data without a doc comment out); ``reexports``: module → (name, target)
     links; ``cli``: names left to the command-line reference.
     """
@@ -175,7 +177,7 @@ def api_context() -> dict[str, dict[str, list[Any]]]:
     return {"hepwb_own": own, "hepwb_data": data, "hepwb_reexports": reexports, "hepwb_cli": cli}
 
 
-# -- Sphinx hooks ---------------------------------------------------------------------------------------------
+# -- Sphinx hooks -----------------------------------------------------------------------------------------
 
 
 def _plain_first_line(app: Any, what: str, name: str, obj: Any, options: Any, lines: list[str]) -> None:
@@ -227,17 +229,17 @@ def _require_docstring(app: Any, what: str, name: str, obj: Any, options: Any, l
     """A public module, class, function or method of hepwb without a docstring fails the build."""
     from sphinx.util import logging
 
-    if what in ("module", "class", "function", "method") and name.startswith("hepwb"):
-        if not any(line.strip() for line in lines) and not name.rpartition(".")[2].startswith("_"):
-            logging.getLogger(__name__).warning(
-                "%s %s has no docstring", what, name, type="hepwb", subtype="doc"
-            )
+    documented = what in ("module", "class", "function", "method") and name.startswith("hepwb")
+    if documented and not any(line.strip() for line in lines) and not name.rpartition(".")[2].startswith("_"):
+        logging.getLogger(__name__).warning("%s %s has no docstring", what, name, type="hepwb", subtype="doc")
 
 
 def _clean_signature(
     app: Any, what: str, name: str, obj: Any, options: Any, signature: str | None, annotation: str | None
 ) -> tuple[str, str | None] | None:
-    """No constructor signature for pydantic models (their fields are documented one by one); elsewhere
+    """Signatures as readers need them: pydantic models without one, ``Annotated[T, ...]`` as ``T``.
+
+    No constructor signature for pydantic models (their fields are documented one by one); elsewhere
     ``Annotated[T, validators]`` shows as ``T`` (the bounds are in the docstrings).
     """
     from pydantic import BaseModel

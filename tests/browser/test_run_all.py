@@ -26,8 +26,8 @@ NOTEBOOKS = sorted(
 )
 TIMES = SCREENSHOTS / "run-all.json"
 SLOW = {"70-adapt-embedder.ipynb"}
-"""Run All of these in ``make test-slow`` (which ``.ci/run`` also runs), to keep ``make test`` within its budget:
-the tutorials (``make test`` runs each through nbval, comparing its outputs) and the one that trains a model."""
+"""Run All of these in ``make test-slow`` (which ``.ci/run`` also runs), keeping ``make test`` in its budget:
+the tutorials (``make test`` runs each through nbval, comparing outputs) and the one that trains a model."""
 
 
 def _param(notebook: str) -> object:
