@@ -3,25 +3,22 @@
 Every problem names the file, the line and the section, e.g. ``paper.ragmd:41 [Vectors] chunk 'c7':
 not base64``. A file with git conflict markers, a truncated one (a missing section or fence) or a
 hand-edited one whose counts, ids or vector lengths disagree raises :class:`RagmdError` listing every
-problem, and nothing is loaded.
+problem, and nothing is loaded. This module checks the file's structure (front matter, sections,
+fenced blocks, JSON); :mod:`hepwb.ragmd.contents` whether the sections agree with each other.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import gc
 import json
 import re
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from hepwb.exceptions import HepwbError
 from hepwb.limits import MAX_RAGMD_BYTES
-from hepwb.ragmd.model import FORMAT_VERSION, RagChunk, RagDocument, RagFile
+from hepwb.ragmd.contents import Problems, assemble
+from hepwb.ragmd.model import FORMAT_VERSION, RagFile
 from hepwb.ragmd.writer import VECTOR_ENCODING
 from hepwb.readers import ReadError, json_hooks, read_text
 from hepwb.types import JSONObject
@@ -65,15 +62,6 @@ class RagmdError(HepwbError, ValueError):
 
 MAX_EMBEDDING_DIM = 65_536
 """The widest vectors a ``.ragmd`` file may declare (checked before any array is made)."""
-
-
-class _Problems(list[str]):
-    def __init__(self, source: str) -> None:
-        super().__init__()
-        self.source = source
-
-    def add(self, line: int, section: str, msg: str) -> None:
-        self.append(f"{self.source}:{line} [{section}] {msg}")
 
 
 def problems(text: str, source: str = "<ragmd>") -> list[str]:
@@ -128,7 +116,7 @@ def searchable(rf: RagFile, path: str | Path) -> RagFile:
     return rf
 
 
-def _fail(probs: _Problems) -> RagmdError:
+def _fail(probs: Problems) -> RagmdError:
     head = f"{probs.source}: {len(probs)} problem(s); nothing was loaded:\n  " + "\n  ".join(probs[:20])
     if len(probs) > 20:
         head += f"\n  … and {len(probs) - 20} more"
@@ -151,8 +139,44 @@ def _parse(text: str, source: str) -> RagFile:
 
 
 def _parse_text(text: str, source: str) -> RagFile:
+    """The contents of ``text``, checked.
+
+    The structure is checked here; whether the sections agree with each other by
+    :func:`~hepwb.ragmd.contents.assemble`.
+    """
     lines = text.split("\n")
-    probs = _Problems(source)
+    probs = Problems(source)
+    _check_conflicts(lines, probs)
+    fm = _front_matter(lines, source, probs)
+    starts = _section_starts(lines, probs)
+    if probs:
+        raise _fail(probs)
+    blocks = {name: _block(lines, starts[name], name, probs) for name in _FENCES}
+    if probs:
+        raise _fail(probs)
+    chunks_at, chunk_list = blocks["Chunks"]
+    meta_at, meta_text = blocks["Document Metadata"]
+    vec_at, vec_lines = blocks["Vectors"]
+    order = _json(chunk_list, chunks_at, "Chunks", probs)
+    meta = _json(meta_text, meta_at, "Document Metadata", probs)
+    for section, block, value, first in (
+        ("Chunks", chunk_list, order, chunks_at),
+        ("Document Metadata", meta_text, meta, meta_at),
+    ):
+        bad = _lone_surrogate(value) if _SURROGATE_ESCAPE.search(block) else None
+        if bad:
+            probs.add(first, section, bad)
+    if probs:
+        raise _fail(probs)
+    vecs = vec_lines.split("\n") if vec_lines else []
+    rf = assemble(fm, order, meta, vecs, vec_at, lines, starts, probs, chunks_at)
+    if rf is None:
+        raise _fail(probs)
+    return rf
+
+
+def _check_conflicts(lines: list[str], probs: Problems) -> None:
+    """Refuse a file with git conflict markers: it is resolved, or re-exported, never read."""
     marks = [i + 1 for i, ln in enumerate(lines) if ln.startswith(_CONFLICT) or ln == "======="]
     if marks:
         probs.add(
@@ -162,6 +186,10 @@ def _parse_text(text: str, source: str) -> RagFile:
             "both sides and merge the indexes with hepwb (a .ragmd file is not merged by hand)",
         )
         raise _fail(probs)
+
+
+def _front_matter(lines: list[str], source: str, probs: Problems) -> JSONObject:
+    """The YAML front matter between the ``---`` lines, its problems added (a fatal one raises)."""
     if not lines or lines[0] != "---" or "---" not in lines[1:]:
         probs.add(
             1, "front matter", "no YAML front matter between '---' lines (not a .ragmd file, or truncated)"
@@ -183,6 +211,12 @@ def _parse_text(text: str, source: str) -> RagFile:
     ):
         probs.add(1, "front matter", f"embedding_dim must be a whole number from 1 to {MAX_EMBEDDING_DIM:,}")
         raise _fail(probs)
+    _check_front_values(fm, probs)
+    return fm
+
+
+def _check_front_values(fm: JSONObject, probs: Problems) -> None:
+    """The front matter's model name, time stamps, distance, encoding, text and format version."""
     model = fm.get("model_name")
     if "model_name" in fm and (
         not isinstance(model, str) or not _MODEL_NAME.fullmatch(model) or ".." in model
@@ -209,6 +243,10 @@ def _parse_text(text: str, source: str) -> RagFile:
             "front matter",
             f"format_version {fm.get('format_version')!r}; this hepwb reads {FORMAT_VERSION}",
         )
+
+
+def _section_starts(lines: list[str], probs: Problems) -> dict[str, int]:
+    """The index of each section's ``## `` line; a missing section is a problem."""
     starts = {}
     for name in SECTIONS:
         where = [i for i, ln in enumerate(lines) if ln == f"## {name}"]
@@ -216,30 +254,10 @@ def _parse_text(text: str, source: str) -> RagFile:
             probs.add(len(lines), name, f"section '## {name}' missing (a truncated or hand-cut file?)")
         else:
             starts[name] = where[0]
-    if probs:
-        raise _fail(probs)
-    blocks = {name: _block(lines, starts[name], name, probs) for name in _FENCES}
-    if probs:
-        raise _fail(probs)
-    chunks_at, chunk_list = blocks["Chunks"]
-    meta_at, meta_text = blocks["Document Metadata"]
-    vec_at, vec_lines = blocks["Vectors"]
-    order = _json(chunk_list, chunks_at, "Chunks", probs)
-    meta = _json(meta_text, meta_at, "Document Metadata", probs)
-    for section, block, value, first in (
-        ("Chunks", chunk_list, order, chunks_at),
-        ("Document Metadata", meta_text, meta, meta_at),
-    ):
-        bad = _lone_surrogate(value) if _SURROGATE_ESCAPE.search(block) else None
-        if bad:
-            probs.add(first, section, bad)
-    if probs:
-        raise _fail(probs)
-    vecs = vec_lines.split("\n") if vec_lines else []
-    return _assemble(fm, order, meta, vecs, vec_at, lines, starts, probs, chunks_at)
+    return starts
 
 
-def _block(lines: list[str], start: int, name: str, probs: _Problems) -> tuple[int, str]:
+def _block(lines: list[str], start: int, name: str, probs: Problems) -> tuple[int, str]:
     """(line number of the block's first line, its text) of the fenced block after ``start``."""
     fence = _FENCES[name]
     i = start + 1
@@ -256,7 +274,7 @@ def _block(lines: list[str], start: int, name: str, probs: _Problems) -> tuple[i
     return i + 2, "\n".join(lines[i + 1 : close])
 
 
-def _json(text: str, first: int, section: str, probs: _Problems) -> Any:
+def _json(text: str, first: int, section: str, probs: Problems) -> Any:
     """The JSON of a block (integer digits and nesting bounded), or None with a problem recorded."""
     try:
         value = json.loads(text, **json_hooks(section, "fix the block or export the file again"))
@@ -310,171 +328,3 @@ def _is_timestamp(value: Any) -> bool:
     except ValueError:
         return False
     return True
-
-
-def _whole(value: Any, field: str, low: int = 0) -> int:
-    """``value`` as an index or count: a JSON whole number from ``low`` to 2**31 - 1 (not a string)."""
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value < 2**31:
-        msg = f"{field} is {str(value)[:30]!r}, not a whole number from {low} to 2147483647"
-        raise ValueError(msg)
-    return value
-
-
-def _assemble(
-    fm: JSONObject,
-    order: Any,
-    meta: Any,
-    vec_lines: list[str],
-    vec_at: int,
-    lines: list[str],
-    starts: dict[str, int],
-    probs: _Problems,
-    chunks_at: int,
-) -> RagFile:
-    dim, n_vec, n_doc = fm["embedding_dim"], fm["vector_count"], fm["document_count"]
-    if not isinstance(order, list) or not all(
-        isinstance(e, dict) and isinstance(e.get("chunk_id"), str) and isinstance(e.get("document_id"), str)
-        for e in order
-    ):
-        probs.add(starts["Chunks"] + 1, "Chunks", "must be a JSON array of {chunk_id, document_id} entries")
-        raise _fail(probs)
-    if not isinstance(meta, dict):
-        probs.add(
-            starts["Document Metadata"] + 1, "Document Metadata", "must be a JSON object keyed by document id"
-        )
-        raise _fail(probs)
-    if len(order) != n_vec:
-        probs.add(
-            1, "front matter", f"vector_count is {n_vec} but the Chunks section has {len(order)} entries"
-        )
-    if len(meta) != n_doc:
-        probs.add(
-            1, "front matter", f"document_count is {n_doc} but Document Metadata has {len(meta)} documents"
-        )
-    ids = [e["chunk_id"] for e in order]
-    dup = sorted(c for c, n in Counter(ids).items() if n > 1)  # linear: validation time grows with the file
-    if dup:
-        probs.add(starts["Chunks"] + 1, "Chunks", f"chunk ids repeated: {dup[:5]}")
-    docs, by_id = [], {}
-    for did, d in meta.items():
-        try:
-            docs.append(RagDocument(did, str(d["label"]), str(d.get("title", "")), str(d.get("arxiv", ""))))
-            for c in d["chunks"]:
-                by_id[c["chunk_id"]] = RagChunk(
-                    c["chunk_id"],
-                    did,
-                    _whole(c["chunk_index"], "chunk_index"),
-                    _whole(c["i_start"], "i_start"),
-                    _whole(c["i_end"], "i_end"),
-                    str(c["text"]),
-                    tuple(_whole(p, "pages", 1) for p in c.get("pages", ())),
-                    str(c.get("section", "")),
-                    _whole(c.get("token_count", 0), "token_count"),
-                    _whole(c.get("context_start", -1), "context_start", -1),
-                    _whole(c.get("context_end", -1), "context_end", -1),
-                    str(c.get("context_text", "")),
-                )
-        except (KeyError, TypeError, ValueError, OverflowError) as exc:  # 1e400 is inf: int() overflows
-            probs.add(
-                starts["Document Metadata"] + 1, "Document Metadata", f"document {did!r}: bad entry ({exc!r})"
-            )
-    for pos, e in enumerate(order):
-        c = by_id.get(e["chunk_id"])
-        if c is None:
-            probs.add(
-                chunks_at + 1 + pos,
-                "Chunks",
-                f"chunk {e['chunk_id']!r} has no Document Metadata entry",
-            )
-        elif c.document_id != e["document_id"]:
-            probs.add(
-                chunks_at + 1 + pos,
-                "Chunks",
-                f"chunk {e['chunk_id']!r} belongs to {c.document_id}, not {e['document_id']}",
-            )
-        elif len(c.text) != c.i_end - c.i_start:
-            probs.add(
-                starts["Document Metadata"] + 1,
-                "Document Metadata",
-                f"chunk {c.chunk_id!r}: text length {len(c.text)} != i_end - i_start = {c.i_end - c.i_start}",
-            )
-    extra = sorted(set(by_id) - set(ids))
-    if extra:
-        probs.add(
-            starts["Document Metadata"] + 1,
-            "Document Metadata",
-            f"chunks not in the Chunks section: {extra[:5]}",
-        )
-    width = int(dim) if isinstance(dim, int) and dim > 0 else 0
-    have = sum(len(ln) for ln in vec_lines) * 3 // 4  # bytes the base64 lines can hold at most
-    if len(order) * 4 * width > 2 * have + 2**20:  # never allocate far more than the file can fill
-        probs.add(
-            vec_at,
-            "Vectors",
-            f"the vector lines hold at most {have:,} bytes; {len(order)} chunks × embedding_dim {width} "
-            f"need {len(order) * 4 * width:,}",
-        )
-        raise _fail(probs)
-    vecs = np.zeros((len(order), width), dtype="<f4")
-    if len(vec_lines) != len(order):
-        probs.add(
-            vec_at,
-            "Vectors",
-            f"{len(vec_lines)} vector lines for {len(order)} chunks "
-            f"(embedding_dim × vector_count = {dim} × {n_vec})",
-        )
-    for k, ln in enumerate(vec_lines[: len(order)]):
-        cid, _, b64 = ln.partition(" ")
-        if cid != ids[k]:
-            probs.add(
-                vec_at + k, "Vectors", f"vector {k} is keyed {cid!r}, the Chunks section says {ids[k]!r}"
-            )
-            continue
-        try:
-            raw = base64.b64decode(b64, validate=True)
-        except (binascii.Error, ValueError):
-            probs.add(vec_at + k, "Vectors", f"chunk {cid!r}: not base64")
-            continue
-        if len(raw) != 4 * vecs.shape[1]:
-            probs.add(vec_at + k, "Vectors", f"chunk {cid!r}: {len(raw) // 4} floats, embedding_dim is {dim}")
-            continue
-        vector = np.frombuffer(raw, dtype="<f4")
-        if not np.isfinite(vector).all():
-            probs.add(vec_at + k, "Vectors", f"chunk {cid!r}: the vector holds NaN or infinite values")
-            continue
-        vecs[k] = vector
-    _check_table(lines, starts, docs, by_id, probs)
-    if probs:
-        raise _fail(probs)
-    return RagFile(
-        str(fm["model_name"]),
-        str(fm["chunkset_id"]),
-        str(fm["created_at"]),
-        str(fm["updated_at"]),
-        docs,
-        [by_id[c] for c in ids],
-        vecs,
-        str(fm["index_type"]),
-    )
-
-
-def _check_table(
-    lines: list[str],
-    starts: dict[str, int],
-    docs: list[RagDocument],
-    by_id: dict[str, RagChunk],
-    probs: _Problems,
-) -> None:
-    """The Documents table (for people) must list the same documents as the metadata."""
-    rows = [ln for ln in lines[starts["Documents"] + 1 : starts["Chunks"]] if ln.startswith("| ")][1:]
-    counts = {d.document_id: 0 for d in docs}
-    for c in by_id.values():
-        counts[c.document_id] = counts.get(c.document_id, 0) + 1
-    table = {r.rstrip(" |").rsplit("| ", 1)[-1].strip(): r for r in rows}
-    if set(table) != set(counts):
-        probs.add(
-            starts["Documents"] + 1,
-            "Documents",
-            f"the table lists {len(table)} documents, the metadata "
-            f"{len(counts)}; differing ids: {sorted(set(table) ^ set(counts))[:4]}",
-        )
