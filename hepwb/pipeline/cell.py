@@ -16,6 +16,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hepwb.evaluation import Question
 from hepwb.evaluation.evidence import unscored_frame
 from hepwb.exceptions import ConfigError
 from hepwb.hepilot.log import utc_now
@@ -31,9 +32,9 @@ from hepwb.pipeline.fusion_fit import fit_in_run
 from hepwb.pipeline.keys import STAGE_PACKAGES, cell_key, cell_name, retriever_label
 from hepwb.pipeline.notebook import write_rerun_files
 from hepwb.pipeline.record import RunInputs, RunRecord
-from hepwb.pipeline.scoring import score, scored_hits_frame
+from hepwb.pipeline.scoring import Scores, score, scored_hits_frame
 from hepwb.pipeline.stages import EvalInputs, Timer, retrieve_stage
-from hepwb.types import JSONObject
+from hepwb.types import Hit, JSONObject
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -148,10 +149,7 @@ def run_cell(
             folder named after the configuration under ``layout.runs``.
     """
     timings = timings if timings is not None else Timer()
-    questions = inputs.questions
-    if question_subset is not None:
-        wanted = set(question_subset)
-        questions = [q for q in questions if q.qid in wanted]
+    questions = _asked(inputs.questions, question_subset)
     latencies: dict[str, float] = {}
     with timings("vector_index_s"):
         searched = with_vector_index(table, cfg.index)
@@ -176,15 +174,7 @@ def run_cell(
     scored = cfg if fit is None else cfg.model_copy(update={"retriever_options": options})
     with timings("evaluate_s"):
         scores = score(scored, inputs, cs, questions, results, embedder, with_ci=with_ci)
-    costs = cost_summary(latencies, table)
-    asked = {q.qid for q in questions}
-    unlocated = [e for e in inputs.unlocated if e.qid in asked]
-    if isinstance(searched, AnnTable) and searched.ann is not None and questions:  # index vs exact search
-        import numpy as np
-
-        # one question at a time: the embedder's query cache serves the vectors retrieval already made
-        costs.update(ann_quality(searched, np.stack([embedder.embed([q.question])[0] for q in questions])))
-        costs["ann_mib"] = round(folder_bytes(searched.ann.uri) / 2**20, 3)
+    costs = _costs(latencies, table, searched, embedder, questions)
     config = cfg.to_dict()
     idx = index_key(cs.chunkset_id, cfg.embedding_model)
     key = cell_key(
@@ -198,14 +188,7 @@ def run_cell(
     if run_dir is None:
         run_dir = Path(cfg.run_dir) if cfg.run_dir else layout.runs / cell_name(config)
     with timings("save_s"):
-        run_dir.mkdir(parents=True, exist_ok=True)
-        for stale in (RunRecord.FILE, "error.json", "traceback.txt"):
-            if stale == RunRecord.FILE and _same_cell(run_dir, key):
-                continue  # another process ran this very cell: its record stays until ours replaces it
-            (run_dir / stale).unlink(missing_ok=True)
-        _write_parquet(scores.per_question, run_dir / "per_question.parquet")
-        hits = scored_hits_frame(results, scores.relevant)
-        _write_parquet(hits, run_dir / "hits.parquet")
+        hits = _save_tables(run_dir, key, scores, results)
         write_rerun_files(run_dir, config, layout)
         if fit is not None:  # the weights this run used, beside its results
             shutil.copyfile(fit, run_dir / "fusion_fit.json")
@@ -223,14 +206,7 @@ def run_cell(
         summary_ci95=scores.ci95,
         timings_s={k: round(v, 3) for k, v in timings.items()},
         costs=costs,
-        inputs=RunInputs(
-            corpus_documents=inputs.corpus_documents,
-            questions_file=str(inputs.questions_path),
-            questions_sha256=inputs.questions_sha256,
-            unlocated_evidence=[e.eid for e in unlocated],
-            unscored=[e.row() for e in unlocated],
-            question_subset=sorted(question_subset) if question_subset is not None else None,
-        ),
+        inputs=_run_inputs(inputs, questions, question_subset),
         environment={**environment(), "embedder": embedder.describe()},
         processing_errors=[e.dump() for e in inputs.log.errors],
         worker=worker_name(),
@@ -238,6 +214,59 @@ def run_cell(
     )
     record.save(run_dir)
     return RunResult(record, run_dir, scores.per_question, hits)
+
+
+def _asked(questions: list[Question], subset: list[str] | None) -> list[Question]:
+    """The questions of the run: those of ``subset`` (successive halving's rungs), or all."""
+    if subset is None:
+        return questions
+    wanted = set(subset)
+    return [q for q in questions if q.qid in wanted]
+
+
+def _costs(
+    latencies_ms: dict[str, float], table: Any, searched: Any, embedder: Embedder, questions: list[Question]
+) -> dict[str, float]:
+    """:func:`cost_summary`, and with a vector index its recall against exact search and its size (MiB)."""
+    costs = cost_summary(latencies_ms, table)
+    if isinstance(searched, AnnTable) and searched.ann is not None and questions:  # index vs exact search
+        import numpy as np
+
+        # one question at a time: the embedder's query cache serves the vectors retrieval already made
+        costs.update(ann_quality(searched, np.stack([embedder.embed([q.question])[0] for q in questions])))
+        costs["ann_mib"] = round(folder_bytes(searched.ann.uri) / 2**20, 3)
+    return costs
+
+
+def _save_tables(run_dir: Path, key: str, scores: Scores, results: dict[str, list[Hit]]) -> pd.DataFrame:
+    """Write ``per_question.parquet`` and ``hits.parquet`` into ``run_dir`` after clearing stale files.
+
+    An earlier run's record, error and traceback are removed first (not the record of this very cell,
+    which another process may be writing). Returns the hits table.
+    """
+    run_dir.mkdir(parents=True, exist_ok=True)
+    for stale in (RunRecord.FILE, "error.json", "traceback.txt"):
+        if stale == RunRecord.FILE and _same_cell(run_dir, key):
+            continue  # another process ran this very cell: its record stays until ours replaces it
+        (run_dir / stale).unlink(missing_ok=True)
+    _write_parquet(scores.per_question, run_dir / "per_question.parquet")
+    hits = scored_hits_frame(results, scores.relevant)
+    _write_parquet(hits, run_dir / "hits.parquet")
+    return hits
+
+
+def _run_inputs(inputs: EvalInputs, questions: list[Question], subset: list[str] | None) -> RunInputs:
+    """What the run read: corpus, question file, and the quotes of its questions that were not located."""
+    asked = {q.qid for q in questions}
+    unlocated = [e for e in inputs.unlocated if e.qid in asked]
+    return RunInputs(
+        corpus_documents=inputs.corpus_documents,
+        questions_file=str(inputs.questions_path),
+        questions_sha256=inputs.questions_sha256,
+        unlocated_evidence=[e.eid for e in unlocated],
+        unscored=[e.row() for e in unlocated],
+        question_subset=sorted(subset) if subset is not None else None,
+    )
 
 
 def cost_summary(latencies_ms: dict[str, float], table: Any) -> dict[str, float]:

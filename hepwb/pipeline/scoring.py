@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from hepwb import defaults
-from hepwb.evaluation import Question, evaluate
+from hepwb.evaluation import KeyIndex, Located, Question, evaluate
 from hepwb.evaluation.context import evidence_in_context
 from hepwb.evaluation.matching import is_relevant
 from hepwb.evaluation.ragas_eval import llm_scores, offline_scores, ragas_samples
@@ -23,7 +23,7 @@ from hepwb.models.embedder import Embedder
 from hepwb.pipeline.chunksets import ChunkSet
 from hepwb.pipeline.config import ExperimentConfig
 from hepwb.pipeline.stages import EvalInputs, needs_windows
-from hepwb.types import Hit
+from hepwb.types import Chunk, Hit
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -80,57 +80,100 @@ def score(
         on="qid",
     )
     evaluated = per_question[per_question["n_located"] > 0]
-    ragas_means = {  # a metric without any value (answer metrics of questions without answers) is left out
+    if not any(q.answer for q in questions):
+        _log.info("no question has an 'answer': the answer metrics are left out, everything else is scored")
+    ci95 = _intervals(evaluated) if with_ci and len(evaluated) else {}
+    relevant = _relevant_hits(results, located, inputs.keyindexes, cfg.min_coverage)
+    # read through windows, a chunk loses nothing to the model's input limit
+    limit = 10**9 if needs_windows(cfg) else embedder.max_seq_length
+    kc = min(5, cfg.k)  # what a reader of the top hits is handed: the chunk, or the chunk and linked captions
+    summary = {
+        **{k: float(v) for k, v in ev.summary.items()},
+        **_ragas_means(per_question, evaluated),
+        **_in_context(located, results, cs, inputs.keyindexes, k=kc, min_coverage=cfg.min_coverage),
+        **_chunk_costs(cs.chunks, limit),
+    }
+    return Scores(summary, ci95, per_question, relevant)
+
+
+def _ragas_means(per_question: pd.DataFrame, evaluated: pd.DataFrame) -> dict[str, float]:
+    """The mean of each ragas metric over the evaluated questions.
+
+    A metric without any value (answer metrics of questions without answers) is left out.
+    """
+    return {
         c: float(evaluated[c].mean())
         for c in per_question.columns
         if c.startswith("ragas_") and evaluated[c].notna().any()
     }
-    if not any(q.answer for q in questions):
-        _log.info("no question has an 'answer': the answer metrics are left out, everything else is scored")
-    ci95: dict[str, tuple[float, float]] = {}
-    if with_ci and len(evaluated):
-        ci = summary_with_ci(evaluated)
-        ci95 = {
-            str(m): (round(float(lo), 4), round(float(hi), 4))
-            for m, lo, hi in zip(ci["metric"], ci["ci_low"], ci["ci_high"], strict=True)
-        }
 
-    by_q: dict[str, list[Any]] = {}
+
+def _intervals(evaluated: pd.DataFrame) -> dict[str, tuple[float, float]]:
+    """``{metric: (low, high)}``: the bootstrap 95 % interval of each metric's mean, rounded."""
+    ci = summary_with_ci(evaluated)
+    return {
+        str(m): (round(float(lo), 4), round(float(hi), 4))
+        for m, lo, hi in zip(ci["metric"], ci["ci_low"], ci["ci_high"], strict=True)
+    }
+
+
+def _relevant_hits(
+    results: dict[str, list[Hit]],
+    located: list[Located],
+    keyindexes: dict[str, KeyIndex],
+    min_coverage: float,
+) -> dict[tuple[str, int], bool]:
+    """``{(qid, rank): whether that hit is relevant to one of the question's located quotes}``."""
+    by_q: dict[str, list[Located]] = {}
     for loc in located:
         by_q.setdefault(loc.qid, []).append(loc)
-    relevant = {
+    return {
         (qid, h.rank): any(
-            is_relevant(loc, h, inputs.keyindexes[loc.document_id], cfg.min_coverage)
-            for loc in by_q.get(qid, [])
+            is_relevant(loc, h, keyindexes[loc.document_id], min_coverage) for loc in by_q.get(qid, [])
         )
         for qid, hits in results.items()
         for h in hits
     }
 
-    # read through windows, a chunk loses nothing to the model's input limit
-    limit = 10**9 if needs_windows(cfg) else embedder.max_seq_length
-    total = sum(c.token_count for c in cs.chunks)
-    n = max(len(cs.chunks), 1)
 
-    kc = min(5, cfg.k)  # what a reader of the top hits is handed: the chunk, or the chunk and linked captions
-    reader = {
-        f"evidence_in_context{'_captions' if captions else ''}@{kc}": evidence_in_context(
-            located, results, cs.documents, k=kc, captions=captions, min_coverage=cfg.min_coverage,
-            keyindexes=inputs.keyindexes,
+def _in_context(
+    located: list[Located],
+    results: dict[str, list[Hit]],
+    cs: ChunkSet,
+    keyindexes: dict[str, KeyIndex],
+    *,
+    k: int,
+    min_coverage: float,
+) -> dict[str, float]:
+    """The share of evidence a reader of the top ``k`` hits is handed: the chunks alone, and with captions."""
+    return {
+        f"evidence_in_context{'_captions' if captions else ''}@{k}": evidence_in_context(
+            located, results, cs.documents, k=k, captions=captions, min_coverage=min_coverage,
+            keyindexes=keyindexes,
         )
         for captions in (False, True)
     }  # fmt: skip
-    summary = {
-        **{k: float(v) for k, v in ev.summary.items()},
-        **ragas_means,
-        **reader,
-        "n_chunks": float(len(cs.chunks)),
+
+
+def _chunk_costs(chunks: list[Chunk], limit: int) -> dict[str, float]:
+    """The chunk count and size, and what a dense embedder reading only ``limit`` word pieces never sees.
+
+    Example:
+        >>> from hepwb.types import Chunk
+        >>> chunks = [Chunk("a", "d", 0, 0, 1, "x", 300), Chunk("b", "d", 1, 1, 2, "y", 100)]
+        >>> costs = _chunk_costs(chunks, 256)
+        >>> costs["n_chunks"], costs["share_chunks_truncated"], costs["share_tokens_dropped"]
+        (2.0, 0.5, 0.11)
+    """
+    total = sum(c.token_count for c in chunks)
+    n = max(len(chunks), 1)
+    return {
+        "n_chunks": float(len(chunks)),
         # what a dense embedder reading only the first `limit` word pieces of each chunk never sees
-        "share_chunks_truncated": sum(c.token_count > limit for c in cs.chunks) / n,
-        "share_tokens_dropped": sum(max(0, c.token_count - limit) for c in cs.chunks) / max(total, 1),
+        "share_chunks_truncated": sum(c.token_count > limit for c in chunks) / n,
+        "share_tokens_dropped": sum(max(0, c.token_count - limit) for c in chunks) / max(total, 1),
         "mean_chunk_tokens": total / n,
     }
-    return Scores(summary, ci95, per_question, relevant)
 
 
 def scored_hits_frame(results: dict[str, list[Hit]], relevant: dict[tuple[str, int], bool]) -> pd.DataFrame:
