@@ -135,24 +135,10 @@ def compare(
     Raises:
         ConfigError: Fewer than two systems, an unknown baseline or metric, or a bad configuration.
     """
-    import pandas as pd
-
     configs = _configs(systems, params)
     labels = list(configs)
-    base = (
-        labels[baseline] if isinstance(baseline, int) and -len(labels) <= baseline < len(labels) else baseline
-    )
-    if base not in configs:
-        msg = f"baseline {baseline!r} is not one of the systems {labels}"
-        raise ConfigError(msg)
-    layout = layout or Layout.default()
-    loaded: dict[tuple[Any, ...], EvalInputs] = {}  # the corpus converted and the quotes located once
-    runs: dict[str, RunResult] = {}
-    for label, cfg in configs.items():
-        key = tuple(getattr(cfg, k) for k in _SHARED)
-        if key not in loaded:
-            loaded[key] = load_inputs(cfg, layout, progress=progress)
-        runs[label] = run_experiment(cfg, layout=layout, progress=progress, inputs=loaded[key])
+    base = _baseline(labels, baseline)
+    runs = _run_all(configs, layout or Layout.default(), progress)
     frames = {label: run.per_question for label, run in runs.items()}
     missing = sorted(m for m in metrics if m not in frames[base].columns)
     if missing:
@@ -160,30 +146,80 @@ def compare(
             f"unknown metric(s) {missing}; a run's per-question metrics are e.g. hit_rate@5, mrr@10, ndcg@10"
         )
         raise ConfigError(msg)
+    return Comparison(base, tuple(metrics), _table(frames, metrics, base, runs), runs)
+
+
+def _baseline(labels: list[str], baseline: int | str) -> str:
+    """The label of the baseline given by its position or label.
+
+    Example:
+        >>> _baseline(["bm25", "dense"], -1)
+        'dense'
+        >>> _baseline(["bm25", "dense"], "hybrid")
+        Traceback (most recent call last):
+        ...
+        hepwb.exceptions.ConfigError: baseline 'hybrid' is not one of the systems ['bm25', 'dense']
+    """
+    base = (
+        labels[baseline] if isinstance(baseline, int) and -len(labels) <= baseline < len(labels) else baseline
+    )
+    if base not in labels:
+        msg = f"baseline {baseline!r} is not one of the systems {labels}"
+        raise ConfigError(msg)
+    return str(base)
+
+
+def _run_all(configs: dict[str, Any], layout: Layout, progress: bool) -> dict[str, RunResult]:
+    """Each configuration's run; the corpus is converted and the quotes located once per input set."""
+    loaded: dict[tuple[Any, ...], EvalInputs] = {}
+    runs: dict[str, RunResult] = {}
+    for label, cfg in configs.items():
+        key = tuple(getattr(cfg, k) for k in _SHARED)
+        if key not in loaded:
+            loaded[key] = load_inputs(cfg, layout, progress=progress)
+        runs[label] = run_experiment(cfg, layout=layout, progress=progress, inputs=loaded[key])
+    return runs
+
+
+def _table(
+    frames: dict[str, pd.DataFrame], metrics: Sequence[str], base: str, runs: dict[str, RunResult]
+) -> pd.DataFrame:
+    """One row per metric and system: its mean with interval and, but for the baseline, the paired test."""
+    import pandas as pd
+
     rows = []
     for metric in metrics:
         tests = {str(t["run"]): t for t in compare_runs(frames, metric, baseline=base).to_dict("records")}
-        for label in labels:
-            ci = mean_ci(frames[label][metric].to_numpy(dtype=float))
-            row: dict[str, Any] = {"system": label, "metric": metric, "mean": ci.mean, "ci_low": ci.low,
-                                   "ci_high": ci.high, "n": ci.n, "small sample": ci.small,
-                                   "run_id": runs[label].run_id}  # fmt: skip
+        for label in frames:
+            row = _mean_row(frames[label][metric], label, metric, runs[label].run_id)
             t = tests.get(label)
             if t is not None:
-                improved, degraded = int(t["better"]), int(t["worse"])
-                row |= {
-                    "difference": t["diff"],
-                    "diff_low": t["ci_low"],
-                    "diff_high": t["ci_high"],
-                    "improved": improved,
-                    "degraded": degraded,
-                    "unchanged": int(t["n"]) - improved - degraded,
-                    "p": t["p_value"],
-                    "p (Holm)": t["p_holm"],
-                    "significant": bool(t["significant"]),
-                }
+                row |= _test_columns(t)
             rows.append(row)
     table = pd.DataFrame(rows)
     for col in ("improved", "degraded", "unchanged"):
         table[col] = table[col].astype("Int64")
-    return Comparison(base, tuple(metrics), table, runs)
+    return table
+
+
+def _mean_row(values: pd.Series[Any], label: str, metric: str, run_id: str) -> dict[str, Any]:
+    """The columns of one system's mean of ``metric``: the mean, its 95 % interval and the sample size."""
+    ci = mean_ci(values.to_numpy(dtype=float))
+    return {"system": label, "metric": metric, "mean": ci.mean, "ci_low": ci.low, "ci_high": ci.high,
+            "n": ci.n, "small sample": ci.small, "run_id": run_id}  # fmt: skip
+
+
+def _test_columns(t: dict[Any, Any]) -> dict[str, Any]:
+    """The columns of a system's paired test against the baseline (a row of :func:`compare_runs`)."""
+    improved, degraded = int(t["better"]), int(t["worse"])
+    return {
+        "difference": t["diff"],
+        "diff_low": t["ci_low"],
+        "diff_high": t["ci_high"],
+        "improved": improved,
+        "degraded": degraded,
+        "unchanged": int(t["n"]) - improved - degraded,
+        "p": t["p_value"],
+        "p (Holm)": t["p_holm"],
+        "significant": bool(t["significant"]),
+    }
