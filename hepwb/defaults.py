@@ -10,8 +10,12 @@ from __future__ import annotations
 from typing import Final
 
 __all__ = [
+    "ACQUIRE_ATTEMPTS",
+    "ACQUIRE_CONNECT_TIMEOUT_S",
     "ACQUIRE_MAX_RESULTS",
+    "ACQUIRE_MAX_WAIT_S",
     "ACQUIRE_MIN_INTERVAL_S",
+    "ACQUIRE_READ_TIMEOUT_S",
     "ADAPT_BATCH_SIZE",
     "ADAPT_EPOCHS",
     "ADAPT_HOLDOUT",
@@ -359,3 +363,15 @@ HALVING_ETA: Final = 3
 
 HALVING_MIN_QUESTIONS: Final = 12
 """Questions of successive halving's first rung."""
+
+ACQUIRE_ATTEMPTS: Final = 5
+"""Tries of one request of ``hepwb acquire`` (connection errors, 429 and 5xx, with back-off)."""
+
+ACQUIRE_MAX_WAIT_S: Final = 60.0
+"""Longest single wait of ``hepwb acquire`` between tries (back-off or the server's ``Retry-After``)."""
+
+ACQUIRE_CONNECT_TIMEOUT_S: Final = 10.0
+"""Seconds ``hepwb acquire`` waits for a host to accept a connection."""
+
+ACQUIRE_READ_TIMEOUT_S: Final = 30.0
+"""Longest pause of a reply to ``hepwb acquire`` (seconds without a byte)."""

@@ -21,6 +21,8 @@ from typing import Any
 from hepwb.exceptions import ConfigError
 
 __all__ = [
+    "ACQUIRE_MAX_RESULTS",
+    "ACQUIRE_MIN_INTERVAL_S",
     "BOOST",
     "BREAKPOINT_PERCENTILE",
     "CHUNK_OVERLAP",
@@ -47,6 +49,7 @@ __all__ = [
     "MAX_K",
     "MAX_NOTE_CHARS",
     "MAX_PORT",
+    "MAX_QID_CHARS",
     "MAX_QUESTION_CHARS",
     "MAX_QUESTION_FILE_BYTES",
     "MAX_RUN_FILE_BYTES",
@@ -381,6 +384,9 @@ NER_MAX_CONNECTIONS = 32
 MAX_QUESTION_CHARS = 4_000
 """Longest question (characters): a paragraph; BM25 over a 10 MB query aborts natively in the FTS engine."""
 
+MAX_QID_CHARS = 256
+"""Longest question id (characters): an id like ``P01-03``, printed in messages and kept in every run."""
+
 MAX_QUESTION_FILE_BYTES = 50_000_000
 """Largest question file read (bytes): some 100 000 questions."""
 
@@ -441,6 +447,14 @@ is under 100 bytes): a peer announcing more is no scheduler, and nothing of that
 
 MAX_SWEEP_CELLS = 10_000
 """Most cells a sweep may have unless its file or ``--max-cells`` raises the cap (refused before planning)."""
+
+ACQUIRE_MAX_RESULTS = Bound("max_results", 1, 100_000, "a whole number of papers", "10", integer=True)
+"""Papers ``hepwb acquire`` fetches at most."""
+
+ACQUIRE_MIN_INTERVAL_S = Bound(
+    "min_interval", 0, 3600, "seconds between two requests to one host (arXiv asks for 3)", "3"
+)
+"""The pause between two requests to one host."""
 
 SWEEP_MAX_CELLS = Bound("max_cells", 1, None, "a whole number of cells", "10000", integer=True)
 """The cap a sweep file or ``--max-cells`` may set (any whole number of cells from 1)."""

@@ -28,6 +28,7 @@ from hepwb import defaults, limits
 from hepwb.exceptions import ConfigError
 from hepwb.io import atomic_write_text
 from hepwb.paths import find_project_root
+from hepwb.plaintext import plain
 from hepwb.readers import read_json_file
 
 __all__ = ["DEFAULTS_FILE", "ProjectDefaults", "current_defaults", "unpin_defaults", "write_defaults"]
@@ -70,7 +71,12 @@ def _read(path: Path) -> ProjectDefaults:
     if problem:
         msg = f"{path}: chunk_size: {problem}; {fix}"
         raise ConfigError(msg)
-    return ProjectDefaults(retriever, int(size), str(data.get("source", "")), path.name)
+    source = data.get("source", "")
+    if not isinstance(source, str) or len(source) > limits.MAX_NOTE_CHARS or plain(source) != source:
+        what = "is no text" if not isinstance(source, str) else "holds control characters or is too long"
+        msg = f"{path}: source {what} (a line saying where the defaults come from); {fix}"
+        raise ConfigError(msg)
+    return ProjectDefaults(retriever, int(size), source, path.name)
 
 
 _CACHE: dict[Path, tuple[float, ProjectDefaults]] = {}

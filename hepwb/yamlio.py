@@ -11,6 +11,8 @@ Example:
     {'grid': {'k': [1, 2]}}
     >>> load_yaml("[1e3, 1.5e-3, 1_000, yes, '7', 0.5]", source="s.yaml")  # numbers as JSON writes them
     [1000.0, 0.0015, 1000, True, '7', 0.5]
+    >>> load_yaml("[1:30, 012, 0x10, 0o7, 0b1, 1:30.5, -.5, .inf]", source="s.yaml")  # decimal numbers only
+    ['1:30', 12, '0x10', '0o7', '0b1', '1:30.5', -0.5, inf]
     >>> load_yaml("a: 1\\na: 2", source="s.yaml")
     Traceback (most recent call last):
     ...
@@ -52,15 +54,28 @@ _PLAIN_TAGS = {None, "!"}  # no tag written, or a quoted scalar's non-specific t
 _EXPONENT_FLOAT = re.compile(r"^[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)[eE][-+]?[0-9]+$")
 """A JSON number with an exponent (``1e3``, ``1.5e3``): YAML 1.1 reads it as a string (no dot or sign)."""
 
+_DECIMAL_INT = re.compile(r"^[-+]?[0-9][0-9_]*$")
+"""A whole number as people write it (``12``, ``-3``, ``20_000``): decimal, whatever its leading zeros."""
+
+_DECIMAL_FLOAT = re.compile(
+    r"^(?:[-+]?[0-9][0-9_]*\.[0-9_]*(?:[eE][-+]?[0-9]+)?|[-+]?\.[0-9][0-9_]*(?:[eE][-+]?[0-9]+)?"
+    r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
+)
+"""YAML 1.1's floats without its base-60 form (``1:30.5``)."""
+
+_OWN_TAGS = {"tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float"}
+"""Implicit types this loader resolves its own way (timestamps not at all)."""
+
 
 class _Loader(yaml.SafeLoader):
     """SafeLoader reading JSON-like values only: no aliases, tags, timestamps or duplicate keys, bounded."""
 
     source = "YAML"
     text = ""
-    # a date-like value (``created: 2001-13-45``) stays a string: no implicit timestamps
+    # a date-like value (``created: 2001-13-45``) stays a string: no implicit timestamps; numbers are
+    # decimal only (below): YAML 1.1's base-60 (``1:30`` = 90), octal (``012`` = 10), hex and binary are not
     yaml_implicit_resolvers = {  # noqa: RUF012 (PyYAML's class attribute, read per class)
-        first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+        first: [(tag, regexp) for tag, regexp in resolvers if tag not in _OWN_TAGS]
         for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
     }
 
@@ -104,7 +119,7 @@ class _Loader(yaml.SafeLoader):
             self._refuse(
                 node.start_mark, f"an integer of {digits:,} digits", f"at most {limits.MAX_INT_DIGITS}"
             )
-        return super().construct_yaml_int(node)
+        return int(str(node.value).replace("_", ""), 10)  # decimal: ``012`` is twelve, never octal ten
 
     def construct_mapping(self, node: Any, deep: bool = False) -> Any:
         if isinstance(node, yaml.MappingNode):
@@ -126,6 +141,8 @@ class _Loader(yaml.SafeLoader):
 
 
 _Loader.add_constructor("tag:yaml.org,2002:int", _Loader.construct_yaml_int)
+_Loader.add_implicit_resolver("tag:yaml.org,2002:int", _DECIMAL_INT, list("-+0123456789"))
+_Loader.add_implicit_resolver("tag:yaml.org,2002:float", _DECIMAL_FLOAT, list("-+.0123456789"))
 _Loader.add_implicit_resolver("tag:yaml.org,2002:float", _EXPONENT_FLOAT, list("-+.0123456789"))
 
 

@@ -16,11 +16,12 @@ and their ``config_hash``, computed as for ``adapter_config.json``; credentials 
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hepwb import defaults
+from hepwb import defaults, limits
 from hepwb.acquisition.acquire import (
     acquire,
     discovered,
@@ -38,7 +39,9 @@ from hepwb.hepilot.schemas import validate_record
 from hepwb.ids import config_hash
 from hepwb.io import read_json, write_json
 from hepwb.paths import shared_dir
+from hepwb.plaintext import plain
 from hepwb.types import JSONObject
+from hepwb.urls import check_http_url
 
 __all__ = ["AcquireConfig", "AcquireResult", "acquire_corpus", "load_credentials"]
 
@@ -48,9 +51,28 @@ SOURCES = ("arxiv", "oai", "inspire", "local")
 
 
 def _env(name: str, default: str) -> str:
-    import os
-
     return os.environ.get(name) or default
+
+
+def _env_seconds(name: str, default: float) -> float:
+    """``$name`` as seconds (``default`` when unset); text that is no number is refused, naming it."""
+    text = os.environ.get(name)
+    if not text:
+        return default
+    try:
+        return float(text)
+    except ValueError:
+        msg = f"{name}={plain(text)[:40]!r} is no number of seconds; set it to e.g. 3, or unset it"
+        raise ConfigError(msg) from None
+
+
+_URL_OPTIONS = (
+    ("arxiv_url", "--arxiv-url (HEPWB_ARXIV_API_URL)", "https://export.arxiv.org/api/query"),
+    ("oai_url", "--oai-url (HEPWB_ARXIV_OAI_URL)", "https://oaipmh.arxiv.org/oai"),
+    ("inspire_url", "--inspire-url (HEPWB_INSPIRE_URL)", "https://inspirehep.net/api"),
+    ("pdf_base", "--pdf-base (HEPWB_ARXIV_PDF_BASE)", "https://arxiv.org"),
+)
+"""Each service URL of the configuration: its field, where it is set, and the public service's URL."""
 
 
 @dataclass(frozen=True)
@@ -70,13 +92,13 @@ class AcquireConfig:
     date_until: str = ""
     max_results: int = defaults.ACQUIRE_MAX_RESULTS
     sources: bool = True
-    arxiv_url: str = field(
-        default_factory=lambda: _env("HEPWB_ARXIV_API_URL", "https://export.arxiv.org/api/query")
+    arxiv_url: str = field(default_factory=lambda: _env("HEPWB_ARXIV_API_URL", _URL_OPTIONS[0][2]))
+    oai_url: str = field(default_factory=lambda: _env("HEPWB_ARXIV_OAI_URL", _URL_OPTIONS[1][2]))
+    inspire_url: str = field(default_factory=lambda: _env("HEPWB_INSPIRE_URL", _URL_OPTIONS[2][2]))
+    pdf_base: str = field(default_factory=lambda: _env("HEPWB_ARXIV_PDF_BASE", _URL_OPTIONS[3][2]))
+    min_interval_s: float = field(
+        default_factory=lambda: _env_seconds("HEPWB_MIN_INTERVAL_S", defaults.ACQUIRE_MIN_INTERVAL_S)
     )
-    oai_url: str = field(default_factory=lambda: _env("HEPWB_ARXIV_OAI_URL", "https://oaipmh.arxiv.org/oai"))
-    inspire_url: str = field(default_factory=lambda: _env("HEPWB_INSPIRE_URL", "https://inspirehep.net/api"))
-    pdf_base: str = field(default_factory=lambda: _env("HEPWB_ARXIV_PDF_BASE", "https://arxiv.org"))
-    min_interval_s: float = field(default_factory=lambda: float(_env("HEPWB_MIN_INTERVAL_S", "3.0")))
     credential_id: str = ""
     folder: str = ""
 
@@ -99,9 +121,15 @@ class AcquireConfig:
         if self.source == "local" and not self.folder:
             msg = "source 'local' needs a folder of PDFs: folder='...' (CLI: --folder DIR)"
             raise ConfigError(msg)
-        if self.max_results < 1:
-            msg = f"max_results must be >= 1, got {self.max_results}"
-            raise ConfigError(msg)
+        for bound, value in (
+            (limits.ACQUIRE_MAX_RESULTS, self.max_results),
+            (limits.ACQUIRE_MIN_INTERVAL_S, self.min_interval_s),
+        ):
+            problem = bound.problem(value)
+            if problem:  # a NaN or negative interval would drop the pause arXiv asks for, in silence
+                raise ConfigError(problem)
+        for name, what, public in _URL_OPTIONS:  # refused before anything connects (file:// included)
+            check_http_url(getattr(self, name), what, fix=f"give the service's base URL, e.g. {public}")
 
 
 @dataclass
@@ -130,7 +158,11 @@ def load_credentials(
     """HTTP headers for credential ``credential_id`` of a ``credentials.json`` (validated; never logged)."""
     path = Path(path)
     if not path.is_file():
-        msg = f"credentials file {path} not found; create it (git-ignored) or drop --credential-id"
+        what = "not found" if not path.exists() else "not a regular file (a folder, device or pipe)"
+        msg = (
+            f"credentials file {path} is {what}; give the path of a credentials.json (git-ignored) or "
+            "drop --credential-id"
+        )
         raise ConfigError(msg)
     data = read_json(path)
     if schema_dir is not None:
@@ -203,13 +235,13 @@ def acquire_corpus(
             )
         cfg = AcquireConfig(**params)
     cfg.validate()
+    headers = None
+    if credentials and cfg.credential_id:  # refused before anything is written
+        schemas = shared_dir() / defaults.SCHEMA_FOLDER
+        headers = load_credentials(credentials, cfg.credential_id, schemas if schemas.is_dir() else None)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     log = log or ProcessingLog()
-    headers = None
-    if credentials and cfg.credential_id:
-        schemas = shared_dir() / defaults.SCHEMA_FOLDER
-        headers = load_credentials(credentials, cfg.credential_id, schemas if schemas.is_dir() else None)
     with PoliteClient(min_interval_s=cfg.min_interval_s, headers=headers) as client:
         entries = _discover(cfg, client, log)
         for e in entries if cfg.source != "local" else []:  # PDFs and sources from the arXiv host

@@ -1,7 +1,7 @@
 """A polite, robust HTTP client for discovery APIs and downloads.
 
 * **Politeness**: a descriptive ``User-Agent`` and a minimum interval between requests to the same
-  host (arXiv asks for 3 s between API calls; :data:`MIN_INTERVAL_S`).
+  host (arXiv asks for 3 s between API calls; :data:`hepwb.defaults.ACQUIRE_MIN_INTERVAL_S`).
 * **Retries** (tenacity): connection errors, resets, truncated bodies, 429 and 5xx are retried with
   exponential back-off with jitter; a ``Retry-After`` header (seconds or HTTP date) is honoured
   (capped by ``max_wait_s``). Rate-limit headers (``X-RateLimit-*``) are remembered as
@@ -32,12 +32,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlparse
 
+from hepwb import defaults
 from hepwb.exceptions import ProcessingError
 from hepwb.types import JSONObject
 
 __all__ = [
     "BLOCK",
-    "MIN_INTERVAL_S",
     "USER_AGENT",
     "Download",
     "PoliteClient",
@@ -46,7 +46,6 @@ __all__ = [
 ]
 
 USER_AGENT = "hepwb/0.1 (HEP RAG research workbench; https://github.com/hepwb)"
-MIN_INTERVAL_S = 3.0
 BLOCK = 16 * 1024 * 1024
 LARGE = 1024**3
 _log = logging.getLogger(__name__)
@@ -95,17 +94,18 @@ class PoliteClient:
         min_interval_s: Minimum seconds between two requests to the same host.
         attempts: Tries per request before giving up.
         max_wait_s: Longest single wait (back-off or ``Retry-After``).
-        timeout_s: Connect/read timeout.
+        timeout_s: Longest pause of a reply (seconds); connecting takes at most
+            :data:`~hepwb.defaults.ACQUIRE_CONNECT_TIMEOUT_S`.
         user_agent: ``User-Agent`` header.
         headers: Extra headers (e.g. ``Authorization`` from a credential; never logged).
     """
 
     def __init__(
         self,
-        min_interval_s: float = MIN_INTERVAL_S,
-        attempts: int = 5,
-        max_wait_s: float = 60.0,
-        timeout_s: float = 60.0,
+        min_interval_s: float = defaults.ACQUIRE_MIN_INTERVAL_S,
+        attempts: int = defaults.ACQUIRE_ATTEMPTS,
+        max_wait_s: float = defaults.ACQUIRE_MAX_WAIT_S,
+        timeout_s: float = defaults.ACQUIRE_READ_TIMEOUT_S,
         user_agent: str = USER_AGENT,
         headers: dict[str, str] | None = None,
     ) -> None:
@@ -115,7 +115,10 @@ class PoliteClient:
         self.attempts = attempts
         self.max_wait_s = max_wait_s
         self._client = httpx.Client(
-            headers={"User-Agent": user_agent, **(headers or {})}, timeout=timeout_s, follow_redirects=True
+            headers={"User-Agent": user_agent, **(headers or {})},
+            # a host that does not answer is known in seconds; a slow one may pause up to timeout_s
+            timeout=httpx.Timeout(timeout_s, connect=min(timeout_s, defaults.ACQUIRE_CONNECT_TIMEOUT_S)),
+            follow_redirects=True,
         )
         self._last: dict[str, float] = {}
         self._exhausted_until: dict[str, float] = {}  # host → epoch seconds of X-RateLimit-Reset

@@ -14,16 +14,16 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from hepwb import defaults, limits
-from hepwb.exceptions import ConfigError, HepwbError
+from hepwb.exceptions import HepwbError
 from hepwb.jsonpost import RetriesExhausted, post_json
 from hepwb.plaintext import plain
 from hepwb.types import JSONObject
+from hepwb.urls import check_http_url, redact
 
 __all__ = ["NERClient", "NERUnavailableError", "check_url", "redact"]
 
@@ -41,57 +41,19 @@ class _TooLarge(Exception):
     """The service answered HTTP 413: the request is over one of its bounds."""
 
 
-_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)[^/?#]*@")
-
-
-def redact(url: str) -> str:
-    """``url`` for a message: any ``user:password@`` replaced by ``***@``, at most 200 characters.
-
-    Example:
-        >>> redact("http://user:pw@127.0.0.1:8000/x")
-        'http://***@127.0.0.1:8000/x'
-    """
-    return _USERINFO.sub(r"\1***@", url)[:200]
+_NER_FIX = "give the service's base URL, e.g. http://127.0.0.1:8000 (`hepwb ner-serve` prints it)"
 
 
 def check_url(url: str, what: str = "the NER service URL") -> str:
-    """``url`` when it is an ``http(s)://host[:port][/path]`` URL, else a :class:`ConfigError` naming it.
-
-    The message shows the URL without its user and password (:func:`redact`); a port outside 1-65535 is
-    refused here, before anything connects.
+    """``url`` when it is an ``http(s)://host[:port][/path]`` URL (:func:`hepwb.urls.check_http_url`).
 
     Example:
-        >>> check_url("http://127.0.0.1:8000")
-        'http://127.0.0.1:8000'
         >>> check_url("http://[::1")  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
         hepwb.exceptions.ConfigError: the NER service URL 'http://[::1' is malformed (Invalid port: ':1'); ...
     """
-    import httpx
-
-    fix = "give the service's base URL, e.g. http://127.0.0.1:8000 (`hepwb ner-serve` prints it)"
-    shown = redact(url)
-    if any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in url):
-        msg = f"{what} {plain(shown)!r} holds a space or control character; {fix}"
-        raise ConfigError(msg)
-    try:
-        parsed = httpx.URL(url)
-    except (httpx.InvalidURL, ValueError, TypeError) as exc:
-        why = " ".join(str(exc).split())
-        m = _USERINFO.match(url)
-        if m:  # the parser's message may quote the user and password too
-            why = why.replace(url[len(m.group(1)) : m.end() - 1], "***")
-        why = why[:200]
-        msg = f"{what} {shown!r} is malformed ({why}); {fix}"
-        raise ConfigError(msg) from None
-    if parsed.scheme not in ("http", "https") or not parsed.host:
-        msg = f"{what} {shown!r} is not an http:// or https:// URL with a host; {fix}"
-        raise ConfigError(msg)
-    if parsed.port is not None and not 0 < parsed.port <= 65535:
-        msg = f"{what} {shown!r} has port {parsed.port}, outside 1-65535; {fix}"
-        raise ConfigError(msg)
-    return url
+    return check_http_url(url, what, fix=_NER_FIX)
 
 
 @dataclass

@@ -31,7 +31,9 @@ ALLOWED_BOUND_CHECKS = {
     ("hepilot/models.py", "Field(ge=HEPILOT_CHUNK_SIZE.low, le=HEPILOT_CHUNK_SIZE.high)"),
     ("hepilot/models.py", "Field(ge=HEPILOT_CHUNK_OVERLAP.low, lt=HEPILOT_CHUNK_OVERLAP.high)"),
     # a TCP port of a URL or address: TCP's range, not an option of a component
-    ("ner/client.py", "parsed.port is not None and (not 0 < parsed.port <= 65535)"),
+    ("urls.py", "parsed.port is not None and (not 0 < parsed.port <= 65535)"),
+    # control characters (C0, DEL and C1): Unicode's ranges, not a setting
+    ("urls.py", "any((ch.isspace() or ord(ch) < 32 or 127 <= ord(ch) < 160 for ch in url))"),
     ("sweep/executors/connect.py", "not host or not 1 <= int(port) <= 65535"),
     # the page of a PDF: the file's range
     ("viz/document_view.py", "not 1 <= page <= d.page_count"),

@@ -1,0 +1,99 @@
+"""Findings of the seventh hostile-input probe (issue 38) in the CLI's own options and files: project
+defaults, YAML numbers, ``hepwb acquire``'s interval and service URLs. Each reproduces the probe's input."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+import hepwb.cli
+from hepwb.tiers.settings import load_config
+from hepwb.yamlio import load_yaml
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("HEPWB_HOME", str(tmp_path / "proj"))
+    (tmp_path / "proj").mkdir()
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def _main(monkeypatch, capsys, *argv: str) -> tuple[int, str, str]:
+    monkeypatch.setattr(sys, "argv", ["hepwb", *argv])
+    with pytest.raises(SystemExit) as info:
+        hepwb.cli.main()
+    out, err = capsys.readouterr()
+    return int(info.value.code or 0), out, err
+
+
+# F1: the `source` of hepwb-defaults.json reached the terminal raw (OSC 52 writes the clipboard)
+
+
+@pytest.mark.parametrize("source", ["\u001b]52;c;aGk=\u0007 evil", "\u009b2J clear", "x" * 20_000, 7])
+def test_project_defaults_with_control_codes_in_source_are_refused(home, monkeypatch, capsys, source):
+    pinned = home / "proj" / "hepwb-defaults.json"
+    pinned.write_text(json.dumps({"retriever": "bm25", "chunk_size": 64, "source": source}))
+    code, out, err = _main(monkeypatch, capsys, "defaults", "show")
+    assert code == 2 and "\x1b" not in out + err and "\x9b" not in out + err
+    line = err.strip()
+    assert "\n" not in line and "hepwb-defaults.json: source" in line and "hepwb defaults unpin" in line
+
+
+def test_project_defaults_with_a_plain_source_are_shown(home, monkeypatch, capsys):
+    pinned = home / "proj" / "hepwb-defaults.json"
+    pinned.write_text(json.dumps({"retriever": "bm25", "chunk_size": 64, "source": "my report"}))
+    code, out, _ = _main(monkeypatch, capsys, "defaults", "show")
+    assert code == 0 and "bm25" in out and "64" in out
+
+
+# F2: YAML 1.1 base-60 numbers were read silently (`ttl_s: 1:30` was 90 seconds)
+
+
+def test_yaml_reads_decimal_numbers_only():
+    got = load_yaml("[1:30, '1:30', 012, 0x10, 0o17, 0b11, 1:30.5, 20_000, 1e3, -2.5]", source="t.yaml")
+    assert got == ["1:30", "1:30", 12, "0x10", "0o17", "0b11", "1:30.5", 20_000, 1000.0, -2.5]
+
+
+def test_a_base_60_duration_in_a_tier_config_is_refused(tmp_path):
+    config = tmp_path / "t.yaml"
+    config.write_text("ttl_s: 1:30\n")
+    with pytest.raises(ValueError, match=r"ttl_s.*got '1:30'"):
+        load_config(config)
+
+
+def test_a_base_60_k_in_a_sweep_file_is_one_line(home, monkeypatch, capsys):
+    corpus = home / "c"
+    corpus.mkdir()
+    (corpus / "P01_a.md").write_text("# A\n\nThe W boson and Z boson backgrounds are small.\n")
+    sweep = home / "s.yaml"
+    sweep.write_text(f"corpus: {corpus}\nk: 1:00\ngrid: {{chunk_size: [1:04]}}\n")
+    code, _, err = _main(monkeypatch, capsys, "sweep", str(sweep), "--dry-run")
+    assert code == 2 and "k = '1:00'" in err and "chunk_size" in err
+
+
+# F4, M5, M6: hepwb acquire took a NaN, negative or infinite interval, and malformed or file:// URLs
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "says"),
+    [
+        ("--min-interval", "nan", "min_interval is seconds"),
+        ("--min-interval", "-5", "got -5.0"),
+        ("--min-interval", "1e400", "got inf"),
+        ("--max-results", "0", "max_results is a whole number"),
+        ("--arxiv-url", "http://[::1", "--arxiv-url (HEPWB_ARXIV_API_URL) 'http://[::1' is malformed"),
+        ("--arxiv-url", "file:///etc/passwd", "is not an http:// or https:// URL"),
+        ("--oai-url", "http://" + "a" * 5000 + ".example", "--oai-url (HEPWB_ARXIV_OAI_URL)"),
+        ("--inspire-url", "http://me:s3cret@127.0.0.1:99999/api", "outside 1-65535"),
+        ("--pdf-base", "ftp://arxiv.org", "--pdf-base (HEPWB_ARXIV_PDF_BASE)"),
+    ],
+)
+def test_acquire_refuses_a_bad_interval_or_url_before_any_request(
+    home, monkeypatch, capsys, option, value, says
+):
+    code, _, err = _main(monkeypatch, capsys, "acquire", "acq", "--query", "higgs", option, value)
+    assert code == 2 and says in err and len(err.strip().splitlines()) == 1
+    assert "s3cret" not in err and not (home / "acq").exists()  # nothing written, no password shown
