@@ -199,8 +199,14 @@ def evaluate(
 
 @app.command()
 def report() -> None:
-    """Render reports/report.html from the DuckDB catalog (notebooks/30-report.ipynb)."""
-    path = render_report()
+    """Render reports/report.html from the DuckDB catalog (notebooks/30-report.ipynb).
+
+    A run folder whose tables are damaged is skipped with one line naming it and its rebuild command (here
+    and in the report); the other runs are reported.
+    """
+    layout = Layout.default()
+    Catalog(layout.catalog).sync_runs(layout.runs)  # the report records them too; this says so here
+    path = render_report(layout)
     typer.echo(f"report: {path}")
 
 

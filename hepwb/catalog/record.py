@@ -18,6 +18,7 @@ from hepwb.io import read_json_object
 from hepwb.pipeline.chunksets import CHUNKSET_REBUILD, ChunkSet, document_record
 from hepwb.pipeline.keys import cell_name
 from hepwb.pipeline.record import CellFailure, RunRecord
+from hepwb.pipeline.runfolder import HITS_COLUMNS, read_hits, read_per_question
 from hepwb.types import JSONObject
 
 __all__ = ["RecordCatalogMixin"]
@@ -78,14 +79,18 @@ class RecordCatalogMixin:
             con.unregister("frame")
 
     def record_run(self, run_dir: str | Path) -> str:
-        """Load one finished run folder (its :class:`RunRecord` and tables); returns its run id."""
-        import pandas as pd
+        """Load one finished run folder (its :class:`RunRecord` and tables); returns its run id.
 
+        Raises:
+            DamagedRunError: Its ``hits.parquet`` or ``per_question.parquet`` is damaged
+                (:mod:`hepwb.pipeline.runfolder`): nothing of the run is recorded; the message names the
+                file and the command that rebuilds the run.
+        """
         run_dir = Path(run_dir)
         m = RunRecord.load(run_dir)
         cfg = m.config
-        per_q = pd.read_parquet(run_dir / "per_question.parquet")
-        hits = pd.read_parquet(run_dir / "hits.parquet")
+        per_q = read_per_question(run_dir)  # both checked before anything is written
+        hits = read_hits(run_dir)
         with self._connect() as con:
             con.execute("BEGIN TRANSACTION")  # a failure leaves the previous rows of this run intact
             self._delete_folder_runs(con, run_dir, m.run_id)
@@ -132,7 +137,7 @@ class RecordCatalogMixin:
             if rows:
                 con.executemany("INSERT INTO question_results VALUES (?, ?, ?)", rows)
             self._record_chunkset_files(con, Path(m.chunkset_root), m.chunkset_id)
-            h = hits[["qid", "rank", "chunk_id", "label", "score", "relevant"]].copy()
+            h = hits[list(HITS_COLUMNS)].copy()
             h.insert(0, "run_id", m.run_id)
             con.register("h", h)
             con.execute("INSERT INTO hits SELECT * FROM h")

@@ -20,6 +20,7 @@ from hepwb.hepilot.log import utc_now
 from hepwb.index.store import table_name
 from hepwb.pipeline.config import DIMENSIONS
 from hepwb.pipeline.record import RunRecord
+from hepwb.pipeline.runfolder import DamagedRunError
 from hepwb.types import JSONObject
 
 _log = logging.getLogger("hepwb.catalog")
@@ -99,14 +100,23 @@ class SweepCatalogMixin:
         return bool(df["n"].iloc[0])
 
     def sync_runs(self, runs_dir: str | Path) -> list[str]:
-        """Record every finished run folder under ``runs_dir`` not recorded yet; returns their ids."""
+        """Record every finished run folder under ``runs_dir`` not recorded yet; returns their ids.
+
+        A run folder whose tables are damaged (:class:`~hepwb.pipeline.runfolder.DamagedRunError`) is
+        skipped with one logged line naming it and its rebuild command (in a notebook, and so in the
+        report, that line is cell output); the other runs are recorded.
+        """
         self.forget_replaced_runs()
         out = []
         folders = sorted(Path(runs_dir).glob("*/metrics.json")) if Path(runs_dir).is_dir() else []
         for path in folders:
             rec = RunRecord.finished(path.parent)
-            if rec is not None and not self.has_run(rec.run_id):
+            if rec is None or self.has_run(rec.run_id):
+                continue
+            try:
                 out.append(self.record_run(path.parent))
+            except DamagedRunError as exc:
+                _log.warning("skipped run %s: %s", path.parent.name, exc)
         return out
 
     def forget_replaced_runs(self) -> list[str]:

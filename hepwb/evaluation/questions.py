@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from hepwb.exceptions import ConfigError
-from hepwb.limits import MAX_QUESTION_CHARS, MAX_QUESTION_FILE_BYTES
+from hepwb.limits import MAX_QID_CHARS, MAX_QUESTION_CHARS, MAX_QUESTION_FILE_BYTES
 from hepwb.readers import iter_jsonl, read_csv, read_json_file
 from hepwb.textkey import key
 from hepwb.types import JSONObject
@@ -154,6 +154,12 @@ def _text(data: Mapping[str, Any], field: str, where: str, *, required: bool = T
     problem = _not_text(value, control=field in _IDS)
     if problem:
         msg = f"{where}: field {field!r} {problem}; write it as plain UTF-8 text"
+        raise ConfigError(msg)
+    if field == "qid" and len(value) > MAX_QID_CHARS:  # it is printed, and names files and rows
+        msg = (
+            f"{where}: field 'qid' is {len(value):,} characters long ({value[:20]!r}…); a qid names a "
+            f"question in at most {MAX_QID_CHARS} characters: give a shorter one"
+        )
         raise ConfigError(msg)
     return value
 

@@ -68,13 +68,23 @@ def validate_record(record: Any, schema: str, schema_dir: str | Path) -> list[st
     return [f"{'/'.join(map(str, e.absolute_path)) or '<root>'}: {e.message}" for e in v.iter_errors(record)]
 
 
+def _outside(path: Path, inside: Path) -> str:
+    """Why ``path`` is not a file of the tree at ``inside`` (a link out of it, a loop), or ``""``."""
+    try:
+        target = path.resolve(strict=True)
+    except (OSError, RuntimeError) as exc:
+        return f"a link that leads nowhere ({type(exc).__name__})"
+    return "" if target.is_relative_to(inside) else f"a link to {target}, outside the folder validated"
+
+
 def validate_tree(
     root: str | Path, schema_dir: str | Path, *, progress: bool = False
 ) -> dict[str, list[str]]:
     """Read every JSON file under ``root`` and validate those with a HEPilot schema.
 
     Every file must be JSON as RFC 8259 defines it: ``NaN``, ``Infinity`` and a number beyond a float
-    (``1e999``) are errors, although Python reads them.
+    (``1e999``) are errors, although Python reads them. A file that is a link to a file outside ``root``
+    (``extra.json -> /etc/passwd``) is an error too, and is not read.
 
     Returns:
         ``{relative path: errors}`` of the files that do not parse (any JSON file) or do not validate.
@@ -82,9 +92,16 @@ def validate_tree(
     from tqdm.auto import tqdm
 
     root = Path(root)
+    inside = root.resolve()
     failures: dict[str, list[str]] = {}
     files = sorted(root.rglob("*.json"))
     for path in tqdm(files, desc=f"validating {root.name}", unit="file", disable=not progress):
+        outside = _outside(path, inside)
+        if outside:  # a link out of the tree (or a loop): never read
+            failures[path.relative_to(root).as_posix()] = [
+                f"{outside}, not read: a HEPilot output tree holds its own files (put the file itself there)"
+            ]
+            continue
         schema = schema_for_file(path.name)
         what = "HEPilot file" if schema else "JSON file"
         try:  # every JSON file of the tree is read (bounded, RFC 8259: no NaN), those with a schema validated

@@ -15,11 +15,15 @@ text, and the paper label and offsets under ``metadata``), ``queries.jsonl``, ``
 level) and the runs (``runs/<run>.trec``): into ``DIR`` for one chunk set, ``DIR/<chunk set>/`` for several.
 
 Every file is rebuilt from the run folder, the question file and hepwb's caches of converted papers and
-chunk sets, and checked against the run: a question file or chunk set that changed since is refused.
+chunk sets, and checked against the run: a question file or chunk set that changed since is refused, and so
+is a damaged ``hits.parquet`` (:mod:`hepwb.pipeline.runfolder`). A failed export leaves ``DIR`` as it was.
 """
 
 from __future__ import annotations
 
+import os
+import secrets
+import shutil
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +42,7 @@ from hepwb.paths import Layout
 from hepwb.pipeline.chunksets import ChunkSet, saved_chunkset
 from hepwb.pipeline.config import ExperimentConfig
 from hepwb.pipeline.record import RunRecord
+from hepwb.pipeline.runfolder import read_hits
 from hepwb.pipeline.stages import EvalInputs, load_inputs
 from hepwb.types import JSONObject
 
@@ -152,19 +157,11 @@ def _rankings(run_dir: Path) -> tuple[_Ranking, _Ranking]:
     """The run's chunk ranking and paper ranking (first appearance) per question, best first.
 
     Raises:
-        ConfigError: ``hits.parquet`` is damaged (no Parquet file, or lacking hepwb's columns), naming it
-            and the command that rebuilds the run.
+        DamagedRunError: ``hits.parquet`` is damaged (no Parquet file, a column missing or of another type,
+            values hepwb never writes: :func:`~hepwb.pipeline.runfolder.read_hits`), naming it and the
+            command that rebuilds the run.
     """
-    import pandas as pd
-    import pyarrow as pa
-
-    path = run_dir / "hits.parquet"
-    try:
-        hits = pd.read_parquet(path, columns=["qid", "rank", "chunk_id", "label", "score"])
-    except (pa.ArrowException, OSError, ValueError, KeyError) as exc:
-        why = " ".join(str(exc).split())[:160] or type(exc).__name__
-        msg = f"{path} is damaged ({why}); rebuild the run with: bash {run_dir / 'rerun.sh'}, then export"
-        raise ConfigError(msg) from None
+    hits = read_hits(run_dir, then=", then export")
     chunks: dict[str, list[tuple[str, float]]] = {}
     papers: dict[str, list[tuple[str, float]]] = {}
     for qid, group in hits.sort_values(["qid", "rank"], kind="stable").groupby("qid", sort=False):
@@ -201,8 +198,10 @@ def export_runs(
     """Write the runs in ``runs`` (run folders) with their judgements as ``fmt`` files into ``out``.
 
     Raises:
-        ConfigError: An unknown format, a folder that holds no finished run, a question file or chunk set
-            changed since a run, or a paper-level run asked for as BEIR (it has no chunk set).
+        ConfigError: An unknown format, a folder that holds no finished run, a damaged ``hits.parquet``, a
+            question file or chunk set changed since a run, or a paper-level run asked for as BEIR (it has
+            no chunk set). Nothing is written then: the files are written into a hidden folder beside
+            ``out`` and moved into place once all are written.
     """
     if fmt not in ("trec", "beir"):
         msg = f"format {fmt!r}: choose trec or beir"
@@ -222,6 +221,7 @@ def export_runs(
         if record is None:
             msg = f"{run_dir} holds no finished run (metrics.json, per_question.parquet, hits.parquet)"
             raise ConfigError(msg)
+        ranked[run_dir] = _rankings(run_dir)  # a damaged run is refused before any work
         ikey, j = judged.of(record, run_dir)
         if fmt == "beir" and j.chunkset is None:
             msg = (
@@ -230,10 +230,36 @@ def export_runs(
             )
             raise ConfigError(msg)
         entries.append((run_dir, record, ikey, j))
-        ranked[run_dir] = _rankings(run_dir)  # every run read before anything is written
     writer = _write_trec if fmt == "trec" else _write_beir
-    writer(entries, out, done, ranked)
+    staging = _staging(out)
+    try:  # written aside and moved into place at the end: a failed export leaves OUT as it was
+        writer(entries, staging, done, ranked)
+        done.files = [out / f.relative_to(staging) for f in done.files]
+        _publish(staging, out)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
     return done
+
+
+def _staging(out: Path) -> Path:
+    """A new hidden folder to write the export into: beside ``out``, or inside it when it exists already."""
+    out = out.absolute()
+    parent = out if out.is_dir() else out.parent
+    parent.mkdir(parents=True, exist_ok=True)
+    staging = parent / f".{out.name or 'export'}.partial-{os.getpid()}-{secrets.token_hex(4)}"
+    staging.mkdir()
+    return staging
+
+
+def _publish(staging: Path, out: Path) -> None:
+    """Move the files written into ``staging`` to ``out``: the whole folder when new, else file by file."""
+    if not out.exists():
+        staging.rename(out)
+        return
+    for path in sorted(p for p in staging.rglob("*") if p.is_file()):
+        dest = out / path.relative_to(staging)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        path.replace(dest)
 
 
 def _manifest_run(run_dir: Path, record: RunRecord, files: JSONObject) -> JSONObject:

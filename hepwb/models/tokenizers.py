@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from hepwb import defaults
-from hepwb.exceptions import DependencyError
+from hepwb.exceptions import ConfigError, DependencyError
+from hepwb.models.plaincode import custom_code_problem
 from hepwb.paths import Layout
 from hepwb.publish import MANIFEST, IncompleteArtefactError, check_published, recover
 from hepwb.readers import ReadError, read_json_file
@@ -64,6 +65,8 @@ def resolve_model_path(name: str) -> str:
     Raises:
         IncompleteArtefactError: The folder is incomplete or damaged (:func:`model_folder_problem`); the
             message names it and the ``hepwb adapt`` command that rebuilds it.
+        ConfigError: The folder's ``modules.json`` names code outside sentence-transformers
+            (:func:`~hepwb.models.plaincode.custom_code_problem`): hepwb never runs a model's code.
     """
     if name.lower() in _OFFLINE_NAMES:
         try:
@@ -79,13 +82,21 @@ def resolve_model_path(name: str) -> str:
             problem = model_folder_problem(adapted, name)
             if problem:
                 raise IncompleteArtefactError(problem)
-            return str(adapted)
-        return name
+            return _no_custom_code(adapted, str(adapted))
+        return _no_custom_code(Path(name), name)
     folder = Path(name).expanduser()
     if (folder / MANIFEST).exists():  # a folder published by hepwb, given by its path
         problem = check_published(folder, what="model folder")
         if problem:
             raise IncompleteArtefactError(problem)
+    return _no_custom_code(folder, name)
+
+
+def _no_custom_code(folder: Path, name: str) -> str:
+    """``name``, unless ``folder`` is a model folder naming code of its own (:func:`custom_code_problem`)."""
+    problem = custom_code_problem(folder) if folder.is_dir() else None
+    if problem:
+        raise ConfigError(problem)
     return name
 
 
@@ -184,7 +195,7 @@ def model_problem(name: str) -> str | None:
     try:
         if resolve_model_path(name) != name:
             return None
-    except IncompleteArtefactError as exc:
+    except (IncompleteArtefactError, ConfigError) as exc:
         return str(exc)
     path = Path(name).expanduser()
     if path.is_dir():
