@@ -56,7 +56,7 @@ from hepwb.limits import MAX_TEXT_FILE_BYTES
 from hepwb.processing._latex_filter import LUA_FILTER, WRITER_FORMAT
 from hepwb.processing._latex_pages import locate_pages, pdf_page_keys
 from hepwb.processing._latex_refs import bib_to_csl, csl_text, entry_csl, split_references
-from hepwb.processing._latex_source import read_project, read_source, strip_comments
+from hepwb.processing._latex_source import BibEntry, LatexSource, read_project, read_source, strip_comments
 from hepwb.processing.links import annotate
 from hepwb.processing.markdown import parse_blocks
 from hepwb.readers import ReadError, read_bytes
@@ -287,24 +287,7 @@ def latex_to_document(
     pandoc_warnings, info = _warnings(err)
     warnings = [*src.warnings, *pandoc_warnings]
     body, found = split_references(out, src.items)
-    refs_md: list[str] = []
-    references: list[JSONObject] = []
-    for entry, text, parts in found:
-        refs_md.append(f"[@{entry.key}] {text}")
-        references.append(entry_csl(entry, text, parts))
-    if src.bib_files and "HEPWBBIBTEX" in body:
-        csl = bib_to_csl(src.bib_files, pandoc, warnings)
-        by_id = {str(c["id"]): c for c in csl}
-        keys = list(by_id) if "*" in src.cited else [k for k in src.cited if k in by_id]
-        missing = [k for k in src.cited if k != "*" and k not in by_id]
-        if missing:
-            warnings.append(f"{len(missing)} cited keys not in the .bib files, e.g. {', '.join(missing[:5])}")
-        for k in keys:
-            text = csl_text(by_id[k])
-            refs_md.append(f"[@{k}] {text}")
-            references.append({"type": "article", "note": text, **by_id[k]})
-    for n, ref in enumerate(references, 1):
-        ref["citation-number"] = n
+    refs_md, references = _bibliography(found, src, "HEPWBBIBTEX" in body, pandoc, warnings)
     if citations == "number":
         body, refs_md = _number_citations(body, refs_md, [str(r["id"]) for r in references])
     elif citations != "key":
@@ -316,28 +299,19 @@ def latex_to_document(
     ]
     extra: JSONObject = {}
     if pdf is not None:
-        keys_per_page = pdf_page_keys(pdf)
-        located = locate_pages([markdown[b.start : b.end] for b in blocks], keys_per_page)
-        blocks = [
-            Block(b.kind, b.start, b.end, pg, b.level, pe)
-            for b, (pg, pe) in zip(blocks, located, strict=True)
-        ]
-        extra = {"pages": len(keys_per_page), "pdf_file": str(pdf)}
+        blocks, extra = _with_pages(markdown, blocks, pdf)
     else:
         warnings.append("no PDF: page numbers unknown")
     if len(warnings) > MAX_WARNINGS:
         warnings = [*warnings[:MAX_WARNINGS], f"... and {len(warnings) - MAX_WARNINGS} more warnings"]
     sha, size = _sources_hash(main, src.files, root)
-    info_meta: JSONObject = {k: v for k, v in (("title", info.get("title")),) if v}
-    if info.get("authors"):
-        info_meta["authors"] = list(info["authors"])
     doc = Document(
         document_id=content_uuid("document", sha),
         label=label if label is not None else root.name.split("_", 1)[0],
         markdown=markdown,
         blocks=tuple(blocks),
         meta={
-            **info_meta,
+            **_found_meta(info),
             **(meta or {}),
             **extra,
             "source_file": str(main),
@@ -350,3 +324,63 @@ def latex_to_document(
         },
     )
     return annotate(doc, pdf=pdf)
+
+
+def _bibliography(
+    found: list[tuple[BibEntry, str, list[str]]],
+    src: LatexSource,
+    bibtex: bool,
+    pandoc: str,
+    warnings: list[str],
+) -> tuple[list[str], list[JSONObject]]:
+    """The reference entries as markdown (``[@key] text``) and as CSL-JSON, numbered in order.
+
+    ``found``: the ``thebibliography`` entries cut out of pandoc's output (:func:`split_references`); with
+    ``bibtex`` (the output still holds the marker of a ``\\bibliography`` command), the cited entries of
+    the project's ``.bib`` files follow, read by pandoc. Cited keys missing from them are added to
+    ``warnings``.
+    """
+    refs_md: list[str] = []
+    references: list[JSONObject] = []
+    for entry, text, parts in found:
+        refs_md.append(f"[@{entry.key}] {text}")
+        references.append(entry_csl(entry, text, parts))
+    if src.bib_files and bibtex:
+        csl = bib_to_csl(src.bib_files, pandoc, warnings)
+        by_id = {str(c["id"]): c for c in csl}
+        keys = list(by_id) if "*" in src.cited else [k for k in src.cited if k in by_id]
+        missing = [k for k in src.cited if k != "*" and k not in by_id]
+        if missing:
+            warnings.append(f"{len(missing)} cited keys not in the .bib files, e.g. {', '.join(missing[:5])}")
+        for k in keys:
+            text = csl_text(by_id[k])
+            refs_md.append(f"[@{k}] {text}")
+            references.append({"type": "article", "note": text, **by_id[k]})
+    for n, ref in enumerate(references, 1):
+        ref["citation-number"] = n
+    return refs_md, references
+
+
+def _with_pages(markdown: str, blocks: list[Block], pdf: str | Path) -> tuple[list[Block], JSONObject]:
+    """``blocks`` with the PDF page (and last page) where their text is found, and the PDF's metadata."""
+    keys_per_page = pdf_page_keys(pdf)
+    located = locate_pages([markdown[b.start : b.end] for b in blocks], keys_per_page)
+    paged = [
+        Block(b.kind, b.start, b.end, pg, b.level, pe) for b, (pg, pe) in zip(blocks, located, strict=True)
+    ]
+    return paged, {"pages": len(keys_per_page), "pdf_file": str(pdf)}
+
+
+def _found_meta(info: JSONObject) -> JSONObject:
+    """The title and authors the Lua filter found in the source (only those it found).
+
+    Example:
+        >>> _found_meta({"title": "Demo", "authors": ("A. Einstein",)})
+        {'title': 'Demo', 'authors': ['A. Einstein']}
+        >>> _found_meta({"title": ""})
+        {}
+    """
+    found: JSONObject = {k: v for k, v in (("title", info.get("title")),) if v}
+    if info.get("authors"):
+        found["authors"] = list(info["authors"])
+    return found
