@@ -26,6 +26,7 @@ from hepwb.ids import config_hash, text_sha256
 from hepwb.io import UNREADABLE, discard_folder, read_json_object, write_json
 from hepwb.limits import HEPILOT_CHUNK_SIZE
 from hepwb.paths import Layout
+from hepwb.pipeline.chunk_table import load_chunks, save_chunks
 from hepwb.pipeline.keys import chunkset_id_of, chunkset_key
 from hepwb.processing.links import write_link_files
 from hepwb.readers import ReadError
@@ -93,105 +94,6 @@ def document_record(doc: Document, root: Path) -> JSONObject:
     }
 
 
-def _neighbours(chunks: list[Chunk]) -> tuple[list[str | None], list[str | None]]:
-    """Previous and next chunk ids within each document (None at a document's ends)."""
-    prev: list[str | None] = []
-    nxt: list[str | None] = []
-    for i, c in enumerate(chunks):
-        before = chunks[i - 1] if i else None
-        after = chunks[i + 1] if i + 1 < len(chunks) else None
-        prev.append(before.chunk_id if before and before.document_id == c.document_id else None)
-        nxt.append(after.chunk_id if after and after.document_id == c.document_id else None)
-    return prev, nxt
-
-
-_PARQUET_BATCH = 8192  # chunks per row group: the Arrow copy of a chunk set is built a batch at a time
-
-
-def _save_parquet(path: Path, chunks: list[Chunk], tokenizer: str | None = None) -> None:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    prev, nxt = _neighbours(chunks)
-    limit = (truncation_report(chunks, tokenizer) or {}).get("model_max_tokens")
-    text, i32, i64 = pa.string(), pa.int32(), pa.int64()
-    schema = pa.schema(
-        [
-            ("prev_chunk_id", text),
-            ("next_chunk_id", text),
-            # whether an embedder with the model's input limit sees only part of the chunk (null: unknown)
-            ("truncated_by_embedder", pa.bool_()),
-            ("chunk_id", text),
-            ("document_id", text),
-            ("index", i32),
-            ("start", i64),
-            ("end", i64),
-            ("text", text),
-            ("token_count", i32),
-            ("section_path", pa.list_(text)),
-            ("pages", pa.list_(i32)),
-            ("chunk_type", text),
-            ("overlap_tokens", i32),
-            ("oversized", pa.bool_()),
-            ("context_start", i64),
-            ("context_end", i64),
-        ]
-    )
-    tmp = path.with_suffix(".parquet.tmp")
-    with pq.ParquetWriter(tmp, schema) as writer:
-        for lo in range(0, max(len(chunks), 1), _PARQUET_BATCH):
-            part = chunks[lo : lo + _PARQUET_BATCH]
-            columns = [
-                prev[lo : lo + _PARQUET_BATCH],
-                nxt[lo : lo + _PARQUET_BATCH],
-                [c.token_count > limit if limit else None for c in part],
-                [c.chunk_id for c in part],
-                [c.document_id for c in part],
-                [c.index for c in part],
-                [c.start for c in part],
-                [c.end for c in part],
-                [c.text for c in part],
-                [c.token_count for c in part],
-                [list(c.section_path) for c in part],
-                [list(c.pages) for c in part],
-                [c.chunk_type for c in part],
-                [c.overlap_tokens for c in part],
-                [c.oversized for c in part],
-                [c.context_start for c in part],
-                [c.context_end for c in part],
-            ]
-            writer.write_table(pa.Table.from_arrays(
-                [pa.array(col, f.type) for col, f in zip(columns, schema, strict=True)], schema=schema
-            ))  # fmt: skip
-    tmp.replace(path)
-
-
-def _load_parquet(path: Path) -> list[Chunk]:
-    import pyarrow.parquet as pq
-
-    # batch by batch: the row dicts of one batch at a time, not of the whole chunk set, beside the chunks
-    return [
-        Chunk(
-            chunk_id=r["chunk_id"],
-            document_id=r["document_id"],
-            index=r["index"],
-            start=r["start"],
-            end=r["end"],
-            text=r["text"],
-            token_count=r["token_count"],
-            section_path=tuple(r["section_path"]),
-            pages=tuple(r["pages"]),
-            chunk_type=r["chunk_type"],
-            overlap_tokens=r["overlap_tokens"],
-            oversized=r["oversized"],
-            context_start=r.get("context_start", -1),
-            context_end=r.get("context_end", -1),
-        )
-        for batch in pq.ParquetFile(path).iter_batches(batch_size=4096)
-        for r in batch.to_pylist()
-    ]
-
-
 def truncation_report(chunks: list[Chunk], tokenizer: str | None) -> JSONObject | None:
     """What an embedder limited to its model's input length would drop from these chunks.
 
@@ -248,8 +150,6 @@ def build_chunkset(
     With ``require_compliant`` (HEPilot-compliant mode) a chunk size outside 512-4096 tokens is an
     error; otherwise such research configurations are allowed and labelled non-compliant.
     """
-    from tqdm.auto import tqdm
-
     layout = layout or Layout.default()
     log = log or ProcessingLog()
     ch = get_chunker(chunker, **params)
@@ -272,6 +172,56 @@ def build_chunkset(
     # half-written chunk set behind, and two processes building the same set do not mix files
     final, root = root, root.parent / f".{chunkset_id}.part-{os.getpid()}"
     shutil.rmtree(root, ignore_errors=True)
+    chunks, records = _write_documents(root, docs, ch, chunkset_id, log, progress=progress)
+    if compliant:
+        write_json(root / "adapter_config.json", _adapter_config(ch, docs))
+    else:
+        (root / "adapter_config.json").unlink(missing_ok=True)
+    log.add(
+        "debug",
+        "ChunkingEngine",
+        f"chunk set {chunkset_id}: {len(chunks)} chunks from {len(docs)} documents",
+        chunkset=chunkset_id,
+        hepilot_compliant=compliant,
+    )
+    # this tree's log: corpus events plus this chunk set's own, not those of sibling chunk sets
+    log.filtered(lambda e: (e.context or {}).get("chunkset") in (None, chunkset_id)).save(
+        root / "processing_log.json"
+    )
+    truncation = truncation_report(chunks, p.get("tokenizer"))
+    save_chunks(root / "chunks.parquet", chunks, (truncation or {}).get("model_max_tokens"))
+    write_json(
+        root / "chunkset.json",
+        {
+            "chunkset_id": chunkset_id,
+            "fingerprint": fingerprint,
+            "chunker": {"name": ch.name, **p},
+            "hepilot_compliant": compliant,
+            "compliance_note": None
+            if compliant
+            else f"research configuration: {HEPILOT_CHUNK_SIZE.problem(size)}",
+            "n_documents": len(docs),
+            "n_chunks": len(chunks),
+            "truncation": truncation,
+            "created": utc_now(),
+            "documents": records,
+        },
+    )
+    _publish(root, final, fingerprint)
+    return ChunkSet(chunkset_id, final, {"name": ch.name, **p}, chunks, by_id, compliant)
+
+
+def _write_documents(
+    root: Path, docs: list[Document], ch: Any, chunkset_id: str, log: ProcessingLog, *, progress: bool
+) -> tuple[list[Chunk], list[JSONObject]]:
+    """Chunk each of ``docs`` with ``ch`` and write its HEPilot folder and link files under ``root``.
+
+    Then the tree's ``catalog.json``. Oversized atomic units (tables, equations, code blocks longer than the
+    chunk size, kept whole) are logged per document and in sum. Returns the chunks, in document order, and
+    each document's catalog record (:func:`document_record`).
+    """
+    from tqdm.auto import tqdm
+
     chunks: list[Chunk] = []
     entries = []
     records: list[JSONObject] = []
@@ -303,41 +253,7 @@ def build_chunkset(
             f"the chunk size kept whole as oversized chunks in {len(oversized)} document(s)",
             chunkset=chunkset_id,
         )
-    if compliant:
-        write_json(root / "adapter_config.json", _adapter_config(ch, docs))
-    else:
-        (root / "adapter_config.json").unlink(missing_ok=True)
-    log.add(
-        "debug",
-        "ChunkingEngine",
-        f"chunk set {chunkset_id}: {len(chunks)} chunks from {len(docs)} documents",
-        chunkset=chunkset_id,
-        hepilot_compliant=compliant,
-    )
-    # this tree's log: corpus events plus this chunk set's own, not those of sibling chunk sets
-    log.filtered(lambda e: (e.context or {}).get("chunkset") in (None, chunkset_id)).save(
-        root / "processing_log.json"
-    )
-    _save_parquet(root / "chunks.parquet", chunks, p.get("tokenizer"))
-    write_json(
-        root / "chunkset.json",
-        {
-            "chunkset_id": chunkset_id,
-            "fingerprint": fingerprint,
-            "chunker": {"name": ch.name, **p},
-            "hepilot_compliant": compliant,
-            "compliance_note": None
-            if compliant
-            else f"research configuration: {HEPILOT_CHUNK_SIZE.problem(size)}",
-            "n_documents": len(docs),
-            "n_chunks": len(chunks),
-            "truncation": truncation_report(chunks, p.get("tokenizer")),
-            "created": utc_now(),
-            "documents": records,
-        },
-    )
-    _publish(root, final, fingerprint)
-    return ChunkSet(chunkset_id, final, {"name": ch.name, **p}, chunks, by_id, compliant)
+    return chunks, records
 
 
 def saved_chunkset(root: Path, docs: list[Document]) -> ChunkSet:
@@ -348,7 +264,7 @@ def saved_chunkset(root: Path, docs: list[Document]) -> ChunkSet:
     """
     manifest = _manifest(root)
     by_id = {d.document_id: d for d in docs}
-    chunks = _load_parquet(root / "chunks.parquet")
+    chunks = load_chunks(root / "chunks.parquet")
     return ChunkSet(
         manifest["chunkset_id"], root, manifest["chunker"], chunks, by_id, manifest["hepilot_compliant"]
     )
@@ -384,7 +300,7 @@ def _cached_chunks(root: Path, fingerprint: str, log: ProcessingLog | None) -> l
     try:
         if _manifest(root).get("fingerprint") != fingerprint:
             return None
-        return _load_parquet(table)
+        return load_chunks(table)
     except UNREADABLE as exc:
         why = str(exc).removesuffix(f"; {CHUNKSET_REBUILD}")
         why = why if isinstance(exc, ReadError) else f"{type(exc).__name__}: {why}"
