@@ -3,7 +3,8 @@
 A chunk set lives in ``data/processed/chunksets/<chunkset_id>/`` with the HEPilot tree
 (``documents/…``, ``catalog.json``, ``processing_log.json``, and ``adapter_config.json`` when the
 configuration is HEPilot-compliant, i.e. 512 <= chunk_size <= 4096), plus hepwb's own
-``chunkset.json`` manifest and ``chunks.parquet`` (all chunks, for indexing). Research sweeps may use
+``chunkset.json`` manifest and ``chunks.parquet`` (all chunks, for indexing:
+:mod:`hepwb.pipeline.chunk_table`). Research sweeps may use
 smaller sizes; their manifest says ``"hepilot_compliant": false`` and no adapter_config is written.
 """
 
