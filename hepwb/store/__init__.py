@@ -12,7 +12,8 @@ Typical use::
 from __future__ import annotations
 
 from hepwb.store.lease import lease
-from hepwb.store.objects import ArtefactStore, StoreError, s3_storage_options, store_problem
+from hepwb.store.objects import ArtefactStore, StoreError, store_problem
+from hepwb.store.s3 import s3_storage_options
 from hepwb.store.url import STORE_FILE, check_store_url, resolve_store
 
 __all__ = [

@@ -11,7 +11,7 @@ the artefact's own completion marker (``document.json``, ``chunkset.json``, ``me
 local reader never sees half an artefact either. A table's prefix is an ordinary LanceDB folder: LanceDB
 opens it in place (:meth:`ArtefactStore.lancedb_uri`).
 
-Connections time out after a few seconds (:data:`CONNECT_S`): an unreachable store is one line
+Connections time out after a few seconds (:data:`~hepwb.store.s3.CONNECT_S`): an unreachable store is one line
 (:func:`store_problem`), never a hang. Credentials are read by the S3 client from the standard places and are
 never written into a manifest, an artefact or a log line.
 
@@ -46,76 +46,17 @@ from hepwb import limits
 from hepwb.deps import extra
 from hepwb.exceptions import ConfigError, HepwbError
 from hepwb.names import is_plain_name
+from hepwb.store.s3 import FAILURES, s3_filesystem
 from hepwb.store.url import check_store_url
 
-__all__ = ["CONNECT_S", "FORMAT", "ArtefactStore", "StoreError", "s3_storage_options", "store_problem"]
+__all__ = ["FORMAT", "ArtefactStore", "StoreError", "store_problem"]
 
 FORMAT = "hepwb-store/1"
-CONNECT_S = 5
-"""Seconds to wait for the store to accept a connection (then two tries in all)."""
 _MAX_MANIFEST = 8 << 20
 
 
 class StoreError(HepwbError, OSError):
     """The artefact store cannot be reached or answered an error; the message names the store and the fix."""
-
-
-def s3_storage_options(environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """LanceDB's (object_store's) options for the S3 endpoint of the environment: endpoint, region, http.
-
-    Credentials are left to object_store, which reads the same ``AWS_*`` variables itself.
-
-    Example:
-        >>> s3_storage_options({"AWS_ENDPOINT_URL": "http://127.0.0.1:8333"})
-        {'aws_endpoint': 'http://127.0.0.1:8333', 'allow_http': 'true'}
-    """
-    env = os.environ if environ is None else environ
-    out: dict[str, str] = {}
-    endpoint = env.get("AWS_ENDPOINT_URL_S3") or env.get("AWS_ENDPOINT_URL")
-    if endpoint:
-        out["aws_endpoint"] = endpoint
-        if endpoint.startswith("http://"):
-            out["allow_http"] = "true"
-    region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION")
-    if region:
-        out["aws_region"] = region
-    return out
-
-
-def _client_failures() -> tuple[type[BaseException], ...]:
-    """What the S3 client raises when the store cannot be used: OS errors and botocore's own errors.
-
-    botocore's ``EndpointConnectionError`` and its kin are no ``OSError``.
-    """
-    try:
-        from botocore.exceptions import BotoCoreError
-    except ImportError:  # the file store alone
-        return (OSError, ValueError)
-    return (OSError, ValueError, BotoCoreError)
-
-
-_FAILURES = _client_failures()
-
-
-def _s3fs(read_s: float, *, attempts: int, retries: int) -> Any:
-    """An s3fs file system whose every request ends: ``attempts`` botocore tries, ``retries`` s3fs rounds.
-
-    The user's fsspec configuration (``fsspec.config.conf["s3"]``) wins over these values.
-    """
-    import fsspec
-
-    conf = dict(fsspec.config.conf.get("s3", {}))
-    config_kwargs = {
-        "connect_timeout": CONNECT_S,
-        "read_timeout": read_s,
-        "retries": {"max_attempts": attempts, "mode": "standard"},
-        **conf.pop("config_kwargs", {}),
-    }
-    fs = fsspec.filesystem(
-        "s3", config_kwargs=config_kwargs, use_listings_cache=False, skip_instance_cache=True, **conf
-    )
-    fs.retries = retries  # s3fs's rounds of retries (a class attribute, 5 by default), this object's own
-    return fs
 
 
 def _sha256(path: Path) -> str:
@@ -172,7 +113,7 @@ class ArtefactStore:
                 if self.protocol == "s3":
                     import s3fs  # noqa: F401 - named by the message when missing
             if self.protocol == "s3":
-                self._fs = _s3fs(limits.STORE_READ_S, attempts=2, retries=limits.STORE_RETRIES)
+                self._fs = s3_filesystem(limits.STORE_READ_S, attempts=2, retries=limits.STORE_RETRIES)
             else:
                 self._fs = fsspec.filesystem("file", auto_mkdir=True)
         return self._fs
@@ -207,7 +148,7 @@ class ArtefactStore:
             data: bytes = self.fs.cat_file(self._full(rel))
         except FileNotFoundError:
             return None
-        except _FAILURES as exc:
+        except FAILURES as exc:
             raise self._problem(exc) from None
         self.received += len(data)
         return data
@@ -243,7 +184,7 @@ class ArtefactStore:
         with contextlib.suppress(FileNotFoundError):
             try:
                 self.fs.rm(self._full(rel), recursive=recursive)
-            except _FAILURES as exc:
+            except FAILURES as exc:
                 if not isinstance(exc, FileNotFoundError):
                     raise self._problem(exc) from None
                 raise
@@ -279,7 +220,7 @@ class ArtefactStore:
             names = self.fs.ls(self._full(f"manifests/{_check_part(kind, 'kind')}"), detail=False)
         except FileNotFoundError:
             return set()
-        except _FAILURES as exc:
+        except FAILURES as exc:
             raise self._problem(exc) from None
         out = {str(n).rstrip("/").rsplit("/", 1)[-1] for n in names}
         return {n[: -len(".json")] for n in out if n.endswith(".json") and is_plain_name(n[: -len(".json")])}
@@ -309,7 +250,7 @@ class ArtefactStore:
         try:
             if local:
                 self.fs.put(local, remote)
-        except _FAILURES as exc:
+        except FAILURES as exc:
             raise self._problem(exc) from None
         self.sent += sum(int(v["bytes"]) for v in listing.values())
         body = {
@@ -370,7 +311,7 @@ class ArtefactStore:
                 part = final.with_name(f".{final.name}.part-{os.getpid()}")
                 try:
                     self.fs.get_file(self._full(f"{body['base']}/{rel}"), str(part))
-                except _FAILURES as exc:
+                except FAILURES as exc:
                     raise self._problem(exc) from None
                 self.received += part.stat().st_size
                 if _sha256(part) != entry["sha256"]:
@@ -399,12 +340,12 @@ def store_problem(url: str) -> str | None:
         if store.protocol == "s3":
             with extra("facility", f"the artefact store {url}"):
                 import s3fs  # noqa: F401 - named by the message when missing
-            store = ArtefactStore(url, fs=_s3fs(limits.STORE_PROBE_S, attempts=1, retries=1))
+            store = ArtefactStore(url, fs=s3_filesystem(limits.STORE_PROBE_S, attempts=1, retries=1))
         store.fs.ls(store.root, detail=False)
     except FileNotFoundError:
         return None if urlsplit(url).scheme == "s3" else f"no folder {urlsplit(url).path}"
     except HepwbError as exc:
         return str(exc)
-    except _FAILURES as exc:
+    except FAILURES as exc:
         return f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
     return None
