@@ -1,9 +1,9 @@
 """The storage core of the two memory tiers: a governed long-term (LT) and a TTL-bounded HOT LanceDB table.
 
 A tier folder (``data/processed/tiers/<name>/``) holds ``lancedb/`` (the ``lt`` and ``hot`` tables),
-``audit.duckdb`` (:mod:`hepwb.tiers.audit`) and ``tiers.json`` (the chunking, embedding model, NER
-model and sources). Papers are converted, chunked and embedded as everywhere in hepwb (cached); their
-rows then enter a tier with the governance columns of :mod:`hepwb.tiers.tables`.
+``audit.duckdb`` (:mod:`hepwb.tiers.audit`) and ``tiers.json`` (:mod:`hepwb.tiers.state`: the chunking,
+embedding model, NER model and sources). Papers are converted, chunked and embedded as everywhere in
+hepwb (cached); their rows then enter a tier with the governance columns of :mod:`hepwb.tiers.tables`.
 
 :class:`TierStore` owns the tables, the audit log, ingest and status; the jobs (:mod:`~hepwb.tiers.jobs`),
 promotion (:mod:`~hepwb.tiers.promote`) and query (:mod:`~hepwb.tiers.query`) use its public API, and
@@ -19,22 +19,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
 from hepwb import defaults, limits
-from hepwb.acquisition.folder import resolve_corpus
 from hepwb.exceptions import ConfigError, CorpusNotFoundError
 from hepwb.index import ChunkStore, get_embedder
 from hepwb.index.lance import connect, table_names
 from hepwb.index.store import build_indexes
-from hepwb.io import read_json, write_json
+from hepwb.io import write_json
 from hepwb.models.embedder import Embedder
 from hepwb.names import under
 from hepwb.ner.source import EntitySource, ner_source
 from hepwb.paths import Layout
 from hepwb.pipeline.chunksets import build_chunkset
 from hepwb.pipeline.corpus import ingest
-from hepwb.readers import ReadError
 from hepwb.tiers import journal
 from hepwb.tiers.audit import AuditLog, check_actor
 from hepwb.tiers.settings import TierConfig
+from hepwb.tiers.state import STATE_FILE, ingest_settings, read_state, remember_source, update_state
 from hepwb.tiers.tables import quoted, strings, tier_rows, upsert_documents
 from hepwb.types import JSONObject
 
@@ -47,25 +46,6 @@ __all__ = ["LT_KEEP_VERSIONS_DAYS", "IngestReport", "TierStore"]
 
 LT_KEEP_VERSIONS_DAYS = 3650
 """LT table versions are kept this long (promotions stay reversible); HOT keeps LanceDB's default."""
-
-
-def _meta_problem(meta: JSONObject) -> str | None:
-    """What is wrong with the fields of ``tiers.json`` (``None``: nothing); written by ``init_lt`` only."""
-    chunking = meta.get("chunking")
-    if not isinstance(chunking, dict):
-        return "'chunking' is missing or not an object"
-    if not isinstance(chunking.get("name"), str) or not chunking["name"]:
-        return "'chunking.name' is not a chunker name"
-    for key, bound in (("chunk_size", limits.CHUNK_SIZE), ("chunk_overlap", limits.CHUNK_OVERLAP)):
-        problem = bound.problem(chunking.get(key))
-        if problem:
-            return f"'chunking.{key}': {problem}"
-    if not isinstance(meta.get("embedding_model"), str) or not meta["embedding_model"]:
-        return "'embedding_model' is missing or not a model name"
-    sources = meta.get("sources", [])
-    if not isinstance(sources, list) or not all(isinstance(src, dict | str) for src in sources):
-        return "'sources' is not a list of sources"
-    return None
 
 
 @dataclass(frozen=True)
@@ -127,22 +107,7 @@ class TierStore:
     @property
     def meta(self) -> JSONObject:
         """``tiers.json``: chunking, embedding model, NER model and sources (empty before ``init_lt``)."""
-        path = self.root / "tiers.json"
-        if not path.exists():
-            return {}
-        rebuild = "rebuild the tiers with `hepwb tiers init CORPUS`"
-        try:
-            meta = read_json(path, "tier state", fix=f"it is damaged: {rebuild}")
-        except ReadError as exc:
-            if rebuild in str(exc):
-                raise
-            msg = f"{exc}; the file is damaged: {rebuild}"
-            raise ConfigError(msg) from None
-        problem = "not a JSON object" if not isinstance(meta, dict) else _meta_problem(meta)
-        if problem:
-            msg = f"tier state {path} is damaged ({problem}); {rebuild}"
-            raise ConfigError(msg)
-        return dict(meta)
+        return read_state(self.root / STATE_FILE)
 
     def db(self) -> Any:
         """The LanceDB database of the tiers."""
@@ -206,29 +171,23 @@ class TierStore:
         """
         check_actor(actor)  # before any work: the audit trail must be able to keep it
         meta = self.meta
-        given = {"name": chunker, "chunk_size": chunk_size, "chunk_overlap": chunk_overlap}
-        fixed = meta.get("chunking") or {
-            "name": defaults.CHUNKER,
-            "chunk_size": defaults.CHUNK_SIZE,
-            "chunk_overlap": defaults.CHUNK_OVERLAP,
-        }
-        wanted = {k: fixed[k] if v is None else v for k, v in given.items()}
-        model = embedding_model or str(meta.get("embedding_model") or defaults.EMBEDDING_MODEL)
-        if meta and (meta["chunking"] != wanted or meta["embedding_model"] != model):
-            msg = (
-                f"the tiers in {self.root} use {meta['chunking']} and {meta['embedding_model']}; "
-                "ingest with those, or open another tier folder (Tiers.open(name) / --name)"
-            )
-            raise ConfigError(msg)
+        wanted, model = ingest_settings(
+            meta,
+            self.root,
+            chunker=chunker,
+            chunk_size=chunk_size,
+            chunk_overlap=chunk_overlap,
+            embedding_model=embedding_model,
+        )
         first = not meta
         if first:
             meta = {"chunking": wanted, "embedding_model": model, "sources": []}
             self._embedder = None
         rows, ner_model = self._rows(corpus, meta, only=only, max_docs=max_docs, progress=progress)
         if first:  # written once the papers are ready: a failed first init fixes nothing
-            write_json(self.root / "tiers.json", {**meta, "ner_model": ner_model})
+            write_json(self.root / STATE_FILE, {**meta, "ner_model": ner_model})
         report = self._ingest_lt(rows, actor=actor, action="init" if not self.has("lt") else "ingest")
-        self._remember_source(corpus, only, max_docs)
+        remember_source(self.root / STATE_FILE, corpus, only, max_docs)
         return report
 
     def acquire(
@@ -272,7 +231,7 @@ class TierStore:
         journal.finish(self, eid, "hot")
         if not created:
             self.reindex("hot")
-        self._remember_source(corpus, only, max_docs)
+        remember_source(self.root / STATE_FILE, corpus, only, max_docs)
         return IngestReport("hot", len(keys), rows.num_rows)
 
     def _rows(
@@ -294,7 +253,7 @@ class TierStore:
         store = ChunkStore(self.layout.lancedb, embedder, progress=progress, ner=self.ner)
         table = store.table(cs.chunkset_id, cs.chunks, cs.documents).to_arrow()
         ner_model = store.ner_model(cs.chunkset_id) or ""
-        self._update_meta(ner_model=ner_model)
+        update_state(self.root / STATE_FILE, ner_model=ner_model)
         return table.sort_by([("document_id", "ascending"), ("chunk_index", "ascending")]), ner_model
 
     def _ingest_lt(self, chunk_rows: pa.Table, *, actor: str, action: str) -> IngestReport:
@@ -356,21 +315,6 @@ class TierStore:
             return {}
         t = self.table(tier).search().select(["doc_key", "doc_version", "doc_sha"]).limit(None).to_arrow()
         return {k: (int(v), s) for k, v, s in zip(*(t[c].to_pylist() for c in t.column_names), strict=True)}
-
-    def _remember_source(
-        self, corpus: str | Path | None, only: list[str] | None, max_docs: int | None
-    ) -> None:
-        """Record where the papers came from (the tier-aware evaluation converts them again, cached)."""
-        meta = self.meta
-        src = {"corpus": str(resolve_corpus(corpus).resolve()), "only": only, "max_docs": max_docs}
-        if src not in meta["sources"]:
-            meta["sources"] = [*meta["sources"], src]
-            write_json(self.root / "tiers.json", meta)
-
-    def _update_meta(self, **fields: Any) -> None:
-        meta = self.meta
-        if meta and any(meta.get(k) != v for k, v in fields.items()):
-            write_json(self.root / "tiers.json", {**meta, **fields})
 
     def rate_limited(self, action: str) -> str:
         """Why job ``action`` may not run now (``""`` when it may): the config's ``job_min_interval_s``."""
