@@ -204,9 +204,7 @@ def report() -> None:
     A run folder whose tables are damaged is skipped with one line naming it and its rebuild command (here
     and in the report); the other runs are reported.
     """
-    layout = Layout.default()
-    Catalog(layout.catalog).sync_runs(layout.runs)  # the report records them too; this says so here
-    path = render_report(layout)
+    path = render_report()
     typer.echo(f"report: {path}")
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hepwb.catalog import Catalog
 from hepwb.catalog.sweeps import CONFIG_COLUMNS
 from hepwb.paths import Layout
 from hepwb.pipeline.notebook import run_notebook
@@ -39,8 +40,14 @@ def to_html(notebook: str | Path, html: str | Path, *, hide_code: bool = True) -
 
 
 def render_report(layout: Layout | None = None, **parameters: Any) -> Path:
-    """Execute the report notebook with papermill and write ``reports/report.html``."""
+    """Execute the report notebook with papermill and write ``reports/report.html``.
+
+    The run folders not in the catalog yet are recorded first, here: a damaged one is skipped with one
+    logged line naming it (:meth:`~hepwb.catalog.sweeps.SweepCatalogMixin.sync_runs`), on the terminal
+    as in the report, whose notebook records the runs again (finding nothing new but that one).
+    """
     layout = layout or Layout.default()
+    Catalog(layout.catalog).sync_runs(layout.runs)
     executed = layout.reports / REPORT_NOTEBOOK
     run_notebook(REPORT_NOTEBOOK, executed, {"catalog": str(layout.catalog), **parameters}, layout)
     return to_html(executed, layout.reports / "report.html")
