@@ -229,6 +229,9 @@ def _write_questions(
         if not evidence:
             skipped["queries without a relevant document"] += 1
             continue
+        if len(qid) > limits.MAX_QID_CHARS:  # hepwb's question files name a question in fewer characters
+            skipped[f"queries whose id is longer than {limits.MAX_QID_CHARS} characters"] += 1
+            continue
         if len(text) > limits.MAX_QUESTION_CHARS or not text.strip():
             skipped[f"queries empty or longer than {limits.MAX_QUESTION_CHARS} characters"] += 1
             continue

@@ -97,3 +97,22 @@ def test_acquire_refuses_a_bad_interval_or_url_before_any_request(
     code, _, err = _main(monkeypatch, capsys, "acquire", "acq", "--query", "higgs", option, value)
     assert code == 2 and says in err and len(err.strip().splitlines()) == 1
     assert "s3cret" not in err and not (home / "acq").exists()  # nothing written, no password shown
+
+
+# a BEIR query id longer than a question file allows: the importer skips it and says so (never a file that
+# `hepwb questions check` then refuses)
+
+
+def test_import_beir_skips_a_query_whose_id_is_too_long(home, monkeypatch, capsys):
+    folder = home / "b"
+    (folder / "qrels").mkdir(parents=True)
+    (folder / "corpus.jsonl").write_text(json.dumps({"_id": "d1", "text": "Alpha text about W boson."}) + "\n")
+    long_id = "q" * 300
+    queries = [{"_id": "q1", "text": "alpha?"}, {"_id": long_id, "text": "alpha again?"}]
+    (folder / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in queries))
+    (folder / "qrels" / "test.tsv").write_text(f"query-id\tcorpus-id\tscore\nq1\td1\t1\n{long_id}\td1\t1\n")
+    code, out, err = _main(monkeypatch, capsys, "import-beir", str(folder), "o")
+    assert code == 0, err
+    assert "longer than 256 characters" in out + err
+    written = [json.loads(line)["qid"] for line in (home / "o" / "questions.jsonl").read_text().splitlines()]
+    assert written == ["q1"]
