@@ -106,7 +106,8 @@ def test_acquire_refuses_a_bad_interval_or_url_before_any_request(
 def test_import_beir_skips_a_query_whose_id_is_too_long(home, monkeypatch, capsys):
     folder = home / "b"
     (folder / "qrels").mkdir(parents=True)
-    (folder / "corpus.jsonl").write_text(json.dumps({"_id": "d1", "text": "Alpha text about W boson."}) + "\n")
+    doc = {"_id": "d1", "text": "Alpha text about W boson."}
+    (folder / "corpus.jsonl").write_text(json.dumps(doc) + "\n")
     long_id = "q" * 300
     queries = [{"_id": "q1", "text": "alpha?"}, {"_id": long_id, "text": "alpha again?"}]
     (folder / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in queries))
