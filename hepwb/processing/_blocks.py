@@ -17,23 +17,28 @@ Example:
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from hepwb.processing._figtext import Box, mark_figure_text, rows_box
 from hepwb.processing._floats import float_captions
 from hepwb.processing._layout import Row
-from hepwb.processing._math import find_equations, render_math
+from hepwb.processing._math import render_math
 from hepwb.processing._mathcheck import review_math
+from hepwb.processing._paragraphs import (
+    BULLETS,
+    CAPTION_RE,
+    END_RE,
+    Para,
+    join_rows,
+    segment,
+    starts_bullet,
+)
 from hepwb.processing._refs import find_section, select, split_entries
-from hepwb.processing._tables import find_tables, render_table
 
 __all__ = ["RenderedBlock", "build_blocks", "join_rows"]
 
-BULLETS = "•◦▪‣∙●○■□➢►▶✓"
-_CAPTION_RE = re.compile(r"^(?:fig(?:ure)?s?\.?|tab(?:le)?s?\.?)\s*(?:\d+|[IVX]+)[a-z]?\s*[.:|]", re.I)
 _NUMBERED_RE = re.compile(r"^(\d{1,2}(?:\.\d{1,2}){0,4})\.?(?:\s+[-–])?\s+\S")
 _PLAIN_NUM_RE = re.compile(r"^\d{1,2}(?:\.\d{1,2}){0,4}(?:\s+[-–])?\s+[A-Z]")
 _TOC_RE = re.compile(r"\s\d{1,3}$")
@@ -50,7 +55,6 @@ _KNOWN_RE = re.compile(
     r"|appendix(?:\s+[A-Z0-9]+)?)\s*[.:]?$",
     re.I,
 )
-_END_RE = re.compile(r"[.!?:;]['\")\]]*$")
 
 
 @dataclass(slots=True)
@@ -66,116 +70,6 @@ class RenderedBlock:
     lines: int = 1
 
 
-@dataclass(slots=True)
-class _Para:
-    rows: list[Row]
-    kind: str = "text"
-    level: int = 0
-    text: str = ""
-    extra: list[_Para] = field(default_factory=list)
-    merged: bool = False
-
-    @property
-    def size(self) -> float:
-        sizes: Counter[float] = Counter()
-        for r in self.rows:
-            sizes[r.size] += len(r.text)
-        return max(sizes.items(), key=lambda kv: (kv[1], kv[0]))[0]
-
-    @property
-    def bold(self) -> bool:
-        total = sum(len(r.text) for r in self.rows)
-        return sum(len(r.text) for r in self.rows if r.bold) >= 0.9 * total
-
-
-def join_rows(texts: list[str]) -> str:
-    """Join the lines of a paragraph with single spaces, repairing end-of-line hyphenation.
-
-    Example:
-        >>> join_rows(["a vir-", "tual photon", "and Deeply-", "Virtual"])
-        'a virtual photon and Deeply-Virtual'
-    """
-    out = ""
-    for t in texts:
-        if not out:
-            out = t
-        elif out[-1] in "-\u2010" and len(out) >= 2 and out[-2].isalpha():
-            out = out[:-1] + t if t[:1].islower() else out + t
-        else:
-            out = out + " " + t
-    return out
-
-
-def _starts_bullet(text: str) -> bool:
-    return text[:1] in BULLETS
-
-
-def _leading(rows: list[Row], body: float) -> float:
-    """Median vertical gap between consecutive body-size lines of one pymupdf block (0 if none)."""
-    gaps = sorted(
-        b.y0 - a.y1
-        for a, b in itertools.pairwise(rows)
-        if a.block == b.block
-        and a.page == b.page
-        and abs(a.size - body) < 0.6
-        and abs(b.size - body) < 0.6
-        and -body < b.y0 - a.y1 < 1.5 * body
-    )
-    return max(gaps[len(gaps) // 2], 0.0) if gaps else 0.0
-
-
-def _breaks(prev: Row, row: Row, para: list[Row], leading: float) -> bool:
-    """Whether ``row`` starts a new paragraph after ``prev`` (the last row of ``para``)."""
-    if row.page != prev.page or row.column != prev.column:
-        return True
-    size = max(min(prev.size, row.size), 1.0)
-    if min(prev.y1, row.y1) - max(prev.y0, row.y0) >= 0.3 * min(prev.height, row.height) and (
-        row.x0 >= prev.x1 - 1
-    ):
-        return False  # same visual line (inline formula pieces, super/subscripts)
-    if row.y0 < prev.y0 - 0.5 * prev.height and row.x0 <= prev.x0 + 0.5 * size:
-        return True
-    if row.y0 - prev.y1 > leading + 0.45 * size or abs(row.size - prev.size) > 0.9 or row.bold != prev.bold:
-        return True
-    ended = bool(_END_RE.search(prev.text))
-    if _starts_bullet(row.text) or (ended and _CAPTION_RE.match(row.text)):
-        return True
-    if ended and 0.8 * size < row.x0 - prev.x0 < 6 * size:
-        return True
-    if ended and len(para) > 1 and row.text[:1].isupper():
-        right = max(r.x1 for r in para)
-        return prev.x1 < right - 4 * size
-    return False
-
-
-def _segment(rows: list[Row], body: float) -> list[_Para]:
-    leading = _leading(rows, body)
-    tabs = find_tables(rows, body)
-    eqs = find_equations(rows, body, [t >= 0 for t in tabs])
-    regions = [f"t{t}" if t >= 0 else f"m{e}" if e >= 0 else "" for t, e in zip(tabs, eqs, strict=True)]
-    paras: list[_Para] = []
-    prev_eq = ""
-    for r, eq in zip(rows, regions, strict=True):
-        if eq:
-            if eq == prev_eq:
-                paras[-1].rows.append(r)
-            else:
-                paras.append(_Para([r], kind="math" if eq[0] == "m" else "table"))
-        elif paras and not prev_eq and not _breaks(paras[-1].rows[-1], r, paras[-1].rows, leading):
-            paras[-1].rows.append(r)
-        else:
-            paras.append(_Para([r]))
-        prev_eq = eq
-    for p in paras:
-        if p.kind == "math":
-            p.text = render_math(p.rows)
-        elif p.kind == "table":
-            p.text = render_table(p.rows)
-        else:
-            p.text = join_rows([r.text for r in p.rows])
-    return paras
-
-
 def _numbered_level(text: str) -> int:
     m = _NUMBERED_RE.match(text)
     if m:
@@ -187,7 +81,7 @@ def _numbered_level(text: str) -> int:
     return 0
 
 
-def _is_heading_shape(p: _Para) -> bool:
+def _is_heading_shape(p: Para) -> bool:
     t = p.text
     letters = sum(ch.isalpha() for ch in t)
     return (
@@ -206,9 +100,9 @@ def _section_like(text: str) -> bool:
     return bool(_NUMBERED_RE.match(text) or _ROMAN_RE.match(text) or _KNOWN_RE.match(text))
 
 
-def _plain_numbered(p: _Para) -> bool:
+def _plain_numbered(p: Para) -> bool:
     """A one-line numbered title in body font (``1.3 Data volumes``, ``2 - Archetype``)."""
-    return len(p.rows) == 1 and bool(_PLAIN_NUM_RE.match(p.text)) and not _END_RE.search(p.text)
+    return len(p.rows) == 1 and bool(_PLAIN_NUM_RE.match(p.text)) and not END_RE.search(p.text)
 
 
 def _substantive(text: str) -> bool:
@@ -218,7 +112,7 @@ def _substantive(text: str) -> bool:
     return sum(1 for w in title.split() if sum(ch.isalpha() for ch in w) >= 3) >= 2
 
 
-def _pick_title(paras: list[_Para], body: float) -> None:
+def _pick_title(paras: list[Para], body: float) -> None:
     """Mark the first largest-font paragraph of page 1 as the level-1 title (continuations merged)."""
     first: list[int] = []
     for i, p in enumerate(paras[:25]):
@@ -243,13 +137,13 @@ def _pick_title(paras: list[_Para], body: float) -> None:
         del paras[i + 1]
 
 
-def _classify(paras: list[_Para], body: float) -> None:
+def _classify(paras: list[Para], body: float) -> None:
     for p in paras:
         if p.kind in ("math", "table"):
             continue
-        if _CAPTION_RE.match(p.text):
+        if CAPTION_RE.match(p.text):
             p.kind = "caption"
-        elif _starts_bullet(p.text):
+        elif starts_bullet(p.text):
             p.kind = "list"
             p.text = p.text.lstrip(BULLETS + " ")
             if not p.text:
@@ -307,18 +201,18 @@ def _is_prose(text: str) -> bool:
     return len(text) >= 40 and sum(ch.isalpha() for ch in text) >= 0.6 * len(text)
 
 
-def _merge_continuations(paras: list[_Para], body: float) -> list[_Para]:
+def _merge_continuations(paras: list[Para], body: float) -> list[Para]:
     """Join a paragraph broken by a column/page change, a float or a footnote.
 
     The interrupting captions and small-font paragraphs (footnotes) are moved after the joined one.
     """
-    out: list[_Para] = []
+    out: list[Para] = []
     i = 0
     while i < len(paras):
         p = paras[i]
         out.append(p)
         i += 1
-        while p.kind == "text" and _is_prose(p.text) and not _END_RE.search(p.text):
+        while p.kind == "text" and _is_prose(p.text) and not END_RE.search(p.text):
             j = i
             while j < len(paras) and j - i < 3 and (paras[j].kind == "caption" or paras[j].size < 0.9 * body):
                 j += 1
@@ -336,15 +230,15 @@ def _merge_continuations(paras: list[_Para], body: float) -> list[_Para]:
     return out
 
 
-def _references(paras: list[_Para], keep: list[bool]) -> list[_Para]:
+def _references(paras: list[Para], keep: list[bool]) -> list[Para]:
     """Replace the kept paragraphs of the bibliography by one ``reference`` paragraph per entry."""
-    out: list[_Para] = []
+    out: list[Para] = []
     run: list[list[Row]] = []
     for p, k in [*zip(paras, keep, strict=True), (None, False)]:
         if k and p is not None:
             run.append(p.rows)
             continue
-        out.extend(_Para(rs, "reference", 0, join_rows([r.text for r in rs])) for rs in split_entries(run))
+        out.extend(Para(rs, "reference", 0, join_rows([r.text for r in rs])) for rs in split_entries(run))
         run = []
         if p is not None:
             out.append(p)
@@ -367,7 +261,7 @@ def build_blocks(
         figure captions and figure text are moved to the end of their section
         (:mod:`hepwb.processing._floats`).
     """
-    paras = _segment(rows, body)
+    paras = segment(rows, body)
     _classify(paras, body)
     paras = review_math(paras, lambda p: p.rows[0].page)
     for p in paras:
