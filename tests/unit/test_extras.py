@@ -49,14 +49,13 @@ def test_a_run_without_ragas_skips_only_the_ragas_metrics(monkeypatch, caplog):
     from types import SimpleNamespace
 
     from hepwb.pipeline import scoring
-    from hepwb.pipeline.config import ExperimentConfig
 
     for name in [m for m in sys.modules if m == "ragas" or m.startswith("ragas.")] or ["ragas"]:
         monkeypatch.setitem(sys.modules, name, None)  # as if `hepwb[ragas]` were not installed
     monkeypatch.setattr(scoring, "ragas_samples", lambda *a, **k: {"q1": {}})
     cs = SimpleNamespace(documents={})
     with caplog.at_level("INFO", logger="hepwb.scoring"):
-        out = scoring._ragas(ExperimentConfig.from_params(), [SimpleNamespace(qid="q1")], {}, [], cs, {})
+        out = scoring._ragas([SimpleNamespace(qid="q1")], {}, [], cs, {}, k=5, llm_embeddings=None)
     assert list(out.index) == ["q1"] and out.columns.empty
     assert "pip install 'hepwb[ragas]'" in caplog.text
 
