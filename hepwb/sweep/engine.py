@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,14 +25,15 @@ from hepwb.env import configure_runtime
 from hepwb.exceptions import ConfigError
 from hepwb.ids import ListHash
 from hepwb.paths import Layout
+from hepwb.pipeline.config import ExperimentConfig
 from hepwb.store import resolve_store
+from hepwb.sweep.cells import membership, reused, run_cells
 from hepwb.sweep.executors import Executor, get_executor
 from hepwb.sweep.plan import CellPlan, Planner, SweepPlan, plan_cells
-from hepwb.sweep.prepare import convert_pending, prepare_stages
+from hepwb.sweep.prepare import PreparedStages, convert_pending, prepare_stages
 from hepwb.sweep.spec import SweepSpec
 from hepwb.sweep.store_client import StoreSweep
-from hepwb.sweep.store_tasks import cell_task as store_cell_task
-from hepwb.sweep.tasks import Outcome, cell_task, record_cell_failure
+from hepwb.sweep.tasks import Outcome
 from hepwb.types import JSONObject
 
 if TYPE_CHECKING:
@@ -200,29 +201,14 @@ def run_sweep(
     cells = spec.cells()
     sid = sweep_id_of(spec, cells)
     url = resolve_store(store, layout.root)
-    if url is not None and notebooks:
-        msg = f"--notebooks runs cells on a shared file system: drop --notebooks or the store {url}"
-        raise ConfigError(msg)
-    remote = StoreSweep(url, layout) if url is not None else None
-    if remote is not None:
-        _log.info("artefacts in the store %s (this project keeps the runs and the catalog)", url)
-    if remote is not None:
-        plan = remote.plan(cells, sid, notebooks=notebooks)
-    else:
-        plan = plan_cells(cells, layout, sweep_id=sid, notebooks=notebooks)
+    remote = _store_sweep(url, layout, notebooks=notebooks)
+    plan = _plan(cells, layout, sid, remote, notebooks=notebooks)
     catalog = Catalog(layout.catalog)
     catalog.record_sweep(sid, spec.model_dump(mode="json"))
     todo = [c for c in plan.cells if force or not c.done]
     _log.info("%s: %d cells, %d to run\n%s", sid, len(plan.cells), len(todo), plan.summary())
     if not todo:
-        if cluster is not None and hasattr(cluster, "close"):  # a started cluster no task will use
-            cluster.close()
-        outcomes = [_reused(c, catalog) for c in plan.cells]
-        catalog.record_sweep_cells(
-            sid, [(c.name, c.record.run_id, "ok", True) for c in plan.cells if c.record]
-        )
-        moved = remote.moved if remote is not None else {}
-        return SweepResult(sid, plan, outcomes, [], time.perf_counter() - t0, "none", moved=moved)
+        return _all_reused(sid, plan, catalog, cluster, remote, t0)
     name = "dask" if (scheduler or cluster is not None) and executor == "local" else executor
     with get_executor(
         name,
@@ -235,28 +221,106 @@ def run_sweep(
         store=url,
     ) as ex:
         _log.info("%s", ex.describe())
-        if remote is not None:
-            remote.publish_inputs(plan)
-        stages = convert_pending(plan, todo, ex, progress=progress)
-        if stages:  # failed conversions are left out from now on: plan again
-            if remote is not None:
-                plan = remote.plan(cells, sid, notebooks=notebooks)
-            else:
-                plan = plan_cells(cells, layout, sweep_id=sid, notebooks=notebooks)
-            todo = [c for c in plan.cells if force or not c.done]
-        prep = prepare_stages(plan, todo, ex, progress=progress)
-        prep.stages[:0] = stages
-        outcomes = _run_cells(plan, todo, ex, prep, catalog, notebooks=notebooks, progress=progress)
-        prep.collect_indexes(ex)
-        if remote is not None:  # the table builds' bytes, and a store that failed them
-            for s in prep.stages:
-                if s.stage == "index":
-                    remote.check(s)
+        plan, prep, outcomes = _compute(
+            plan,
+            todo,
+            ex,
+            catalog,
+            remote,
+            lambda: _plan(cells, layout, sid, remote, notebooks=notebooks),
+            force=force,
+            notebooks=notebooks,
+            progress=progress,
+        )
+    return _finish(sid, plan, prep, outcomes, catalog, ex.name, remote, t0)
+
+
+def _store_sweep(url: str | None, layout: Layout, *, notebooks: bool) -> StoreSweep | None:
+    """The store side of a sweep whose artefacts are in the store ``url`` (``None``: local disk).
+
+    Raises:
+        ConfigError: ``notebooks`` with a store (notebook cells need a shared file system).
+    """
+    if url is not None and notebooks:
+        msg = f"--notebooks runs cells on a shared file system: drop --notebooks or the store {url}"
+        raise ConfigError(msg)
+    if url is None:
+        return None
+    remote = StoreSweep(url, layout)
+    _log.info("artefacts in the store %s (this project keeps the runs and the catalog)", url)
+    return remote
+
+
+def _plan(
+    cells: list[ExperimentConfig], layout: Layout, sid: str, remote: StoreSweep | None, *, notebooks: bool
+) -> SweepPlan:
+    """The plan of ``cells``: against the store's artefacts, or this project's folders."""
+    if remote is not None:
+        return remote.plan(cells, sid, notebooks=notebooks)
+    return plan_cells(cells, layout, sweep_id=sid, notebooks=notebooks)
+
+
+def _all_reused(
+    sid: str, plan: SweepPlan, catalog: Catalog, cluster: Any, remote: StoreSweep | None, t0: float
+) -> SweepResult:
+    """The result of a sweep with no cell to run: every cell reused, recorded, and no worker started."""
+    if cluster is not None and hasattr(cluster, "close"):  # a started cluster no task will use
+        cluster.close()
+    outcomes = [reused(c, catalog) for c in plan.cells]
+    catalog.record_sweep_cells(sid, [(c.name, c.record.run_id, "ok", True) for c in plan.cells if c.record])
+    moved = remote.moved if remote is not None else {}
+    return SweepResult(sid, plan, outcomes, [], time.perf_counter() - t0, "none", moved=moved)
+
+
+def _compute(
+    plan: SweepPlan,
+    todo: list[CellPlan],
+    ex: Executor,
+    catalog: Catalog,
+    remote: StoreSweep | None,
+    replan: Callable[[], SweepPlan],
+    *,
+    force: bool,
+    notebooks: bool,
+    progress: bool,
+) -> tuple[SweepPlan, PreparedStages, list[Outcome]]:
+    """Convert the papers, build the shared stages and run the cells to do, on ``ex``.
+
+    Returns:
+        The plan (made again when conversions failed: their cells are left out), the stages and the
+        outcomes of the cells run.
+    """
+    if remote is not None:
+        remote.publish_inputs(plan)
+    stages = convert_pending(plan, todo, ex, progress=progress)
+    if stages:  # failed conversions are left out from now on: plan again
+        plan = replan()
+        todo = [c for c in plan.cells if force or not c.done]
+    prep = prepare_stages(plan, todo, ex, progress=progress)
+    prep.stages[:0] = stages
+    outcomes = run_cells(plan, todo, ex, prep, catalog, notebooks=notebooks, progress=progress)
+    prep.collect_indexes(ex)
+    if remote is not None:  # the table builds' bytes, and a store that failed them
+        for s in prep.stages:
+            if s.stage == "index":
+                remote.check(s)
+    return plan, prep, outcomes
+
+
+def _finish(
+    sid: str,
+    plan: SweepPlan,
+    prep: PreparedStages,
+    outcomes: list[Outcome],
+    catalog: Catalog,
+    executor: str,
+    remote: StoreSweep | None,
+    t0: float,
+) -> SweepResult:
+    """Record the sweep's cells (run or reused) and stages in the catalog; the result, logged."""
     by_key = {o.key: o for o in outcomes}
-    all_outcomes = [by_key.get(c.key) or _reused(c, catalog) for c in plan.cells]
-    catalog.record_sweep_cells(
-        sid, [_membership(c, o) for c, o in zip(plan.cells, all_outcomes, strict=True)]
-    )
+    all_outcomes = [by_key.get(c.key) or reused(c, catalog) for c in plan.cells]
+    catalog.record_sweep_cells(sid, [membership(c, o) for c, o in zip(plan.cells, all_outcomes, strict=True)])
     catalog.record_stages(
         sid,
         [(s.stage, s.key, s.wall_s, s.worker, not s.detail.get("reused"), {"ok": s.ok}) for s in prep.stages],
@@ -267,7 +331,7 @@ def run_sweep(
         all_outcomes,
         prep.stages,
         time.perf_counter() - t0,
-        ex.name,
+        executor,
         prep.embedded,
         prep.unique_texts,
         remote.moved if remote is not None else {},
@@ -281,110 +345,3 @@ def run_sweep(
         result.wall_s,
     )
     return result
-
-
-def _reused(cell: CellPlan, catalog: Catalog) -> Outcome:
-    """The outcome of a cell already done: its record (recorded in the catalog if it is not yet)."""
-    rec = cell.record
-    assert rec is not None  # only done cells are reused
-    if not catalog.has_run(rec.run_id):
-        catalog.record_run(cell.run_dir)
-    return Outcome(
-        "cell",
-        cell.key,
-        True,
-        0.0,
-        rec.worker,
-        0.0,
-        detail={"reused": True, "run_id": rec.run_id, "summary": rec.summary},
-    )
-
-
-def _membership(cell: CellPlan, o: Outcome) -> tuple[str, str, str, bool]:
-    run_id = o.detail.get("run_id") or f"failed-{cell.name}"
-    return cell.name, run_id, "ok" if o.ok else "failed", bool(o.detail.get("reused"))
-
-
-def _run_cells(
-    plan: SweepPlan,
-    todo: list[CellPlan],
-    ex: Executor,
-    prep: Any,
-    catalog: Catalog,
-    *,
-    notebooks: bool,
-    progress: bool,
-    question_subset: list[str] | None = None,
-    with_ci: bool = True,
-) -> list[Outcome]:
-    """Submit the cells (each after its table), record each in the catalog as it finishes."""
-    from tqdm.auto import tqdm
-
-    home = str(plan.layout.root)
-    futures: dict[Any, CellPlan] = {}
-    outcomes: list[Outcome] = []
-    for c in todo:
-        broken = prep.failed.get(c.chunkset_id) or prep.failed.get(c.index)
-        if broken is not None:
-            o = Outcome(
-                broken.stage,
-                c.key,
-                False,
-                0.0,
-                broken.worker,
-                0.0,
-                error=broken.error,
-                error_type=broken.error_type,
-                traceback=broken.traceback,
-            )
-            record_cell_failure(o, c.config.to_dict(), c.run_dir, plan.sweep_id)
-            catalog.record_failure(c.run_dir)
-            outcomes.append(o)
-            continue
-        after = [prep.index_futures[c.index]] if c.index in prep.index_futures else []
-        remote = plan.store
-        where = {"run_dir": c.run_dir} if remote is None else {"artefacts": remote.cell_artefacts(plan, c)}
-        fut = ex.submit(
-            cell_task if remote is None else store_cell_task,
-            home if remote is None else remote.site,
-            c.config if remote is None else c.config.to_dict(),
-            c.inputs_key,
-            c.key,
-            *after,
-            key=f"cell-{c.name}",
-            sweep_id=plan.sweep_id,
-            question_subset=question_subset,
-            with_ci=with_ci,
-            notebook=notebooks,
-            **where,
-        )
-        futures[fut] = c
-    with tqdm(total=len(todo), initial=len(outcomes), desc="cells", unit="cell", disable=not progress) as bar:
-        for fut in ex.as_completed(list(futures)):
-            c = futures[fut]
-            try:
-                o = ex.result(fut)
-            except Exception as exc:  # a lost worker (killed, out of memory): the cell fails, the rest go on
-                o = Outcome(
-                    "cell",
-                    c.key,
-                    False,
-                    0.0,
-                    "",
-                    0.0,
-                    error=str(exc),
-                    error_type=type(exc).__name__,
-                    traceback=f"{type(exc).__name__}: {exc}",
-                )
-                record_cell_failure(o, c.config.to_dict(), c.run_dir, plan.sweep_id)
-            if plan.store is not None:  # its run fetched here, or its failure written here
-                plan.store.finish_cell(plan, c, o)
-            outcomes.append(o)
-            if question_subset is None:
-                if o.ok:
-                    catalog.record_run(c.run_dir)
-                else:
-                    catalog.record_failure(c.run_dir)
-                    _log.error("cell %s failed: %s (see %s/traceback.txt)", c.name, o.error, c.run_dir)
-            bar.update(1)
-    return outcomes

@@ -18,6 +18,7 @@ import math
 import random
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hepwb.catalog import Catalog
@@ -27,11 +28,12 @@ from hepwb.io import write_json
 from hepwb.paths import Layout
 from hepwb.pipeline.record import RunRecord
 from hepwb.pipeline.stages import questions_path
-from hepwb.sweep.engine import _run_cells, load_spec, sweep_id_of
-from hepwb.sweep.executors import get_executor
+from hepwb.sweep.cells import run_cells
+from hepwb.sweep.engine import load_spec, sweep_id_of
+from hepwb.sweep.executors import Executor, get_executor
 from hepwb.sweep.plan import CellPlan, SweepPlan, plan_cells
-from hepwb.sweep.prepare import convert_pending, prepare_stages
-from hepwb.sweep.spec import SweepSpec
+from hepwb.sweep.prepare import PreparedStages, convert_pending, prepare_stages
+from hepwb.sweep.spec import HalvingSettings, SweepSpec
 from hepwb.sweep.tasks import Outcome
 from hepwb.types import JSONObject
 
@@ -113,21 +115,15 @@ def run_halving(
     configure_runtime(offline=None)
     layout = layout or Layout.default()
     spec = load_spec(spec, layout)
-    settings, metric = spec.halving, spec.metric
     cells = spec.cells()
     sid = sweep_id_of(spec, cells) + "-halving"
     plan = plan_cells(cells, layout, sweep_id=sid)
-    qids = _question_ids(plan)
-    order = qids[:]
-    random.Random(settings.seed).shuffle(order)
+    order = _question_ids(plan)
+    random.Random(spec.halving.seed).shuffle(order)
     catalog = Catalog(layout.catalog)
     catalog.record_sweep(sid, spec.model_dump(mode="json"))
     folder = layout.reports / "sweeps" / sid
     name = "dask" if (scheduler or cluster is not None) and executor == "local" else executor
-    rungs: list[JSONObject] = []
-    spent = 0
-    survivors: list[CellPlan] = list(plan.cells)
-    n = min(settings.min_questions, len(order))
     with get_executor(
         name,
         scheduler=scheduler,
@@ -139,56 +135,9 @@ def run_halving(
         convert_pending(plan, plan.cells, ex, progress=progress)
         plan = plan_cells(cells, layout, sweep_id=sid)
         prep = prepare_stages(plan, plan.cells, ex, progress=progress)
-        rung = 0
-        while True:
-            final = n >= len(order) or len(survivors) == 1
-            subset = None if final else sorted(order[:n])
-            configs = [
-                c.config if final else c.config.replace(run_dir=str(folder / f"rung{rung}" / c.name))
-                for c in survivors
-            ]
-            rplan = plan_cells(configs, layout, sweep_id=sid, question_subset=subset)
-            todo = [c for c in rplan.cells if not c.done]
-            outs = {
-                o.key: o
-                for o in _run_cells(
-                    rplan,
-                    todo,
-                    ex,
-                    prep,
-                    catalog,
-                    notebooks=False,
-                    progress=progress,
-                    question_subset=subset,
-                    with_ci=final,
-                )
-            }
-            results = [(c, outs.get(c.key) or _done(c)) for c in rplan.cells]
-            spent += len(results) * (len(order) if final else n)
-            ranked = sorted(results, key=lambda r: (_rank_key(r[1], metric), r[0].name), reverse=True)
-            keep = len(ranked) if final else max(1, math.ceil(len(ranked) / settings.eta))
-            for i, (c, o) in enumerate(ranked):
-                rungs.append(
-                    {
-                        "rung": rung,
-                        "cell": c.name,
-                        "questions": len(order) if final else n,
-                        metric: _rank_key(o, metric)[0],
-                        "ok": o.ok,
-                        "kept": i < keep,
-                    }
-                )
-            if final:
-                break
-            by_name = {c.name: c for c in plan.cells}
-            survivors = [by_name[c.name] for c, _ in ranked[:keep]]
-            n, rung = min(len(order), n * settings.eta), rung + 1
+        rungs = _Rungs(layout, sid, folder, ex, prep, catalog, spec.metric, progress)
+        ranked, rows, spent = rungs.search(plan, order, spec.halving)
         prep.collect_indexes(ex)
-    best_cell, best = ranked[0]
-    rec_ci = best.detail.get("ci95") or {}
-
-    record = RunRecord.finished(best_cell.run_dir)
-    ci = record.summary_ci95.get(metric) if record else rec_ci.get(metric)
     catalog.record_sweep_cells(
         sid,
         [
@@ -201,21 +150,121 @@ def run_halving(
             for c, o in ranked
         ],
     )
-    result = HalvingResult(
+    result = _result(sid, spec.metric, ranked, rows, spent, len(plan.cells) * len(order), t0)
+    write_json(folder / "halving.json", {**dataclasses.asdict(result), "compute_share": result.compute_share})
+    _log.info("%s", result)
+    return result
+
+
+@dataclass
+class _Rungs:
+    """What every rung of one search shares: where its cells run and are recorded, and the metric ranked."""
+
+    layout: Layout
+    sweep_id: str
+    folder: Path
+    ex: Executor
+    prep: PreparedStages
+    catalog: Catalog
+    metric: str
+    progress: bool
+
+    def search(
+        self, plan: SweepPlan, order: list[str], settings: HalvingSettings
+    ) -> tuple[list[tuple[CellPlan, Outcome]], list[JSONObject], int]:
+        """Rung after rung, each on ``eta`` times the questions of the last, until full runs of the best.
+
+        Returns:
+            The last rung's cells ranked best first, one row per (rung, cell), and the cell × question
+            evaluations done.
+        """
+        rows: list[JSONObject] = []
+        spent = 0
+        survivors: list[CellPlan] = list(plan.cells)
+        n = min(settings.min_questions, len(order))
+        rung = 0
+        while True:
+            final = n >= len(order) or len(survivors) == 1
+            ranked = self.run(survivors, rung, None if final else sorted(order[:n]))
+            spent += len(ranked) * (len(order) if final else n)
+            keep = len(ranked) if final else max(1, math.ceil(len(ranked) / settings.eta))
+            for i, (c, o) in enumerate(ranked):
+                rows.append(
+                    {
+                        "rung": rung,
+                        "cell": c.name,
+                        "questions": len(order) if final else n,
+                        self.metric: _rank_key(o, self.metric)[0],
+                        "ok": o.ok,
+                        "kept": i < keep,
+                    }
+                )
+            if final:
+                return ranked, rows, spent
+            by_name = {c.name: c for c in plan.cells}
+            survivors = [by_name[c.name] for c, _ in ranked[:keep]]
+            n, rung = min(len(order), n * settings.eta), rung + 1
+
+    def run(
+        self, survivors: list[CellPlan], rung: int, subset: list[str] | None
+    ) -> list[tuple[CellPlan, Outcome]]:
+        """One rung: the survivors scored on ``subset`` (``None``: full runs, with intervals), best first.
+
+        A rung on a subset writes its runs under the sweep's report folder (``rung<N>/<cell>``), so
+        they never stand in for a cell's full run.
+        """
+        final = subset is None
+        configs = [
+            c.config if final else c.config.replace(run_dir=str(self.folder / f"rung{rung}" / c.name))
+            for c in survivors
+        ]
+        rplan = plan_cells(configs, self.layout, sweep_id=self.sweep_id, question_subset=subset)
+        todo = [c for c in rplan.cells if not c.done]
+        outs = {
+            o.key: o
+            for o in run_cells(
+                rplan,
+                todo,
+                self.ex,
+                self.prep,
+                self.catalog,
+                notebooks=False,
+                progress=self.progress,
+                question_subset=subset,
+                with_ci=final,
+            )
+        }
+        results = [(c, outs.get(c.key) or _done(c)) for c in rplan.cells]
+        return sorted(results, key=lambda r: (_rank_key(r[1], self.metric), r[0].name), reverse=True)
+
+
+def _result(
+    sid: str,
+    metric: str,
+    ranked: list[tuple[CellPlan, Outcome]],
+    rows: list[JSONObject],
+    spent: int,
+    full_grid: int,
+    t0: float,
+) -> HalvingResult:
+    """The search's winner (the best of the last rung, with its run's 95 % interval) and its cost."""
+    best_cell, best = ranked[0]
+    rec_ci = best.detail.get("ci95") or {}
+
+    record = RunRecord.finished(best_cell.run_dir)
+    ci = record.summary_ci95.get(metric) if record else rec_ci.get(metric)
+    return HalvingResult(
         sid,
         metric,
         best_cell.name,
         _rank_key(best, metric)[0],
         tuple(ci) if ci else None,
-        rungs,
+        rows,
         spent,
-        len(plan.cells) * len(order),
+        full_grid,
         time.perf_counter() - t0,
         {c.name: str(o.detail.get("run_id", "")) for c, o in ranked},
     )
-    write_json(folder / "halving.json", {**dataclasses.asdict(result), "compute_share": result.compute_share})
-    _log.info("%s", result)
-    return result
 
 
 def _done(cell: CellPlan) -> Any:
