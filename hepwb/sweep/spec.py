@@ -35,7 +35,6 @@ import difflib
 import hashlib
 import itertools
 import math
-import reprlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -43,16 +42,15 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from hepwb import defaults, limits
-from hepwb.acquisition.folder import corpus_files, resolve_corpus
 from hepwb.callspec import named
 from hepwb.catalog.sweeps import option_label
-from hepwb.exceptions import ConfigError, HepwbError
+from hepwb.exceptions import ConfigError
 from hepwb.ids import canonical_json
 from hepwb.models.device import check_device
 from hepwb.names import check_name
 from hepwb.options import bound_check
-from hepwb.pipeline.config import DIMENSIONS, ExperimentConfig, validated
-from hepwb.pipeline.stages import questions_path
+from hepwb.pipeline.config import DIMENSIONS, ExperimentConfig
+from hepwb.sweep.cellcheck import InputCache, short, to_config
 from hepwb.types import JSONObject
 from hepwb.yamlio import YamlError, load_yaml, read_yaml_text
 
@@ -129,12 +127,12 @@ class SweepSpec(BaseModel):
     def from_dict(cls, data: JSONObject, source: str = "parameters") -> SweepSpec:
         """Build from a mapping (notebook parameters or parsed YAML), naming unknown keys and bad types."""
         if not isinstance(data, dict):
-            got = _short(data)
+            got = short(data)
             msg = f"{source}: a sweep specification is a mapping of keys (name, grid, ...), got {got}"
             raise SweepSpecError(msg)
         known = [n for n in cls.model_fields if n != "source"]
         problems = [
-            f"{source}: unknown key {_short(key)}{_suggest(str(key), known)}; valid keys: {', '.join(known)}"
+            f"{source}: unknown key {short(key)}{_suggest(str(key), known)}; valid keys: {', '.join(known)}"
             for key in data
             if key not in known
         ]
@@ -146,7 +144,7 @@ class SweepSpec(BaseModel):
         if both:
             key = both[0]
             msg = (
-                f"{source}: {key} is both a fixed setting ({_short(data[key])}) and a grid dimension; "
+                f"{source}: {key} is both a fixed setting ({short(data[key])}) and a grid dimension; "
                 f"keep one (the grid's values, or the fixed one without a grid entry)"
             )
             raise SweepSpecError(msg)
@@ -154,7 +152,7 @@ class SweepSpec(BaseModel):
             return cls(**data, source=source)
         except ValidationError as exc:
             lines = [  # a bound's own message (it names the value and the fix), not pydantic's wrapping of it
-                f"{source}: {'.'.join(str(p) for p in e['loc'])} = {_short(e.get('input'))}: "
+                f"{source}: {'.'.join(str(p) for p in e['loc'])} = {short(e.get('input'))}: "
                 f"{(e.get('ctx') or {}).get('error') or e['msg']}"
                 for e in exc.errors()
             ]
@@ -237,7 +235,7 @@ class SweepSpec(BaseModel):
             for entry in _entries(getattr(self, section)):
                 problems += [
                     f"{self.source}: {section} has unknown dimension "
-                    f"{_short(key)}{_suggest(str(key), DIMENSIONS)}"
+                    f"{short(key)}{_suggest(str(key), DIMENSIONS)}"
                     for key in entry
                     if key not in DIMENSIONS
                 ]
@@ -270,11 +268,11 @@ class SweepSpec(BaseModel):
         self.check()
         problems: dict[str, None] = {}
         seen: set[bytes] = set()
-        inputs: dict[tuple[str, str], tuple[str | None, str | None]] = {}
+        inputs: InputCache = {}
         for raw, origin in self._combinations():
             if any(_matches(raw, ex) for ex in self.exclude):
                 continue
-            cfg, errs = _to_config(raw, origin, self.source, inputs if check_inputs else None)
+            cfg, errs = to_config(raw, origin, self.source, inputs if check_inputs else None)
             problems.update(dict.fromkeys(errs))
             if cfg is None:
                 continue
@@ -319,16 +317,6 @@ class SweepSpec(BaseModel):
         return out
 
 
-def _short(value: Any) -> str:
-    """A value for a message, cut short without building its whole repr first.
-
-    Example:
-        >>> _short(list(range(10**6)))
-        '[0, 1, 2, 3, 4, 5, ...]'
-    """
-    return reprlib.repr(value)
-
-
 def _entries(value: Any) -> list[JSONObject]:
     if isinstance(value, dict):
         return [value]
@@ -356,64 +344,3 @@ def _label(cfg: ExperimentConfig, dim: str) -> str:
     if dim in _NAMED:
         return option_label(str(getattr(cfg, dim)), getattr(cfg, f"{dim}_options"))
     return str(getattr(cfg, dim))
-
-
-def _resolve_input(key: str, value: Any) -> tuple[str | None, str | None]:
-    """The absolute path of a cell's corpus folder or question file, or its problem."""
-    try:
-        if key == "corpus":
-            folder = resolve_corpus(value)
-            corpus_files(folder)
-            return str(folder.resolve()), None
-        return str(questions_path(value).resolve()), None
-    except HepwbError as exc:
-        return None, str(exc)
-
-
-def _resolve_inputs(
-    values: JSONObject, seen: dict[tuple[str, str], tuple[str | None, str | None]]
-) -> dict[str, str]:
-    """Resolve the cell's corpus folder and question file in place; their problems by key.
-
-    Each distinct value is resolved once, in ``seen``.
-    """
-    problems: dict[str, str] = {}
-    for key in ("corpus", "questions"):
-        value = values.get(key)
-        if value is not None and not isinstance(value, str | Path):
-            continue  # the configuration reports the type
-        ident = (key, str(value) if value is not None else "")
-        if ident not in seen:
-            seen[ident] = _resolve_input(key, value)
-        path, problem = seen[ident]
-        if problem is not None:
-            problems[key] = problem
-        else:
-            values[key] = path
-    return problems
-
-
-def _to_config(
-    raw: JSONObject,
-    origin: dict[str, str],
-    source: str,
-    inputs: dict[tuple[str, str], tuple[str | None, str | None]] | None,
-) -> tuple[ExperimentConfig | None, list[str]]:
-    """Validate one raw cell through :class:`ExperimentConfig`; the config, or every problem at once.
-
-    Each problem names where the value came from in the file (``grid.chunk_size[1]``), the value and
-    the fix; the message itself is the configuration's (one source per bound). ``inputs`` caches
-    resolved corpus folders and question files (``None``: they are not checked).
-    """
-    values = dict(raw)
-    found = _resolve_inputs(values, inputs) if inputs is not None else {}
-    config, problems = validated(values)
-    problems = {**problems, **found}
-    if config is not None and not problems:
-        return config, []
-    order = {d: i for i, d in enumerate(DIMENSIONS)}
-    errs = [
-        f"{source}: {origin.get(key, key)} = {_short(raw.get(key))}: {text}"
-        for key, text in sorted(problems.items(), key=lambda kv: order.get(kv[0], len(order)))
-    ]
-    return None, errs

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-import hepwb.sweep.spec as spec_module
+import hepwb.sweep.cellcheck as cellcheck_module
 from hepwb.ids import short_hash
 from hepwb.paths import Layout
 from hepwb.sweep.dryrun import dry_run
@@ -27,7 +27,7 @@ def test_a_grid_above_the_cap_is_refused_before_any_cell_is_built(monkeypatch):
     def built(*_a, **_k):
         raise AssertionError("a cell was validated: the grid must be counted, not built")
 
-    monkeypatch.setattr(spec_module, "validated", built)
+    monkeypatch.setattr(cellcheck_module, "validated", built)
     with pytest.raises(SweepSpecError) as err:
         SweepSpec.from_dict(HUGE, source="huge.yaml").cells(check_inputs=False)
     msg = str(err.value)
