@@ -27,48 +27,22 @@ Example:
 
 from __future__ import annotations
 
-import contextlib
 import hmac
 import json
-import logging
-import re
-import socket
-import sys
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from hepwb import limits
 from hepwb.exceptions import ConfigError
 from hepwb.ids import text_sha256
 from hepwb.models.entities import EntityExtractor
-from hepwb.readers import parse_json
+from hepwb.ner.handler import TOKEN_ENV, BoundedServer, RequestTooLarge, handler_for
 from hepwb.types import JSONObject
 
-_log = logging.getLogger(__name__)
+__all__ = ["TOKEN_ENV", "NERService", "check_token", "is_loopback", "model_name"]
 
-__all__ = [
-    "TOKEN_ENV",
-    "NERService",
-    "RequestTooLarge",
-    "check_token",
-    "is_loopback",
-    "model_name",
-    "parse_body",
-]
-
-TOKEN_ENV = "HEPWB_NER_TOKEN"
-"""The environment variable holding the service's token (``hepwb ner-serve`` and the client read it)."""
-
-_LENGTH = re.compile(r"[0-9]{1,12}")  # Content-Length: digits only (no sign, exponent, spaces or list)
-_DRAIN = 65_536  # a refused (unauthenticated) request's body is read (and dropped) up to this size
 READ_TIMEOUT_S = 10.0
 """A request (headers and body) not received whole within this many seconds is answered 408 or closed."""
-_BODY_FIX = 'send one JSON object: {"texts": ["...", ...]}'
-
-
-class RequestTooLarge(ValueError):
-    """A request over one of the service's bounds (answered HTTP 413 with this message)."""
 
 
 def is_loopback(host: str) -> bool:
@@ -120,69 +94,6 @@ def model_name() -> str:
     return f"hepwb-hep-dictionary@{text_sha256(data)[:12]}"
 
 
-def parse_body(body: bytes) -> Any:
-    """The JSON value of a ``POST /ner`` body, read as RFC 8259 has it (raises ``ValueError`` naming why not).
-
-    UTF-8 only; ``NaN``, ``Infinity`` and a key given twice are refused, nesting and integers are bounded
-    (:func:`hepwb.readers.parse_json`): every refusal is answered HTTP 400 with the reason.
-
-    Example:
-        >>> parse_body(b'{"texts": ["a"]}')
-        {'texts': ['a']}
-        >>> parse_body(b'{"texts": ["a"], "texts": ["b"]}')  # doctest: +ELLIPSIS
-        Traceback (most recent call last):
-        ...
-        hepwb.readers.ReadError: request body: key 'texts' appears twice in one object ...
-    """
-    try:
-        text = body.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        msg = f"request body: byte {exc.start} is not UTF-8 (JSON is sent as UTF-8); {_BODY_FIX}"
-        raise ValueError(msg) from None
-    return parse_json(text or "null", "request body", fix=_BODY_FIX, strict=True)
-
-
-class _BoundedServer(ThreadingHTTPServer):
-    """A threading server holding at most :data:`~hepwb.limits.NER_MAX_CONNECTIONS` connections at once.
-
-    One more connection is closed at once (a client retries), so idle or slow connections cannot make
-    the service start threads without end.
-    """
-
-    daemon_threads = True
-
-    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler]) -> None:
-        super().__init__(address, handler)
-        self._slots = threading.BoundedSemaphore(limits.NER_MAX_CONNECTIONS)
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        if not self._slots.acquire(blocking=False):
-            self.shutdown_request(request)
-            return
-        try:
-            super().process_request(request, client_address)
-        except BaseException:
-            self._slots.release()
-            raise
-
-    def process_request_thread(self, request: Any, client_address: Any) -> None:
-        try:
-            super().process_request_thread(request, client_address)
-        finally:
-            self._slots.release()
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client that went away (reset, broken pipe, timeout) is normal; anything else is one log line.
-
-        socketserver's default prints a whole traceback on the service's terminal, which any client could
-        trigger by closing its connection before the reply.
-        """
-        exc = sys.exc_info()[1]
-        if isinstance(exc, ConnectionError | TimeoutError):
-            return
-        _log.warning("NER request from %s failed: %s: %s", client_address[0], type(exc).__name__, exc)
-
-
 class NERService:
     """The NER service on ``host``:``port`` (0: a free port), in a background thread.
 
@@ -213,7 +124,7 @@ class NERService:
         self.busy = threading.BoundedSemaphore(limits.NER_MAX_BUSY)
         limits.PORT.check(port)
         try:
-            self._server = _BoundedServer((host, port), self._handler())
+            self._server = BoundedServer((host, port), handler_for(self))
         except OSError as exc:  # the port taken, the address not this machine's …
             why = exc.strerror or exc
             msg = f"cannot listen on {host}:{port}: {why}; choose another --port (0: a free one)"
@@ -269,126 +180,6 @@ class NERService:
             return True
         scheme, _, given = (header or "").partition(" ")
         return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), self.token.encode())
-
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
-        service = self
-
-        class Handler(BaseHTTPRequestHandler):
-            # HTTP/1.0: one request per connection (no unbounded keep-alive); every read times out
-            protocol_version = "HTTP/1.0"
-            timeout = service.read_timeout_s
-
-            def log_message(self, *args: Any) -> None:  # quiet: no line per request
-                return
-
-            def setup(self) -> None:
-                super().setup()
-                # one deadline for the whole request: a per-read timeout lets a byte every few seconds
-                # keep a connection (and all of them, NER_MAX_CONNECTIONS) for ever
-                self.late = False
-                self.deadline = threading.Timer(service.read_timeout_s, self._expire)
-                self.deadline.daemon = True
-                self.deadline.start()
-
-            def _expire(self) -> None:
-                self.late = True
-                with contextlib.suppress(OSError):  # a blocked read returns now, with what has come
-                    self.connection.shutdown(socket.SHUT_RD)
-
-            def _received(self) -> bool:
-                """Stop the deadline: the request is in; ``False`` (answered 408) when it came too late."""
-                self.deadline.cancel()
-                if self.late:
-                    self._send(
-                        408, {"error": f"the request was not sent whole within {service.read_timeout_s:g} s"}
-                    )
-                return not self.late
-
-            def finish(self) -> None:
-                self.deadline.cancel()
-                super().finish()
-
-            def _send(self, code: int, body: JSONObject) -> None:
-                data = json.dumps(body).encode()
-                self.send_response(code)
-                if code == 401:
-                    self.send_header("WWW-Authenticate", 'Bearer realm="hepwb-ner"')
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def _refused(self) -> bool:
-                """Answer 401 (and say so) when the request lacks the service's token."""
-                if service.authorized(self.headers.get("Authorization")):
-                    return False
-                raw = self.headers.get("Content-Length") or ""
-                if _LENGTH.fullmatch(raw) and int(raw) <= _DRAIN:  # read a small body: the 401 then arrives
-                    with contextlib.suppress(OSError):
-                        self.rfile.read(int(raw))
-                self._send(
-                    401, {"error": f"send the service's token: Authorization: Bearer <token> ({TOKEN_ENV})"}
-                )
-                return True
-
-            def do_GET(self) -> None:
-                if not self._received() or self._refused():
-                    return
-                if self.path.rstrip("/") == "/health":
-                    self._send(200, {"status": "ok", "model": service.model})
-                else:
-                    self._send(404, {"error": "unknown path; use POST /ner or GET /health"})
-
-            def do_POST(self) -> None:
-                if self.late:
-                    self._received()
-                    return
-                if self._refused():
-                    return
-                if self.path.rstrip("/") != "/ner":
-                    self._send(404, {"error": "unknown path; use POST /ner"})
-                    return
-                raw = self.headers.get_all("Content-Length") or []
-                if self.headers.get("Transfer-Encoding") or not raw:
-                    self._send(
-                        411, {"error": "send the body with a Content-Length header (no chunked encoding)"}
-                    )
-                    return
-                if len(raw) != 1 or not _LENGTH.fullmatch(raw[0]):
-                    self._send(
-                        400, {"error": "Content-Length must be one non-negative whole number of bytes"}
-                    )
-                    return
-                length = int(raw[0])
-                if length > limits.NER_MAX_BODY_BYTES:
-                    most = limits.NER_MAX_BODY_BYTES
-                    self._send(413, {"error": f"body over {most} bytes; send fewer texts per request"})
-                    return
-                try:
-                    body = self.rfile.read(length)
-                    if not self._received():
-                        return
-                    if len(body) < length:
-                        self._send(400, {"error": f"the body ended after {len(body)} of {length} bytes"})
-                        return
-                    if not service.busy.acquire(timeout=service.read_timeout_s):
-                        busy = f"busy: {limits.NER_MAX_BUSY} requests are being tagged; retry shortly"
-                        self._send(503, {"error": busy})
-                        return
-                    try:
-                        self._send(200, service.reply(parse_body(body)))
-                    finally:
-                        service.busy.release()
-                except RequestTooLarge as exc:
-                    self._send(413, {"error": str(exc)})
-                except TimeoutError:
-                    self._send(408, {"error": f"no body within {service.read_timeout_s:g} s"})
-                except (ValueError, KeyError) as exc:
-                    self._send(400, {"error": str(exc)})
-                except Exception as exc:  # a bug must answer 500, not drop the connection
-                    self._send(500, {"error": f"{type(exc).__name__}: {exc}"})
-
-        return Handler
 
     def start(self) -> NERService:
         """Serve in a daemon thread."""

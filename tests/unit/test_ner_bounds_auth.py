@@ -24,7 +24,7 @@ def test_off_loopback_the_service_refuses_to_start_without_a_token(monkeypatch, 
     def no_bind(*_args, **_kwargs):
         raise AssertionError("bound a socket")
 
-    monkeypatch.setattr(service_module, "_BoundedServer", no_bind)
+    monkeypatch.setattr(service_module, "BoundedServer", no_bind)
     with pytest.raises(ConfigError, match=r"reachable from other machines: give a token .*HEPWB_NER_TOKEN"):
         NERService(host=host)
     monkeypatch.delenv("HEPWB_NER_TOKEN", raising=False)
