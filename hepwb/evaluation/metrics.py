@@ -143,11 +143,31 @@ def evaluate(
     Raises:
         ConfigError: Bad ``ks`` or ``min_coverage``, a question lacks results, or a key index is missing.
     """
-    import pandas as pd
-
     ks = _check_args(ks, min_coverage)
     columns = metric_columns(ks)
-    rank_metrics = [c for c in columns if not c.startswith("hit_rate@")]
+    by_qid = _located_by_question(questions, located, results)
+    per_evidence = _per_evidence(by_qid, results, keyindexes, min_coverage, ks)
+    per_question = _per_question(questions, by_qid, per_evidence, ks)
+    relevant: dict[str, set[str]] = {}
+    if chunks is not None:
+        relevant = relevant_chunks(
+            [loc for loc in located if loc.qid in by_qid], chunks, keyindexes, min_coverage
+        )
+        extra = _levels(questions, located, results, chunks, relevant, ks, by_qid)
+        per_question = per_question.join(extra, on="qid")
+        columns = [*columns, *extra.columns]
+    summary = _summary(questions, per_question, per_evidence, columns, min_coverage)
+    return Evaluation(summary, per_question, per_evidence, relevant)
+
+
+def _located_by_question(
+    questions: Sequence[Question], located: Sequence[Located], results: Mapping[str, Sequence[Hit]]
+) -> dict[str, list[Located]]:
+    """The located evidence of each question of the set; every such question must have results.
+
+    Raises:
+        ConfigError: ``results`` lack a question with located evidence.
+    """
     qids = {q.qid for q in questions}
     by_qid: dict[str, list[Located]] = defaultdict(list)
     for loc in located:
@@ -160,7 +180,21 @@ def evaluate(
             "give every question a (possibly empty) hit list"
         )
         raise ConfigError(msg)
+    return by_qid
 
+
+def _per_evidence(
+    by_qid: Mapping[str, list[Located]],
+    results: Mapping[str, Sequence[Hit]],
+    keyindexes: Mapping[str, KeyIndex],
+    min_coverage: float,
+    ks: tuple[int, ...],
+) -> pd.DataFrame:
+    """One row per located evidence: its first relevant rank and its sub-query's metrics (trec_eval)."""
+    import pandas as pd
+
+    columns = metric_columns(ks)
+    rank_metrics = [c for c in columns if not c.startswith("hit_rate@")]
     qrels: dict[str, dict[str, int]] = {}
     run: dict[str, dict[str, float]] = {}
     ev_rows: list[JSONObject] = []
@@ -187,7 +221,23 @@ def evaluate(
     ev_columns = ["eid", "qid", "label", "method", "page_ok", "rank", *columns]
     per_evidence = pd.DataFrame(ev_rows, columns=ev_columns)
     per_evidence["rank"] = per_evidence["rank"].astype("Int64")
+    return per_evidence
 
+
+def _per_question(
+    questions: Sequence[Question],
+    by_qid: Mapping[str, list[Located]],
+    per_evidence: pd.DataFrame,
+    ks: tuple[int, ...],
+) -> pd.DataFrame:
+    """One row per question: what it is, its evidence, and its evidence's metrics aggregated.
+
+    A question's metrics are its evidence's means, but ``hit_rate@k`` is their maximum (any evidence
+    found) and ``first_relevant_rank`` their minimum; NaN for a question without located evidence.
+    """
+    import pandas as pd
+
+    columns = metric_columns(ks)
     grouped = per_evidence.groupby("qid", sort=False)
     agg = grouped[columns].mean()
     for k in ks:
@@ -204,15 +254,17 @@ def evaluate(
         }
     ).join(agg[["first_relevant_rank", *columns]], on="qid")
     per_question["first_relevant_rank"] = per_question["first_relevant_rank"].astype("Int64")
-    relevant: dict[str, set[str]] = {}
-    if chunks is not None:
-        relevant = relevant_chunks(
-            [loc for loc in located if loc.qid in by_qid], chunks, keyindexes, min_coverage
-        )
-        extra = _levels(questions, located, results, chunks, relevant, ks, by_qid)
-        per_question = per_question.join(extra, on="qid")
-        columns = [*columns, *extra.columns]
+    return per_question
 
+
+def _summary(
+    questions: Sequence[Question],
+    per_question: pd.DataFrame,
+    per_evidence: pd.DataFrame,
+    columns: Sequence[str],
+    min_coverage: float,
+) -> dict[str, float]:
+    """The means of ``columns`` over the evaluable questions, with the counts of the summary."""
     evaluated = per_question[per_question["n_located"] > 0]
     summary: dict[str, float] = {
         c: float(evaluated[c].mean()) if len(evaluated) else float("nan") for c in columns
@@ -225,7 +277,7 @@ def evaluate(
         n_evidence_located=len(per_evidence),
         min_coverage=min_coverage,
     )
-    return Evaluation(summary, per_question, per_evidence, relevant)
+    return summary
 
 
 def _levels(

@@ -119,6 +119,34 @@ def add_evidence(
         msg = f"{refused}: the question is empty; type the question the passage answers"
         raise ConfigError(msg)
     label = doc if isinstance(doc, str) else doc.label
+    entry = _checked_entry(refused, questions, doc, label, page, quote, qid)
+    if target is not None:
+        record, index, lines = _added_to(path, questions, qid, entry)
+    else:
+        record, index, lines = _new_question(path, questions, qid, label, question, answer, entry)
+    written = Question.from_dict(record, f"{path} line {index + 1}")  # validated before it is written
+    lines[index] = json.dumps(record, ensure_ascii=False)
+    atomic_write_text(path, "\n".join(lines) + "\n")
+    return written
+
+
+def _checked_entry(
+    refused: str,
+    questions: list[Question],
+    doc: Document | str,
+    label: str,
+    page: int | None,
+    quote: str,
+    qid: str | None,
+) -> dict[str, Any]:
+    """The evidence entry of ``quote``, once located in ``doc`` and found in no evidence of the file.
+
+    Its page is where the quote stands, when not on ``page``.
+
+    Raises:
+        ConfigError: The quote is not located (unknown document, ambiguous or absent quote), or the file
+            already quotes it from the same document (compared by :func:`~hepwb.textkey.key`).
+    """
     found = locate_evidence(
         Evidence(f"{qid or 'new'}#e0", label, page, quote), {} if isinstance(doc, str) else {label: doc}
     )
@@ -136,22 +164,44 @@ def add_evidence(
     if on_page is not None:
         entry["page"] = on_page
     entry["quote"] = quote
+    return entry
+
+
+def _lines(path: Path, questions: list[Question]) -> list[str]:
+    """The file's lines as they are (none when it holds no question yet)."""
     text = read_text(path, "question file", max_bytes=MAX_QUESTION_FILE_BYTES) if questions else ""
-    lines = text.splitlines()
-    if target is not None:  # the file was just read and checked by load_questions: every line parses
-        index = next(
-            i for i, line in enumerate(lines) if line.strip() and parse_json(line, str(path))["qid"] == qid
-        )
-        record: dict[str, Any] = parse_json(lines[index], str(path))
-        record["evidence"].append(entry)
-    else:
-        index = len(lines)
-        record = {"qid": qid or _next_qid(label, questions), "question": question}
-        if answer.strip():
-            record["answer"] = answer.strip()
-        record["evidence"] = [entry]
-        lines.append("")
-    written = Question.from_dict(record, f"{path} line {index + 1}")  # validated before it is written
-    lines[index] = json.dumps(record, ensure_ascii=False)
-    atomic_write_text(path, "\n".join(lines) + "\n")
-    return written
+    return text.splitlines()
+
+
+def _added_to(
+    path: Path, questions: list[Question], qid: str | None, entry: dict[str, Any]
+) -> tuple[dict[str, Any], int, list[str]]:
+    """Question ``qid``'s line with ``entry`` added to its evidence: the record, its index, the lines."""
+    lines = _lines(path, questions)
+    # the file was just read and checked by load_questions: every line parses
+    index = next(
+        i for i, line in enumerate(lines) if line.strip() and parse_json(line, str(path))["qid"] == qid
+    )
+    record: dict[str, Any] = parse_json(lines[index], str(path))
+    record["evidence"].append(entry)
+    return record, index, lines
+
+
+def _new_question(
+    path: Path,
+    questions: list[Question],
+    qid: str | None,
+    label: str,
+    question: str,
+    answer: str,
+    entry: dict[str, Any],
+) -> tuple[dict[str, Any], int, list[str]]:
+    """A new last line for ``question`` with ``entry`` as its evidence: the record, its index, the lines."""
+    lines = _lines(path, questions)
+    index = len(lines)
+    record: dict[str, Any] = {"qid": qid or _next_qid(label, questions), "question": question}
+    if answer.strip():
+        record["answer"] = answer.strip()
+    record["evidence"] = [entry]
+    lines.append("")
+    return record, index, lines

@@ -213,22 +213,70 @@ def score_run_file(
     if level == "chunk":
         with timings("chunk_s"):
             cs = chunk_stage(cfg, inputs.documents, layout, inputs.log, progress=progress)
+    run = _read(path, cfg, inputs, level, cs)
+    tag = _tag(run, name)
+    results = _hits(run, inputs, cs, tag)
+    with timings("evaluate_s"):
+        per_question, summary, ci95, relevant = _scores(cfg, inputs, cs, results)
+    config = _run_config(cfg, path, level, tag, run, inputs, cs)
+    cs_id = cs.chunkset_id if cs is not None else ""
+    key = short_hash({"config": config, "questions": inputs.questions_sha256, "chunkset": cs_id}, 16)
+    folder = f"run-{tag}-{cs_id or 'papers'}-k{cfg.k}-{key[:6]}"
+    run_dir = under(layout.runs, folder[:120], "run folder")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / RunRecord.FILE).unlink(missing_ok=True)
+    hits = scored_hits_frame(results, relevant)
+    _write_parquet(per_question, run_dir / "per_question.parquet")
+    _write_parquet(hits, run_dir / "hits.parquet")
+    record = _record(cfg, config, key, inputs, cs, tag, summary, ci95, timings, sweep_id)
+    record.save(run_dir)
+    catalog.record_run(run_dir)
+    if sweep_id is not None:
+        catalog.record_sweep_cells(sweep_id, [(run_dir.name, record.run_id, "ok", False)])
+    return RunResult(record, run_dir, per_question, hits)
+
+
+def _read(
+    path: Path, cfg: ExperimentConfig, inputs: EvalInputs, level: Level, cs: ChunkSet | None
+) -> RunFile:
+    """The run file, checked against the question set's ids and the level's docnos, cut at ``cfg.k``."""
     known = [q.qid for q in load_questions(inputs.questions_path)]
     hint = (
         f" {inputs.questions_path} (its ids: {', '.join(known[:3])}, …); score a run of its questions, or "
         "pass the run's question file with --questions"
     )
-    run = read_run(
+    return read_run(
         path, qids=set(known), docno_problem=_docno_check(level, inputs, cs), qid_hint=hint, k=cfg.k
     )
-    tag = _tag(run, name)
-    results = _hits(run, inputs, cs, tag)
-    with timings("evaluate_s"):
-        if cs is not None:
-            s = score(cfg, inputs, cs, inputs.questions, results, get_embedder(cfg.embedding_model))
-            per_question, summary, ci95, relevant = s.per_question, s.summary, s.ci95, s.relevant
-        else:
-            per_question, summary, ci95, relevant = _paper_scores(cfg, inputs, results)
+
+
+def _scores(
+    cfg: ExperimentConfig, inputs: EvalInputs, cs: ChunkSet | None, results: dict[str, list[Hit]]
+) -> tuple[pd.DataFrame, dict[str, float], dict[str, tuple[float, float]], dict[tuple[str, int], bool]]:
+    """Per-question metrics, their means and intervals, and which hits are relevant, at the run's level.
+
+    Chunk level scores as hepwb's own runs are scored (:func:`~hepwb.pipeline.scoring.score`); paper
+    level by :func:`_paper_scores`.
+    """
+    if cs is not None:
+        s = score(cfg, inputs, cs, inputs.questions, results, get_embedder(cfg.embedding_model))
+        return s.per_question, s.summary, s.ci95, s.relevant
+    return _paper_scores(cfg, inputs, results)
+
+
+def _run_config(
+    cfg: ExperimentConfig,
+    path: Path,
+    level: Level,
+    tag: str,
+    run: RunFile,
+    inputs: EvalInputs,
+    cs: ChunkSet | None,
+) -> JSONObject:
+    """The configuration recorded for the run: ``cfg`` with the run file as its retriever (``run:<tag>``).
+
+    A paper-level run names no chunking (``paper level``).
+    """
     config: JSONObject = {
         **cfg.to_dict(),
         "retriever": f"run:{tag}",
@@ -241,17 +289,25 @@ def score_run_file(
     }
     if cs is None:
         config |= {"chunker": "paper level", "chunk_size": None, "chunk_overlap": None, "tokenizer": None}
+    return config
+
+
+def _record(
+    cfg: ExperimentConfig,
+    config: JSONObject,
+    key: str,
+    inputs: EvalInputs,
+    cs: ChunkSet | None,
+    tag: str,
+    summary: dict[str, float],
+    ci95: dict[str, tuple[float, float]],
+    timings: Timer,
+    sweep_id: str | None,
+) -> RunRecord:
+    """The run's record, as a hepwb run's: its configuration, inputs, scores, timings and environment."""
     cs_id = cs.chunkset_id if cs is not None else ""
-    key = short_hash({"config": config, "questions": inputs.questions_sha256, "chunkset": cs_id}, 16)
-    folder = f"run-{tag}-{cs_id or 'papers'}-k{cfg.k}-{key[:6]}"
-    run_dir = under(layout.runs, folder[:120], "run folder")
-    run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / RunRecord.FILE).unlink(missing_ok=True)
-    hits = scored_hits_frame(results, relevant)
-    _write_parquet(per_question, run_dir / "per_question.parquet")
-    _write_parquet(hits, run_dir / "hits.parquet")
     unlocated = [u for u in inputs.unlocated if u.qid in {q.qid for q in inputs.questions}]
-    record = RunRecord(
+    return RunRecord(
         run_id=f"{cs_id or 'papers'}__run-{tag}__k{cfg.k}-{key[:6]}",
         chunkset_id=cs_id,
         chunkset_root=str(cs.root) if cs is not None else "",
@@ -276,8 +332,3 @@ def score_run_file(
         worker=worker_name(),
         sweep_id=sweep_id,
     )
-    record.save(run_dir)
-    catalog.record_run(run_dir)
-    if sweep_id is not None:
-        catalog.record_sweep_cells(sweep_id, [(run_dir.name, record.run_id, "ok", False)])
-    return RunResult(record, run_dir, per_question, hits)

@@ -241,11 +241,6 @@ def make_gateway_cluster(
     Raises:
         ConfigError: No address, an unreachable gateway, refused credentials or options (one line each).
     """
-    with extra("facility", "--cluster gateway"):
-        from aiohttp import ClientError
-        from dask_gateway import Gateway, GatewayCluster
-        from dask_gateway.client import GatewayClusterError, GatewayServerError
-
     url = gateway_address(address)
     if auth is not None and auth not in AUTH_TYPES:
         msg = f"--gateway-auth {auth!r} is not one of {list(AUTH_TYPES)}"
@@ -254,7 +249,44 @@ def make_gateway_cluster(
         msg = f"--adapt-min {adapt_min} is above --adapt-max {adapt_max}"
         raise ConfigError(msg)
     _reachable(url)
-    kwargs: JSONObject = {"address": url, "proxy_address": proxy_address, "auth": auth}
+    cluster = _start(
+        url,
+        {"address": url, "proxy_address": proxy_address, "auth": auth},
+        {
+            "worker_cores": worker_cores,
+            "worker_memory": worker_memory,
+            "image": image,
+            "environment": gateway_environment(),
+        },
+    )
+    try:
+        if adapt_min is not None or adapt_max is not None:
+            cluster.adapt(minimum=adapt_min or 0, maximum=adapt_max if adapt_max is not None else adapt_min)
+        else:
+            cluster.scale(workers or 2)
+    except BaseException:
+        cluster.close()
+        raise
+    _log.info("Dask Gateway %s: cluster %s", url, cluster.name)
+    return cluster
+
+
+def _start(url: str, kwargs: JSONObject, wanted: JSONObject) -> Any:
+    """A started cluster of the gateway at ``url`` (``kwargs``: address, proxy, auth), options ``wanted``.
+
+    The gateway's cluster options are read first (bounded by :data:`~hepwb.limits.GATEWAY_WAIT_S`), then
+    the cluster is started (bounded by :data:`~hepwb.limits.GATEWAY_START_S`); its ``close()`` disarms its
+    client (:func:`_close_disarms`).
+
+    Raises:
+        ConfigError: The gateway does not answer in time, offers no such option, or refuses the
+            credentials or the cluster (one line each).
+    """
+    with extra("facility", "--cluster gateway"):
+        from aiohttp import ClientError
+        from dask_gateway import Gateway, GatewayCluster
+        from dask_gateway.client import GatewayClusterError, GatewayServerError
+
     try:
         gw = Gateway(**kwargs)
         try:
@@ -262,15 +294,7 @@ def make_gateway_cluster(
         finally:
             gw.close()
             _disarm(gw)
-        _set_options(
-            options,
-            {
-                "worker_cores": worker_cores,
-                "worker_memory": worker_memory,
-                "image": image,
-                "environment": gateway_environment(),
-            },
-        )
+        _set_options(options, wanted)
         cluster = _bounded(
             lambda: GatewayCluster(**kwargs, cluster_options=options, shutdown_on_close=True),
             limits.GATEWAY_START_S,
@@ -284,13 +308,4 @@ def make_gateway_cluster(
         text = " ".join(str(exc).split())[:300] or type(exc).__name__
         msg = f"the Dask Gateway at {url} refused the cluster ({text}); check --gateway-auth and credentials"
         raise ConfigError(msg) from None
-    try:
-        if adapt_min is not None or adapt_max is not None:
-            cluster.adapt(minimum=adapt_min or 0, maximum=adapt_max if adapt_max is not None else adapt_min)
-        else:
-            cluster.scale(workers or 2)
-    except BaseException:
-        cluster.close()
-        raise
-    _log.info("Dask Gateway %s: cluster %s", url, cluster.name)
     return cluster
