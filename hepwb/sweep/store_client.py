@@ -109,7 +109,15 @@ class StoreSweep:
         self.layout = layout
         self.store = ArtefactStore(url)
         if self.store.protocol == "file":  # made here: the workers' check asks them to see it
-            Path(self.store.root).mkdir(parents=True, exist_ok=True)
+            try:
+                Path(self.store.root).mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                msg = (
+                    f"the artefact store {url} cannot be used: its folder cannot be made "
+                    f"({exc.strerror or type(exc).__name__}); give a file:// URL of a folder you can write, "
+                    "or drop --store"
+                )
+                raise StoreError(msg) from None
         elif problem := store_problem(url):  # one short look first: a silent endpoint is named in seconds
             msg = (
                 f"the artefact store {url} cannot be used ({problem}); check the URL, AWS_ENDPOINT_URL and "

@@ -117,3 +117,25 @@ def test_import_beir_skips_a_query_whose_id_is_too_long(home, monkeypatch, capsy
     assert "longer than 256 characters" in out + err
     written = [json.loads(line)["qid"] for line in (home / "o" / "questions.jsonl").read_text().splitlines()]
     assert written == ["q1"]
+
+
+# M2: a file:// store whose folder cannot be made ended in a FileNotFoundError traceback (exit 3)
+
+
+def test_a_store_folder_that_cannot_be_made_is_one_line(home, monkeypatch, capsys):
+    corpus = home / "c"
+    corpus.mkdir()
+    (corpus / "P01_a.md").write_text("# A\n\nThe W boson and Z boson backgrounds are small.\n")
+    questions = home / "q.jsonl"
+    quote = "The W boson and Z boson backgrounds are small."
+    questions.write_text(
+        json.dumps({"qid": "Q1", "question": "Which?", "evidence": [{"doc": "P01", "quote": quote}]})
+    )
+    sweep = home / "s.yaml"
+    sweep.write_text(
+        f"corpus: {corpus}\nquestions: {questions}\ntokenizer: words\ngrid: {{chunk_size: [64]}}\n"
+    )
+    code, _, err = _main(
+        monkeypatch, capsys, "sweep", str(sweep), "--executor", "serial", "--store", "file:///proc/self/x"
+    )
+    assert code == 2 and "its folder cannot be made" in err and len(err.strip().splitlines()) == 1
