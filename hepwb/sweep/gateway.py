@@ -34,8 +34,8 @@ from hepwb import limits
 from hepwb.deps import extra
 from hepwb.env import OFFLINE_VARIABLES, online_requested
 from hepwb.exceptions import ConfigError
-from hepwb.plaintext import plain
 from hepwb.types import JSONObject
+from hepwb.urls import check_http_url, redact
 
 __all__ = ["AUTH_TYPES", "gateway_address", "gateway_environment", "make_gateway_cluster"]
 
@@ -86,15 +86,9 @@ def gateway_address(address: str | None) -> str:
             "set gateway.address in Dask's configuration (DASK_GATEWAY__ADDRESS; facility images set it)"
         )
         raise ConfigError(msg)
-    try:
-        parts = urlsplit(str(found))
-        parts.port  # noqa: B018 - raises ValueError on a bad port or IPv6 host
-    except ValueError as exc:
-        msg = f"gateway address {plain(str(found)[:200])!r} is no URL ({exc}); give https://HOST[:PORT]"
-        raise ConfigError(msg) from None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        msg = f"gateway address {str(found)[:200]!r} is not an http(s) URL; give https://HOST[:PORT]"
-        raise ConfigError(msg)
+    check_http_url(
+        str(found), "gateway address (--gateway-address or gateway.address)", fix="give https://HOST[:PORT]"
+    )
     return str(found)
 
 
@@ -116,7 +110,7 @@ def _bounded(call: Callable[[], Any], seconds: float, url: str, what: str) -> An
     thread.start()
     thread.join(seconds)
     if thread.is_alive():
-        msg = f"the Dask Gateway at {url}: no {what} within {seconds:g} s; check it or retry later"
+        msg = f"the Dask Gateway at {redact(url)}: no {what} within {seconds:g} s; check it or retry later"
         raise ConfigError(msg)
     if "error" in box:
         raise box["error"]
@@ -130,6 +124,7 @@ def _reachable(address: str) -> None:
     and never answers hung the dask-gateway client, which has no timeout of its own. The TLS handshake of
     this look is unverified (it only asks whether something answers); the client verifies its own.
     """
+    shown = redact(address)  # never its user and password
     parts = urlsplit(address)
     host, port = str(parts.hostname), parts.port or (443 if parts.scheme == "https" else 80)
     wait = limits.GATEWAY_WAIT_S
@@ -144,18 +139,18 @@ def _reachable(address: str) -> None:
             answered = bool(conn.recv(1))
     except TimeoutError:
         msg = (
-            f"the Dask Gateway at {address} accepts connections but does not answer HTTP within {wait:g} s; "
+            f"the Dask Gateway at {shown} accepts connections but does not answer HTTP within {wait:g} s; "
             "check --gateway-address (or gateway.address in Dask's configuration)"
         )
         raise ConfigError(msg) from None
     except OSError as exc:
         msg = (
-            f"cannot reach the Dask Gateway at {address} ({exc.strerror or type(exc).__name__}); check "
+            f"cannot reach the Dask Gateway at {shown} ({exc.strerror or type(exc).__name__}); check "
             "--gateway-address (or gateway.address in Dask's configuration) and that you are on the facility"
         )
         raise ConfigError(msg) from None
     if not answered:
-        msg = f"the Dask Gateway at {address} closes connections without an answer; check --gateway-address"
+        msg = f"the Dask Gateway at {shown} closes connections without answering; check --gateway-address"
         raise ConfigError(msg)
 
 
@@ -306,6 +301,9 @@ def _start(url: str, kwargs: JSONObject, wanted: JSONObject) -> Any:
         if isinstance(exc, ConfigError):
             raise
         text = " ".join(str(exc).split())[:300] or type(exc).__name__
-        msg = f"the Dask Gateway at {url} refused the cluster ({text}); check --gateway-auth and credentials"
+        msg = (
+            f"the Dask Gateway at {redact(url)} refused the cluster ({text}); check --gateway-auth and "
+            "credentials"
+        )
         raise ConfigError(msg) from None
     return cluster

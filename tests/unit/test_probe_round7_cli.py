@@ -139,3 +139,25 @@ def test_a_store_folder_that_cannot_be_made_is_one_line(home, monkeypatch, capsy
         monkeypatch, capsys, "sweep", str(sweep), "--executor", "serial", "--store", "file:///proc/self/x"
     )
     assert code == 2 and "its folder cannot be made" in err and len(err.strip().splitlines()) == 1
+
+
+# M1: a gateway host label over 63 characters ended in a UnicodeError (exit 3); its password was echoed
+
+
+@pytest.mark.parametrize(
+    ("address", "says"),
+    [
+        ("http://" + "a" * 5000 + ".example", "has 5,0"),
+        ("http://" + "a" * 70 + ".example", "is malformed"),
+        ("http://alice:S3cretPW@" + "b" * 70 + ".example", "http://***@"),
+        ("http://alice:S3cretPW@127.0.0.1:1", "cannot reach the Dask Gateway at http://***@127.0.0.1:1"),
+    ],
+)
+def test_a_bad_gateway_address_is_one_line_without_its_password(address, says):
+    pytest.importorskip("dask_gateway")
+    from hepwb.exceptions import ConfigError
+    from hepwb.sweep.gateway import make_gateway_cluster
+
+    with pytest.raises(ConfigError) as info:
+        make_gateway_cluster(address=address, workers=1)
+    assert says in str(info.value) and "S3cretPW" not in str(info.value)
