@@ -147,7 +147,11 @@ def _import(out: str | Path, dataset: Any, source: str, files: tuple[str, str]) 
         if n > limits.MAX_RUN_LINES:
             msg = f"{rfile}: more than {limits.MAX_RUN_LINES:,} judgements; import a part of it"
             raise ConfigError(msg)
-        qid, doc, rel = str(r.query_id), str(r.doc_id), int(r.relevance)
+        qid, doc, text = str(r.query_id), str(r.doc_id), str(r.relevance).strip()
+        if isinstance(r.relevance, bool) or not (text.lstrip("-").isascii() and text.lstrip("-").isdigit()):
+            msg = f"{rfile} judgement {n}: relevance {text[:20]!r} is no whole number; give a grade: 0, 1, 2"
+            raise ConfigError(msg)
+        rel = int(text) if len(text) < 20 else _MAX_RELEVANCE
         if abs(rel) >= _MAX_RELEVANCE:
             msg = (
                 f"{rfile} judgement {n}: relevance {str(rel)[:20]}… is not a grade; give a small whole number"

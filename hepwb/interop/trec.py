@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +48,9 @@ __all__ = [
     "write_run",
     "write_topics",
 ]
+
+_PLAIN_NUMBER = re.compile(r"^[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]{1,3})?$")
+"""A score as a TREC run writes it: decimal, with an optional exponent."""
 
 _RUN_FIX = "write one line per retrieved document: qid Q0 docno rank score tag"
 _QRELS_FIX = "write one line per judgement: qid 0 docno relevance"
@@ -199,10 +203,8 @@ def read_run(
             raise bad(lineno, f"docno {docno!r} {why}")
         if not (rank_text.isascii() and rank_text.isdigit() and len(rank_text) <= 9 and int(rank_text) >= 1):
             raise bad(lineno, f"rank {rank_text[:40]!r} is not a whole number from 1; {_RUN_FIX}")
-        try:
-            score = float(score_text)
-        except ValueError:
-            score = math.nan
+        # a number as trec_eval reads one: no "1_000", "inf" or "nan" (Python's float takes them all)
+        score = float(score_text) if _PLAIN_NUMBER.match(score_text) else math.nan
         if not math.isfinite(score):
             raise bad(lineno, f"score {score_text[:40]!r} is not a finite number; {_RUN_FIX}")
         docs, ranks = seen_doc.setdefault(qid, {}), seen_rank.setdefault(qid, {})
@@ -248,7 +250,7 @@ def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
             msg = f"qrels file {p} line {lineno}: {len(cols)} columns; {_QRELS_FIX}"
             raise ReadError(msg)
         qid, _, docno, rel = cols
-        if not rel.lstrip("-").isdigit() or len(rel) > 9:
+        if not (rel.lstrip("-").isascii() and rel.lstrip("-").isdigit()) or len(rel) > 9:
             msg = f"qrels file {p} line {lineno}: relevance {rel[:40]!r} is not a whole number; {_QRELS_FIX}"
             raise ReadError(msg)
         docs = out.setdefault(qid, {})

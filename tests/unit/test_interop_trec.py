@@ -96,9 +96,20 @@ def test_qrels_and_topics_round_trip(tmp_path):
         ("q1 Q0 c1 1 0.5 t\nq1 Q0 c1 2 0.4 t\n", "line 2: docno 'c1' is ranked twice for qid 'q1'"),
         ("q1 Q0 c1 0 0.5 t\n", "line 1: rank '0' is not a whole number from 1"),
         ("q1 Q0 c1 1 nan t\n", "line 1: score 'nan' is not a finite number"),
+        ("q1 Q0 c1 1 1_000 t\n", "line 1: score '1_000' is not a finite number"),
         ("q1 Q0 c1 1 0.5 t\n" + "q1 Q0 " + "x" * 5000 + " 2 0.4 t\n", "line 2: longer than 4,096 characters"),
     ],
-    ids=["columns", "qid", "docno", "duplicate-rank", "duplicate-docno", "rank-0", "nan", "long-line"],
+    ids=[
+        "columns",
+        "qid",
+        "docno",
+        "duplicate-rank",
+        "duplicate-docno",
+        "rank-0",
+        "nan",
+        "underscore",
+        "long-line",
+    ],
 )
 def test_a_malformed_run_file_is_one_line_naming_its_line(tmp_path, body, expect):
     path = tmp_path / "run.trec"
