@@ -239,6 +239,15 @@ class SweepSpec(BaseModel):
                     for key in entry
                     if key not in DIMENSIONS
                 ]
+        grids = self.grid if isinstance(self.grid, list) else [self.grid]
+        problems += [  # an empty list multiplies the grid by zero: no cell, whatever `exclude` says
+            f"{self.source}: grid{f'[{i}]' if isinstance(self.grid, list) else ''}.{key} is an empty list; "
+            "give it at least one value, or remove the key"
+            for i, grid in enumerate(grids)
+            if isinstance(grid, dict)
+            for key, values in grid.items()
+            if values == []
+        ]
         if problems:
             raise SweepSpecError("\n".join(dict.fromkeys(problems)))
         n = self.count()

@@ -161,3 +161,13 @@ def test_a_bad_gateway_address_is_one_line_without_its_password(address, says):
     with pytest.raises(ConfigError) as info:
         make_gateway_cluster(address=address, workers=1)
     assert says in str(info.value) and "S3cretPW" not in str(info.value)
+
+
+def test_an_empty_list_in_a_grid_is_named_not_blamed_on_exclude():
+    from hepwb.sweep import SweepSpec
+    from hepwb.sweep.spec import SweepSpecError
+
+    spec = SweepSpec.from_dict({"grid": {"chunker": [], "chunk_size": [64]}}, source="s.yaml")
+    with pytest.raises(SweepSpecError, match=r"s\.yaml: grid\.chunker is an empty list") as info:
+        spec.check()
+    assert "exclude" not in str(info.value)
