@@ -52,7 +52,7 @@ from bench.common import shared_material
 from hepwb import DependencyError, RetrieverUnavailableError
 from hepwb.evaluation import load_questions
 from hepwb.index import Embedder, connect, search_terms
-from hepwb.index.store import ann_search, build_indexes
+from hepwb.index.chunk_store import ann_search, build_indexes
 from hepwb.paths import Layout
 from hepwb.pipeline import Searcher
 from hepwb.retrieval import get_retriever

@@ -48,7 +48,7 @@ from hepwb import defaults
 from hepwb.catalog import Catalog
 from hepwb.ids import text_sha256
 from hepwb.index.cache import EmbeddingCache
-from hepwb.index.store import TABLE_SLICE, ChunkStore
+from hepwb.index.chunk_store import TABLE_SLICE, ChunkStore
 from hepwb.io import write_json
 from hepwb.models.embedder import get_embedder
 from hepwb.paths import Layout

@@ -17,7 +17,7 @@ from hepwb.callspec import call_string
 from hepwb.evaluation.evidence import unscored_frame
 from hepwb.evaluation.stats import SMALL_N, mean_ci
 from hepwb.hepilot.log import utc_now
-from hepwb.index.store import table_name
+from hepwb.index.chunk_store import table_name
 from hepwb.pipeline.config import DIMENSIONS
 from hepwb.pipeline.record import RunRecord
 from hepwb.pipeline.runfolder import DamagedRunError

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from hepwb.hepilot.models import LogEntry
+from hepwb.hepilot.records import LogEntry
 from hepwb.io import read_json, write_json
 
 __all__ = ["ProcessingLog", "utc_now"]

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from hepwb import __version__
 from hepwb.hepilot.log import utc_now
-from hepwb.hepilot.models import (
+from hepwb.hepilot.records import (
     CatalogEntry,
     ChunkMetadata,
     ChunkOutput,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from hepwb.index.chunk_store import ChunkStore, open_chunk_table, table_name
 from hepwb.index.lance import connect
-from hepwb.index.store import ChunkStore, open_chunk_table, table_name
 from hepwb.models.analyzer import normalize, search_terms
 from hepwb.models.embedder import Embedder, get_embedder, model_slug
 from hepwb.models.entities import EntityExtractor

@@ -3,7 +3,8 @@
 A configuration's ``vector_index`` is
 
 * ``auto`` (the default, :data:`hepwb.defaults.VECTOR_INDEX`): exact search, and on tables of
-  :data:`~hepwb.index.store.ANN_MIN_ROWS` chunks or more the HNSW index :mod:`hepwb.index.store` builds;
+  :data:`~hepwb.index.chunk_store.ANN_MIN_ROWS` chunks or more the HNSW index
+  :mod:`hepwb.index.chunk_store` builds;
 * ``exact``: always flat (brute-force) search;
 * one of :data:`INDEX_TYPES` (``ivf_flat``, ``ivf_sq``, ``ivf_pq``, ``ivf_hnsw_sq``, ``ivf_hnsw_pq``) with
   build options (``partitions``, ``sub_vectors``, ``m``, ``ef_construction``) and query options

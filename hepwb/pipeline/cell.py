@@ -22,7 +22,7 @@ from hepwb.exceptions import ConfigError
 from hepwb.hepilot.log import utc_now
 from hepwb.ids import code_fingerprint
 from hepwb.index.ann import AnnTable, ann_quality, with_vector_index
-from hepwb.index.store import index_key
+from hepwb.index.chunk_store import index_key
 from hepwb.io import folder_bytes
 from hepwb.models.embedder import Embedder
 from hepwb.paths import Layout

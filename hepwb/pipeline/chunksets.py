@@ -21,7 +21,7 @@ from hepwb import __version__, defaults
 from hepwb.chunking import get_chunker
 from hepwb.exceptions import ConfigError
 from hepwb.hepilot.log import ProcessingLog, utc_now
-from hepwb.hepilot.models import AdapterConfig, ProcessingConfig
+from hepwb.hepilot.records import AdapterConfig, ProcessingConfig
 from hepwb.hepilot.writer import document_dir, write_catalog, write_document
 from hepwb.ids import config_hash, text_sha256
 from hepwb.io import UNREADABLE, discard_folder, read_json_object, write_json

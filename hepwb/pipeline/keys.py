@@ -33,7 +33,7 @@ from pathlib import Path
 from hepwb.acquisition.folder import corpus_files, label_of, load_sidecar, resolve_corpus
 from hepwb.hepilot.log import ProcessingLog
 from hepwb.ids import code_fingerprint, file_sha256, short_hash
-from hepwb.index.store import index_key
+from hepwb.index.chunk_store import index_key
 from hepwb.models.tokenizers import model_identity
 from hepwb.names import is_plain_name
 from hepwb.pipeline.sources import source_key, text_too_large

@@ -17,9 +17,9 @@ import numpy as np
 
 from hepwb.exceptions import ConfigError
 from hepwb.ids import file_sha256
+from hepwb.index.chunk_store import build_indexes, chunk_arrow, open_chunk_table
 from hepwb.index.lance import connect, replace_table, table_names
 from hepwb.index.lexicon import acronyms_of, save_lexicon
-from hepwb.index.store import build_indexes, chunk_arrow, open_chunk_table
 from hepwb.io import read_json_object, write_json
 from hepwb.models.embedder import model_slug
 from hepwb.models.tokenizers import model_identity

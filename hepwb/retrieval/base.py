@@ -1,6 +1,6 @@
 """The retriever protocol and registry.
 
-Every retriever searches one LanceDB chunk table (see :mod:`hepwb.index.store`) and returns
+Every retriever searches one LanceDB chunk table (see :mod:`hepwb.index.chunk_store`) and returns
 :class:`~hepwb.types.Hit` records, ranked from 1, higher score better, each saying why it matched
 (``Hit.why``), which query words or entities it holds (``Hit.matched``) and where
 (``Hit.highlights``).

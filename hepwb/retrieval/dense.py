@@ -21,7 +21,7 @@ import numpy as np
 from hepwb import defaults
 from hepwb.exceptions import ConfigError, RetrieverUnavailableError
 from hepwb.index.ann import AnnTable
-from hepwb.index.store import ann_search
+from hepwb.index.chunk_store import ann_search
 from hepwb.models.embedder import Embedder
 from hepwb.retrieval.base import columns, register_retriever, rows_to_hits
 from hepwb.retrieval.options import Count, Read
@@ -93,7 +93,7 @@ def dense_arrow(
 
     Columns: the chunk columns, ``_distance`` (cosine distance), ``_rowid`` and, for windowed reads,
     ``_windows`` (how the score was formed). Exact search unless the table has a vector index (large
-    tables, see :mod:`hepwb.index.store`), then HNSW (:func:`~hepwb.index.store.ann_search`);
+    tables, see :mod:`hepwb.index.chunk_store`), then HNSW (:func:`~hepwb.index.chunk_store.ann_search`);
     an :class:`~hepwb.index.ann.AnnTable` (a configured ``vector_index``) is searched through its index.
     """
     import pyarrow as pa

@@ -16,7 +16,7 @@ from hepwb.acquisition.folder import resolve_corpus
 from hepwb.catalog.sweeps import option_label
 from hepwb.chunking import get_chunker
 from hepwb.ids import canonical_json, file_sha256, short_hash
-from hepwb.index.store import index_complete, index_key, table_name
+from hepwb.index.chunk_store import index_complete, index_key, table_name
 from hepwb.index.windows import windows_complete, windows_key
 from hepwb.paths import Layout
 from hepwb.pipeline.chunksets import finished_fingerprint

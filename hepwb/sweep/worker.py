@@ -16,7 +16,7 @@ from typing import Any
 from hepwb import defaults
 from hepwb.env import configure_runtime, release_memory
 from hepwb.index import get_embedder
-from hepwb.index.store import index_key
+from hepwb.index.chunk_store import index_key
 from hepwb.models.embedder import Embedder
 from hepwb.paths import Layout
 from hepwb.pipeline.cell import run_cell

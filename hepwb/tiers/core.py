@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any, Self
 from hepwb import defaults, limits
 from hepwb.exceptions import ConfigError, CorpusNotFoundError
 from hepwb.index import ChunkStore, get_embedder
+from hepwb.index.chunk_store import build_indexes
 from hepwb.index.lance import connect, table_names
-from hepwb.index.store import build_indexes
 from hepwb.io import write_json
 from hepwb.models.embedder import Embedder
 from hepwb.names import under

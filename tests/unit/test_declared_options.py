@@ -28,8 +28,8 @@ HOMES = {"defaults.py", "limits.py"}
 
 ALLOWED_BOUND_CHECKS = {
     # the HEPilot file model reads its ranges from limits (HEPILOT_CHUNK_SIZE, HEPILOT_CHUNK_OVERLAP)
-    ("hepilot/models.py", "Field(ge=HEPILOT_CHUNK_SIZE.low, le=HEPILOT_CHUNK_SIZE.high)"),
-    ("hepilot/models.py", "Field(ge=HEPILOT_CHUNK_OVERLAP.low, lt=HEPILOT_CHUNK_OVERLAP.high)"),
+    ("hepilot/records.py", "Field(ge=HEPILOT_CHUNK_SIZE.low, le=HEPILOT_CHUNK_SIZE.high)"),
+    ("hepilot/records.py", "Field(ge=HEPILOT_CHUNK_OVERLAP.low, lt=HEPILOT_CHUNK_OVERLAP.high)"),
     # a TCP port of a URL or address: TCP's range, not an option of a component
     ("urls.py", "parsed.port is not None and (not 0 < parsed.port <= 65535)"),
     # control characters (C0, DEL and C1): Unicode's ranges, not a setting

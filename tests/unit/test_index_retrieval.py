@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import hepwb.index.store as store_module
+import hepwb.index.chunk_store as store_module
 import hepwb.models.embedder as embedder_module
 from hepwb.exceptions import ConfigError
 from hepwb.index import ChunkStore, get_embedder

@@ -17,7 +17,9 @@ runner = CliRunner()
 
 @pytest.mark.parametrize("address", ["http://[::1", "https://gw:99999", "http://[zz]:80"])
 def test_a_malformed_gateway_address_is_one_line(address):
-    with pytest.raises(ConfigError, match=r"gateway address .*(malformed|outside 1-65535).*give https://HOST"):
+    with pytest.raises(
+        ConfigError, match=r"gateway address .*(malformed|outside 1-65535).*give https://HOST"
+    ):
         gateway_address(address)
 
 
