@@ -76,6 +76,11 @@ def assemble(
     meta_line = starts["Document Metadata"] + 1
     docs, by_id = _documents(meta, meta_line, probs)
     _check_entries(order, by_id, chunks_at, meta_line, probs)
+    twice = sorted(
+        k for k, n in Counter((c.document_id, c.chunk_index) for c in by_id.values()).items() if n > 1
+    )
+    if twice:  # a document's chunks are numbered once each: two with one index are a hand edit or a merge
+        probs.add(meta_line, "Document Metadata", f"chunk_index given twice in a document: {twice[:3]}")
     extra = sorted(set(by_id) - set(ids))
     if extra:
         probs.add(meta_line, "Document Metadata", f"chunks not in the Chunks section: {extra[:5]}")

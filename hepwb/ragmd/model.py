@@ -93,10 +93,12 @@ class RagFile:
         return int(self.vectors.shape[1]) if self.vectors.ndim == 2 else 0
 
     def unsearchable(self) -> list[str]:
-        """Ids of the chunks whose vector cannot be searched: a norm of zero, or one too large for float32.
+        """Ids of the chunks whose vector cannot be searched: not of unit length (within 1 %).
 
-        The file format keeps any finite floats (and round-trips them exactly); a search or an import into
-        LanceDB needs vectors with a usable norm (a tampered one would otherwise rank first).
+        hepwb's embedders normalise every vector, and search is by inner product: a vector of norm 100
+        would rank first for every question, one of norm 1e-44 never. The file format keeps any finite
+        floats (and round-trips them exactly); a search or an import into LanceDB needs them as a model
+        made them.
 
         Example:
             >>> chunks = [RagChunk("a", "d", 0, 0, 1, "x"), RagChunk("b", "d", 1, 1, 2, "y")]
@@ -106,7 +108,7 @@ class RagFile:
         """
         with np.errstate(over="ignore"):
             norms = np.linalg.norm(self.vectors.astype(np.float64), axis=1) if self.vectors.ndim == 2 else []
-        return [c.chunk_id for c, n in zip(self.chunks, norms, strict=False) if not 0 < n < 1e6]
+        return [c.chunk_id for c, n in zip(self.chunks, norms, strict=False) if not abs(n - 1) <= 0.01]
 
     def sorted(self) -> RagFile:
         """The same contents in the file's canonical order (documents by label and id, chunks by index)."""

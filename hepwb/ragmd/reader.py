@@ -109,8 +109,8 @@ def searchable(rf: RagFile, path: str | Path) -> RagFile:
     bad = rf.unsearchable()
     if bad:
         msg = (
-            f"{path}: {len(bad)} vector(s) with a norm of zero or beyond float32 (chunks {bad[:3]}): not "
-            "vectors of a model; export the file again with `hepwb export-ragmd`"
+            f"{path}: {len(bad)} vector(s) not of unit length (chunks {bad[:3]}): not vectors of a model "
+            "(hepwb's are normalised); export the file again with `hepwb export-ragmd`"
         )
         raise RagmdError(msg, [msg])
     return rf
@@ -190,6 +190,9 @@ def _check_conflicts(lines: list[str], probs: Problems) -> None:
 
 def _front_matter(lines: list[str], source: str, probs: Problems) -> JSONObject:
     """The YAML front matter between the ``---`` lines, its problems added (a fatal one raises)."""
+    if lines and lines[0].startswith("\ufeff"):
+        probs.add(1, "file", "starts with a byte-order mark (BOM): save it as UTF-8 without one")
+        raise _fail(probs)
     if not lines or lines[0] != "---" or "---" not in lines[1:]:
         probs.add(
             1, "front matter", "no YAML front matter between '---' lines (not a .ragmd file, or truncated)"
@@ -211,6 +214,9 @@ def _front_matter(lines: list[str], source: str, probs: Problems) -> JSONObject:
     ):
         probs.add(1, "front matter", f"embedding_dim must be a whole number from 1 to {MAX_EMBEDDING_DIM:,}")
         raise _fail(probs)
+    for key in ("vector_count", "document_count"):  # counts: whole numbers, as the writer writes them
+        if key in fm and (not isinstance(fm[key], int) or isinstance(fm[key], bool) or fm[key] < 0):
+            probs.add(1, "front matter", f"{key} {str(fm[key])[:40]!r} is not a whole number")
     _check_front_values(fm, probs)
     return fm
 
@@ -231,7 +237,7 @@ def _check_front_values(fm: JSONObject, probs: Problems) -> None:
         value = fm.get(stamp)
         if value not in (None, "") and not _is_timestamp(value):
             probs.add(1, "front matter", f"{stamp} {str(value)[:40]!r} is not an ISO 8601 date and time")
-    for key, want in (("distance", _DISTANCE), ("vector_encoding", VECTOR_ENCODING)):
+    for key, want in (("distance", _DISTANCE), ("vector_encoding", VECTOR_ENCODING), ("index_type", "flat")):
         if key in fm and fm[key] != want:  # hepwb searches by inner product of base64 float32 vectors only
             probs.add(1, "front matter", f"{key} {str(fm[key])[:40]!r}; a .ragmd file has {want!r}")
     bad = _lone_surrogate(fm)
@@ -254,6 +260,12 @@ def _section_starts(lines: list[str], probs: Problems) -> dict[str, int]:
             probs.add(len(lines), name, f"section '## {name}' missing (a truncated or hand-cut file?)")
         else:
             starts[name] = where[0]
+        if len(where) > 1:  # a second one would be ignored: two files pasted together, or a hand edit
+            probs.add(
+                where[1] + 1,
+                name,
+                f"section '## {name}' appears {len(where)} times (first on line {where[0] + 1}); keep one",
+            )
     return starts
 
 

@@ -301,7 +301,7 @@ def _huge_vector_line(text: str) -> str:
             lambda t: t.replace('"text": "The W and Z', '"text": "The W \\udcff Z'),
             "holds a lone surrogate (U+DCFF)",
         ),
-        (_huge_vector_line, "1 vector(s) with a norm of zero or beyond float32 (chunks ['c0'])"),
+        (_huge_vector_line, "1 vector(s) not of unit length (chunks ['c0'])"),
         (
             lambda t: t.replace('distance: "inner_product"', 'distance: "l2"'),
             "distance 'l2'; a .ragmd file has",

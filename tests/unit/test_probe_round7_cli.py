@@ -4,6 +4,7 @@ defaults, YAML numbers, ``hepwb acquire``'s interval and service URLs. Each repr
 from __future__ import annotations
 
 import json
+import re
 import sys
 
 import pytest
@@ -171,3 +172,69 @@ def test_an_empty_list_in_a_grid_is_named_not_blamed_on_exclude():
     with pytest.raises(SweepSpecError, match=r"s\.yaml: grid\.chunker is an empty list") as info:
         spec.check()
     assert "exclude" not in str(info.value)
+
+
+# N1: .ragmd files that validate-ragmd accepted although their parts disagree
+
+
+def _ragmd_text() -> str:
+    import numpy as np
+
+    from hepwb.ragmd import RagFile, dumps
+    from hepwb.ragmd.model import RagChunk, RagDocument
+
+    doc = RagDocument("d1", "P01", "A title", "")
+    chunks = [RagChunk("c0", "d1", 0, 0, 5, "alpha"), RagChunk("c1", "d1", 1, 5, 9, "beta")]
+    vectors = np.array([[1.0, 0.0], [0.6, 0.8]], dtype="<f4")
+    return dumps(
+        RagFile(
+            "all-MiniLM-L6-v2", "cs", "2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z", [doc], chunks, vectors
+        )
+    )
+
+
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        (lambda t: "\ufeff" + t, "byte-order mark"),
+        (lambda t: t + "\n## Vectors\n", "section '## Vectors' appears 2 times"),
+        (lambda t: t.replace('index_type: "flat"', 'index_type: "hnsw"'), "index_type 'hnsw'"),
+        (
+            lambda t: t.replace("vector_count: 2", "vector_count: 2.0"),
+            "vector_count '2.0' is not a whole number",
+        ),
+        (lambda t: t.replace('"chunk_index": 1', '"chunk_index": 0'), "chunk_index given twice"),
+    ],
+    ids=["bom", "two-vector-sections", "index-type", "float-count", "chunk-index-twice"],
+)
+def test_a_ragmd_file_whose_parts_disagree_is_refused(tmp_path, change, says):
+    from hepwb.ragmd import RagmdError
+    from hepwb.ragmd.reader import load_searchable
+
+    text = _ragmd_text()
+    assert load_searchable(_write(tmp_path / "ok.ragmd", text)).chunks  # the file before the change loads
+    changed = change(text)
+    assert changed != text
+    with pytest.raises(RagmdError, match=re.escape(says)):
+        load_searchable(_write(tmp_path / "bad.ragmd", changed))
+
+
+def test_a_ragmd_vector_not_of_unit_length_is_refused(tmp_path):
+    import base64
+
+    import numpy as np
+
+    from hepwb.ragmd import RagmdError
+    from hepwb.ragmd.reader import load_searchable
+
+    text = _ragmd_text()
+    for scale in (100.0, 1e-20):
+        line = "c0 " + base64.b64encode(np.array([scale, 0.0], dtype="<f4").tobytes()).decode()
+        changed = "\n".join(line if ln.startswith("c0 ") else ln for ln in text.split("\n"))
+        with pytest.raises(RagmdError, match=r"not of unit length \(chunks \['c0'\]\)"):
+            load_searchable(_write(tmp_path / "bad.ragmd", changed))
+
+
+def _write(path, text):
+    path.write_text(text, encoding="utf-8")
+    return path

@@ -234,6 +234,8 @@ def rag_files(draw, floats=FLOATS):
     vecs = np.asarray([[draw(floats) for _ in range(dim)] for _ in chunks], dtype="<f4").reshape(
         len(chunks), dim
     )
+    if floats is SEARCHABLE:  # a model's vectors: of unit length (what a search needs)
+        vecs = (vecs / np.linalg.norm(vecs.astype(np.float64), axis=1, keepdims=True)).astype("<f4")
     return RagFile(
         "all-MiniLM-L6-v2", "cs-x", "2026-01-01T00:00:00Z", "2026-01-02T00:00:00Z", docs, chunks, vecs
     )
@@ -340,9 +342,9 @@ def test_vectors_that_cannot_be_searched_are_refused_by_the_search_and_the_impor
     bad = base64.b64encode(struct.pack("<384f", *[value] * 384)).decode()
     path = tmp_path / "tampered.ragmd"
     path.write_text(_broken(text, first_vector, first_vector.split(" ")[0] + " " + bad), encoding="utf-8")
-    with pytest.raises(RagmdError, match="norm of zero or beyond float32"):
+    with pytest.raises(RagmdError, match="not of unit length"):
         RagmdIndex.load(path)
     db = tmp_path / "lancedb"
-    with pytest.raises(RagmdError, match="norm of zero or beyond float32"):
+    with pytest.raises(RagmdError, match="not of unit length"):
         import_file(path, db)
     assert not (db / "_complete").exists()  # nothing written
