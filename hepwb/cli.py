@@ -7,14 +7,12 @@ commands and registers the others (``hepwb.cli_*``), so ``hepwb.cli:app`` is the
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Annotated, NoReturn
 
 import typer
 
-from hepwb import defaults, limits
+from hepwb import defaults
 from hepwb.catalog import Catalog
-from hepwb.catalog.sql_fetch import result_notes
 from hepwb.cli_app import (
     Corpus,
     Latex,
@@ -25,7 +23,6 @@ from hepwb.cli_app import (
     TopK,
     app,
     current_command,
-    fail,
     one_line,
     parse_ints,
     parse_options,
@@ -34,10 +31,9 @@ from hepwb.cli_args import repeated_option
 from hepwb.cli_crash import not_utf8, save_traceback
 from hepwb.cli_runfile import Baseline, LevelOption, RunFileOption, SweepOption, outside_run_lines
 from hepwb.cli_show import run_lines
-from hepwb.exceptions import ConfigError, HepwbError
-from hepwb.hepilot.schemas import schema_for_file, validate_tree
+from hepwb.exceptions import HepwbError
 from hepwb.limits import HEPILOT_CHUNK_SIZE
-from hepwb.paths import Layout, shared_dir
+from hepwb.paths import Layout
 from hepwb.pipeline.config import ExperimentConfig
 from hepwb.pipeline.experiment import run_experiment
 from hepwb.pipeline.prepare import prepare
@@ -208,91 +204,6 @@ def report() -> None:
     typer.echo(f"report: {path}")
 
 
-@app.command()
-def validate(
-    root: Annotated[Path, typer.Argument(help="A HEPilot output tree (a chunk set folder).")],
-    schemas: Annotated[
-        str | None, typer.Option(help="Folder of HEPilot *.schema.json (default ../shared/hepilot).")
-    ] = None,
-) -> None:
-    """Read every JSON file of an output tree; validate those with a HEPilot schema against it."""
-    if not root.is_dir():
-        fail(ValueError(f"{root} is not a folder: give a HEPilot output tree (data/processed/chunksets/ID)"))
-    n = sum(1 for p in root.rglob("*.json") if schema_for_file(p.name) is not None)
-    if not n:
-        msg = f"no HEPilot JSON files in {root}; give a chunk-set folder (data/processed/chunksets/ID)"
-        raise ConfigError(msg)
-    fails = validate_tree(root, schemas or shared_dir() / defaults.SCHEMA_FOLDER)
-    for path, errs in fails.items():
-        typer.secho(f"{path}: {plain(errs[0])}", fg=typer.colors.RED)
-    total = sum(1 for _ in root.rglob("*.json"))
-    typer.echo(
-        f"{total - len(fails)}/{total} JSON files valid (all read; the {n} with a HEPilot schema checked)"
-    )
-    if fails:
-        raise typer.Exit(1)
-
-
-@app.command()
-def sql(
-    query: Annotated[str, typer.Argument(help="SQL over the catalog tables (runs, metrics, chunks, …).")],
-    lance: Annotated[
-        bool,
-        typer.Option(
-            "--lance/--no-lance", help="Also expose every LanceDB chunk table as a view lance_<table>."
-        ),
-    ] = True,
-    write: Annotated[
-        bool, typer.Option("--write", help="Allow changes to the catalog (read-only without it).")
-    ] = False,
-    timeout_s: Annotated[
-        float, typer.Option(min=0.1, max=86_400, help="Stop the statement after this many seconds.")
-    ] = limits.SQL_TIMEOUT_S,
-    max_rows: Annotated[
-        int, typer.Option(min=1, max=10_000_000, help="Fetch and print at most this many rows.")
-    ] = limits.SQL_MAX_ROWS,
-    memory_mb: Annotated[
-        int,
-        typer.Option(
-            min=16, max=1_048_576, help="DuckDB memory (MiB) of the statement; SQL cannot raise it (SET)."
-        ),
-    ] = limits.SQL_MEMORY_MB,
-) -> None:
-    """Query the DuckDB catalog (reports/catalog.duckdb), joined with LanceDB tables if wanted.
-
-    Read-only unless --write; other files and DuckDB extensions are never reachable from here. A statement
-    is stopped after --timeout-s, at most --max-rows rows are fetched, and DuckDB uses at most --memory-mb
-    MiB and 2 threads (locked: SET memory_limit inside the query is refused).
-    """
-    import duckdb
-
-    layout = Layout.default()
-    try:
-        df, more = Catalog(layout.catalog).sql_bounded(
-            query,
-            lancedb=layout.lancedb if lance else None,
-            write=write,
-            timeout_s=timeout_s,
-            max_rows=max_rows,
-            memory_mb=memory_mb,
-        )
-    except (duckdb.InvalidInputException, duckdb.PermissionException) as exc:
-        hint = (
-            "pass --write to change the catalog" if "read-only" in str(exc) else "use DuckDB itself for files"
-        )
-        fail(ValueError(f"{str(exc).splitlines()[0]} ({hint})"))
-    except HepwbError as exc:
-        fail(exc)
-    except Exception as exc:  # other duckdb errors are user errors here
-        fail(exc)
-    notes = result_notes(df, more, max_rows)
-    # cells hold corpus text: no escape sequence (clipboard writes, hyperlinks, CSI) reaches the terminal
-    df = df.rename(columns=lambda c: plain(str(c))).map(lambda v: plain(v) if isinstance(v, str) else v)
-    typer.echo(plain(df.to_string(index=False)))
-    for note in notes:
-        typer.echo(note)
-
-
 _WRITE_ERRORS = {"ENOSPC", "EFBIG", "EDQUOT", "EROFS", "EIO"}
 
 
@@ -402,6 +313,7 @@ from hepwb import cli_acquire as _cli_acquire  # noqa: E402, F401  (registers ac
 from hepwb import cli_adapt as _cli_adapt  # noqa: E402, F401  (registers adapt, fit-fusion)
 from hepwb import cli_defaults as _cli_defaults  # noqa: E402, F401  (registers defaults show/pin/unpin)
 from hepwb import cli_export as _cli_export  # noqa: E402, F401  (registers export, import-beir, …)
+from hepwb import cli_inspect as _cli_inspect  # noqa: E402, F401  (registers validate, sql)
 from hepwb import cli_ner as _cli_ner  # noqa: E402, F401  (registers ner-serve)
 from hepwb import cli_questions as _cli_questions  # noqa: E402, F401  (registers questions check/schema)
 from hepwb import cli_ragmd as _cli_ragmd  # noqa: E402, F401  (registers export-/import-/validate-ragmd)

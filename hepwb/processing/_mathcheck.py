@@ -14,7 +14,7 @@ fonts (``(c) sV model, gχ/gq = 2, mono-W/Z channel.``) or a row of measured val
   otherwise it stays, as the anchor that ``Eq. (31)`` links to.
 
 Example:
-    >>> class P:  # stands in for the paragraphs of hepwb.processing._blocks
+    >>> class P:  # stands in for the paragraphs of hepwb.processing._paragraphs
     ...     def __init__(self, kind, text):
     ...         self.kind, self.text, self.rows = kind, text, []
     >>> paras = [P("text", "Mx (GeV)"), P("math", "e →+p → e+γ X"), P("caption", "FIG. 4. The moment."),
