@@ -53,7 +53,7 @@ _THIRD_PARTY = (
     "pathlib|Path|collections|types|typing|datetime|concurrent|os|re|io|logging|threading|subprocess|argparse|"
     "numpy|np|NDArray|pandas|pd|pyarrow|pa|polars|pl|pydantic|pydantic_core|annotated_types|typer|click|distributed|dask|"
     "sentence_transformers|torch|transformers|lancedb|lance|duckdb|ipywidgets|IPython|httpx|matplotlib|jinja2|"
-    "tqdm|html|contextlib|json|Styler"
+    "tqdm|html|http|socketserver|contextlib|json|Styler"
 )
 nitpick_ignore_regex = [
     (r"py:.*", rf"({_THIRD_PARTY})(\..*)?"),
