@@ -15,6 +15,7 @@ from hepwb.cli_app import app
 from hepwb.exceptions import ConfigError
 from hepwb.interop import export_runs, import_beir, import_local, resolve_runs
 from hepwb.interop.export import Format
+from hepwb.plaintext import plain
 
 __all__ = ["export", "import_beir_command", "import_ir_datasets_command"]
 
@@ -41,9 +42,8 @@ def export(
     done = export_runs(resolve_runs(run_or_sweep), out, chosen)
     typer.echo(done.summary())
     manifests = [p for p in done.files if p.name == "manifest.json"]
-    typer.echo(
-        f"manifest (which qrels go with which run, and hepwb's values): {', '.join(map(str, manifests))}"
-    )
+    listed = plain(", ".join(map(str, manifests)))
+    typer.echo(f"manifest (which qrels go with which run, and hepwb's values): {listed}")
 
 
 @app.command("import-beir")

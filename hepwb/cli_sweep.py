@@ -7,12 +7,13 @@ from typing import Annotated, Any
 
 import typer
 
-from hepwb import defaults
+from hepwb import defaults, limits
 from hepwb.acquisition.acquire_corpus import acquire_corpus
 from hepwb.cli_app import Corpus, Latex, MaxDocs, Questions, app, fail, parse_ints, parse_words
 from hepwb.exceptions import ConfigError, HepwbError
 from hepwb.ids import short_hash
 from hepwb.paths import Layout
+from hepwb.plaintext import plain
 from hepwb.report.render import render_report
 from hepwb.store import resolve_store
 from hepwb.sweep import load_spec, run_sweep
@@ -321,6 +322,14 @@ def _gateway_options(kind: str | None, address: str | None, auth: str | None, **
     if auth is not None and auth not in AUTH_TYPES:
         fail(ConfigError(f"--gateway-auth {auth!r} is not one of {list(AUTH_TYPES)}"))
     gateway_address(address)  # a missing or malformed address is said before anything is planned
+    low, high = options.get("adapt_min"), options.get("adapt_max")
+    if low is not None and high is not None and low > high:  # said now, even when every cell is done
+        fail(ConfigError(f"--adapt-min {low} is above --adapt-max {high}"))
+    image = options.get("image")
+    if image is not None and (
+        not image.strip() or len(image) > limits.MAX_IMAGE_CHARS or plain(image) != image or " " in image
+    ):
+        fail(ConfigError("--image must be a container image (registry/name:tag, no spaces or control codes)"))
     return given
 
 

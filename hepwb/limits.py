@@ -46,6 +46,7 @@ __all__ = [
     "MAX_COLLECTION_DOCS",
     "MAX_COLLECTION_DOC_CHARS",
     "MAX_DOCS",
+    "MAX_IMAGE_CHARS",
     "MAX_K",
     "MAX_NOTE_CHARS",
     "MAX_PORT",
@@ -57,6 +58,8 @@ __all__ = [
     "MAX_RUN_LINE_CHARS",
     "MAX_SWEEP_CELLS",
     "MAX_TEXT_FILE_BYTES",
+    "MAX_TEX_BYTES",
+    "MAX_TEX_FILES",
     "MAX_TIER_ROWS",
     "MAX_TIER_SECONDS",
     "MAX_YAML_BYTES",
@@ -506,3 +509,12 @@ MAX_TEXT_FILE_BYTES = 64 * 1_048_576
 """The largest text file read whole from a corpus (a ``.md`` paper, a LaTeX source file) or from the
 conversion cache (``full_document.md`` of a cache entry that does not record its size): a long paper's text
 is a few MB. A larger corpus file is skipped (``PROC_TOO_LARGE``) before it is hashed or read."""
+
+MAX_TEX_FILES = 20_000
+"""Most files of one paper's LaTeX source folder (figures included)."""
+
+MAX_TEX_BYTES = 2_000_000_000
+"""Most bytes of one paper's LaTeX source folder (2 GB: sources with their figures)."""
+
+MAX_IMAGE_CHARS = 512
+"""Longest container image reference ``hepwb sweep --image`` takes."""

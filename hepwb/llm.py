@@ -12,8 +12,9 @@ import os
 from dataclasses import dataclass
 
 from hepwb import defaults
-from hepwb.exceptions import RetrieverUnavailableError
+from hepwb.exceptions import ConfigError, RetrieverUnavailableError
 from hepwb.jsonpost import RetriesExhausted, post_json
+from hepwb.urls import check_http_url
 
 __all__ = ["LLMEndpoint"]
 
@@ -49,6 +50,12 @@ class LLMEndpoint:
                 "http://127.0.0.1:8000/v1) and HEPWB_LLM_MODEL, or pass llm_url=/llm_model="
             )
             raise RetrieverUnavailableError(msg)
+        try:  # a malformed URL is named here, not when the first request fails
+            check_http_url(
+                url, "HEPWB_LLM_URL (llm_url)", fix="give a base URL such as http://127.0.0.1:8000/v1"
+            )
+        except ConfigError as exc:
+            raise RetrieverUnavailableError(str(exc)) from None
         return cls(url, model, os.environ.get("HEPWB_LLM_API_KEY", ""))
 
     def chat(self, prompt: str, *, system: str = "", max_tokens: int = 512) -> str:

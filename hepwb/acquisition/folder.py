@@ -190,6 +190,12 @@ def load_sidecar(corpus: Path) -> dict[str, JSONObject]:
                     _log.warning("%s: ignoring an entry that is not an object: %.60r", cand, p)
                     continue
                 _check_entry(cand, i, p)
+                if "tex_dir" in p:  # hepwb's own field, derived below from a checked 'tex' only
+                    msg = (
+                        f"{plain(str(cand))}, papers[{i}] sets 'tex_dir', hepwb's own field (it comes from "
+                        "'tex', a folder under tex/ beside papers.json); remove it and give 'tex'"
+                    )
+                    raise ConfigError(msg)
                 if p.get("tex"):
                     tex_root = (cand.parent / "tex").resolve()
                     tex_dir = (tex_root / str(p["tex"])).resolve()

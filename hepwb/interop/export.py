@@ -44,6 +44,7 @@ from hepwb.pipeline.config import ExperimentConfig
 from hepwb.pipeline.record import RunRecord
 from hepwb.pipeline.runfolder import read_hits
 from hepwb.pipeline.stages import EvalInputs, load_inputs
+from hepwb.plaintext import plain
 from hepwb.types import JSONObject
 
 __all__ = ["Exported", "export_runs", "resolve_runs", "scored_config"]
@@ -65,7 +66,8 @@ class Exported:
     def summary(self) -> str:
         """One line: how many runs and files, and where."""
         return (
-            f"exported {len(self.runs)} run(s) as {self.format} ({len(self.files)} files) into {self.folder}"
+            f"exported {len(self.runs)} run(s) as {self.format} ({len(self.files)} files) into "
+            f"{plain(str(self.folder))}"
         )
 
 
@@ -244,10 +246,20 @@ def export_runs(
 def _staging(out: Path) -> Path:
     """A new hidden folder to write the export into: beside ``out``, or inside it when it exists already."""
     out = out.absolute()
+    if out.is_symlink() and not out.exists():
+        msg = f"export folder {plain(str(out))} is a link to nothing; give a folder (or a new name)"
+        raise ConfigError(msg)
     parent = out if out.is_dir() else out.parent
-    parent.mkdir(parents=True, exist_ok=True)
     staging = parent / f".{out.name or 'export'}.partial-{os.getpid()}-{secrets.token_hex(4)}"
-    staging.mkdir()
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        staging.mkdir()
+    except OSError as exc:
+        msg = (
+            f"export folder {plain(str(out))} cannot be written ({exc.strerror or type(exc).__name__}); "
+            "give a folder you can write"
+        )
+        raise ConfigError(msg) from None
     return staging
 
 

@@ -7,6 +7,7 @@ notebook reuses every cached stage and writes the same results into the same fol
 
 from __future__ import annotations
 
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -50,6 +51,7 @@ def run_notebook(name: str, output: Path, parameters: JSONObject, layout: Layout
 
     layout = layout or Layout.default()
     parameters = {"home": str(layout.root), **parameters}
+    _kernel_folders(layout)
     # CurveZMQ between papermill and the kernel (ipykernel's kernelspec declares support): without it every
     # kernel logs "Kernel is running over TCP without encryption"
     kernel_config = Config({"KernelManager": {"transport_encryption": "auto"}})
@@ -65,6 +67,19 @@ def run_notebook(name: str, output: Path, parameters: JSONObject, layout: Layout
         config=kernel_config,
     )
     return output
+
+
+def _kernel_folders(layout: Layout) -> None:
+    """The kernel's IPython profile and connection files under ``data/interim/jupyter``, not in ``$HOME``.
+
+    Only when the user has not chosen them (``IPYTHONDIR``, ``JUPYTER_RUNTIME_DIR``); set for this process,
+    whose kernels inherit them.
+    """
+    folder = layout.data / "interim" / "jupyter"
+    for variable, sub in (("IPYTHONDIR", "ipython"), ("JUPYTER_RUNTIME_DIR", "runtime")):
+        if not os.environ.get(variable):
+            (folder / sub).mkdir(parents=True, exist_ok=True)
+            os.environ[variable] = str(folder / sub)
 
 
 def notebook_parameters(config: JSONObject, run_dir: Path, layout: Layout) -> JSONObject:

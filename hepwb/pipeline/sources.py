@@ -13,9 +13,11 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from hepwb import limits
 from hepwb.acquisition.folder import label_of
-from hepwb.exceptions import ProcessingError
+from hepwb.exceptions import ConfigError, ProcessingError
 from hepwb.limits import MAX_TEXT_FILE_BYTES
+from hepwb.plaintext import plain
 from hepwb.processing import pdf_to_document
 from hepwb.processing.equations import math_records, math_summary
 from hepwb.processing.latex import latex_to_document
@@ -37,12 +39,34 @@ def latex_folder(meta: JSONObject) -> Path | None:
 
 
 def _tree_sha256(folder: Path) -> str:
+    """The SHA-256 of a LaTeX source folder (its regular files' names and bytes), within bounds.
+
+    At most :data:`~hepwb.limits.MAX_TEX_FILES` files and :data:`~hepwb.limits.MAX_TEX_BYTES` bytes are
+    read: a folder beyond them is no paper's source (a :class:`ConfigError` names it).
+    """
     h = hashlib.sha256()
-    for f in sorted(p for p in folder.rglob("*") if p.is_file() and not p.is_symlink()):
+    files, size = [], 0
+    for p in folder.rglob("*"):
+        if p.is_file() and not p.is_symlink():
+            files.append(p)
+            size += p.stat().st_size
+        if len(files) > limits.MAX_TEX_FILES or size > limits.MAX_TEX_BYTES:
+            msg = (
+                f"LaTeX source folder {plain(str(folder))} holds more than {limits.MAX_TEX_FILES:,} files or "
+                f"{limits.MAX_TEX_BYTES:,} bytes: not a paper's source; point 'tex' in papers.json at it"
+            )
+            raise ConfigError(msg)
+    for f in sorted(files):
         h.update(f.relative_to(folder).as_posix().encode())
-        with f.open("rb") as fh:  # a block at a time: a source folder may hold large figures
-            while block := fh.read(1 << 20):
-                h.update(block)
+        try:
+            with f.open("rb") as fh:  # a block at a time: a source folder may hold large figures
+                while block := fh.read(1 << 20):
+                    h.update(block)
+        except OSError as exc:
+            msg = (
+                f"LaTeX source file {plain(str(f))} cannot be read ({exc.strerror or exc}); fix or remove it"
+            )
+            raise ConfigError(msg) from None
     return h.hexdigest()
 
 

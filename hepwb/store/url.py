@@ -84,7 +84,7 @@ def resolve_store(override: str | None = None, root: str | Path | None = None) -
         if value is not None:
             return None if value.strip().lower() in _LOCAL else check_store_url(value)
     path = Path(root if root is not None else find_project_root()) / STORE_FILE
-    if not path.exists():
+    if not (path.exists() or path.is_symlink()):  # a broken link is refused by the reader, not skipped
         return None
     fix = f'write {{"url": "s3://BUCKET/PREFIX"}} in it, or delete {path}'
     data = read_json_file(path, "store setting", fix=fix, max_bytes=_MAX_BYTES)
