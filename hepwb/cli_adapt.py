@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from hepwb import defaults
+from hepwb import defaults, limits
 from hepwb.adapt.commands import adapt_corpus, adapt_reranker, fit_fusion_for
 from hepwb.adapt.crossencoder import CrossEncoderSettings
 from hepwb.adapt.finetune import AdaptSettings
@@ -27,17 +27,26 @@ def adapt(
     max_docs: MaxDocs = None,
     latex: Latex = True,
     max_pairs: Annotated[
-        int, typer.Option(min=10, max=1_000_000, help="At most this many training pairs.")
+        int,
+        typer.Option(
+            min=limits.ADAPT_MIN_PAIRS,
+            max=limits.ADAPT_MAX_PAIRS_CAP,
+            help="At most this many training pairs.",
+        ),
     ] = defaults.ADAPT_MAX_PAIRS,
     epochs: Annotated[
         float | None,
-        typer.Option(min=0.01, max=100, help="Passes over the pairs (default 1, or 5 with --cross-encoder)."),
+        typer.Option(
+            min=limits.ADAPT_MIN_EPOCHS,
+            max=limits.ADAPT_MAX_EPOCHS,
+            help="Passes over the pairs (default 1, or 5 with --cross-encoder).",
+        ),
     ] = None,
     batch_size: Annotated[
         int | None,
         typer.Option(
             min=1,
-            max=4096,
+            max=limits.ADAPT_MAX_BATCH,
             help="Pairs per step (in-batch negatives), or examples with --cross-encoder; default 32.",
         ),
     ] = None,
@@ -46,7 +55,7 @@ def adapt(
         int | None,
         typer.Option(
             min=0,
-            max=1000,
+            max=limits.ADAPT_MAX_LLM_QUESTIONS,
             help="LLM pseudo-questions per paper (GPL style; needs HEPWB_LLM_URL and HEPWB_LLM_MODEL). "
             "Default: 8 when an endpoint is configured, else none; 0: none.",
         ),

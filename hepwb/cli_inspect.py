@@ -59,15 +59,22 @@ def sql(
         bool, typer.Option("--write", help="Allow changes to the catalog (read-only without it).")
     ] = False,
     timeout_s: Annotated[
-        float, typer.Option(min=0.1, max=86_400, help="Stop the statement after this many seconds.")
+        float,
+        typer.Option(
+            min=limits.SQL_MIN_TIMEOUT_S,
+            max=limits.SQL_MAX_TIMEOUT_S,
+            help="Stop the statement after this many seconds.",
+        ),
     ] = limits.SQL_TIMEOUT_S,
     max_rows: Annotated[
-        int, typer.Option(min=1, max=10_000_000, help="Fetch and print at most this many rows.")
+        int, typer.Option(min=1, max=limits.SQL_ROWS_CAP, help="Fetch and print at most this many rows.")
     ] = limits.SQL_MAX_ROWS,
     memory_mb: Annotated[
         int,
         typer.Option(
-            min=16, max=1_048_576, help="DuckDB memory (MiB) of the statement; SQL cannot raise it (SET)."
+            min=limits.SQL_MIN_MEMORY_MB,
+            max=limits.SQL_MAX_MEMORY_MB,
+            help="DuckDB memory (MiB) of the statement; SQL cannot raise it (SET).",
         ),
     ] = limits.SQL_MEMORY_MB,
 ) -> None:

@@ -42,7 +42,9 @@ Scheduler = Annotated[
 Workers = Annotated[
     int | None,
     typer.Option(
-        min=1, max=4096, help="LocalCluster workers (default: one per core) or batch jobs of --cluster."
+        min=1,
+        max=limits.MAX_WORKERS,
+        help="LocalCluster workers (default: one per core) or batch jobs of --cluster.",
     ),
 ]
 Cluster = Annotated[
@@ -66,16 +68,26 @@ GatewayAuth = Annotated[
         "from the command line)."
     ),
 ]
-WorkerCores = Annotated[int | None, typer.Option(min=1, max=256, help="--cluster gateway: cores per worker.")]
+WorkerCores = Annotated[
+    int | None,
+    typer.Option(min=1, max=limits.GATEWAY_MAX_WORKER_CORES, help="--cluster gateway: cores per worker."),
+]
 WorkerMemory = Annotated[
-    float | None, typer.Option(min=0.25, max=4096, help="--cluster gateway: memory per worker in GiB.")
+    float | None,
+    typer.Option(
+        min=limits.GATEWAY_MIN_WORKER_GIB,
+        max=limits.GATEWAY_MAX_WORKER_GIB,
+        help="--cluster gateway: memory per worker in GiB.",
+    ),
 ]
 Image = Annotated[str | None, typer.Option(help="--cluster gateway: the workers' container image.")]
 AdaptMin = Annotated[
-    int | None, typer.Option(min=0, max=4096, help="--cluster gateway: adaptive scaling, fewest workers.")
+    int | None,
+    typer.Option(min=0, max=limits.MAX_WORKERS, help="--cluster gateway: adaptive scaling, fewest workers."),
 ]
 AdaptMax = Annotated[
-    int | None, typer.Option(min=1, max=4096, help="--cluster gateway: adaptive scaling, most workers.")
+    int | None,
+    typer.Option(min=1, max=limits.MAX_WORKERS, help="--cluster gateway: adaptive scaling, most workers."),
 ]
 TlsCa = Annotated[
     Path | None, typer.Option(help="--scheduler tls://: the CA certificate (default: Dask's configuration).")
@@ -199,14 +211,16 @@ def sweep(
         int,
         typer.Option(
             min=0,
-            max=64,
+            max=limits.MAX_GPUS,
             help="LocalCluster on a GPU node: this many more workers with a GPU; embedding runs there.",
         ),
     ] = 0,
     gpus_per_job: Annotated[
         int,
         typer.Option(
-            min=0, max=64, help="--cluster: GPUs per batch job (Slurm --gres=gpu:N, HTCondor request_gpus)."
+            min=0,
+            max=limits.MAX_GPUS,
+            help="--cluster: GPUs per batch job (Slurm --gres=gpu:N, HTCondor request_gpus).",
         ),
     ] = 0,
     max_cells: Annotated[

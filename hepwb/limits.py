@@ -23,6 +23,12 @@ from hepwb.exceptions import ConfigError
 __all__ = [
     "ACQUIRE_MAX_RESULTS",
     "ACQUIRE_MIN_INTERVAL_S",
+    "ADAPT_MAX_BATCH",
+    "ADAPT_MAX_EPOCHS",
+    "ADAPT_MAX_LLM_QUESTIONS",
+    "ADAPT_MAX_PAIRS_CAP",
+    "ADAPT_MIN_EPOCHS",
+    "ADAPT_MIN_PAIRS",
     "BOOST",
     "BREAKPOINT_PERCENTILE",
     "CHUNK_OVERLAP",
@@ -31,6 +37,9 @@ __all__ = [
     "EF",
     "EF_CONSTRUCTION",
     "FETCH",
+    "GATEWAY_MAX_WORKER_CORES",
+    "GATEWAY_MAX_WORKER_GIB",
+    "GATEWAY_MIN_WORKER_GIB",
     "GATEWAY_START_S",
     "GATEWAY_WAIT_S",
     "HALVING_ETA",
@@ -46,6 +55,7 @@ __all__ = [
     "MAX_COLLECTION_DOCS",
     "MAX_COLLECTION_DOC_CHARS",
     "MAX_DOCS",
+    "MAX_GPUS",
     "MAX_IMAGE_CHARS",
     "MAX_K",
     "MAX_NOTE_CHARS",
@@ -62,6 +72,7 @@ __all__ = [
     "MAX_TEX_FILES",
     "MAX_TIER_ROWS",
     "MAX_TIER_SECONDS",
+    "MAX_WORKERS",
     "MAX_YAML_BYTES",
     "MAX_YAML_DEPTH",
     "MAX_YAML_NODES",
@@ -85,9 +96,14 @@ __all__ = [
     "SHARE",
     "SQL_MAX_CELL_CHARS",
     "SQL_MAX_COLUMNS",
+    "SQL_MAX_MEMORY_MB",
     "SQL_MAX_RESULT_BYTES",
     "SQL_MAX_ROWS",
+    "SQL_MAX_TIMEOUT_S",
     "SQL_MEMORY_MB",
+    "SQL_MIN_MEMORY_MB",
+    "SQL_MIN_TIMEOUT_S",
+    "SQL_ROWS_CAP",
     "SQL_THREADS",
     "SQL_TIMEOUT_S",
     "STORE_PROBE_S",
@@ -518,3 +534,51 @@ MAX_TEX_BYTES = 2_000_000_000
 
 MAX_IMAGE_CHARS = 512
 """Longest container image reference ``hepwb sweep --image`` takes."""
+
+SQL_MIN_TIMEOUT_S = 0.1
+"""Shortest statement timeout ``hepwb sql --timeout-s`` takes (seconds)."""
+
+SQL_MAX_TIMEOUT_S = 86_400
+"""Longest statement timeout ``hepwb sql --timeout-s`` takes (a day)."""
+
+SQL_ROWS_CAP = 10_000_000
+"""Most rows ``hepwb sql --max-rows`` may ask to fetch."""
+
+SQL_MIN_MEMORY_MB = 16
+"""Least DuckDB memory ``hepwb sql --memory-mb`` gives a statement (MiB)."""
+
+SQL_MAX_MEMORY_MB = 1_048_576
+"""Most DuckDB memory ``hepwb sql --memory-mb`` gives a statement (MiB, 1 TiB)."""
+
+ADAPT_MIN_PAIRS = 10
+"""Fewest training pairs ``hepwb adapt --max-pairs`` takes."""
+
+ADAPT_MAX_PAIRS_CAP = 1_000_000
+"""Most training pairs ``hepwb adapt --max-pairs`` takes."""
+
+ADAPT_MIN_EPOCHS = 0.01
+"""Fewest passes over the pairs ``hepwb adapt --epochs`` takes."""
+
+ADAPT_MAX_EPOCHS = 100
+"""Most passes over the pairs ``hepwb adapt --epochs`` takes."""
+
+ADAPT_MAX_BATCH = 4096
+"""Largest training batch ``hepwb adapt --batch-size`` takes."""
+
+ADAPT_MAX_LLM_QUESTIONS = 1000
+"""Most LLM pseudo-questions per paper ``hepwb adapt --llm-questions`` asks for."""
+
+MAX_WORKERS = 4096
+"""Most workers (or batch jobs, or a gateway's adaptive bounds) a sweep asks for."""
+
+MAX_GPUS = 64
+"""Most GPU workers of a LocalCluster, or GPUs per batch job."""
+
+GATEWAY_MAX_WORKER_CORES = 256
+"""Most cores per Dask Gateway worker."""
+
+GATEWAY_MIN_WORKER_GIB = 0.25
+"""Least memory per Dask Gateway worker (GiB)."""
+
+GATEWAY_MAX_WORKER_GIB = 4096
+"""Most memory per Dask Gateway worker (GiB)."""

@@ -119,6 +119,25 @@ def _command_defaults() -> Iterator[str]:
                 yield from (f"{path.name}:{found}" for found in _literal_defaults(node))
 
 
+def _option_bounds(path: Path) -> Iterator[str]:
+    """``typer.Option(min=..., max=...)`` written with a number (a lower bound of 0 or 1 needs no name)."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        name = getattr(node.func, "attr", getattr(node.func, "id", "")) if isinstance(node, ast.Call) else ""
+        if name == "Option":
+            for kw in node.keywords:  # type: ignore[attr-defined]
+                trivial = kw.arg == "min" and isinstance(kw.value, ast.Constant) and kw.value.value in (0, 1)
+                if kw.arg in ("min", "max") and _number(kw.value) and not trivial:
+                    yield f"{path.name}:{node.lineno}: {kw.arg}={ast.unparse(kw.value)}"
+
+
+def test_every_option_range_of_a_command_names_a_limit(tmp_path):
+    toy = tmp_path / "cli_toy.py"
+    toy.write_text("x = typer.Option(min=5, max=9)\ny = typer.Option(min=1, max=limits.CAP)\n")
+    assert list(_option_bounds(toy)) == ["cli_toy.py:1: min=5", "cli_toy.py:1: max=9"]  # the scan sees them
+    found = [hit for path in sorted(PACKAGE.glob("cli*.py")) for hit in _option_bounds(path)]
+    assert found == [], f"name these ranges in hepwb/limits.py: {found}"
+
+
 def _raises_config_error(body: list[ast.stmt]) -> bool:
     return any(
         isinstance(n, ast.Raise)
