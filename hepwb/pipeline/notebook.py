@@ -70,13 +70,17 @@ def run_notebook(name: str, output: Path, parameters: JSONObject, layout: Layout
 
 
 def _kernel_folders(layout: Layout) -> None:
-    """The kernel's IPython profile and connection files under ``data/interim/jupyter``, not in ``$HOME``.
+    """The kernel's IPython profile, connection files and matplotlib cache under ``data/interim/jupyter``.
 
-    Only when the user has not chosen them (``IPYTHONDIR``, ``JUPYTER_RUNTIME_DIR``); set for this process,
-    whose kernels inherit them.
+    Not in ``$HOME``; only when the user has not chosen them (``IPYTHONDIR``, ``JUPYTER_RUNTIME_DIR``,
+    ``MPLCONFIGDIR``); set for this process, whose kernels inherit them.
     """
     folder = layout.data / "interim" / "jupyter"
-    for variable, sub in (("IPYTHONDIR", "ipython"), ("JUPYTER_RUNTIME_DIR", "runtime")):
+    for variable, sub in (
+        ("IPYTHONDIR", "ipython"),
+        ("JUPYTER_RUNTIME_DIR", "runtime"),
+        ("MPLCONFIGDIR", "mpl"),
+    ):
         if not os.environ.get(variable):
             (folder / sub).mkdir(parents=True, exist_ok=True)
             os.environ[variable] = str(folder / sub)

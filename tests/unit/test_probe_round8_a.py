@@ -93,7 +93,7 @@ def test_the_report_kernel_writes_nothing_in_home(home, monkeypatch, capsys):
     corpus = _corpus(home)
     fresh = home / "fresh-home"
     fresh.mkdir()
-    for variable in ("IPYTHONDIR", "JUPYTER_RUNTIME_DIR"):
+    for variable in ("IPYTHONDIR", "JUPYTER_RUNTIME_DIR", "MPLCONFIGDIR"):
         monkeypatch.delenv(variable, raising=False)
     monkeypatch.setenv("HOME", str(fresh))
     code, _, err = _main(
@@ -105,7 +105,11 @@ def test_the_report_kernel_writes_nothing_in_home(home, monkeypatch, capsys):
     assert code == 0, err
     assert list(fresh.iterdir()) == [], sorted(str(p) for p in fresh.rglob("*"))[:5]
     assert (home / "proj" / "data" / "interim" / "jupyter" / "ipython").is_dir()
-    for variable in ("IPYTHONDIR", "JUPYTER_RUNTIME_DIR"):  # set for this process by the report
+    for variable in (
+        "IPYTHONDIR",
+        "JUPYTER_RUNTIME_DIR",
+        "MPLCONFIGDIR",
+    ):  # set for this process by the report
         os.environ.pop(variable, None)
 
 
@@ -150,8 +154,10 @@ def test_export_into_a_folder_that_cannot_be_made_is_one_line(home, monkeypatch,
     assert code == 0, err
     if out == "dangling":
         (home / "dangling").symlink_to(home / "nowhere")
-    code, _, err = _main(monkeypatch, capsys, "export", "latest", out)
-    assert code == 2 and "export folder" in err and len(err.strip().splitlines()) == 1
+    run = next((home / "proj" / "reports" / "runs").iterdir()).name
+    code, _, err = _main(monkeypatch, capsys, "export", run, out)
+    errors = [line for line in err.splitlines() if line.startswith("error:")]
+    assert code == 2 and len(errors) == 1 and "export folder" in errors[0]
 
 
 def test_export_shows_its_folder_without_control_codes(home, monkeypatch, capsys):
@@ -161,7 +167,8 @@ def test_export_shows_its_folder_without_control_codes(home, monkeypatch, capsys
         "--chunk-size", "64", "--retriever", "bm25",
     )  # fmt: skip
     assert code == 0, err
-    code, out, err = _main(monkeypatch, capsys, "export", "latest", "exo\x1b]52;c;aGk=\x07")
+    run = next((home / "proj" / "reports" / "runs").iterdir()).name
+    code, out, err = _main(monkeypatch, capsys, "export", run, "exo\x1b]52;c;aGk=\x07")
     assert code == 0, err
     assert "\x1b" not in out + err and "\x07" not in out + err and "exported 1 run(s)" in out
 
