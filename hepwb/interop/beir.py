@@ -28,6 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from hepwb import limits
+from hepwb.exceptions import ConfigError
+from hepwb.names import check_name
 from hepwb.plaintext import not_text
 from hepwb.readers import ReadError, iter_lines, parse_json
 from hepwb.types import JSONObject
@@ -74,6 +76,7 @@ def write_beir(
 ) -> dict[str, int]:
     """Write a BEIR folder; returns how many documents, queries and judgements it holds."""
     folder = Path(folder)
+    check_name(split, "qrels split", example="test")
     n_docs = write_jsonl(folder / "corpus.jsonl", corpus)
     n_queries = write_jsonl(folder / "queries.jsonl", queries)
     lines = ["query-id\tcorpus-id\tscore\n"]
@@ -105,12 +108,31 @@ def _text(obj: Mapping[str, Any], key: str, where: str, fix: str, *, required: b
     return value
 
 
+def _plain(value: str, key: str, where: str) -> None:
+    """Refuse a text or title holding a lone surrogate or NUL (no file or database takes it) at ``where``.
+
+    Example:
+        >>> _plain("a\\ud800b", "text", "corpus.jsonl line 1")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        hepwb.readers.ReadError: corpus.jsonl line 1: field 'text' holds a lone surrogate (U+D800): not ...
+    """
+    problem = not_text(value, control=False)
+    if problem.startswith("holds a lone surrogate"):
+        msg = f"{where}: field {key!r} {problem}: not UTF-8 text; write the character it stands for"
+        raise ReadError(msg)
+    if problem:
+        msg = f"{where}: field {key!r} {problem}; remove it (a document is plain text)"
+        raise ReadError(msg)
+
+
 def iter_corpus(folder: str | Path) -> Iterator[BeirDoc]:
     """Every document of ``folder/corpus.jsonl``, read one line at a time (bounds: :mod:`hepwb.limits`).
 
     Raises:
-        ReadError: Naming the file and line: not a JSON object, ``_id`` or ``text`` missing or not text, a
-            document longer than :data:`~hepwb.limits.MAX_COLLECTION_DOC_CHARS` characters, more than
+        ReadError: Naming the file and line: not a JSON object, ``_id`` or ``text`` missing or not text (a
+            lone surrogate, NUL; a control character in ``_id``), a document longer than
+            :data:`~hepwb.limits.MAX_COLLECTION_DOC_CHARS` characters, more than
             :data:`~hepwb.limits.MAX_COLLECTION_DOCS` documents.
     """
     path = Path(folder) / "corpus.jsonl"
@@ -127,19 +149,27 @@ def iter_corpus(folder: str | Path) -> Iterator[BeirDoc]:
             continue
         where = f"{path} line {lineno}"
         obj = _object(line, where, _CORPUS_FIX)
+        doc_id = _text(obj, "_id", where, _CORPUS_FIX)
+        if problem := not_text(doc_id):
+            msg = f"{where}: the document id {doc_id[:80]!r} {problem}; write it as plain text"
+            raise ReadError(msg)
+        where = f"{where} (document {doc_id[:80]!r})"
         text = _text(obj, "text", where, _CORPUS_FIX)
         if len(text) > limits.MAX_COLLECTION_DOC_CHARS:
             msg = f"{where}: a text of {len(text):,} characters (at most {limits.MAX_COLLECTION_DOC_CHARS:,})"
             raise ReadError(msg)
         title = _text(obj, "title", where, _CORPUS_FIX, required=False)
-        yield BeirDoc(_text(obj, "_id", where, _CORPUS_FIX), title, text)
+        _plain(text, "text", where)
+        _plain(title, "title", where)
+        yield BeirDoc(doc_id, title, text)
 
 
 def read_queries(folder: str | Path) -> dict[str, str]:
     """``{query id: text}`` of ``folder/queries.jsonl`` in file order.
 
     Raises:
-        ReadError: Naming the file and line (not an object, ``_id``/``text`` missing, an id given twice).
+        ReadError: Naming the file and line (not an object, ``_id``/``text`` missing, an id given twice, an
+            empty text, a lone surrogate or NUL in it).
     """
     path = Path(folder) / "queries.jsonl"
     out: dict[str, str] = {}
@@ -163,20 +193,40 @@ def read_queries(folder: str | Path) -> dict[str, str]:
         if qid in out:
             msg = f"{where}: query {qid!r} is given twice; keep one"
             raise ReadError(msg)
-        out[qid] = _text(obj, "text", where, _QUERIES_FIX)
+        text = _text(obj, "text", where, _QUERIES_FIX)
+        if not text.strip():
+            msg = f"{where}: query {qid[:80]!r} has an empty text; give its words, or remove the line"
+            raise ReadError(msg)
+        _plain(text, "text", where)
+        out[qid] = text
     return out
 
 
 def read_beir_qrels(folder: str | Path, split: str = "test") -> dict[str, dict[str, int]]:
     """``{query id: {corpus id: score}}`` of ``folder/qrels/<split>.tsv`` (the header line skipped).
 
+    ``split`` is a name (:func:`hepwb.names.check_name`), never a path: no ``/``, no ``..``.
+
     Raises:
         ReadError: Naming the file and line: not three tab-separated columns, a score that is not a whole
-            number, a document judged twice for one query, or no such split (the splits there are named).
+            number, a document judged twice for one query; or a split that is no plain name, or no such
+            split (either: the splits there are named).
+
+    Example:
+        >>> read_beir_qrels("/no/such/folder", "../../x")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        hepwb.readers.ReadError: qrels split name '../../x' is not a plain name: ...; the splits of ...
     """
-    path = Path(folder) / "qrels" / f"{split}.tsv"
-    if not path.exists() and path.parent.is_dir():
-        have = sorted(p.stem for p in path.parent.glob("*.tsv"))
+    qrels = Path(folder) / "qrels"
+    have = sorted(p.stem for p in qrels.glob("*.tsv")) if qrels.is_dir() else []
+    try:
+        check_name(split, "qrels split", example="test")
+    except ConfigError as exc:
+        msg = f"{exc}; the splits of BEIR folder {folder} (qrels/*.tsv) are {have}: choose one (--split)"
+        raise ReadError(msg) from None
+    path = qrels / f"{split}.tsv"
+    if not path.exists() and not path.is_symlink():
         msg = f"BEIR folder {folder} has no qrels/{split}.tsv; its splits are {have}: choose one (--split)"
         raise ReadError(msg)
     out: dict[str, dict[str, int]] = {}

@@ -35,6 +35,7 @@ from hepwb.interop.beir import BeirDoc
 from hepwb.io import atomic_write_text, write_json
 from hepwb.names import is_plain_name
 from hepwb.pipeline.keys import plain_label
+from hepwb.plaintext import not_text
 from hepwb.textkey import key
 
 __all__ = ["ImportedCollection", "label_for", "write_collection"]
@@ -94,6 +95,24 @@ def _unique_label(doc_id: str, used: set[str], source: str) -> str:
         msg = f"{source}: document id {doc_id!r} gets the label {label!r} of another document; rename one"
         raise ConfigError(msg)
     return longer
+
+
+def _check_text(doc: BeirDoc, source: str) -> None:
+    """Refuse a document whose text or title holds a lone surrogate or NUL, naming ``source`` and its id.
+
+    The readers of each format refuse these with the file and line; this is the check for any source, so
+    no such text reaches the corpus files or the question file (whose own check would name hepwb's output).
+
+    Example:
+        >>> _check_text(BeirDoc("d1", "T", "a\\x00b"), "BEIR folder b")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        hepwb.exceptions.ConfigError: BEIR folder b: the text of document 'd1' holds the control character ...
+    """
+    for name, value in (("text", doc.text), ("title", doc.title)):
+        if problem := not_text(value, control=False):
+            msg = f"{source}: the {name} of document {doc.doc_id[:80]!r} {problem}; remove it (no plain text)"
+            raise ConfigError(msg)
 
 
 def _refuse_nonempty(out: Path) -> None:
@@ -162,6 +181,7 @@ def _write(
         if doc.doc_id in labels:
             msg = f"{source}: document id {doc.doc_id!r} is given twice; keep one"
             raise ConfigError(msg)
+        _check_text(doc, source)
         if not key(doc.text):
             skipped["documents without a letter or digit"] += 1
             continue
@@ -249,7 +269,11 @@ def _write_questions(
             )
             raise ConfigError(msg)
     if not lines:
-        msg = f"{source}: no query has a relevant document in the corpus; check the qrels split and the ids"
+        why = ", ".join(f"{n} {reason}" for reason, n in skipped.items())
+        msg = (
+            f"{source}: no query became a question{f' (left out: {why})' if why else ''}; a question needs a "
+            "query with a relevant document in the corpus: check the qrels split and the ids"
+        )
         raise ConfigError(msg)
     atomic_write_text(path, "".join(lines))
     return len(lines)
