@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 import math
 import stat
@@ -439,6 +440,33 @@ def iter_jsonl(
             yield lineno, parse_json(line, f"{path} line {lineno}", fix=fix)
 
 
+def _open_quote_line(text: str, first: int) -> int:
+    """The line of CSV ``text`` where the quote still open at its end opened, reading from line ``first``.
+
+    Lines are counted as :mod:`csv` counts them (``\\n``, ``\\r\\n`` or ``\\r`` ends one); a quote opens a
+    field only at the field's start, and ``""`` inside a quoted field is a quote, not its end.
+
+    Example:
+        >>> _open_quote_line('a,b\\n1,"say ""hi""\\n2,y\\n', 2)
+        2
+    """
+    opened, state = first, "start"  # state: "start" of a field, "field", "quoted", "closed" (after a quote)
+    lines = itertools.islice(io.StringIO(text, newline=""), first - 1, None)
+    for lineno, line in enumerate(lines, start=first):
+        for ch in line:
+            if state == "quoted":
+                state = "closed" if ch == '"' else state
+            elif state == "closed" and ch == '"':
+                state = "quoted"
+            elif ch in ",\r\n":
+                state = "start"
+            elif state == "start" and ch == '"':
+                state, opened = "quoted", lineno
+            else:
+                state = "field"
+    return opened
+
+
 def read_csv(
     path: str | Path,
     what: str,
@@ -449,19 +477,33 @@ def read_csv(
 ) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
     """The header and ``(line number, row)`` pairs of the CSV file ``path`` (fields of ``max_field`` at most).
 
+    Read strictly (``csv`` with ``strict=True``): a quote left open does not swallow the rows after it.
+
     Raises:
-        ReadError: Naming the file and line (a field too long, an unterminated quote, a NUL byte, a column
-            named twice in the header …).
+        ReadError: Naming the file and line (a field too long, a quote opened and never closed, text after
+            a closing quote, a NUL byte, a column named twice in the header …).
     """
     text = read_text(path, what, max_bytes=max_bytes, fix=fix)
     old = csv.field_size_limit()
     csv.field_size_limit(max_field)
-    reader = csv.DictReader(io.StringIO(text, newline=""))
+    reader = csv.DictReader(io.StringIO(text, newline=""), strict=True)
+    done = 0  # the last line of the last record read whole
+    rows: list[tuple[int, dict[str, str]]] = []
     try:
         header = list(reader.fieldnames or [])
-        rows = [(reader.line_num, dict(row)) for row in reader]
+        done = reader.line_num
+        for row in reader:
+            rows.append((reader.line_num, dict(row)))
+            done = reader.line_num
     except csv.Error as exc:
-        msg = f"{what} {path} line {reader.line_num}: not valid CSV ({exc}); {fix}"
+        if "unexpected end of data" in str(exc):
+            opened = _open_quote_line(text, done + 1)
+            msg = (
+                f"{what} {path}: a quote opened on line {opened} is not closed (the rows after it would be "
+                'read into that field); close it, and write a quote inside a field as ""'
+            )
+        else:
+            msg = f"{what} {path} line {reader.line_num}: not valid CSV ({exc}); {fix}"
         raise ReadError(msg) from None
     finally:
         csv.field_size_limit(old)

@@ -333,6 +333,12 @@ def load_questions(path: str | Path) -> list[Question]:
             raise ConfigError(msg)
         seen[question.qid] = where
         questions.append(question)
+    if not questions and reader is _read_csv:
+        msg = (
+            f"question file {path} has no question rows under the header; add one row per evidence quote "
+            f"(columns {', '.join(_CSV_COLUMNS)}, optionally answer, page, kind, style)"
+        )
+        raise ConfigError(msg)
     if not questions:
         msg = f"question file {path} holds no questions; write one JSON object per line (see hepqa-dev.jsonl)"
         raise ConfigError(msg)
