@@ -21,6 +21,7 @@ from typing import Any
 from hepwb import defaults, limits
 from hepwb.exceptions import HepwbError
 from hepwb.jsonpost import RetriesExhausted, post_json
+from hepwb.ner.handler import TOKEN_ENV, check_token_text
 from hepwb.plaintext import plain
 from hepwb.types import JSONObject
 from hepwb.urls import check_http_url, redact
@@ -77,10 +78,14 @@ class NERClient:
     token: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
-        """Refuse a malformed URL here, in one line, rather than at the first request."""
+        """Refuse a malformed URL, or a token no HTTP header carries, here in one line, not at a request."""
         check_url(self.url)
+        what = "the NER token"
         if self.token is None:
-            self.token = os.environ.get("HEPWB_NER_TOKEN") or None
+            self.token = os.environ.get(TOKEN_ENV) or None
+            what = TOKEN_ENV
+        if self.token is not None:  # a header hepwb cannot send is one line now, not a "malformed reply"
+            check_token_text(self.token, what)
 
     @property
     def _shown(self) -> str:

@@ -19,6 +19,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
 
 from hepwb import limits
+from hepwb.exceptions import ConfigError
 from hepwb.readers import parse_json
 from hepwb.types import JSONObject
 
@@ -28,6 +29,7 @@ __all__ = [
     "RequestHandler",
     "RequestTooLarge",
     "Service",
+    "check_token_text",
     "handler_for",
     "parse_body",
 ]
@@ -36,6 +38,39 @@ _log = logging.getLogger("hepwb.ner.service")  # the service's log, whichever mo
 
 TOKEN_ENV = "HEPWB_NER_TOKEN"
 """The environment variable holding the service's token (``hepwb ner-serve`` and the client read it)."""
+
+
+def check_token_text(token: str, what: str = TOKEN_ENV) -> str:
+    """``token`` when an HTTP header can carry it: printable ASCII, no space at either end.
+
+    A header is ASCII (RFC 9110); a token of other characters would be sent by some clients as Latin-1 and
+    by others as UTF-8, or not at all, so the service and hepwb's client refuse it (without showing it).
+
+    Raises:
+        ConfigError: Naming ``what`` (``HEPWB_NER_TOKEN``) and what is wrong with the token.
+
+    Example:
+        >>> check_token_text("s3cr-et_~+/=")
+        's3cr-et_~+/='
+        >>> check_token_text("p\u00e4sswort")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        hepwb.exceptions.ConfigError: HEPWB_NER_TOKEN holds a character that is not ASCII: an HTTP header ...
+    """
+    if not token.isascii():
+        why = "holds a character that is not ASCII"
+    elif any(ch < " " or ch == "\x7f" for ch in token):
+        why = "holds a control character"
+    elif token != token.strip():
+        why = "starts or ends with a space"
+    else:
+        return token
+    msg = (
+        f"{what} {why}: an HTTP header carries ASCII only; give a token of ASCII letters, digits and "
+        '-._~+/= (e.g. python -c "import secrets; print(secrets.token_urlsafe())")'
+    )
+    raise ConfigError(msg)
+
 
 _LENGTH = re.compile(r"[0-9]{1,12}")  # Content-Length: digits only (no sign, exponent, spaces or list)
 _DRAIN = 65_536  # a refused (unauthenticated) request's body is read (and dropped) up to this size

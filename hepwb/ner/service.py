@@ -36,7 +36,7 @@ from hepwb import limits
 from hepwb.exceptions import ConfigError
 from hepwb.ids import text_sha256
 from hepwb.models.entities import EntityExtractor
-from hepwb.ner.handler import TOKEN_ENV, BoundedServer, RequestTooLarge, handler_for
+from hepwb.ner.handler import TOKEN_ENV, BoundedServer, RequestTooLarge, check_token_text, handler_for
 from hepwb.types import JSONObject
 
 __all__ = ["TOKEN_ENV", "NERService", "check_token", "is_loopback", "model_name"]
@@ -66,7 +66,8 @@ def check_token(host: str, token: str | None) -> str | None:
     """The token the service on ``host`` requires (``None``: none); refused without one off loopback.
 
     Raises:
-        ConfigError: ``host`` is not loopback and there is no token (before anything binds).
+        ConfigError: ``host`` is not loopback and there is no token, or the token is no printable ASCII
+            (:func:`~hepwb.ner.handler.check_token_text`), before anything binds.
 
     Example:
         >>> check_token("127.0.0.1", None) is None
@@ -77,6 +78,8 @@ def check_token(host: str, token: str | None) -> str | None:
         hepwb.exceptions.ConfigError: the NER service on 0.0.0.0 is reachable from other machines: ...
     """
     token = token or None
+    if token is not None:
+        check_token_text(token, f"the NER service's token (--token or {TOKEN_ENV})")
     if token is None and not is_loopback(host):
         msg = (
             f"the NER service on {host or 'every interface'} is reachable from other machines: give a token "
