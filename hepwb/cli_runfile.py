@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -20,7 +20,11 @@ from hepwb.labels import human
 from hepwb.pipeline.cell import RunResult
 from hepwb.pipeline.config import ExperimentConfig
 from hepwb.pipeline.record import RunRecord
+from hepwb.pipeline.runfolder import read_per_question
 from hepwb.report.tables import DECISION_METRICS
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["Baseline", "LevelOption", "RunFileOption", "SweepOption", "outside_run_lines"]
 
@@ -90,34 +94,43 @@ def _metric_lines(record: RunRecord, names: list[str]) -> list[str]:
     return out
 
 
-def _comparison_lines(res: RunResult, baseline: str, level: str) -> list[str]:
-    import pandas as pd
+def _load_baseline(baseline: str) -> tuple[str, RunRecord, pd.DataFrame]:
+    """The name, record and checked ``per_question.parquet`` of the ``--baseline`` run.
 
+    Read before the run file is scored, so a baseline that cannot be compared (a sweep, a damaged table) is
+    one line before any new run folder is written.
+
+    Raises:
+        ConfigError: ``baseline`` names no run or several; its ``per_question.parquet`` is damaged
+            (:class:`~hepwb.pipeline.runfolder.DamagedRunError`, naming the file and the rebuild command).
+    """
     found = resolve_runs(baseline)
     if len(found) != 1:
         msg = f"--baseline {baseline!r} names {len(found)} runs (a sweep); give one run"
         raise ConfigError(msg)
-    base = RunRecord.load(found[0])
-    if base.inputs.questions_sha256 != res.record.inputs.questions_sha256:
+    then = f", then compare again (--baseline {baseline!r})"
+    return found[0].name, RunRecord.load(found[0]), read_per_question(found[0], then=then)
+
+
+def _comparison_lines(
+    res: RunResult, baseline: str, base: tuple[str, RunRecord, pd.DataFrame], level: str
+) -> list[str]:
+    name, record, per_question = base
+    if record.inputs.questions_sha256 != res.record.inputs.questions_sha256:
         msg = (
             f"--baseline {baseline!r} was scored on another question set; compare runs of the same questions"
         )
         raise ConfigError(msg)
-    frames = {
-        found[0].name: pd.read_parquet(found[0] / "per_question.parquet"),
-        res.run_name: res.per_question,
-    }
+    frames = {name: per_question, res.run_name: res.per_question}
     wanted = headline(level, int(res.record.config.get("k") or 10))
     metrics = [m for m in wanted if all(m in f.columns for f in frames.values())]
     if not metrics:
         msg = f"--baseline {baseline!r} shares no metric with this run (a paper-level run has doc_… only)"
         raise ConfigError(msg)
-    row = experiment_table(frames, metrics, found[0].name).set_index("name").loc[res.run_name].to_dict()
-    lines = [
-        f"against {found[0].name} (paired sign-flip test on the same questions; + improved, - degraded):"
-    ]
+    row = experiment_table(frames, metrics, name).set_index("name").loc[res.run_name].to_dict()
+    lines = [f"against {name} (paired sign-flip test on the same questions; + improved, - degraded):"]
     for m in metrics:
-        base_mean = float(frames[found[0].name][m].mean())
+        base_mean = float(frames[name][m].mean())
         lines.append(
             f"  {human(m):26s} {base_mean:.3f} -> {row[m]:.3f}  difference {row[f'{m} diff']:+.3f} "
             f"[{row[f'{m} diff low']:+.3f}, {row[f'{m} diff high']:+.3f}]  +{int(row[f'{m} +'])} "
@@ -144,6 +157,7 @@ def outside_run_lines(
         msg = f"--level {level!r}: choose chunk or paper"
         raise ConfigError(msg)
     chosen: Level = "chunk" if level == "chunk" else "paper"
+    base = None if baseline is None else _load_baseline(baseline)  # refused before a run folder is written
     res = score_run_file(cfg, run_file, level=chosen, sweep=sweep)
     rec = res.record
     lines = run_lines(rec) if chosen == "chunk" else _metric_lines(rec, headline(chosen, cfg.k))
@@ -152,8 +166,8 @@ def outside_run_lines(
         lines.append(
             f"{missing} question(s) have no line in the run file: scored 0, as a run retrieving nothing"
         )
-    if baseline is not None:
-        lines += _comparison_lines(res, baseline, chosen)
+    if baseline is not None and base is not None:
+        lines += _comparison_lines(res, baseline, base, chosen)
     where = f" and sweep {rec.sweep_id}" if rec.sweep_id else ""
     lines += [
         f"run: {res.run_name} (retriever {rec.config['retriever']}, in the catalog{where}: `hepwb report` "
