@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from hepwb import limits
-from hepwb.exceptions import CatalogBusyError, ConfigError
+from hepwb.exceptions import CatalogBusyError, ConfigError, HepwbError
 
-__all__ = ["WAIT_S", "connect_waiting", "damaged"]
+__all__ = ["WAIT_S", "connect_waiting", "damaged", "named_if_damaged"]
 
 WAIT_S = 600.0
 """How long a process waits for another one to release a DuckDB file (``$HEPWB_CATALOG_WAIT_S``)."""
@@ -36,6 +38,35 @@ def damaged(exc: BaseException) -> bool:
         True
     """
     return any(words in str(exc) for words in _DAMAGED)
+
+
+@contextmanager
+def named_if_damaged(path: str | Path, what: str, rebuild: str) -> Iterator[None]:
+    """Turn DuckDB's word that ``path`` is damaged, raised inside the block, into one line naming it.
+
+    A file cut short fails when it is opened (:func:`connect_waiting` names it); a block of it overwritten
+    fails only when a query reads that block ("Corrupt database file: computed checksum … does not match"),
+    anywhere in the code that queries it: this names the file, says it is damaged and how to rebuild it.
+
+    Raises:
+        ConfigError: ``{what} {path} is damaged (DuckDB's first line); {rebuild}``.
+
+    Example:
+        >>> with named_if_damaged("x.duckdb", "the catalog", "delete it"):  # doctest: +ELLIPSIS
+        ...     raise OSError("Corrupt database file: computed checksum 1 does not match stored checksum 2")
+        Traceback (most recent call last):
+        ...
+        hepwb.exceptions.ConfigError: the catalog x.duckdb is damaged (Corrupt database file: ...); delete it
+    """
+    try:
+        yield
+    except HepwbError:
+        raise
+    except Exception as exc:
+        if not damaged(exc):
+            raise
+        msg = f"{what} {path} is damaged ({str(exc).splitlines()[0][:160]}); {rebuild}"
+        raise ConfigError(msg) from None
 
 
 def connect_waiting(
@@ -103,7 +134,7 @@ def connect_waiting(
         raise ConfigError(msg)
     try:
         return open_()
-    except duckdb.IOException as exc:
+    except duckdb.Error as exc:  # cut short: an IOException; a corrupt block read on opening: a plain Error
         if damaged(exc):
             msg = f"{what} {path} is damaged ({str(exc).splitlines()[0][:160]}); {rebuild}"
             raise ConfigError(msg) from None

@@ -16,6 +16,8 @@ catalog rows join with indexed chunks::
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +25,7 @@ from hepwb import limits
 from hepwb.catalog.record import RecordCatalogMixin
 from hepwb.catalog.sql_fetch import More, fetch_bounded
 from hepwb.catalog.sweeps import SweepCatalogMixin
-from hepwb.dbfile import connect_waiting
+from hepwb.dbfile import connect_waiting, named_if_damaged
 from hepwb.exceptions import ConfigError
 from hepwb.index.lance import connect, table_names
 from hepwb.types import JSONObject
@@ -37,17 +39,21 @@ __all__ = ["Catalog", "connect_catalog", "lance_views"]
 _log = logging.getLogger("hepwb.catalog")
 
 
+def _rebuild(path: str | Path) -> str:
+    """What to do with a damaged catalog at ``path``: the run folders hold everything it holds."""
+    return f"delete it and run `hepwb report`: the catalog is rebuilt from the run folders ({path})"
+
+
 def connect_catalog(
     path: str | Path, *, read_only: bool = False, sandbox: bool = False, memory_mb: int = limits.SQL_MEMORY_MB
 ) -> Any:
     """Open the catalog, waiting while another process holds it (:func:`hepwb.dbfile.connect_waiting`)."""
-    rebuild = f"delete it and run `hepwb report`: the catalog is rebuilt from the run folders ({path})"
     return connect_waiting(
         path,
         read_only=read_only,
         sandbox=sandbox,
         what="the catalog",
-        rebuild=rebuild,
+        rebuild=_rebuild(path),
         log=_log,
         memory_mb=memory_mb,
     )
@@ -127,15 +133,23 @@ class Catalog(RecordCatalogMixin, SweepCatalogMixin):
         with self._connect() as con:
             con.execute(_SCHEMA)
 
+    @contextmanager
     def _connect(
         self, *, read_only: bool = False, sandbox: bool = False, memory_mb: int = limits.SQL_MEMORY_MB
-    ) -> Any:
-        """A connection, waiting (with a log line) while another process holds the file.
+    ) -> Iterator[Any]:
+        """A connection for one ``with`` block, waiting (with a log line) while another process holds it.
+
+        Closed when the block ends; DuckDB's word that a block of the file is corrupt, raised inside it, is
+        one line naming the catalog and how to rebuild it (:func:`hepwb.dbfile.named_if_damaged`).
 
         ``sandbox``: no file access outside the catalog, no extensions, and ``memory_mb`` MiB of memory and
         :data:`~hepwb.limits.SQL_THREADS` threads at most, locked (user-typed SQL).
         """
-        return connect_catalog(self.path, read_only=read_only, sandbox=sandbox, memory_mb=memory_mb)
+        with (
+            connect_catalog(self.path, read_only=read_only, sandbox=sandbox, memory_mb=memory_mb) as con,
+            named_if_damaged(self.path, "the catalog", _rebuild(self.path)),
+        ):
+            yield con
 
     def sql(
         self,

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from hepwb import limits
-from hepwb.dbfile import connect_waiting, damaged
+from hepwb.dbfile import connect_waiting, damaged, named_if_damaged
 from hepwb.exceptions import ConfigError
 from hepwb.ids import text_sha256
 from hepwb.plaintext import not_text
@@ -137,7 +137,8 @@ class AuditLog:
                 raise ConfigError(msg) from None
             raise
         try:
-            yield con
+            with named_if_damaged(self.path, "the tiers' audit file", rebuild):  # a corrupt block, read here
+                yield con
         finally:
             con.close()
 
