@@ -48,8 +48,9 @@ from hepwb.ids import canonical_json, short_hash
 from hepwb.io import atomic_write_text
 from hepwb.models.device import resolve_device
 from hepwb.names import under
+from hepwb.parsers import parse_json
 from hepwb.pipeline.record import RunRecord
-from hepwb.readers import ReadError, parse_json, read_text
+from hepwb.readers import ReadError, read_text
 from hepwb.types import JSONObject
 
 RESULTS = ROOT / "docs" / "results"

@@ -17,7 +17,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from hepwb.readers import ReadError, read_json_file
+from hepwb.parsers import read_json_file
+from hepwb.readers import ReadError
 
 __all__ = [
     "UNREADABLE",
@@ -83,7 +84,7 @@ def write_json(path: str | Path, obj: Any) -> None:
 
 
 def read_json(path: str | Path, what: str = "file", fix: str = "fix or delete it") -> Any:
-    """Read a JSON file through the bounded reader (:func:`hepwb.readers.read_json_file`).
+    """Read a JSON file through the bounded reader (:func:`hepwb.parsers.read_json_file`).
 
     Raises:
         ReadError: A special file, too large, not UTF-8, not JSON, too deep (a ``ValueError`` too, so

@@ -27,9 +27,9 @@ from pathlib import Path
 from hepwb import defaults, limits
 from hepwb.exceptions import ConfigError
 from hepwb.io import atomic_write_text
+from hepwb.parsers import read_json_file
 from hepwb.paths import find_project_root
 from hepwb.plaintext import plain
-from hepwb.readers import read_json_file
 
 __all__ = ["DEFAULTS_FILE", "ProjectDefaults", "current_defaults", "unpin_defaults", "write_defaults"]
 

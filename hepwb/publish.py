@@ -43,7 +43,8 @@ from typing import Any
 
 from hepwb.exceptions import HepwbError
 from hepwb.io import write_json
-from hepwb.readers import ReadError, parse_json
+from hepwb.parsers import parse_json
+from hepwb.readers import ReadError
 
 __all__ = [
     "MANIFEST",

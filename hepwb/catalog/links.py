@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from hepwb.hepilot.writer import document_dir
+from hepwb.parsers import read_json_file
 from hepwb.processing.figures import image_name
-from hepwb.readers import read_json_file
 from hepwb.types import Document, JSONObject
 
 __all__ = ["record_links", "record_links_from_folder"]

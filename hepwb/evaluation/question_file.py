@@ -36,7 +36,8 @@ from hepwb.evaluation.questions import Evidence, Question, load_questions
 from hepwb.exceptions import ConfigError
 from hepwb.io import atomic_write_text
 from hepwb.limits import MAX_QUESTION_FILE_BYTES
-from hepwb.readers import parse_json, read_text
+from hepwb.parsers import parse_json
+from hepwb.readers import read_text
 from hepwb.textkey import key
 from hepwb.types import Document
 

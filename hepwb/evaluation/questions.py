@@ -20,7 +20,7 @@ from typing import Any
 
 from hepwb.exceptions import ConfigError
 from hepwb.limits import MAX_QID_CHARS, MAX_QUESTION_CHARS, MAX_QUESTION_FILE_BYTES
-from hepwb.readers import iter_jsonl, read_csv, read_json_file
+from hepwb.parsers import iter_jsonl, read_csv, read_json_file
 from hepwb.textkey import key
 from hepwb.types import JSONObject
 

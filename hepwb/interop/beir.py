@@ -30,8 +30,9 @@ from typing import Any
 from hepwb import limits
 from hepwb.exceptions import ConfigError
 from hepwb.names import check_name
+from hepwb.parsers import parse_json
 from hepwb.plaintext import not_text
-from hepwb.readers import ReadError, iter_lines, parse_json
+from hepwb.readers import ReadError, iter_lines
 from hepwb.types import JSONObject
 
 __all__ = ["BeirDoc", "iter_corpus", "read_beir_qrels", "read_queries", "write_beir", "write_jsonl"]

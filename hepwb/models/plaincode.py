@@ -11,8 +11,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from hepwb.parsers import read_json_file
 from hepwb.plaintext import plain
-from hepwb.readers import ReadError, read_json_file
+from hepwb.readers import ReadError
 
 __all__ = ["custom_code_problem"]
 

@@ -17,10 +17,11 @@ from typing import Any
 
 from hepwb.exceptions import HepwbError
 from hepwb.limits import MAX_RAGMD_BYTES
+from hepwb.parsers import json_hooks
 from hepwb.ragmd.contents import Problems, assemble
 from hepwb.ragmd.model import FORMAT_VERSION, RagFile
 from hepwb.ragmd.writer import VECTOR_ENCODING
-from hepwb.readers import ReadError, json_hooks, read_text
+from hepwb.readers import ReadError, read_text
 from hepwb.types import JSONObject
 from hepwb.yamlio import YamlError, load_yaml
 

@@ -21,9 +21,10 @@ from hepwb.exceptions import ConfigError
 from hepwb.models.embedder import Embedder, model_slug
 from hepwb.models.tokenizers import model_identity
 from hepwb.names import under
+from hepwb.parsers import read_json_file
 from hepwb.paths import Layout
 from hepwb.publish import IncompleteArtefactError
-from hepwb.readers import ReadError, read_json_file
+from hepwb.readers import ReadError
 from hepwb.retrieval.base import register_retriever
 from hepwb.retrieval.hybrid import HybridRetriever
 from hepwb.retrieval.options import Fusion, LexicalFields, Read

@@ -22,9 +22,9 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from hepwb.exceptions import ConfigError
+from hepwb.parsers import read_json_file
 from hepwb.paths import find_project_root
 from hepwb.plaintext import not_text, plain
-from hepwb.readers import read_json_file
 
 __all__ = ["SCHEMES", "STORE_FILE", "check_store_url", "resolve_store"]
 

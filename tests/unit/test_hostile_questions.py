@@ -21,9 +21,10 @@ from hepwb.cli import app
 from hepwb.cli_show import check_lines, unscored_lines
 from hepwb.evaluation.questions import load_questions
 from hepwb.exceptions import ConfigError
+from hepwb.parsers import parse_json, read_csv
 from hepwb.pipeline.stages import questions_path
 from hepwb.project_defaults import ProjectDefaults, current_defaults, write_defaults
-from hepwb.readers import ReadError, parse_json, read_csv
+from hepwb.readers import ReadError
 
 runner = CliRunner()
 

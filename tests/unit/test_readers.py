@@ -30,16 +30,16 @@ from hepwb.acquisition.folder import load_sidecar
 from hepwb.evaluation.questions import load_questions
 from hepwb.exceptions import HepwbError
 from hepwb.hepilot.schemas import validate_tree
+from hepwb.parsers import read_json_file
 from hepwb.paths import shared_dir
 from hepwb.pipeline.record import RunRecord
 from hepwb.project_defaults import current_defaults
 from hepwb.ragmd import reader as ragmd
-from hepwb.readers import read_json_file
 from hepwb.sweep.spec import SweepSpec
 from hepwb.tiers.settings import load_config
 
 PACKAGE = Path(hepwb.__file__).parent
-READER_MODULES = {"readers.py", "yamlio.py"}
+READER_MODULES = {"readers.py", "parsers.py", "yamlio.py"}
 
 
 def _direct_reads(path: Path) -> Iterator[str]:
@@ -211,7 +211,7 @@ def test_a_damaged_hepilot_tree_is_reported_file_by_file(tmp_path):
 
 
 def test_json_values_are_bounded():
-    from hepwb.readers import parse_json
+    from hepwb.parsers import parse_json
 
     assert parse_json('{"a": [1, 2.5, "x", null, true]}', "s") == {"a": [1, 2.5, "x", None, True]}
     for text, words in (("[" * 101 + "]" * 101, "nested deeper"), ("9" * 65, "integer of 65 digits"),
