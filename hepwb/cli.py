@@ -263,7 +263,7 @@ def _usage_error(exc: Exception) -> str | None:
 
 def _unexpected(exc: Exception) -> NoReturn:
     """A full disk, a damaged table (one line, exit 2) or a bug (one line, traceback saved, exit 3)."""
-    write_failure = _write_failure(exc) or _damaged_table(exc)
+    write_failure = _write_failure(exc) or _damaged_table(exc) or _notebook_error(exc)
     if write_failure:
         typer.secho(f"error: {write_failure}", fg=typer.colors.RED, err=True)
         raise SystemExit(2) from None
@@ -272,6 +272,23 @@ def _unexpected(exc: Exception) -> NoReturn:
     line = f"unexpected {type(exc).__name__}: {one_line(exc, 300)} — a bug: {where}; please report it"
     typer.secho(f"error: {line}", fg=typer.colors.RED, err=True)
     raise SystemExit(3) from None
+
+
+def _notebook_error(exc: Exception) -> str | None:
+    """The one line of a hepwb error a notebook stopped on (papermill wraps it: a damaged catalog), else None.
+
+    Papermill wraps what the kernel raised; an input problem found there is still an input problem (exit 2).
+    """
+    if type(exc).__name__ != "PapermillExecutionError":
+        return None
+    known, todo = set(), [HepwbError]
+    while todo:  # HepwbError and every subclass of it
+        cls = todo.pop()
+        known.add(cls.__name__)
+        todo.extend(cls.__subclasses__())
+    if str(getattr(exc, "ename", "")) not in known:
+        return None
+    return " ".join(plain(str(getattr(exc, "evalue", ""))).split())[:600]
 
 
 def _damaged_table(exc: Exception) -> str | None:

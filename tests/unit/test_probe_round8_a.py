@@ -189,3 +189,26 @@ def test_gateway_options_are_checked_before_anything_runs(home, monkeypatch, cap
     args = ["sweep", "s.yaml", "--cluster", "gateway", "--gateway-address", "http://127.0.0.1:1", *extra]
     code, _, err = _main(monkeypatch, capsys, *args)
     assert code == 2 and says in err and "\x1b" not in err
+
+
+# round 9: a damaged catalog found inside the report notebook was an exit 3 (papermill wraps hepwb's error)
+
+
+def test_a_catalog_damaged_inside_the_report_notebook_is_one_line(home, monkeypatch, capsys):
+    corpus = _corpus(home)
+    code, _, err = _main(
+        monkeypatch, capsys, "evaluate", "--corpus", str(corpus), "--questions", str(home / "q.jsonl"),
+        "--chunk-size", "64", "--retriever", "bm25",
+    )  # fmt: skip
+    assert code == 0, err
+    code, _, err = _main(monkeypatch, capsys, "report")  # the catalog is made here
+    assert code == 0, err
+    catalog = home / "proj" / "reports" / "catalog.duckdb"
+    with catalog.open("r+b") as fh:  # the probe's damage: 200 kB of noise at offset 300,000
+        fh.seek(300_000)
+        fh.write(os.urandom(200_000))
+    code, _, err = _main(monkeypatch, capsys, "report")
+    errors = [line for line in err.splitlines() if line.startswith("error:")]
+    assert code == 2 and len(errors) == 1 and "damaged" in errors[0] and "a bug" not in errors[0], err[-500:]
+    for variable in ("IPYTHONDIR", "JUPYTER_RUNTIME_DIR", "MPLCONFIGDIR"):
+        os.environ.pop(variable, None)
