@@ -100,7 +100,10 @@ def configure_runtime(*, offline: bool | None = None) -> None:
         os.environ.setdefault(key, value)
     if offline is not False:
         hub_offline(force=bool(offline))
-    for noisy in ("httpx", "urllib3", "sentence_transformers", "numba", "distributed", "bokeh", "tornado"):
+    for noisy in (
+        "httpx", "urllib3", "sentence_transformers", "numba", "distributed", "bokeh", "tornado", "papermill",
+        "botocore", "aiobotocore", "s3fs",
+    ):  # fmt: skip
         logging.getLogger(noisy).setLevel(logging.WARNING)
 
 

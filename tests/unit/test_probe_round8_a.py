@@ -212,3 +212,24 @@ def test_a_catalog_damaged_inside_the_report_notebook_is_one_line(home, monkeypa
     assert code == 2 and len(errors) == 1 and "damaged" in errors[0] and "a bug" not in errors[0], err[-500:]
     for variable in ("IPYTHONDIR", "JUPYTER_RUNTIME_DIR", "MPLCONFIGDIR"):
         os.environ.pop(variable, None)
+
+
+# round 9: `hepwb report` printed papermill's INFO lines on stderr (information is never red stderr)
+
+
+def test_report_prints_no_information_on_stderr(home, monkeypatch, capsys):
+    import subprocess
+    from pathlib import Path
+
+    corpus = _corpus(home)
+    code, _, err = _main(
+        monkeypatch, capsys, "evaluate", "--corpus", str(corpus), "--questions", str(home / "q.jsonl"),
+        "--chunk-size", "64", "--retriever", "bm25",
+    )  # fmt: skip
+    assert code == 0, err
+    hepwb_cli = Path(sys.executable).parent / "hepwb"
+    done = subprocess.run(
+        [str(hepwb_cli), "report"], capture_output=True, text=True, timeout=600, check=False
+    )
+    assert done.returncode == 0, done.stderr[-500:]
+    assert "report.html" in done.stdout and "INFO" not in done.stderr, done.stderr[-500:]
