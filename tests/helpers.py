@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
+from typing import Any
 
 from hepwb.paths import shared_dir
 from hepwb.types import Chunk, Document
@@ -161,3 +163,16 @@ def notebook_warnings(path: Path) -> list[str]:
             if re.search(r"warning", text, re.IGNORECASE) or (out.get("name") == "stderr" and text.strip()):
                 found.append(text[:300])
     return found
+
+
+def run_main(monkeypatch: Any, capsys: Any, *argv: str) -> tuple[int, str, str]:
+    """``hepwb ARGV`` through the CLI's own entry point in this process: ``(exit code, stdout, stderr)``."""
+    import pytest
+
+    import hepwb.cli
+
+    monkeypatch.setattr(sys, "argv", ["hepwb", *argv])
+    with pytest.raises(SystemExit) as info:
+        hepwb.cli.main()
+    out, err = capsys.readouterr()
+    return int(info.value.code or 0), out, err

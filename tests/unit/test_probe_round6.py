@@ -6,32 +6,16 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
-import sys
 import threading
 from pathlib import Path
 
 import pytest
 
-import hepwb.cli
 from hepwb import limits
 from hepwb.exceptions import ConfigError
+from tests.helpers import run_main
 
 pytest.importorskip("ir_datasets")
-
-
-@pytest.fixture
-def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("HEPWB_HOME", str(tmp_path / "proj"))
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
-def _main(monkeypatch, capsys, *argv: str) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "argv", ["hepwb", *argv])
-    with pytest.raises(SystemExit) as info:
-        hepwb.cli.main()
-    out, err = capsys.readouterr()
-    return int(info.value.code or 0), out, err
 
 
 def _beir(folder: Path, docs: list[dict[str, str]], queries: list[dict[str, str]], qrels: str) -> Path:
@@ -56,7 +40,7 @@ def test_import_beir_keeps_a_document_whose_label_another_id_has(home, monkeypat
     ]
     queries = [{"_id": "q1", "text": "alpha?"}, {"_id": "q2", "text": "beta?"}]
     folder = _beir(home / "b2", docs, queries, "q1\ta_b\t1\nq2\ta-b-3ebec71b\t1\n")
-    code, _, err = _main(monkeypatch, capsys, "import-beir", str(folder), "o2")
+    code, _, err = run_main(monkeypatch, capsys, "import-beir", str(folder), "o2")
     assert code == 0, err
     files = sorted((home / "o2" / "corpus").glob("*.md"))
     assert sorted(f.read_text() for f in files) == [d["text"] for d in docs]
@@ -88,7 +72,7 @@ def test_import_ir_datasets_refuses_a_duplicate_query_or_judgement(
     home, monkeypatch, capsys, queries, qrels, says
 ):
     args = _ird(home, queries, qrels)
-    code, _, err = _main(monkeypatch, capsys, "import-ir-datasets", "oi3", *args)
+    code, _, err = run_main(monkeypatch, capsys, "import-ir-datasets", "oi3", *args)
     assert code == 2, err
     assert says in err and len(err.strip().splitlines()) == 1
     assert ("q.tsv" if "given" in says else "qrels") in err
@@ -101,14 +85,14 @@ def test_import_ir_datasets_refuses_a_duplicate_query_or_judgement(
 @pytest.mark.parametrize("score", ["--5", "\u00b2", "\u0661", "+-1"])
 def test_import_beir_refuses_a_score_that_is_no_ascii_whole_number(home, monkeypatch, capsys, score):
     folder = _beir(home / "b3", _ONE_DOC, _ONE_QUERY, f"q1\td1\t{score}\n")
-    code, _, err = _main(monkeypatch, capsys, "import-beir", str(folder), "o3")
+    code, _, err = run_main(monkeypatch, capsys, "import-beir", str(folder), "o3")
     assert code == 2, err
     assert "is not a whole number" in err and "test.tsv" in err
 
 
 def test_import_beir_reads_signed_ascii_scores(home, monkeypatch, capsys):
     folder = _beir(home / "b3", _ONE_DOC, _ONE_QUERY, "q1\td1\t+5\n")
-    code, _, err = _main(monkeypatch, capsys, "import-beir", str(folder), "o3")
+    code, _, err = run_main(monkeypatch, capsys, "import-beir", str(folder), "o3")
     assert code == 0, err
 
 
@@ -118,7 +102,7 @@ def test_import_beir_reads_signed_ascii_scores(home, monkeypatch, capsys):
 def test_import_beir_names_queries_file_for_a_control_character_and_leaves_nothing(home, monkeypatch, capsys):
     queries = [{"_id": "q1", "text": "alpha?"}, {"_id": "q\x1b[2J", "text": "beta?"}]
     folder = _beir(home / "b4", _ONE_DOC, queries, "q1\td1\t1\n")
-    code, _, err = _main(monkeypatch, capsys, "import-beir", str(folder), "o4")
+    code, _, err = run_main(monkeypatch, capsys, "import-beir", str(folder), "o4")
     assert code == 2, err
     assert "queries.jsonl line 2" in err and "U+001B" in err and "\x1b" not in err
     assert not (home / "o4").exists()
@@ -129,19 +113,19 @@ def test_import_ir_datasets_names_the_qrels_file_for_a_huge_relevance_and_can_re
 ):
     args = _ird(home, "q1\tWhich backgrounds?\n", "q1 0 d1 " + "9" * 4000 + "\n")
     (home / "oi2").mkdir()  # an empty folder given: it stays, empty
-    code, _, err = _main(monkeypatch, capsys, "import-ir-datasets", "oi2", *args)
+    code, _, err = run_main(monkeypatch, capsys, "import-ir-datasets", "oi2", *args)
     assert code == 2, err
     assert "qrels" in err and "questions.jsonl" not in err
     assert list((home / "oi2").iterdir()) == []
     (home / "qrels").write_text("q1 0 d1 1\n")
-    code, _, err = _main(monkeypatch, capsys, "import-ir-datasets", "oi2", *args)
+    code, _, err = run_main(monkeypatch, capsys, "import-ir-datasets", "oi2", *args)
     assert code == 0, err
 
 
 def test_import_ir_datasets_leaves_no_folder_after_a_parse_error(home, monkeypatch, capsys):
     args = _ird(home, "q1\tWhich backgrounds?\n", "q1 0 d1 1\n")
     (home / "docs.tsv").write_text("d1 no tab here\n")
-    code, _, err = _main(monkeypatch, capsys, "import-ir-datasets", "oi1", *args)
+    code, _, err = run_main(monkeypatch, capsys, "import-ir-datasets", "oi1", *args)
     assert code == 2, err
     assert not (home / "oi1").exists()
 
@@ -233,7 +217,7 @@ def test_export_into_something_not_a_folder_is_one_line(one_run, monkeypatch, ca
     monkeypatch.setenv("HEPWB_HOME", str(root))
     monkeypatch.chdir(root)
     (root / "afile").write_text("keep me\n")
-    code, _, err = _main(monkeypatch, capsys, "export", str(run_dir), out)
+    code, _, err = run_main(monkeypatch, capsys, "export", str(run_dir), out)
     assert code == 2, err
     assert f"{out} is not a folder" in err and len(err.strip().splitlines()) == 1
     assert (root / "afile").read_text() == "keep me\n"
@@ -249,11 +233,11 @@ def test_export_of_a_damaged_hits_file_names_it_and_the_rebuild_and_writes_nothi
     good = hits.read_bytes()
     try:
         hits.write_bytes(good[:100])
-        code, _, err = _main(monkeypatch, capsys, "export", str(run_dir), "ex")
+        code, _, err = run_main(monkeypatch, capsys, "export", str(run_dir), "ex")
     finally:
         hits.write_bytes(good)
     assert code == 2, err
     assert "hits.parquet is damaged" in err and "rerun.sh" in err and "unexpected" not in err
     assert not (root / "ex").exists()
-    code, _, err = _main(monkeypatch, capsys, "export", str(run_dir), "ex")
+    code, _, err = run_main(monkeypatch, capsys, "export", str(run_dir), "ex")
     assert code == 0, err

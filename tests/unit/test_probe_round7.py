@@ -8,30 +8,14 @@ from __future__ import annotations
 import json
 import logging
 import math
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-import hepwb.cli
 from hepwb import limits
 from hepwb.evaluation.questions import load_questions, question_schema
-
-
-@pytest.fixture
-def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("HEPWB_HOME", str(tmp_path / "proj"))
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
-def _main(monkeypatch, capsys, *argv: str) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "argv", ["hepwb", *argv])
-    with pytest.raises(SystemExit) as info:
-        hepwb.cli.main()
-    out, err = capsys.readouterr()
-    return int(info.value.code or 0), out, err
+from tests.helpers import run_main
 
 
 def _project(root: Path, sizes: tuple[int, ...]) -> list[Path]:
@@ -121,7 +105,7 @@ def test_export_of_damaged_hits_is_one_line_naming_file_and_rebuild_and_writes_n
     monkeypatch.chdir(root)
     good = _damage(run_dir, how)
     try:
-        code, _, err = _main(monkeypatch, capsys, "export", str(run_dir), "ex")
+        code, _, err = run_main(monkeypatch, capsys, "export", str(run_dir), "ex")
     finally:
         (run_dir / "hits.parquet").write_bytes(good)
     assert code == 2, err
@@ -144,14 +128,14 @@ def test_a_failed_export_leaves_an_existing_folder_as_it_was(one_run, monkeypatc
     before = _files(out)
     good = _damage(run_dir, _set("chunk_id", "a b"))  # refused by the TREC writer, after topics and qrels
     try:
-        code, _, err = _main(monkeypatch, capsys, "export", str(run_dir), str(out))
+        code, _, err = run_main(monkeypatch, capsys, "export", str(run_dir), str(out))
     finally:
         (run_dir / "hits.parquet").write_bytes(good)
     assert code == 2, err
     assert "cannot be a column of a TREC file" in err
     assert _files(out) == before
     assert not [p for p in out.iterdir() if p.name.startswith(".")]
-    code, stdout, err = _main(monkeypatch, capsys, "export", str(run_dir), str(out))
+    code, stdout, err = run_main(monkeypatch, capsys, "export", str(run_dir), str(out))
     assert code == 0, err
     after = _files(out)
     assert after["keep.txt"] == b"mine\n" and "runs/old.trec" in after
@@ -227,7 +211,7 @@ def test_report_renders_the_other_runs_and_says_which_was_skipped(two_runs, monk
     good = _damage(bad, _set("rank", 2**62))
     try:
         with caplog.at_level(logging.WARNING, logger="hepwb"):
-            code, out, err = _main(monkeypatch, capsys, "report")
+            code, out, err = run_main(monkeypatch, capsys, "report")
     finally:
         (bad / "hits.parquet").write_bytes(good)
     assert code == 0, err
@@ -262,7 +246,7 @@ def test_a_model_folder_naming_custom_code_is_refused_before_any_work(home, monk
     marker = home / "PWNED"
     (folder / "evilmod.py").write_text(f"import pathlib\npathlib.Path({str(marker)!r}).write_text('x')\n")
     model = str(folder) if given == "absolute" else name
-    code, _, err = _main(
+    code, _, err = run_main(
         monkeypatch, capsys, "evaluate", "--corpus", str(corpus), "--questions", str(questions),
         "--chunk-size", "64", "--retriever", "dense", "--embedding-model", model,
     )  # fmt: skip
@@ -299,7 +283,7 @@ def test_validate_does_not_read_a_link_out_of_the_tree(tmp_path, monkeypatch, ca
     (doc / "extra.json").symlink_to(secret)
     (doc / "inside.json").symlink_to(doc / "tables.json")  # a link within the tree is a file of it
     (doc / "nowhere.json").symlink_to(tmp_path / "missing.json")
-    code, out, err = _main(monkeypatch, capsys, "validate", str(tree))
+    code, out, err = run_main(monkeypatch, capsys, "validate", str(tree))
     assert code == 1, err
     lines = out.splitlines()
     (extra,) = [line for line in lines if line.startswith("documents/P00/extra.json: ")]
@@ -329,7 +313,7 @@ def test_a_qid_over_the_cap_is_one_line_naming_file_line_and_fix(home, monkeypat
     corpus, _ = tiny_corpus(home)
     path = home / "long.jsonl"
     path.write_text(_question("Q0") + _question("Q" * 100_000))
-    code, out, err = _main(monkeypatch, capsys, "questions", "check", str(path), "--corpus", str(corpus))
+    code, out, err = run_main(monkeypatch, capsys, "questions", "check", str(path), "--corpus", str(corpus))
     assert code == 2, err
     (line,) = err.strip().splitlines()
     assert line == (
@@ -354,7 +338,7 @@ def test_credentials_that_are_no_regular_file_are_named_so_before_anything_is_wr
     home, monkeypatch, capsys, given
 ):
     (home / "folder").mkdir()
-    code, _, err = _main(
+    code, _, err = run_main(
         monkeypatch, capsys, "acquire", "acq", "--query", "higgs", "--credentials", given,
         "--credential-id", "x", "--arxiv-url", "http://127.0.0.1:1/api",
     )  # fmt: skip

@@ -5,30 +5,12 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 
 import pytest
 
-import hepwb.cli
 from hepwb.tiers.settings import load_config
 from hepwb.yamlio import load_yaml
-
-
-@pytest.fixture
-def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("HEPWB_HOME", str(tmp_path / "proj"))
-    (tmp_path / "proj").mkdir()
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
-def _main(monkeypatch, capsys, *argv: str) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "argv", ["hepwb", *argv])
-    with pytest.raises(SystemExit) as info:
-        hepwb.cli.main()
-    out, err = capsys.readouterr()
-    return int(info.value.code or 0), out, err
-
+from tests.helpers import run_main
 
 # F1: the `source` of hepwb-defaults.json reached the terminal raw (OSC 52 writes the clipboard)
 
@@ -37,7 +19,7 @@ def _main(monkeypatch, capsys, *argv: str) -> tuple[int, str, str]:
 def test_project_defaults_with_control_codes_in_source_are_refused(home, monkeypatch, capsys, source):
     pinned = home / "proj" / "hepwb-defaults.json"
     pinned.write_text(json.dumps({"retriever": "bm25", "chunk_size": 64, "source": source}))
-    code, out, err = _main(monkeypatch, capsys, "defaults", "show")
+    code, out, err = run_main(monkeypatch, capsys, "defaults", "show")
     assert code == 2 and "\x1b" not in out + err and "\x9b" not in out + err
     line = err.strip()
     assert "\n" not in line and "hepwb-defaults.json: source" in line and "hepwb defaults unpin" in line
@@ -46,7 +28,7 @@ def test_project_defaults_with_control_codes_in_source_are_refused(home, monkeyp
 def test_project_defaults_with_a_plain_source_are_shown(home, monkeypatch, capsys):
     pinned = home / "proj" / "hepwb-defaults.json"
     pinned.write_text(json.dumps({"retriever": "bm25", "chunk_size": 64, "source": "my report"}))
-    code, out, _ = _main(monkeypatch, capsys, "defaults", "show")
+    code, out, _ = run_main(monkeypatch, capsys, "defaults", "show")
     assert code == 0 and "bm25" in out and "64" in out
 
 
@@ -71,7 +53,7 @@ def test_a_base_60_k_in_a_sweep_file_is_one_line(home, monkeypatch, capsys):
     (corpus / "P01_a.md").write_text("# A\n\nThe W boson and Z boson backgrounds are small.\n")
     sweep = home / "s.yaml"
     sweep.write_text(f"corpus: {corpus}\nk: 1:00\ngrid: {{chunk_size: [1:04]}}\n")
-    code, _, err = _main(monkeypatch, capsys, "sweep", str(sweep), "--dry-run")
+    code, _, err = run_main(monkeypatch, capsys, "sweep", str(sweep), "--dry-run")
     assert code == 2 and "k = '1:00'" in err and "chunk_size" in err
 
 
@@ -95,7 +77,7 @@ def test_a_base_60_k_in_a_sweep_file_is_one_line(home, monkeypatch, capsys):
 def test_acquire_refuses_a_bad_interval_or_url_before_any_request(
     home, monkeypatch, capsys, option, value, says
 ):
-    code, _, err = _main(monkeypatch, capsys, "acquire", "acq", "--query", "higgs", option, value)
+    code, _, err = run_main(monkeypatch, capsys, "acquire", "acq", "--query", "higgs", option, value)
     assert code == 2 and says in err and len(err.strip().splitlines()) == 1
     assert "s3cret" not in err and not (home / "acq").exists()  # nothing written, no password shown
 
@@ -113,7 +95,7 @@ def test_import_beir_skips_a_query_whose_id_is_too_long(home, monkeypatch, capsy
     queries = [{"_id": "q1", "text": "alpha?"}, {"_id": long_id, "text": "alpha again?"}]
     (folder / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in queries))
     (folder / "qrels" / "test.tsv").write_text(f"query-id\tcorpus-id\tscore\nq1\td1\t1\n{long_id}\td1\t1\n")
-    code, out, err = _main(monkeypatch, capsys, "import-beir", str(folder), "o")
+    code, out, err = run_main(monkeypatch, capsys, "import-beir", str(folder), "o")
     assert code == 0, err
     assert "longer than 256 characters" in out + err
     written = [json.loads(line)["qid"] for line in (home / "o" / "questions.jsonl").read_text().splitlines()]
@@ -136,7 +118,7 @@ def test_a_store_folder_that_cannot_be_made_is_one_line(home, monkeypatch, capsy
     sweep.write_text(
         f"corpus: {corpus}\nquestions: {questions}\ntokenizer: words\ngrid: {{chunk_size: [64]}}\n"
     )
-    code, _, err = _main(
+    code, _, err = run_main(
         monkeypatch, capsys, "sweep", str(sweep), "--executor", "serial", "--store", "file:///proc/self/x"
     )
     assert code == 2 and "its folder cannot be made" in err and len(err.strip().splitlines()) == 1

@@ -9,25 +9,8 @@ import sys
 
 import pytest
 
-import hepwb.cli
 from hepwb.exceptions import ConfigError
-from tests.helpers import HAVE_SHARED_PDFS, PDF_DIR
-
-
-@pytest.fixture
-def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("HEPWB_HOME", str(tmp_path / "proj"))
-    (tmp_path / "proj").mkdir()
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
-def _main(monkeypatch, capsys, *argv: str) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "argv", ["hepwb", *argv])
-    with pytest.raises(SystemExit) as info:
-        hepwb.cli.main()
-    out, err = capsys.readouterr()
-    return int(info.value.code or 0), out, err
+from tests.helpers import HAVE_SHARED_PDFS, PDF_DIR, run_main
 
 
 def _corpus(home):
@@ -50,6 +33,15 @@ def _corpus(home):
     return corpus
 
 
+def _evaluated(monkeypatch, capsys, home, corpus) -> None:
+    """One bm25 run of the three papers (``hepwb evaluate``), asserted to succeed."""
+    code, _, err = run_main(
+        monkeypatch, capsys, "evaluate", "--corpus", str(corpus), "--questions", str(home / "q.jsonl"),
+        "--chunk-size", "64", "--retriever", "bm25",
+    )  # fmt: skip
+    assert code == 0, err
+
+
 # F1: a papers.json entry set `tex_dir` itself and pointed the LaTeX converter at any folder
 
 
@@ -59,7 +51,7 @@ def test_papers_json_may_not_set_tex_dir(home, monkeypatch, capsys, target):
     (corpus / "papers.json").write_text(
         json.dumps({"papers": [{"pid": "P00", "pdf": "P00_doc.md", "tex_dir": target}]})
     )
-    code, _, err = _main(
+    code, _, err = run_main(
         monkeypatch, capsys, "search", "W boson", "--corpus", str(corpus), "--retrievers", "bm25"
     )
     assert code == 2 and "sets 'tex_dir', hepwb's own field" in err and len(err.strip().splitlines()) == 1
@@ -96,12 +88,8 @@ def test_the_report_kernel_writes_nothing_in_home(home, monkeypatch, capsys):
     for variable in ("IPYTHONDIR", "JUPYTER_RUNTIME_DIR", "MPLCONFIGDIR"):
         monkeypatch.delenv(variable, raising=False)
     monkeypatch.setenv("HOME", str(fresh))
-    code, _, err = _main(
-        monkeypatch, capsys, "evaluate", "--corpus", str(corpus), "--questions", str(home / "q.jsonl"),
-        "--chunk-size", "64", "--retriever", "bm25",
-    )  # fmt: skip
-    assert code == 0, err
-    code, _, err = _main(monkeypatch, capsys, "report")
+    _evaluated(monkeypatch, capsys, home, corpus)
+    code, _, err = run_main(monkeypatch, capsys, "report")
     assert code == 0, err
     assert list(fresh.iterdir()) == [], sorted(str(p) for p in fresh.rglob("*"))[:5]
     assert (home / "proj" / "data" / "interim" / "jupyter" / "ipython").is_dir()
@@ -147,28 +135,20 @@ def test_a_malformed_llm_url_is_unavailable_with_one_line(monkeypatch, url):
 @pytest.mark.parametrize("out", ["/proc/self/x", "dangling"])
 def test_export_into_a_folder_that_cannot_be_made_is_one_line(home, monkeypatch, capsys, out):
     corpus = _corpus(home)
-    code, _, err = _main(
-        monkeypatch, capsys, "evaluate", "--corpus", str(corpus), "--questions", str(home / "q.jsonl"),
-        "--chunk-size", "64", "--retriever", "bm25",
-    )  # fmt: skip
-    assert code == 0, err
+    _evaluated(monkeypatch, capsys, home, corpus)
     if out == "dangling":
         (home / "dangling").symlink_to(home / "nowhere")
     run = next((home / "proj" / "reports" / "runs").iterdir()).name
-    code, _, err = _main(monkeypatch, capsys, "export", run, out)
+    code, _, err = run_main(monkeypatch, capsys, "export", run, out)
     errors = [line for line in err.splitlines() if line.startswith("error:")]
     assert code == 2 and len(errors) == 1 and "export folder" in errors[0]
 
 
 def test_export_shows_its_folder_without_control_codes(home, monkeypatch, capsys):
     corpus = _corpus(home)
-    code, _, err = _main(
-        monkeypatch, capsys, "evaluate", "--corpus", str(corpus), "--questions", str(home / "q.jsonl"),
-        "--chunk-size", "64", "--retriever", "bm25",
-    )  # fmt: skip
-    assert code == 0, err
+    _evaluated(monkeypatch, capsys, home, corpus)
     run = next((home / "proj" / "reports" / "runs").iterdir()).name
-    code, out, err = _main(monkeypatch, capsys, "export", run, "exo\x1b]52;c;aGk=\x07")
+    code, out, err = run_main(monkeypatch, capsys, "export", run, "exo\x1b]52;c;aGk=\x07")
     assert code == 0, err
     assert "\x1b" not in out + err and "\x07" not in out + err and "exported 1 run(s)" in out
 
@@ -187,7 +167,7 @@ def test_export_shows_its_folder_without_control_codes(home, monkeypatch, capsys
 def test_gateway_options_are_checked_before_anything_runs(home, monkeypatch, capsys, extra, says):
     pytest.importorskip("dask_gateway")
     args = ["sweep", "s.yaml", "--cluster", "gateway", "--gateway-address", "http://127.0.0.1:1", *extra]
-    code, _, err = _main(monkeypatch, capsys, *args)
+    code, _, err = run_main(monkeypatch, capsys, *args)
     assert code == 2 and says in err and "\x1b" not in err
 
 
@@ -196,18 +176,14 @@ def test_gateway_options_are_checked_before_anything_runs(home, monkeypatch, cap
 
 def test_a_catalog_damaged_inside_the_report_notebook_is_one_line(home, monkeypatch, capsys):
     corpus = _corpus(home)
-    code, _, err = _main(
-        monkeypatch, capsys, "evaluate", "--corpus", str(corpus), "--questions", str(home / "q.jsonl"),
-        "--chunk-size", "64", "--retriever", "bm25",
-    )  # fmt: skip
-    assert code == 0, err
-    code, _, err = _main(monkeypatch, capsys, "report")  # the catalog is made here
+    _evaluated(monkeypatch, capsys, home, corpus)
+    code, _, err = run_main(monkeypatch, capsys, "report")  # the catalog is made here
     assert code == 0, err
     catalog = home / "proj" / "reports" / "catalog.duckdb"
     with catalog.open("r+b") as fh:  # the probe's damage: 200 kB of noise at offset 300,000
         fh.seek(300_000)
         fh.write(os.urandom(200_000))
-    code, _, err = _main(monkeypatch, capsys, "report")
+    code, _, err = run_main(monkeypatch, capsys, "report")
     errors = [line for line in err.splitlines() if line.startswith("error:")]
     assert code == 2 and len(errors) == 1 and "damaged" in errors[0] and "a bug" not in errors[0], err[-500:]
     for variable in ("IPYTHONDIR", "JUPYTER_RUNTIME_DIR", "MPLCONFIGDIR"):
@@ -222,11 +198,7 @@ def test_report_prints_no_information_on_stderr(home, monkeypatch, capsys):
     from pathlib import Path
 
     corpus = _corpus(home)
-    code, _, err = _main(
-        monkeypatch, capsys, "evaluate", "--corpus", str(corpus), "--questions", str(home / "q.jsonl"),
-        "--chunk-size", "64", "--retriever", "bm25",
-    )  # fmt: skip
-    assert code == 0, err
+    _evaluated(monkeypatch, capsys, home, corpus)
     hepwb_cli = Path(sys.executable).parent / "hepwb"
     done = subprocess.run(
         [str(hepwb_cli), "report"], capture_output=True, text=True, timeout=600, check=False

@@ -8,11 +8,9 @@ import json
 import os
 import shutil
 import socket
-import sys
 
 import pytest
 
-import hepwb.cli
 from hepwb.evaluation import load_questions
 from hepwb.exceptions import ConfigError
 from hepwb.interop.beir import BeirDoc
@@ -21,24 +19,9 @@ from hepwb.ner.source import ner_source
 from hepwb.paths import Layout
 from hepwb.tiers.audit import AuditLog
 from hepwb.tiers.store import Tiers
+from tests.helpers import run_main
 
 QUOTE = "The W boson and Z boson backgrounds are small."
-
-
-@pytest.fixture
-def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("HEPWB_HOME", str(tmp_path / "proj"))
-    (tmp_path / "proj").mkdir()
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
-def _main(monkeypatch, capsys, *argv: str) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "argv", ["hepwb", *argv])
-    with pytest.raises(SystemExit) as info:
-        hepwb.cli.main()
-    out, err = capsys.readouterr()
-    return int(info.value.code or 0), out, err
 
 
 def _one_line(err: str) -> str:
@@ -65,7 +48,7 @@ def test_import_beir_refuses_a_split_that_is_no_name(home, monkeypatch, capsys, 
     folder = _beir(home / "b")
     (home / "outside.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n", encoding="utf-8")
     split = split.format(outside=home / "outside")
-    code, _, err = _main(monkeypatch, capsys, "import-beir", str(folder), "o", "--split", split)
+    code, _, err = run_main(monkeypatch, capsys, "import-beir", str(folder), "o", "--split", split)
     line = _one_line(err)
     assert code == 2 and "qrels split name" in line and "is not a plain name" in line
     assert "are ['test']" in line and "\x1b" not in line  # the splits of b/qrels, and no escape echoed
@@ -74,10 +57,10 @@ def test_import_beir_refuses_a_split_that_is_no_name(home, monkeypatch, capsys, 
 
 def test_import_beir_names_the_splits_there_when_one_is_missing(home, monkeypatch, capsys):
     folder = _beir(home / "b")
-    code, _, err = _main(monkeypatch, capsys, "import-beir", str(folder), "o", "--split", "dev")
+    code, _, err = run_main(monkeypatch, capsys, "import-beir", str(folder), "o", "--split", "dev")
     line = _one_line(err)
     assert code == 2 and "has no qrels/dev.tsv" in line and "are ['test']" in line
-    code, out, err = _main(monkeypatch, capsys, "import-beir", str(folder), "o", "--split", "test")
+    code, out, err = run_main(monkeypatch, capsys, "import-beir", str(folder), "o", "--split", "test")
     assert code == 0 and "1 documents in o/corpus, 1 questions" in out, err
 
 
@@ -97,7 +80,7 @@ def test_import_beir_refuses_a_document_that_is_no_text_naming_its_line(
     home, monkeypatch, capsys, text, says
 ):
     folder = _beir(home / "b", text=text)
-    code, _, err = _main(monkeypatch, capsys, "import-beir", str(folder), "o")
+    code, _, err = run_main(monkeypatch, capsys, "import-beir", str(folder), "o")
     line = _one_line(err)
     assert code == 2 and f"{folder / 'corpus.jsonl'} line 1 (document 'd1')" in line and says in line
     assert "questions.jsonl" not in line and not (home / "o").exists()
@@ -105,7 +88,7 @@ def test_import_beir_refuses_a_document_that_is_no_text_naming_its_line(
 
 def test_import_beir_names_the_line_of_an_empty_query(home, monkeypatch, capsys):
     folder = _beir(home / "b", query="   ")
-    code, _, err = _main(monkeypatch, capsys, "import-beir", str(folder), "o")
+    code, _, err = run_main(monkeypatch, capsys, "import-beir", str(folder), "o")
     line = _one_line(err)
     assert code == 2 and f"{folder / 'queries.jsonl'} line 1: query 'q1' has an empty text" in line
     assert "relevant document" not in line
@@ -146,7 +129,7 @@ def test_a_csv_quote_left_open_is_named_with_the_line_it_opened_on(home, monkeyp
         f"Q2,Which are small?,P02,,{QUOTE}",
     ]
     (home / "u.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
-    code, _, err = _main(monkeypatch, capsys, "questions", "check", "u.csv", "--corpus", str(corpus))
+    code, _, err = run_main(monkeypatch, capsys, "questions", "check", "u.csv", "--corpus", str(corpus))
     line = _one_line(err)
     assert code == 2 and "question file u.csv: a quote opened on line 2 is not closed" in line
 
@@ -169,7 +152,7 @@ def test_a_well_quoted_csv_with_multi_line_fields_still_reads(tmp_path):
 def test_a_csv_with_only_a_header_says_so(home, monkeypatch, capsys):
     corpus = _corpus(home)
     (home / "h.csv").write_text("qid,question,doc,page,quote\n", encoding="utf-8")
-    code, _, err = _main(monkeypatch, capsys, "questions", "check", "h.csv", "--corpus", str(corpus))
+    code, _, err = run_main(monkeypatch, capsys, "questions", "check", "h.csv", "--corpus", str(corpus))
     line = _one_line(err)
     assert code == 2 and "has no question rows under the header" in line and "JSON object" not in line
 
@@ -183,7 +166,7 @@ def test_ner_serve_refuses_a_token_no_http_header_carries(home, monkeypatch, cap
     with socket.socket() as taken:  # a port in use: were the token let through, binding fails (no hang)
         taken.bind(("127.0.0.1", 0))
         port = str(taken.getsockname()[1])
-        code, _, err = _main(monkeypatch, capsys, "ner-serve", "--port", port)
+        code, _, err = run_main(monkeypatch, capsys, "ner-serve", "--port", port)
     line = _one_line(err)
     assert code == 2 and "HEPWB_NER_TOKEN" in line and "an HTTP header carries ASCII only" in line
     assert token.strip() not in line and "\x1b" not in line  # the secret is not shown
@@ -227,11 +210,13 @@ def test_a_damaged_baseline_is_named_before_a_run_folder_is_written(home, monkey
     evaluate = _papers(home)
     (home / "base.trec").write_text("N1 Q0 note-a 1 2.0 base\nN2 Q0 note-a 1 1.0 base\n", encoding="utf-8")
     (home / "mine.trec").write_text("N1 Q0 note-a 1 2.0 mine\nN2 Q0 note-b 1 1.0 mine\n", encoding="utf-8")
-    code, _, err = _main(monkeypatch, capsys, *evaluate, "--run-file", "base.trec")
+    code, _, err = run_main(monkeypatch, capsys, *evaluate, "--run-file", "base.trec")
     assert code == 0, err
     runs = Layout.default().runs
     (base,) = runs.iterdir()
-    code, out, err = _main(monkeypatch, capsys, *evaluate, "--run-file", "mine.trec", "--baseline", str(base))
+    code, out, err = run_main(
+        monkeypatch, capsys, *evaluate, "--run-file", "mine.trec", "--baseline", str(base)
+    )
     assert code == 0 and f"against {base.name}" in out, err  # the sound baseline compares
     for run in set(runs.iterdir()) - {base}:
         shutil.rmtree(run)
@@ -241,7 +226,9 @@ def test_a_damaged_baseline_is_named_before_a_run_folder_is_written(home, monkey
         os.mkfifo(table)
     else:
         table.write_bytes(os.urandom(3000))
-    code, _, err = _main(monkeypatch, capsys, *evaluate, "--run-file", "mine.trec", "--baseline", str(base))
+    code, _, err = run_main(
+        monkeypatch, capsys, *evaluate, "--run-file", "mine.trec", "--baseline", str(base)
+    )
     line = _one_line(err)
     assert code == 2 and f"{table} is damaged" in line and "then compare again" in line
     assert list(runs.iterdir()) == [base]  # refused before the new run folder was written
@@ -272,12 +259,12 @@ def test_a_corrupt_block_of_the_catalog_is_named_by_report_and_sql(home, monkeyp
     with catalog.open("r+b") as fh:
         fh.seek(300_000)
         fh.write(os.urandom(200_000))
-    code, _, err = _main(monkeypatch, capsys, "sql", "SELECT sum(length(pad)) FROM filler")
+    code, _, err = run_main(monkeypatch, capsys, "sql", "SELECT sum(length(pad)) FROM filler")
     line = _one_line(err)
     assert code == 2 and f"the catalog {catalog} is damaged (Corrupt database file" in line
     assert "delete it and run `hepwb report`" in line
     _corrupt_blocks(catalog)  # the first block too (the tables' metadata): opening the catalog fails
-    code, _, err = _main(monkeypatch, capsys, "report")
+    code, _, err = run_main(monkeypatch, capsys, "report")
     line = _one_line(err)
     assert code == 2 and f"the catalog {catalog} is damaged" in line and "hepwb report" in line
 
@@ -294,7 +281,7 @@ def test_a_corrupt_block_of_the_audit_file_is_named_by_tiers_history(home, monke
     assert path.stat().st_size > 500_000
     # every block after the first (its metadata): history reads only the newest rows' blocks, so all are hit
     _corrupt_blocks(path, start=12_288 + 262_144)
-    code, _, err = _main(monkeypatch, capsys, "tiers", "history")
+    code, _, err = run_main(monkeypatch, capsys, "tiers", "history")
     line = _one_line(err)
     assert code == 2 and f"the tiers' audit file {path} is damaged (Corrupt database file" in line
     assert "hepwb tiers init" in line
