@@ -13,13 +13,12 @@ from hepwb.cli_app import Corpus, Latex, MaxDocs, Questions, app, fail, parse_in
 from hepwb.exceptions import ConfigError, HepwbError
 from hepwb.ids import short_hash
 from hepwb.paths import Layout
-from hepwb.plaintext import plain
 from hepwb.report.render import render_report
 from hepwb.store import resolve_store
 from hepwb.sweep import load_spec, run_sweep
 from hepwb.sweep.dryrun import dry_run as plan_summary
 from hepwb.sweep.executors.connect import check_scheduler_address, scheduler_security
-from hepwb.sweep.gateway import AUTH_TYPES, gateway_address, make_gateway_cluster
+from hepwb.sweep.gateway import AUTH_TYPES, check_gateway_options, make_gateway_cluster
 from hepwb.sweep.halving import run_halving
 from hepwb.sweep.jobqueue import KINDS, make_cluster
 from hepwb.types import JSONObject
@@ -333,17 +332,13 @@ def _gateway_options(kind: str | None, address: str | None, auth: str | None, **
             )
             fail(ConfigError(f"{flag} is an option of --cluster gateway; add --cluster gateway or drop it"))
         return {}
-    if auth is not None and auth not in AUTH_TYPES:
-        fail(ConfigError(f"--gateway-auth {auth!r} is not one of {list(AUTH_TYPES)}"))
-    gateway_address(address)  # a missing or malformed address is said before anything is planned
-    low, high = options.get("adapt_min"), options.get("adapt_max")
-    if low is not None and high is not None and low > high:  # said now, even when every cell is done
-        fail(ConfigError(f"--adapt-min {low} is above --adapt-max {high}"))
-    image = options.get("image")
-    if image is not None and (
-        not image.strip() or len(image) > limits.MAX_IMAGE_CHARS or plain(image) != image or " " in image
-    ):
-        fail(ConfigError("--image must be a container image (registry/name:tag, no spaces or control codes)"))
+    check_gateway_options(  # said before anything is planned, even when every cell is done already
+        address,
+        auth,
+        adapt_min=options.get("adapt_min"),
+        adapt_max=options.get("adapt_max"),
+        image=options.get("image"),
+    )
     return given
 
 

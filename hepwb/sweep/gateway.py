@@ -34,10 +34,17 @@ from hepwb import limits
 from hepwb.deps import extra
 from hepwb.env import OFFLINE_VARIABLES, online_requested
 from hepwb.exceptions import ConfigError
+from hepwb.plaintext import plain
 from hepwb.types import JSONObject
 from hepwb.urls import check_http_url, redact
 
-__all__ = ["AUTH_TYPES", "gateway_address", "gateway_environment", "make_gateway_cluster"]
+__all__ = [
+    "AUTH_TYPES",
+    "check_gateway_options",
+    "gateway_address",
+    "gateway_environment",
+    "make_gateway_cluster",
+]
 
 _log = logging.getLogger("hepwb.sweep")
 
@@ -204,6 +211,35 @@ def _close_disarms(cluster: Any) -> None:
     cluster.close = close_once
 
 
+def check_gateway_options(
+    address: str | None,
+    auth: str | None,
+    *,
+    adapt_min: int | None = None,
+    adapt_max: int | None = None,
+    image: str | None = None,
+) -> str:
+    """The gateway's URL when the options can be asked for; else a :class:`ConfigError`, one line.
+
+    Checked before anything is planned or contacted (the CLI calls it even when every cell is done already):
+    the address, the authentication type, adaptive bounds in order, an image reference without spaces or
+    control codes.
+    """
+    url = gateway_address(address)
+    if auth is not None and auth not in AUTH_TYPES:
+        msg = f"--gateway-auth {auth!r} is not one of {list(AUTH_TYPES)}"
+        raise ConfigError(msg)
+    if adapt_min is not None and adapt_max is not None and adapt_min > adapt_max:
+        msg = f"--adapt-min {adapt_min} is above --adapt-max {adapt_max}"
+        raise ConfigError(msg)
+    if image is not None and (
+        not image.strip() or len(image) > limits.MAX_IMAGE_CHARS or plain(image) != image or " " in image
+    ):
+        msg = "--image must be a container image (registry/name:tag, no spaces or control codes)"
+        raise ConfigError(msg)
+    return url
+
+
 def make_gateway_cluster(
     *,
     address: str | None = None,
@@ -236,13 +272,7 @@ def make_gateway_cluster(
     Raises:
         ConfigError: No address, an unreachable gateway, refused credentials or options (one line each).
     """
-    url = gateway_address(address)
-    if auth is not None and auth not in AUTH_TYPES:
-        msg = f"--gateway-auth {auth!r} is not one of {list(AUTH_TYPES)}"
-        raise ConfigError(msg)
-    if adapt_min is not None and adapt_max is not None and adapt_min > adapt_max:
-        msg = f"--adapt-min {adapt_min} is above --adapt-max {adapt_max}"
-        raise ConfigError(msg)
+    url = check_gateway_options(address, auth, adapt_min=adapt_min, adapt_max=adapt_max, image=image)
     _reachable(url)
     cluster = _start(
         url,
