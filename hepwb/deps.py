@@ -28,7 +28,8 @@ __all__ = ["EXTRAS", "extra"]
 EXTRAS: dict[str, tuple[str, ...]] = {
     "lab": ("jupyterlab", "ipywidgets", "anywidget", "altair"),
     "sweep": ("dask", "distributed", "dask_jobqueue", "bokeh", "cryptography"),
-    "facility": ("dask_gateway", "s3fs", "fsspec", "aiobotocore", "botocore"),
+    # fsspec itself is not listed: torch and huggingface_hub install it with the base package
+    "facility": ("dask_gateway", "s3fs", "aiobotocore", "botocore"),
     "ragas": ("ragas", "langchain_community", "langchain_core", "openai"),
     "adapt": ("datasets", "accelerate", "sklearn"),
 }

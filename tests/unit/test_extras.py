@@ -69,3 +69,42 @@ def test_every_extra_of_pyproject_is_known_to_hepwb_deps():
     base = " ".join(meta["dependencies"]).lower()
     for name in ("jupyterlab", "dask", "ragas", "datasets", "accelerate", "openai", "ipywidgets"):
         assert name not in base, f"{name} is a base dependency; it belongs to an extra"
+
+
+def _base_closure() -> set[str]:
+    """Distributions the base install pulls in: hepwb's requirements without extras, followed transitively."""
+    import importlib.metadata as md
+
+    from packaging.requirements import Requirement
+
+    seen: set[str] = set()
+    todo = ["hepwb"]
+    while todo:
+        name = todo.pop()
+        try:
+            reqs = md.requires(name) or []
+        except md.PackageNotFoundError:
+            continue
+        for text in reqs:
+            req = Requirement(text)
+            if req.marker is not None and not req.marker.evaluate({"extra": ""}):
+                continue  # an extra's requirement (or another platform's)
+            key = req.name.lower().replace("_", "-")
+            if key not in seen:
+                seen.add(key)
+                todo.append(req.name)
+    return seen
+
+
+def test_no_module_of_an_extra_comes_with_the_base_install():
+    """What CI's bare install checks, here without a fresh venv: an extra lists only what the base lacks."""
+    import importlib.metadata as md
+
+    base = _base_closure()
+    owners = md.packages_distributions()
+    for extra_name, modules in EXTRAS.items():
+        for module in modules:
+            dists = {d.lower().replace("_", "-") for d in owners.get(module, [])}
+            if extra_name == "adapt" and module == "sklearn":
+                continue  # sentence-transformers needs scikit-learn; listed so adapt names it when missing
+            assert not dists & base, f"{module} ({extra_name}) comes with the base package: {dists & base}"
