@@ -7,7 +7,7 @@ Usage::
 Method:
 
 * The shared corpus (``<shared>/corpus/papers/pdf``, 32 papers) is converted **once** from the PDFs
-  (:func:`hepwb.pipeline.corpus.ingest` with ``prefer_latex=False``) into a temporary
+  (:func:`hepwb.corpus.conversion.ingest` with ``prefer_latex=False``) into a temporary
   :class:`~hepwb.paths.Layout`; every document's markdown is the input of every chunker.
 * Every registered hepwb strategy (``CHUNKERS.names()``) runs with ``chunk_size=512``,
   ``chunk_overlap=0.1`` and the default tokenizer (all-MiniLM-L6-v2 WordPiece); ``section`` keeps its
@@ -49,9 +49,9 @@ from typing import Any
 
 from bench.common import shared_material
 from hepwb.chunking import CHUNKERS, get_chunker
+from hepwb.corpus import ingest
 from hepwb.defaults import EMBEDDING_MODEL
 from hepwb.paths import Layout
-from hepwb.pipeline.corpus import ingest
 from hepwb.types import Document
 
 MINILM = "all-MiniLM-L6-v2"

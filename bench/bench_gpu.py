@@ -44,6 +44,7 @@ from bench.common import REPORTS
 from hepwb import defaults
 from hepwb.adapt.finetune import AdaptSettings, adapt_embedder
 from hepwb.adapt.pairs import Pair, corpus_pairs
+from hepwb.corpus import default_questions
 from hepwb.env import configure_runtime
 from hepwb.evaluation import load_questions
 from hepwb.io import write_json
@@ -51,7 +52,6 @@ from hepwb.models.embedder import Embedder
 from hepwb.models.tokenizers import resolve_model_path
 from hepwb.paths import Layout
 from hepwb.pipeline import build_chunkset, ingest
-from hepwb.pipeline.corpus import default_questions
 
 MAIN_JOB_SIZES = (256, 512, 1024)
 """The chunk sizes of the main job (``sweeps/default.yaml``): their chunk texts are what it embeds."""

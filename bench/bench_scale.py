@@ -12,7 +12,7 @@ Method:
   section the paragraphs are permuted, and every digit ``d`` of prose becomes ``(d + copy) mod 10``, so
   lengths are kept and no chunk of a copy equals one of another. The copies are distractors for retrieval.
 * **Stages**, each in its own Python process (its peak RSS read with ``wait4``), over one artefact folder
-  per size: ``convert`` (:func:`hepwb.pipeline.corpus.ingest` of the markdown folder), ``chunk`` (HEPilot,
+  per size: ``convert`` (:func:`hepwb.corpus.conversion.ingest` of the markdown folder), ``chunk`` (HEPilot,
   512 tokens, 10 % overlap), ``embed`` (every unique chunk text through the embedding cache), ``evaluate``
   (:func:`hepwb.pipeline.experiment.run_experiment` over ``hepqa-dev.jsonl`` with ``dense`` and then ``bm25``:
   the table build is its ``index_s``, retrieval and scoring the rest), ``report`` (the catalog filled with

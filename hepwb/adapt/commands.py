@@ -11,6 +11,7 @@ from hepwb.adapt.crossencoder import CrossEncoderSettings, adapt_cross_encoder
 from hepwb.adapt.finetune import AdaptSettings, ModelCard, adapt_embedder
 from hepwb.adapt.generated import generated_pairs
 from hepwb.adapt.pairs import Pair, corpus_pairs
+from hepwb.corpus import ingest
 from hepwb.env import configure_runtime
 from hepwb.exceptions import RetrieverUnavailableError
 from hepwb.index import get_embedder
@@ -19,7 +20,6 @@ from hepwb.llm import LLMEndpoint
 from hepwb.names import check_name, under
 from hepwb.paths import Layout
 from hepwb.pipeline.config import ExperimentConfig
-from hepwb.pipeline.corpus import ingest
 from hepwb.pipeline.experiment import run_experiment
 from hepwb.pipeline.fusion_fit import FusionFit, fit_fusion
 from hepwb.pipeline.stages import chunk_stage, index_stage, load_inputs

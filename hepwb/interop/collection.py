@@ -28,13 +28,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hepwb import __version__, limits
+from hepwb.corpus import plain_label
 from hepwb.evaluation import load_questions
 from hepwb.exceptions import ConfigError
 from hepwb.ids import short_hash, text_sha256
 from hepwb.interop.beir import BeirDoc
 from hepwb.io import atomic_write_text, write_json
 from hepwb.names import is_plain_name
-from hepwb.pipeline.keys import plain_label
 from hepwb.plaintext import not_text
 from hepwb.textkey import key
 

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from hepwb.catalog import Catalog
+from hepwb.corpus import plain_label
 from hepwb.evaluation import load_questions
 from hepwb.evaluation.levels import document_level, level_columns
 from hepwb.evaluation.stats import summary_with_ci
@@ -40,7 +41,6 @@ from hepwb.paths import Layout
 from hepwb.pipeline.cell import RunResult, environment, worker_name
 from hepwb.pipeline.chunksets import ChunkSet
 from hepwb.pipeline.config import ExperimentConfig
-from hepwb.pipeline.keys import plain_label
 from hepwb.pipeline.record import RunInputs, RunRecord
 from hepwb.pipeline.scoring import score, scored_hits_frame
 from hepwb.pipeline.stages import EvalInputs, Timer, chunk_stage, load_inputs

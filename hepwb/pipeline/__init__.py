@@ -7,9 +7,9 @@ The DuckDB catalog of what was measured is :mod:`hepwb.catalog`; the report peop
 from __future__ import annotations
 
 from hepwb.acquisition.folder import resolve_corpus
+from hepwb.corpus import ingest
 from hepwb.pipeline.chunksets import ChunkSet, build_chunkset
 from hepwb.pipeline.compare import Comparison, compare
-from hepwb.pipeline.corpus import ingest
 from hepwb.pipeline.experiment import ExperimentConfig, RunResult, run_experiment
 from hepwb.pipeline.questions_check import check_questions
 from hepwb.pipeline.search import Searcher

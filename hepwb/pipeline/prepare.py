@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from hepwb import defaults, limits
+from hepwb.corpus import ingest
 from hepwb.exceptions import ConfigError
 from hepwb.hepilot.log import ProcessingLog
 from hepwb.hepilot.schemas import validate_tree
 from hepwb.paths import Layout, shared_dir
 from hepwb.pipeline.chunksets import ChunkSet, build_chunkset, truncation_report
-from hepwb.pipeline.corpus import ingest
 from hepwb.types import Document, JSONObject, one_at_a_time
 
 if TYPE_CHECKING:

@@ -22,11 +22,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from hepwb.acquisition.folder import corpus_labels, resolve_corpus
+from hepwb.corpus import ingest
 from hepwb.evaluation import load_questions
 from hepwb.evaluation.evidence import EvidenceCheck, check_evidence
 from hepwb.hepilot.log import ProcessingLog
 from hepwb.paths import Layout
-from hepwb.pipeline.corpus import ingest
 from hepwb.pipeline.stages import questions_path
 
 __all__ = ["check_questions"]

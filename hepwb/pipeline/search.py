@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from hepwb import defaults
 from hepwb.callspec import named
+from hepwb.corpus import ingest
 from hepwb.env import configure_runtime
 from hepwb.exceptions import ConfigError, CorpusNotFoundError, DependencyError, RetrieverUnavailableError
 from hepwb.hepilot.log import ProcessingLog
@@ -27,7 +28,6 @@ from hepwb.limits import K
 from hepwb.models.embedder import Embedder
 from hepwb.paths import Layout
 from hepwb.pipeline.chunksets import ChunkSet, build_chunkset
-from hepwb.pipeline.corpus import ingest
 from hepwb.processing.frontmatter import document_header
 from hepwb.processing.links import describe_target, reader_context, targets_of
 from hepwb.ragmd.tables import recorded_model

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hepwb.acquisition.folder import corpus_labels, resolve_corpus
+from hepwb.corpus import default_questions, ingest
 from hepwb.evaluation import KeyIndex, Located, Question, Unlocated, build_keyindexes, load_questions
 from hepwb.evaluation.evidence import check_evidence
 from hepwb.exceptions import ConfigError, CorpusNotFoundError
@@ -26,7 +27,6 @@ from hepwb.models.embedder import Embedder
 from hepwb.paths import Layout
 from hepwb.pipeline.chunksets import ChunkSet, build_chunkset
 from hepwb.pipeline.config import ExperimentConfig
-from hepwb.pipeline.corpus import default_questions, ingest
 from hepwb.readers import read_bytes
 from hepwb.retrieval import get_retriever
 from hepwb.retrieval.fusion import fit_reads, load_fit

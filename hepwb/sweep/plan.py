@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING, Any
 from hepwb.acquisition.folder import resolve_corpus
 from hepwb.catalog.sweeps import option_label
 from hepwb.chunking import get_chunker
+from hepwb.corpus import SourceFile, failure_marker, plan_corpus
 from hepwb.ids import canonical_json, file_sha256, short_hash
 from hepwb.index.chunk_store import index_complete, index_key, table_name
 from hepwb.index.windows import windows_complete, windows_key
 from hepwb.paths import Layout
 from hepwb.pipeline.chunksets import finished_fingerprint
 from hepwb.pipeline.config import ExperimentConfig
-from hepwb.pipeline.corpus import failure_marker
-from hepwb.pipeline.keys import SourceFile, cell_key, cell_name, chunkset_id_of, chunkset_key, plan_corpus
+from hepwb.pipeline.keys import cell_key, cell_name, chunkset_id_of, chunkset_key
 from hepwb.pipeline.record import RunRecord
 from hepwb.pipeline.stages import needs_windows, questions_path
 from hepwb.types import JSONObject

@@ -13,11 +13,11 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
+from hepwb.corpus import failure_marker
 from hepwb.ids import short_hash, text_sha256
 from hepwb.index.cache import EmbeddingCache
 from hepwb.index.windows import window_size, windows_of
 from hepwb.io import write_json
-from hepwb.pipeline.corpus import failure_marker
 from hepwb.sweep import store_tasks
 from hepwb.sweep.executors import Executor
 from hepwb.sweep.plan import CellPlan, IndexPlan, SweepPlan

@@ -22,10 +22,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from hepwb.corpus import failure_marker
 from hepwb.index.cache import EmbeddingCache
 from hepwb.io import write_json
 from hepwb.paths import Layout
-from hepwb.pipeline.corpus import failure_marker
 from hepwb.store import ArtefactStore
 from hepwb.sweep.site import StoreSite
 from hepwb.types import JSONObject

@@ -27,12 +27,12 @@ from pathlib import Path
 from typing import Any
 
 from hepwb.acquisition.folder import corpus_files, label_of, load_sidecar, resolve_corpus
+from hepwb.corpus import failure_marker
 from hepwb.ids import file_sha256, short_hash
 from hepwb.index.windows import windows_key
 from hepwb.io import discard_folder, read_json
 from hepwb.paths import Layout
 from hepwb.pipeline.config import ExperimentConfig
-from hepwb.pipeline.corpus import failure_marker
 from hepwb.pipeline.notebook import write_rerun_files
 from hepwb.pipeline.record import RunRecord
 from hepwb.pipeline.stages import needs_windows, questions_path

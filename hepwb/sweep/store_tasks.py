@@ -17,12 +17,12 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from hepwb.corpus import failure_marker
 from hepwb.exceptions import ConfigError
 from hepwb.ids import config_hash
 from hepwb.io import read_json, write_json
 from hepwb.paths import Layout
 from hepwb.pipeline.config import ExperimentConfig
-from hepwb.pipeline.corpus import failure_marker
 from hepwb.pipeline.keys import cell_name
 from hepwb.pipeline.record import RunRecord
 from hepwb.store import StoreError

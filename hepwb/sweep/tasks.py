@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hepwb.corpus import convert_source, plan_corpus
 from hepwb.hepilot.log import ProcessingLog, utc_now
 from hepwb.paths import Layout
 from hepwb.pipeline.cell import worker_name
 from hepwb.pipeline.config import ExperimentConfig
-from hepwb.pipeline.corpus import convert_source
-from hepwb.pipeline.keys import cell_name, plan_corpus
+from hepwb.pipeline.keys import cell_name
 from hepwb.pipeline.record import CellFailure
 from hepwb.sweep import worker
 from hepwb.types import JSONObject

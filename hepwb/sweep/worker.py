@@ -34,7 +34,7 @@ def size_bytes(value: Any) -> int:
 
     Python strings take 1, 2 or 4 bytes a character, and documents carry blocks and metadata about as
     large as their text, so the estimate is the strings' own size, doubled for documents; a stored paper
-    not read yet costs about a kilobyte (:class:`~hepwb.pipeline.stored.StoredDocument`; reading it to
+    not read yet costs about a kilobyte (:class:`~hepwb.corpus.stored.StoredDocument`; reading it to
     weigh it would load the corpus).
 
     Example:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
 from hepwb import defaults, limits
+from hepwb.corpus import ingest
 from hepwb.exceptions import ConfigError, CorpusNotFoundError
 from hepwb.index import ChunkStore, get_embedder
 from hepwb.index.chunk_store import build_indexes
@@ -29,7 +30,6 @@ from hepwb.names import under
 from hepwb.ner.source import EntitySource, ner_source
 from hepwb.paths import Layout
 from hepwb.pipeline.chunksets import build_chunkset
-from hepwb.pipeline.corpus import ingest
 from hepwb.tiers import journal
 from hepwb.tiers.audit import AuditLog, check_actor
 from hepwb.tiers.settings import TierConfig

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hepwb import defaults
+from hepwb.corpus import ingest
 from hepwb.evaluation import build_keyindexes, evaluate, load_questions, locate_all
 from hepwb.exceptions import ConfigError
-from hepwb.pipeline.corpus import ingest
 from hepwb.pipeline.stages import questions_path
 from hepwb.tiers.store import Tiers
 from hepwb.types import Document

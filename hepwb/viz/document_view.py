@@ -20,11 +20,10 @@ import base64
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hepwb.corpus import ingest, labelled_files
 from hepwb.deps import extra
 from hepwb.exceptions import ConfigError
 from hepwb.paths import Layout
-from hepwb.pipeline.corpus import ingest
-from hepwb.pipeline.keys import labelled_files
 from hepwb.plaintext import escape_html
 from hepwb.processing.figures import crop_box
 from hepwb.processing.links import describe_target, targets_of

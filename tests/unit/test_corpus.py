@@ -5,10 +5,10 @@ import json
 import pytest
 
 from hepwb.acquisition.folder import resolve_corpus
+from hepwb.corpus import ingest
 from hepwb.exceptions import CorpusNotFoundError
 from hepwb.hepilot import ProcessingLog
 from hepwb.paths import Layout
-from hepwb.pipeline.corpus import ingest
 
 
 def _pdf(path, text):
@@ -82,8 +82,8 @@ def test_converted_papers_stay_on_disk_until_their_text_is_read(tmp_path):
     """ingest() holds ids, labels and scalar metadata; text, blocks and the rest are read on use."""
     import pickle
 
+    from hepwb.corpus.stored import StoredDocument
     from hepwb.pipeline.chunksets import build_chunkset
-    from hepwb.pipeline.stored import StoredDocument
     from hepwb.types import Document
     from tests.helpers import tiny_corpus
 

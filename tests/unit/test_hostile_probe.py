@@ -14,10 +14,10 @@ from typer.testing import CliRunner
 
 from hepwb.acquisition.folder import corpus_files, load_sidecar, resolve_corpus
 from hepwb.cli import app
+from hepwb.corpus import labelled_files
 from hepwb.env import OFFLINE_VARIABLES, hub_offline, online_requested
 from hepwb.exceptions import ConfigError, CorpusNotFoundError
 from hepwb.ner.client import NERClient, NERUnavailableError, check_url
-from hepwb.pipeline.keys import labelled_files
 
 ESC_FILE = "\x1b]52;c;SGk=\x07"
 

@@ -20,13 +20,13 @@ from typer.testing import CliRunner
 
 from hepwb.catalog import Catalog
 from hepwb.cli import app
+from hepwb.corpus import ingest
 from hepwb.interop import experiment_table, export_runs, import_beir, resolve_runs, score_run_file
 from hepwb.interop.trec import read_run
 from hepwb.labels import config_label
 from hepwb.paths import Layout
 from hepwb.pipeline.chunksets import build_chunkset
 from hepwb.pipeline.config import ExperimentConfig
-from hepwb.pipeline.corpus import ingest
 from hepwb.pipeline.experiment import run_experiment
 from hepwb.report.verdict import verdict
 from tests.helpers import tiny_corpus

@@ -59,7 +59,7 @@ def test_papers_json_may_not_set_tex_dir(home, monkeypatch, capsys, target):
 
 def test_a_latex_folder_beyond_the_bounds_is_refused(tmp_path, monkeypatch):
     from hepwb import limits
-    from hepwb.pipeline import sources
+    from hepwb.corpus import sources
 
     folder = tmp_path / "tex"
     folder.mkdir()

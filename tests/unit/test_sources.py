@@ -7,9 +7,9 @@ import json
 import pytest
 
 from hepwb.acquisition.folder import load_sidecar
+from hepwb.corpus.sources import MIN_AGREEMENT, convert, text_agreement
 from hepwb.paths import Layout
 from hepwb.pipeline import ingest
-from hepwb.pipeline.sources import MIN_AGREEMENT, convert, text_agreement
 from tests.helpers import PDF_DIR
 
 pytestmark = pytest.mark.shared

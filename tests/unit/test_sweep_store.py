@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from hepwb.corpus import failure_marker
 from hepwb.exceptions import ConfigError
 from hepwb.paths import Layout
-from hepwb.pipeline.corpus import failure_marker
 from hepwb.pipeline.record import RunRecord
 from hepwb.store import ArtefactStore, StoreError
 from hepwb.sweep import SweepSpec, run_sweep

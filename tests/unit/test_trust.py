@@ -129,8 +129,8 @@ def test_local_acquisition_never_maps_two_sources_to_one_file(tmp_path):
 
 
 def test_ids_from_files_cannot_leave_their_folders(tmp_path, caplog):
+    from hepwb.corpus import ingest
     from hepwb.paths import Layout
-    from hepwb.pipeline.corpus import ingest
     from tests.helpers import tiny_corpus
 
     corpus, _ = tiny_corpus(tmp_path)

@@ -29,6 +29,7 @@ from hepwb import limits
 from hepwb.deps import extra
 from hepwb.exceptions import ConfigError
 from hepwb.ids import code_fingerprint
+from hepwb.pipeline.keys import STAGE_PACKAGES
 from hepwb.store import store_problem
 from hepwb.sweep.executors.base import register_executor
 from hepwb.sweep.executors.connect import check_scheduler_address, probe_scheduler
@@ -54,9 +55,6 @@ def local_cluster_size(n_workers: int | None = None) -> tuple[int, int]:
     return n, int(total * 0.8 / n)
 
 
-_CODE = ("processing", "models", "chunking", "hepilot", "index", "retrieval", "evaluation", "pipeline")
-
-
 def local_security() -> JSONObject:
     """The LocalCluster's ``security`` and ``protocol``: mutual TLS with credentials made for this sweep.
 
@@ -74,7 +72,7 @@ def local_security() -> JSONObject:
 
 def _worker_check(home: str, store: str | None = None) -> JSONObject:
     """Run on every worker: its hepwb code, whether it sees the project folder and reaches the store."""
-    code = [code_fingerprint(pkg) for pkg in _CODE]
+    code = [code_fingerprint(pkg) for pkg in STAGE_PACKAGES]
     problem = store_problem(store) if store is not None else None
     return {
         "hepwb": hepwb.__version__,
@@ -181,7 +179,7 @@ class DaskExecutor:
 
     def _check_workers(self, home: str, store: str | None) -> None:
 
-        code = [code_fingerprint(pkg) for pkg in _CODE]
+        code = [code_fingerprint(pkg) for pkg in STAGE_PACKAGES]
         if not self.client.scheduler_info().get("workers"):
             return  # a jobqueue cluster whose jobs have not started yet: checked by the tasks themselves
         for addr, info in self.client.run(_worker_check, home, store).items():

@@ -2,7 +2,7 @@
 
 A corpus of 3,200 papers held 887 MiB as :class:`~hepwb.types.Document` objects (text 326 MiB, blocks ~150
 MiB, metadata 345 MiB, most of it cross-reference records), while an evaluation reads the text of the few
-papers its questions cite or its hits come from. :func:`~hepwb.pipeline.corpus.ingest` therefore returns a
+papers its questions cite or its hits come from. :func:`~hepwb.corpus.conversion.ingest` therefore returns a
 :class:`StoredDocument` for every converted paper: its id, label and scalar metadata (title, arXiv id,
 hashes, conversion key) in memory, its markdown, blocks and full metadata read from the conversion cache on
 first use. The chunker hands each paper back after chunking it (:meth:`StoredDocument.release`).

@@ -3,7 +3,7 @@
 A corpus is a folder of PDFs (and/or ``.md`` files). Bibliographic metadata comes from an optional
 ``papers.json`` in the folder or its parent (``{"papers": [{"pid", "pdf", "title", "authors", …}]}``,
 the format of ``../shared/corpus/papers/papers.json``); an entry's ``"tex"`` names its LaTeX source
-folder under ``tex/`` beside that file (see :mod:`hepwb.pipeline.sources`). Converted documents are
+folder under ``tex/`` beside that file (see :mod:`hepwb.corpus.sources`). Converted documents are
 cached under ``data/interim/documents`` keyed by the input's SHA-256, the converter input and a
 fingerprint of the converter's code, so a second run reuses them and a converter change invalidates them.
 """
@@ -15,14 +15,14 @@ import os
 import time
 from pathlib import Path
 
+from hepwb.corpus.plan import SourceFile, plan_corpus
+from hepwb.corpus.sources import convert
+from hepwb.corpus.stored import StoredDocument, store_document
 from hepwb.exceptions import CorpusNotFoundError, ProcessingError
 from hepwb.hepilot.log import ProcessingLog, utc_now
 from hepwb.io import UNREADABLE, discard_folder, read_json, write_json
 from hepwb.locks import building
 from hepwb.paths import Layout, shared_dir
-from hepwb.pipeline.keys import SourceFile, plan_corpus
-from hepwb.pipeline.sources import convert
-from hepwb.pipeline.stored import StoredDocument, store_document
 from hepwb.readers import ReadError
 from hepwb.types import Document
 
