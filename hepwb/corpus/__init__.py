@@ -1,9 +1,9 @@
 """The convert stage for a whole corpus: plan its files, convert each once (cached), read them back.
 
-:func:`plan_corpus` lists a folder's files with their labels and keys (nothing converted);
-:func:`ingest` converts what is not cached and returns the documents; :mod:`hepwb.corpus.sources` picks
-each file's converter (its LaTeX source when that agrees with the PDF); :mod:`hepwb.corpus.stored`
-keeps a converted document on disk and reads its text only when asked.
+:func:`~hepwb.corpus.plan.plan_corpus` lists a folder's files with their labels and keys (nothing
+converted); :func:`~hepwb.corpus.conversion.ingest` converts what is not cached and returns the documents;
+:mod:`hepwb.corpus.sources` picks each file's converter (its LaTeX source when that agrees with the PDF);
+:mod:`hepwb.corpus.stored` keeps a converted document on disk and reads its text only when asked.
 """
 
 from __future__ import annotations

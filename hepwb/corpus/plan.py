@@ -1,8 +1,8 @@
 """Plan a corpus: its files, the label each document gets, their hashes and converter inputs.
 
 Nothing here converts a document: a sweep lists thousands of papers and computes every conversion key
-(:attr:`SourceFile.conversion_key`, the convert stage's key in :mod:`hepwb.pipeline.keys`) in well under
-a second, and a widget lists a corpus without reading a PDF.
+(:attr:`~hepwb.corpus.plan.SourceFile.conversion_key`, the convert stage's key in
+:mod:`hepwb.pipeline.keys`) in well under a second, and a widget lists a corpus without reading a PDF.
 """
 
 from __future__ import annotations
