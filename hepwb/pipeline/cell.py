@@ -194,26 +194,41 @@ def run_cell(
             shutil.copyfile(fit, run_dir / "fusion_fit.json")
     record = RunRecord(
         run_id=run_id,
-        chunkset_id=cs.chunkset_id,
-        chunkset_root=str(cs.root),
-        hepilot_compliant=cs.hepilot_compliant,
-        created=utc_now(),
         config=config,
         cell_key=key,
         stage_keys={"chunkset": cs.chunkset_id, "index": idx, "cell": key},
-        code_fingerprint={pkg: code_fingerprint(pkg) for pkg in STAGE_PACKAGES},
         summary=scores.summary,
         summary_ci95=scores.ci95,
-        timings_s={k: round(v, 3) for k, v in timings.items()},
         costs=costs,
-        inputs=_run_inputs(inputs, questions, question_subset),
-        environment={**environment(), "embedder": embedder.describe()},
-        processing_errors=[e.dump() for e in inputs.log.errors],
-        worker=worker_name(),
-        sweep_id=sweep_id,
+        **_provenance(cs, inputs, questions, question_subset, timings, embedder, sweep_id),
     )
     record.save(run_dir)
     return RunResult(record, run_dir, scores.per_question, hits)
+
+
+def _provenance(
+    cs: ChunkSet,
+    inputs: EvalInputs,
+    questions: list[Question],
+    question_subset: list[str] | None,
+    timings: Timer,
+    embedder: Embedder,
+    sweep_id: str | None,
+) -> dict[str, Any]:
+    """Where a run's results come from: its chunk set, inputs, code, machine, times and sweep."""
+    return {
+        "chunkset_id": cs.chunkset_id,
+        "chunkset_root": str(cs.root),
+        "hepilot_compliant": cs.hepilot_compliant,
+        "created": utc_now(),
+        "code_fingerprint": {pkg: code_fingerprint(pkg) for pkg in STAGE_PACKAGES},
+        "timings_s": {k: round(v, 3) for k, v in timings.items()},
+        "inputs": _run_inputs(inputs, questions, question_subset),
+        "environment": {**environment(), "embedder": embedder.describe()},
+        "processing_errors": [e.dump() for e in inputs.log.errors],
+        "worker": worker_name(),
+        "sweep_id": sweep_id,
+    }
 
 
 def _asked(questions: list[Question], subset: list[str] | None) -> list[Question]:
