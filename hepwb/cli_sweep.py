@@ -7,115 +7,58 @@ from typing import Annotated, Any
 
 import typer
 
-from hepwb import defaults, limits
+from hepwb import defaults
 from hepwb.acquisition.acquire_corpus import acquire_corpus
 from hepwb.cli_app import Corpus, Latex, MaxDocs, Questions, app, fail, parse_ints, parse_words
+from hepwb.cli_sweep_options import (
+    Account,
+    AdaptMax,
+    AdaptMin,
+    Cluster,
+    DryRun,
+    Executor,
+    Force,
+    GatewayAddress,
+    GatewayAuth,
+    GpusPerJob,
+    GpuWorkers,
+    GridChunkers,
+    GridK,
+    GridOverlaps,
+    GridRetrievers,
+    GridSizes,
+    Image,
+    JobExtra,
+    JobScript,
+    MaxCells,
+    Notebooks,
+    Queue,
+    Scheduler,
+    Search,
+    SpecFile,
+    Store,
+    TlsCa,
+    TlsCert,
+    TlsKey,
+    WorkerCores,
+    WorkerMemory,
+    Workers,
+)
 from hepwb.exceptions import ConfigError, HepwbError
 from hepwb.ids import short_hash
 from hepwb.paths import Layout
 from hepwb.report.render import render_report
 from hepwb.store import resolve_store
-from hepwb.sweep import load_spec, run_sweep
+from hepwb.sweep import SweepResult, load_spec, run_sweep
 from hepwb.sweep.dryrun import dry_run as plan_summary
 from hepwb.sweep.executors.connect import check_scheduler_address, scheduler_security
-from hepwb.sweep.gateway import AUTH_TYPES, check_gateway_options, make_gateway_cluster
+from hepwb.sweep.gateway import check_gateway_options, make_gateway_cluster
 from hepwb.sweep.halving import run_halving
 from hepwb.sweep.jobqueue import KINDS, make_cluster
 from hepwb.types import JSONObject
 
-SpecFile = Annotated[
-    Path | None,
-    typer.Argument(help="Sweep YAML file (default: sweeps/default.yaml, the main job's grid)."),
-]
-Executor = Annotated[
-    str,
-    typer.Option(
-        help="Where cells run: local (Dask LocalCluster sized to this machine), serial (this "
-        "process, for debugging) or dask (with --scheduler/--cluster)."
-    ),
-]
-Scheduler = Annotated[
-    str | None,
-    typer.Option(help="Address of a running Dask scheduler (tcp://host:8786) to run the cells on."),
-]
-Workers = Annotated[
-    int | None,
-    typer.Option(
-        min=1,
-        max=limits.MAX_WORKERS,
-        help="LocalCluster workers (default: one per core) or batch jobs of --cluster.",
-    ),
-]
-Cluster = Annotated[
-    str | None,
-    typer.Option(
-        help="Where workers start: slurm or htcondor batch jobs (dask-jobqueue), or gateway (a Dask "
-        "Gateway cluster, as at coffea-casa or Fermilab EAF; shut down when the sweep ends)."
-    ),
-]
-GatewayAddress = Annotated[
-    str | None,
-    typer.Option(
-        help="--cluster gateway: the gateway's URL (default: gateway.address of Dask's configuration)."
-    ),
-]
-GatewayAuth = Annotated[
-    str | None,
-    typer.Option(
-        help=f"--cluster gateway: authentication, one of {', '.join(AUTH_TYPES)} (default: "
-        "gateway.auth.type; credentials from gateway.auth.kwargs or the facility's environment, never "
-        "from the command line)."
-    ),
-]
-WorkerCores = Annotated[
-    int | None,
-    typer.Option(min=1, max=limits.GATEWAY_MAX_WORKER_CORES, help="--cluster gateway: cores per worker."),
-]
-WorkerMemory = Annotated[
-    float | None,
-    typer.Option(
-        min=limits.GATEWAY_MIN_WORKER_GIB,
-        max=limits.GATEWAY_MAX_WORKER_GIB,
-        help="--cluster gateway: memory per worker in GiB.",
-    ),
-]
-Image = Annotated[str | None, typer.Option(help="--cluster gateway: the workers' container image.")]
-AdaptMin = Annotated[
-    int | None,
-    typer.Option(min=0, max=limits.MAX_WORKERS, help="--cluster gateway: adaptive scaling, fewest workers."),
-]
-AdaptMax = Annotated[
-    int | None,
-    typer.Option(min=1, max=limits.MAX_WORKERS, help="--cluster gateway: adaptive scaling, most workers."),
-]
-TlsCa = Annotated[
-    Path | None, typer.Option(help="--scheduler tls://: the CA certificate (default: Dask's configuration).")
-]
-TlsCert = Annotated[Path | None, typer.Option(help="--scheduler tls://: this client's certificate (PEM).")]
-TlsKey = Annotated[
-    Path | None, typer.Option(help="--scheduler tls://: this client's key (PEM), if not in the cert.")
-]
-Store = Annotated[
-    str | None,
-    typer.Option(
-        help="Keep the artefacts in this object store (s3://BUCKET/PREFIX, or file:///PATH every worker "
-        "mounts): the workers need no shared file system, finished cells are reused from it; local: the "
-        "local disk (default: $HEPWB_STORE, else the project's hepwb-store.json, else local disk)."
-    ),
-]
-GridSizes = Annotated[str | None, typer.Option(help="Override the grid's chunk sizes, e.g. 256,512,1024.")]
-GridRetrievers = Annotated[
-    str | None, typer.Option(help="Override the grid's retrievers, e.g. 'bm25,dense(read=max)'.")
-]
-GridChunkers = Annotated[
-    str | None, typer.Option(help="Override the grid's chunkers, e.g. hepilot,recursive.")
-]
-GridOverlaps = Annotated[str | None, typer.Option(help="Override the grid's overlaps, e.g. 0,0.1,0.2.")]
-GridK = Annotated[int | None, typer.Option(help="Override k (chunks retrieved per question).")]
-
 
 def _spec(file: Path | None, **overrides: Any) -> Any:
-
     spec = load_spec(file)
     grid = {k: v for k, v in overrides.pop("grid").items() if v is not None}
     return spec.with_overrides(**overrides).with_grid(**grid)
@@ -179,25 +122,18 @@ def _cluster(
 @app.command()
 def sweep(
     file: SpecFile = None,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="List the cells and what is cached; run nothing.")
-    ] = False,
+    dry_run: DryRun = False,
     executor: Executor = "local",
     scheduler: Scheduler = None,
     workers: Workers = None,
     cluster: Cluster = None,
-    queue: Annotated[str | None, typer.Option(help="Slurm partition for --cluster slurm.")] = None,
-    account: Annotated[str | None, typer.Option(help="Slurm account for --cluster slurm.")] = None,
-    job_extra: Annotated[list[str] | None, typer.Option(help="Extra batch directive (repeatable).")] = None,
-    job_script: Annotated[
-        bool, typer.Option("--job-script", help="Print the batch job script and stop.")
-    ] = False,
-    notebooks: Annotated[
-        bool,
-        typer.Option("--notebooks", help="Run every cell as the executed 20-evaluate notebook (papermill)."),
-    ] = False,
-    force: Annotated[bool, typer.Option("--force", help="Recompute cells that are already done.")] = False,
-    search: Annotated[str, typer.Option(help="grid (every cell) or halving (successive halving).")] = "",
+    queue: Queue = None,
+    account: Account = None,
+    job_extra: JobExtra = None,
+    job_script: JobScript = False,
+    notebooks: Notebooks = False,
+    force: Force = False,
+    search: Search = "",
     corpus: Corpus = None,
     questions: Questions = None,
     max_docs: MaxDocs = None,
@@ -206,33 +142,10 @@ def sweep(
     chunkers: GridChunkers = None,
     overlaps: GridOverlaps = None,
     k: GridK = None,
-    gpu_workers: Annotated[
-        int,
-        typer.Option(
-            min=0,
-            max=limits.MAX_GPUS,
-            help="LocalCluster on a GPU node: this many more workers with a GPU; embedding runs there.",
-        ),
-    ] = 0,
-    gpus_per_job: Annotated[
-        int,
-        typer.Option(
-            min=0,
-            max=limits.MAX_GPUS,
-            help="--cluster: GPUs per batch job (Slurm --gres=gpu:N, HTCondor request_gpus).",
-        ),
-    ] = 0,
-    max_cells: Annotated[
-        int | None,
-        typer.Option(min=1, help="Refuse grids of more cells than this (default: the file's, else 10000)."),
-    ] = None,
-    gateway_address_: Annotated[
-        str | None,
-        typer.Option(
-            "--gateway-address",
-            help="--cluster gateway: the gateway's URL (default: gateway.address of Dask's configuration).",
-        ),
-    ] = None,
+    gpu_workers: GpuWorkers = 0,
+    gpus_per_job: GpusPerJob = 0,
+    max_cells: MaxCells = None,
+    gateway_address: GatewayAddress = None,
     gateway_auth: GatewayAuth = None,
     worker_cores: WorkerCores = None,
     worker_memory: WorkerMemory = None,
@@ -257,7 +170,7 @@ def sweep(
         fail(ConfigError(f"unknown batch system {cluster!r} for --cluster; choose one of {choices}"))
     gateway = _gateway_options(
         cluster,
-        gateway_address_,
+        gateway_address,
         gateway_auth,
         worker_cores=worker_cores,
         worker_memory=worker_memory,
@@ -302,7 +215,14 @@ def sweep(
         typer.echo(halving.frame().to_string(index=False))  # the winner's line is logged above
         return
     result = run_sweep(spec, notebooks=notebooks, force=force, store=store, **opts)
-    typer.echo(result.frame(spec.metric).drop(columns=["error"]).to_string(index=False))
+    _print_result(result, spec.metric)
+    if result.failed:
+        raise typer.Exit(1)
+
+
+def _print_result(result: SweepResult, metric: str) -> None:
+    """The cells' table, what was computed, reused and moved, and one red line per failed cell."""
+    typer.echo(result.frame(metric).drop(columns=["error"]).to_string(index=False))
     reused = len(result.cells) - len(result.computed) - len(result.failed)
     typer.echo(
         f"{result.sweep_id}: {len(result.computed)} computed, {reused} reused, {len(result.failed)} failed "
@@ -317,8 +237,6 @@ def sweep(
             fg=typer.colors.RED,
             err=True,
         )
-    if result.failed:
-        raise typer.Exit(1)
 
 
 def _gateway_options(kind: str | None, address: str | None, auth: str | None, **options: Any) -> JSONObject:
