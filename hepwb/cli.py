@@ -29,6 +29,19 @@ from hepwb.cli_app import (
 )
 from hepwb.cli_args import repeated_option
 from hepwb.cli_crash import not_utf8, save_traceback
+from hepwb.cli_evaluate_options import (
+    AcceptUnscored,
+    AllMetrics,
+    Chunker,
+    ChunkSize,
+    EmbeddingModel,
+    IndexOption,
+    RagasLlm,
+    Retriever,
+    RetrieverOption,
+    ShowConfig,
+    VectorIndex,
+)
 from hepwb.cli_runfile import Baseline, LevelOption, RunFileOption, SweepOption, outside_run_lines
 from hepwb.cli_show import run_lines
 from hepwb.exceptions import HepwbError
@@ -38,22 +51,10 @@ from hepwb.pipeline.config import ExperimentConfig
 from hepwb.pipeline.experiment import run_experiment
 from hepwb.pipeline.prepare import prepare
 from hepwb.plaintext import plain
-from hepwb.project_defaults import ProjectDefaults, current_defaults
 from hepwb.report.pin import checked_defaults
 from hepwb.report.render import render_report
 
 __all__ = ["app", "main"]
-
-
-def _defaults() -> ProjectDefaults:
-    """The defaults ``--help`` shows; a damaged pin file is reported when a command runs (``evaluate``)."""
-    try:
-        return current_defaults()
-    except HepwbError:
-        return ProjectDefaults(defaults.RETRIEVER, defaults.CHUNK_SIZE)
-
-
-_DEFAULTS = _defaults()
 
 
 @app.command()
@@ -96,61 +97,19 @@ def evaluate(
     questions: Questions = None,
     max_docs: MaxDocs = None,
     latex: Latex = True,
-    chunk_size: Annotated[
-        int | None,
-        typer.Option(
-            help="Chunk size in tokens (the default: `hepwb defaults show`).",
-            show_default=str(_DEFAULTS.chunk_size),
-        ),
-    ] = None,
+    chunk_size: ChunkSize = None,
     chunk_overlap: Overlap = defaults.CHUNK_OVERLAP,
-    retriever: Annotated[
-        str | None,
-        typer.Option(
-            help="Retriever: a name (see `hepwb retrievers`) or NAME(KEY=VALUE, ...), e.g. "
-            "'dense(read=max)'. The default is the main job's recommendation (docs: 'Which chunking and "
-            "retriever should I use?'), or your project's pin.",
-            show_default=_DEFAULTS.retriever,
-        ),
-    ] = None,
+    retriever: Retriever = None,
     k: TopK = defaults.EVAL_K,
-    chunker: Annotated[str, typer.Option(help="Chunking strategy.")] = defaults.CHUNKER,
-    embedding_model: Annotated[
-        str, typer.Option(help="Embedding model: a name, a folder, or a model adapted with `hepwb adapt`.")
-    ] = defaults.EMBEDDING_MODEL,
-    option: Annotated[
-        list[str] | None,
-        typer.Option(
-            help="Retriever option KEY=VALUE (repeatable), e.g. read=max, weight=0.3, fields=context."
-        ),
-    ] = None,
-    ragas_llm: Annotated[
-        bool, typer.Option("--ragas-llm", help="Also LLM-judged ragas metrics (needs HEPWB_LLM_URL/MODEL).")
-    ] = False,
-    vector_index: Annotated[
-        str,
-        typer.Option(
-            help="Vector index of dense search: auto, exact, ivf_flat, ivf_sq, ivf_pq, ivf_hnsw_sq or "
-            "ivf_hnsw_pq."
-        ),
-    ] = "auto",
-    index_option: Annotated[
-        list[str] | None,
-        typer.Option(help="Vector index option KEY=VALUE (repeatable), e.g. partitions=64, nprobes=16."),
-    ] = None,
-    accept_unscored: Annotated[
-        bool,
-        typer.Option(
-            "--accept-unscored",
-            help="Go on when fewer than half of the questions can be scored (their quotes are not located).",
-        ),
-    ] = False,
-    all_metrics: Annotated[
-        bool, typer.Option("--all-metrics", help="Print every metric, not only the headline ones.")
-    ] = False,
-    show_config: Annotated[
-        bool, typer.Option("--show-config", help="Print the validated configuration as JSON and stop.")
-    ] = False,
+    chunker: Chunker = defaults.CHUNKER,
+    embedding_model: EmbeddingModel = defaults.EMBEDDING_MODEL,
+    option: RetrieverOption = None,
+    ragas_llm: RagasLlm = False,
+    vector_index: VectorIndex = defaults.VECTOR_INDEX,
+    index_option: IndexOption = None,
+    accept_unscored: AcceptUnscored = False,
+    all_metrics: AllMetrics = False,
+    show_config: ShowConfig = False,
     run_file: RunFileOption = None,
     level: LevelOption = "chunk",
     baseline: Baseline = None,
