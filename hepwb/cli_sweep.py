@@ -320,7 +320,6 @@ def run(
 
 
 def _acquire_for_run(layout: Any, ids: str, arxiv_query: str, inspire_query: str, max_results: int) -> Path:
-
     source = "inspire" if inspire_query else "arxiv"
     query = inspire_query or arxiv_query
     params = {"source": source, "query": query, "ids": ids, "max_results": max_results}

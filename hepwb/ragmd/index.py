@@ -125,7 +125,6 @@ class RagmdIndex:
         return [(int(i), float(s)) for i, s in zip(ids, rel, strict=True)][:k]
 
     def _hits(self, ranked: list[tuple[int, float]], method: str, query: str) -> list[Hit]:
-
         docs = {d.document_id: d for d in self.file.documents}
         rows = []
         for pos, score in ranked:

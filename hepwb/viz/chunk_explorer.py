@@ -231,7 +231,6 @@ def token_histogram(chunks: Sequence[Chunk], chunk_size: int, limit: int = _EMBE
 
 
 def _summary(chunks: Sequence[Chunk], tokenizer: str) -> str:
-
     if not chunks:
         return "<p><b>0 chunks</b></p>"
     counts = [c.token_count for c in chunks]
@@ -375,7 +374,6 @@ class ChunkExplorer:
             self.summary.value = f'<p class="hw-error" style="color:{_OVERSIZED}">{escape_html(str(exc))}</p>'
 
     def _chunk(self) -> list[Chunk]:
-
         key = (
             self.paper.value,
             self.strategy.value,

@@ -178,7 +178,6 @@ class DaskExecutor:
             raise
 
     def _check_workers(self, home: str, store: str | None) -> None:
-
         code = [code_fingerprint(pkg) for pkg in STAGE_PACKAGES]
         if not self.client.scheduler_info().get("workers"):
             return  # a jobqueue cluster whose jobs have not started yet: checked by the tasks themselves
