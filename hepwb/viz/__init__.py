@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from hepwb.viz.chunk_explorer import CHUNK_COLOURS, OVERLAP_STYLE, ChunkExplorer, chunks_html, token_histogram
+from hepwb.viz.chunk_explorer import ChunkExplorer
+from hepwb.viz.chunk_view import CHUNK_COLOURS, OVERLAP_STYLE, chunks_html, token_histogram
 from hepwb.viz.document_view import (
     KIND_COLOURS,
     DocumentBrowser,

@@ -14,12 +14,8 @@ from hepwb.chunking import CHUNKERS, get_chunker
 from hepwb.exceptions import ConfigError
 from hepwb.processing.markdown import markdown_document
 from hepwb.types import Chunk
-from hepwb.viz.chunk_explorer import (
-    CHUNK_COLOURS,
-    ChunkExplorer,
-    chunks_html,
-    token_histogram,
-)
+from hepwb.viz.chunk_explorer import ChunkExplorer
+from hepwb.viz.chunk_view import CHUNK_COLOURS, chunks_html, token_histogram
 from tests.helpers import SAMPLE_MD
 
 PROSE = " ".join(f"Sentence {i} about the asymmetry <A> & GPDs." for i in range(40))

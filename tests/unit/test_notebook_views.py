@@ -10,7 +10,8 @@ from hepwb.paths import Layout
 from hepwb.pipeline import ExperimentConfig, run_experiment
 from hepwb.pipeline.misses import missed, misses_html
 from hepwb.processing.markdown import markdown_document
-from hepwb.viz.chunk_explorer import ChunkExplorer, chunks_html
+from hepwb.viz.chunk_explorer import ChunkExplorer
+from hepwb.viz.chunk_view import chunks_html
 from hepwb.viz.document_view import DocumentBrowser, page_view_html
 from tests.helpers import tiny_corpus
 
