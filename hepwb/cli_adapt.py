@@ -39,7 +39,8 @@ def adapt(
         typer.Option(
             min=limits.ADAPT_MIN_EPOCHS,
             max=limits.ADAPT_MAX_EPOCHS,
-            help="Passes over the pairs (default 1, or 5 with --cross-encoder).",
+            help=f"Passes over the pairs (default {defaults.ADAPT_EPOCHS:g}, or "
+            f"{defaults.CROSS_ENCODER_EPOCHS:g} with --cross-encoder).",
         ),
     ] = None,
     batch_size: Annotated[
@@ -47,7 +48,8 @@ def adapt(
         typer.Option(
             min=1,
             max=limits.ADAPT_MAX_BATCH,
-            help="Pairs per step (in-batch negatives), or examples with --cross-encoder; default 32.",
+            help="Pairs per step (in-batch negatives), or examples with --cross-encoder; "
+            f"default {defaults.ADAPT_BATCH_SIZE}.",
         ),
     ] = None,
     hard_negatives: Annotated[bool, typer.Option(help="Add a mined hard negative to each pair.")] = True,
@@ -57,7 +59,7 @@ def adapt(
             min=0,
             max=limits.ADAPT_MAX_LLM_QUESTIONS,
             help="LLM pseudo-questions per paper (GPL style; needs HEPWB_LLM_URL and HEPWB_LLM_MODEL). "
-            "Default: 8 when an endpoint is configured, else none; 0: none.",
+            f"Default: {defaults.ADAPT_LLM_QUESTIONS} when an endpoint is configured, else none; 0: none.",
         ),
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed of pairs, split and training.")] = 0,
@@ -90,7 +92,10 @@ def adapt(
             )
         return
     settings = AdaptSettings(
-        epochs=epochs or 1.0, batch_size=batch_size or 32, hard_negatives=hard_negatives, seed=seed
+        epochs=epochs or defaults.ADAPT_EPOCHS,
+        batch_size=batch_size or defaults.ADAPT_BATCH_SIZE,
+        hard_negatives=hard_negatives,
+        seed=seed,
     )
     card = adapt_corpus(name, corpus=corpus, base_model=base, max_docs=max_docs, prefer_latex=latex,
                         max_pairs=max_pairs, llm_questions=llm_questions, settings=settings)  # fmt: skip

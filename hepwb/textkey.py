@@ -19,6 +19,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from hepwb import defaults
+
 __all__ = ["NON_KEY", "key", "piece_coverage"]
 
 NON_KEY = re.compile(r"[^a-z0-9]")
@@ -37,7 +39,7 @@ def key(s: str) -> str:
     return NON_KEY.sub("", s.lower())
 
 
-def piece_coverage(quote_key: str, text_key: str, piece: int = 16) -> float:
+def piece_coverage(quote_key: str, text_key: str, piece: int = defaults.QUOTE_PIECE_CHARS) -> float:
     """Share of ``quote_key``'s consecutive ``piece``-character pieces found in order in ``text_key``.
 
     1.0 when the quote key is contained outright (``check_quotes.coverage``).

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from hepwb import defaults
 from hepwb.acquisition.arxiv import ArxivRecord
 from hepwb.acquisition.folder import corpus_files, load_sidecar
 from hepwb.acquisition.http import Download, PoliteClient, file_hashes
@@ -44,7 +45,9 @@ __all__ = [
 MIN_PDF_BYTES = 1024
 
 
-def discovered(records: Iterable[ArxivRecord], estimated_size: int = 1_000_000) -> list[JSONObject]:
+def discovered(
+    records: Iterable[ArxivRecord], estimated_size: int = defaults.ACQUIRE_ESTIMATED_BYTES
+) -> list[JSONObject]:
     """HEPilot discovery entries (plus hepwb's ``arxiv`` block) for arXiv records."""
     stamp = utc_now()
     out = []

@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from hepwb import defaults
 from hepwb.acquisition.http import PoliteClient
 from hepwb.exceptions import ProcessingError
 from hepwb.types import JSONObject
@@ -125,7 +126,7 @@ class ArxivAPI:
         query: str = "",
         id_list: list[str] | None = None,
         start: int = 0,
-        max_results: int = 100,
+        max_results: int = defaults.ARXIV_PAGE_SIZE,
         sort_by: str = "relevance",
         sort_order: str = "descending",
     ) -> tuple[list[ArxivRecord], int]:
@@ -149,7 +150,11 @@ class ArxivAPI:
         return [self._record(e) for e in entries], total
 
     def iter_search(
-        self, query: str = "", id_list: list[str] | None = None, limit: int = 100, page: int = 100
+        self,
+        query: str = "",
+        id_list: list[str] | None = None,
+        limit: int = defaults.ARXIV_MAX_RECORDS,
+        page: int = defaults.ARXIV_PAGE_SIZE,
     ) -> Iterator[ArxivRecord]:
         """All records of a query, page by page, up to ``limit``."""
         start = 0

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from hepwb import defaults
 from hepwb.acquisition.http import PoliteClient
 from hepwb.exceptions import ProcessingError
 from hepwb.types import JSONObject
@@ -92,7 +93,11 @@ class InspireAPI:
             raise ProcessingError(msg, code="MALFORMED_JSON") from exc
 
     def search(
-        self, q: str, limit: int = 25, page_size: int = 25, sort: str = "mostrecent"
+        self,
+        q: str,
+        limit: int = defaults.INSPIRE_MAX_RECORDS,
+        page_size: int = defaults.INSPIRE_PAGE_SIZE,
+        sort: str = "mostrecent",
     ) -> Iterator[InspireRecord]:
         """Records matching ``q`` (INSPIRE syntax, e.g. ``t dvcs and cn hermes``), up to ``limit``."""
         page, got = 1, 0

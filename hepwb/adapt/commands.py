@@ -38,7 +38,7 @@ def adapt_corpus(
     base_model: str = defaults.EMBEDDING_MODEL,
     max_docs: int | None = None,
     prefer_latex: bool = True,
-    max_pairs: int = 3000,
+    max_pairs: int = defaults.ADAPT_MAX_PAIRS,
     llm_questions: int | None = None,
     settings: AdaptSettings | None = None,
     layout: Layout | None = None,
@@ -46,8 +46,9 @@ def adapt_corpus(
 ) -> ModelCard:
     """Build pairs from ``corpus`` and fine-tune ``base_model`` into ``data/models/<name>/``.
 
-    ``llm_questions``: LLM pseudo-questions per paper (:mod:`hepwb.adapt.generated`); ``None``: 8 when an
-    endpoint is configured (``HEPWB_LLM_URL``, ``HEPWB_LLM_MODEL``), else none; 0: none.
+    ``llm_questions``: LLM pseudo-questions per paper (:mod:`hepwb.adapt.generated`); ``None``:
+    :data:`~hepwb.defaults.ADAPT_LLM_QUESTIONS` when an endpoint is configured (``HEPWB_LLM_URL``,
+    ``HEPWB_LLM_MODEL``), else none; 0: none.
     """
     check_name(name, "adapted model", "hep-minilm")
     layout = layout or Layout.default()
@@ -64,7 +65,7 @@ def adapt_reranker(
     base_model: str = defaults.EMBEDDING_MODEL,
     max_docs: int | None = None,
     prefer_latex: bool = True,
-    max_pairs: int = 3000,
+    max_pairs: int = defaults.ADAPT_MAX_PAIRS,
     llm_questions: int | None = None,
     settings: CrossEncoderSettings | None = None,
     layout: Layout | None = None,
@@ -101,7 +102,7 @@ def _pairs(
     pairs = corpus_pairs(docs, max_pairs=max_pairs, seed=seed)
     llm = _endpoint(llm_questions)
     if llm is not None:
-        pairs += generated_pairs(docs, llm, per_doc=llm_questions or 8, seed=seed)
+        pairs += generated_pairs(docs, llm, per_doc=llm_questions or defaults.ADAPT_LLM_QUESTIONS, seed=seed)
     return pairs
 
 
@@ -123,9 +124,9 @@ def fit_fusion_for(
     layout: Layout | None = None,
     fields: str = "context",
     dense_read: str | Sequence[str] = ("first", "max"),
-    top_m: int = 1,
-    fetch: int = 50,
-    n_folds: int = 4,
+    top_m: int = defaults.TOP_M,
+    fetch: int = defaults.FETCH,
+    n_folds: int = defaults.FUSION_FOLDS,
     progress: bool = True,
     **config: Any,
 ) -> FusionFit:

@@ -206,7 +206,7 @@ def _words(text: str) -> set[str]:
     return set(text.lower().split())
 
 
-def _overlaps(a: str, b: str, limit: float = 0.3) -> bool:
+def _overlaps(a: str, b: str, limit: float = defaults.ADAPT_NEGATIVE_MAX_OVERLAP) -> bool:
     """Whether two passages share more than ``limit`` of their words (Jaccard): one text seen twice."""
     wa, wb = _words(a), _words(b)
     return len(wa & wb) > limit * max(len(wa | wb), 1)

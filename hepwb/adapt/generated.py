@@ -18,6 +18,7 @@ import random
 import re
 from collections.abc import Sequence
 
+from hepwb import defaults
 from hepwb.adapt.pairs import Pair, cut, paragraphs
 from hepwb.llm import LLMEndpoint
 from hepwb.types import Document
@@ -41,7 +42,11 @@ def first_question(reply: str) -> str | None:
 
 
 def generated_pairs(
-    documents: Sequence[Document], llm: LLMEndpoint, *, per_doc: int = 8, seed: int = 0
+    documents: Sequence[Document],
+    llm: LLMEndpoint,
+    *,
+    per_doc: int = defaults.ADAPT_LLM_QUESTIONS,
+    seed: int = 0,
 ) -> list[Pair]:
     """Up to ``per_doc`` (LLM question, paragraph) pairs per paper; paragraphs sampled with ``seed``."""
     rng = random.Random(seed)

@@ -34,6 +34,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from hepwb import defaults
 from hepwb.chunking.sentences import sentence_spans
 from hepwb.ids import canonical_json, text_sha256
 from hepwb.index.lexicon import ACRONYM, long_form
@@ -159,7 +160,11 @@ def _sentence_pairs(doc: Document, paras: list[tuple[int, str]], rng: random.Ran
 
 
 def corpus_pairs(
-    documents: Sequence[Document], *, seed: int = 0, max_pairs: int = 3000, max_share: float = 0.5
+    documents: Sequence[Document],
+    *,
+    seed: int = 0,
+    max_pairs: int = defaults.ADAPT_MAX_PAIRS,
+    max_share: float = defaults.ADAPT_MAX_KIND_SHARE,
 ) -> list[Pair]:
     """Training pairs from ``documents`` (see the module docstring), shuffled with ``seed``.
 

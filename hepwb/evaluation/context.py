@@ -56,7 +56,7 @@ def evidence_in_context(
     hits: Mapping[str, Sequence[Hit]],
     documents: Mapping[str, Document],
     *,
-    k: int = 5,
+    k: int = defaults.RAGAS_TOP_K,
     captions: bool = True,
     min_coverage: float = defaults.MIN_COVERAGE,
     keyindexes: Mapping[str, KeyIndex] | None = None,

@@ -93,7 +93,7 @@ def ragas_samples(
     located: Sequence[Located],
     relevant: Mapping[str, set[str]],
     documents: Mapping[str, Document],
-    k: int = 5,
+    k: int = defaults.RAGAS_TOP_K,
 ) -> dict[str, JSONObject]:
     """``{qid: SingleTurnSample fields}`` for the questions with located evidence."""
     quotes: dict[str, list[str]] = {}

@@ -62,7 +62,11 @@ def _heading_text(raw: str) -> str:
     return re.sub(r"^#+\s*", "", raw).strip()
 
 
-def _first_sentences(text: str, min_chars: int = 30, max_chars: int = 300) -> str:
+def _first_sentences(
+    text: str,
+    min_chars: int = defaults.TESTSET_QUOTE_MIN_CHARS,
+    max_chars: int = defaults.TESTSET_QUOTE_MAX_CHARS,
+) -> str:
     """Leading whole sentences of ``text`` (at least ``min_chars``, at most about ``max_chars``)."""
     end = 0
     for m in _SENTENCE_END.finditer(text):
@@ -74,7 +78,9 @@ def _first_sentences(text: str, min_chars: int = 30, max_chars: int = 300) -> st
     return text[: min(end, max_chars)].strip()
 
 
-def structural_questions(documents: Iterable[Document], max_per_doc: int = 10) -> list[Question]:
+def structural_questions(
+    documents: Iterable[Document], max_per_doc: int = defaults.TESTSET_MAX_PER_DOC
+) -> list[Question]:
     """Section-, caption- and figure-based questions with verbatim evidence (see the module docstring).
 
     ``max_per_doc`` bounds the section and caption questions of a paper, and separately its figure
@@ -97,7 +103,7 @@ def structural_questions(documents: Iterable[Document], max_per_doc: int = 10) -
                 if body is None:
                     continue
                 quote = _first_sentences(doc.block_text(body))
-                if len(quote) < 30:
+                if len(quote) < defaults.TESTSET_QUOTE_MIN_CHARS:
                     continue
                 question = f"What does {doc.title} report in its section '{words}'?"
                 made.append(_question(doc, len(made), question, body.page, quote, "section"))
@@ -167,7 +173,9 @@ def _offline_ragas_tokenizer() -> None:
         rt._default_tokenizer = rt.TiktokenWrapper(encoding=enc)
 
 
-def ragas_questions(documents: Sequence[Document], endpoint: LLMEndpoint, size: int = 20) -> list[Question]:
+def ragas_questions(
+    documents: Sequence[Document], endpoint: LLMEndpoint, size: int = defaults.RAGAS_TESTSET_SIZE
+) -> list[Question]:
     """Questions written by ragas' ``TestsetGenerator`` with the LLM at ``endpoint``.
 
     Evidence quotes are ragas' reference contexts, attributed to the document they come from.

@@ -238,7 +238,7 @@ def _hub_problem(repo: str) -> str | None:
     return None
 
 
-def model_max_seq_length(path: str, fallback: int = 512) -> int:
+def model_max_seq_length(path: str, fallback: int = defaults.MODEL_MAX_SEQ_LENGTH) -> int:
     """Word pieces a sentence-transformers model reads (special tokens included), from its saved config.
 
     ``sentence_bert_config.json``'s ``max_seq_length`` (sentence-transformers < 6), else the tokenizer's
@@ -254,7 +254,7 @@ def model_max_seq_length(path: str, fallback: int = 512) -> int:
             value = read_json_file(cfg, "model configuration", max_bytes=1 << 20).get(key)
             if isinstance(value, int) and 0 < value < 100_000:
                 return value
-    return int(fallback) if 0 < int(fallback) < 100_000 else 512
+    return int(fallback) if 0 < int(fallback) < 100_000 else defaults.MODEL_MAX_SEQ_LENGTH
 
 
 class WordTokenizer:

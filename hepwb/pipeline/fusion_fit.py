@@ -59,7 +59,7 @@ __all__ = [
 ]
 
 METHODS = ("rrf", "linear")
-N_FOLDS = 4
+N_FOLDS = defaults.FUSION_FOLDS
 """Folds of a fit (grouped by paper); a run on fewer papers uses one fold per paper."""
 WEIGHTS = tuple(round(float(w), 2) for w in np.arange(0.0, 1.0001, 0.05))
 
@@ -189,10 +189,10 @@ def fit_fusion(
     *,
     fields: str = "context",
     dense_read: str | Sequence[str] = ("first", "max"),
-    top_m: int = 1,
-    fetch: int = 50,
+    top_m: int = defaults.TOP_M,
+    fetch: int = defaults.FETCH,
     n_folds: int = N_FOLDS,
-    k: int = 10,
+    k: int = defaults.EVAL_K,
     min_coverage: float = defaults.MIN_COVERAGE,
 ) -> FusionFit:
     """Choose the fusion by cross-validation grouped by paper (see the module docstring)."""

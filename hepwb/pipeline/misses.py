@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hepwb import defaults
 from hepwb.paths import Layout
 from hepwb.pipeline.cell import RunResult
 from hepwb.pipeline.config import ExperimentConfig
@@ -43,7 +44,7 @@ def missed(
     cfg: ExperimentConfig,
     result: RunResult,
     layout: Layout | None = None,
-    n: int = 2,
+    n: int = defaults.DISPLAY_MISSES,
     metric: str = "hit_rate@5",
 ) -> list[Miss]:
     """The first ``n`` questions of ``result`` whose ``metric`` is 0, each with its evidence and top hit.
@@ -107,7 +108,7 @@ def _where(paper: str, page: int | None, section: str) -> str:
     return escape_html(", ".join(parts))
 
 
-def misses_html(misses: list[Miss], width: int = 360) -> str:
+def misses_html(misses: list[Miss], width: int = defaults.DISPLAY_MISS_SNIPPET_CHARS) -> str:
     """The missed questions as HTML: question, expected passage, top hit with highlighted snippet."""
     if not misses:
         return "<p>No question was missed.</p>"

@@ -188,7 +188,7 @@ class Searcher:
     def _documents(self) -> list[Document]:
         return list(self.chunkset.documents.values()) if self.chunkset is not None else []
 
-    def links(self, hit: Hit, width: int = 120) -> list[str]:
+    def links(self, hit: Hit, width: int = defaults.DISPLAY_LINK_CHARS) -> list[str]:
         """What the hit's chunk links to, e.g. ``"Fig. 3 -> Figure 3 (p. 4): FIG. 3. ..."``."""
         doc = self.chunkset.documents.get(hit.document_id) if self.chunkset is not None else None
         if doc is None:

@@ -17,6 +17,7 @@ import re
 import subprocess
 from pathlib import Path
 
+from hepwb import defaults
 from hepwb.processing._latex_source import BibEntry
 from hepwb.types import JSONObject
 
@@ -98,7 +99,9 @@ def csl_text(item: JSONObject) -> str:
     return ", ".join(" ".join(f.split()) for f in fields if f and f.strip())
 
 
-def bib_to_csl(paths: list[Path], pandoc: str, warnings: list[str], timeout: float = 60) -> list[JSONObject]:
+def bib_to_csl(
+    paths: list[Path], pandoc: str, warnings: list[str], timeout: float = defaults.BIBTEX_TIMEOUT_S
+) -> list[JSONObject]:
     """Convert ``.bib`` files to CSL-JSON items with pandoc (sandboxed, offline); problems become warnings."""
     items: list[JSONObject] = []
     for p in paths:

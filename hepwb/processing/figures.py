@@ -22,6 +22,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from hepwb import defaults
 from hepwb.types import Document, JSONObject
 
 __all__ = [
@@ -294,7 +295,7 @@ def crop_box(record: JSONObject) -> tuple[float, float, float, float]:
 
 
 def render_figures(
-    pdf: str | Path, records: list[JSONObject], folder: Path, *, dpi: int = 110
+    pdf: str | Path, records: list[JSONObject], folder: Path, *, dpi: int = defaults.FIGURE_DPI
 ) -> list[str | None]:
     """Crop each record's region (caption included) from the PDF to ``folder/<id>.png``.
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from hepwb import defaults
 from hepwb.io import write_json
 from hepwb.processing.equations import math_records, math_summary
 from hepwb.processing.figures import PageLayout, figure_records, locate_figures, pdf_of, render_figures
@@ -124,7 +125,7 @@ def caption_of(doc: Document, target: str) -> str:
     return ""
 
 
-def describe_target(doc: Document, target: str, width: int = 120) -> str:
+def describe_target(doc: Document, target: str, width: int = defaults.DISPLAY_LINK_CHARS) -> str:
     r"""A one-line description of a link target: a figure's caption, an equation, a reference entry.
 
     Example:

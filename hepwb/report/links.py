@@ -143,7 +143,7 @@ def about_html(terms: tuple[str, ...] = TERMS) -> str:
     )
 
 
-def short_title(title: str, limit: int = 50) -> str:
+def short_title(title: str, limit: int = defaults.DISPLAY_TITLE_CHARS) -> str:
     """A paper's title cut at a word boundary within ``limit`` characters, with ``…`` when cut."""
     title = " ".join(title.split())
     if len(title) <= limit:

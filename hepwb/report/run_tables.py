@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from hepwb import defaults
 from hepwb.evaluation.stats import SMALL_N, mean_ci
 from hepwb.labels import human
 from hepwb.pipeline.record import RunRecord
@@ -78,7 +79,7 @@ def by_group(per_question: pd.DataFrame, by: str, metric: str = "hit_rate@5") ->
     return pd.DataFrame(rows, columns=[by, "questions", human(metric), "95 % interval", "note"])
 
 
-def misses(per_question: pd.DataFrame, k: int = 5) -> pd.DataFrame:
+def misses(per_question: pd.DataFrame, k: int = defaults.MISSED_K) -> pd.DataFrame:
     """The scored questions without a relevant chunk in the first ``k`` hits, with the rank of the first."""
     import pandas as pd
 

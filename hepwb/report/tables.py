@@ -22,6 +22,7 @@ from collections.abc import Hashable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hepwb import defaults
 from hepwb.labels import LABELS, config_label, human
 from hepwb.plaintext import escape_html, plain
 from hepwb.report.links import HEADER_TERMS, term_link
@@ -131,7 +132,7 @@ def headline_html(wide: pd.DataFrame, columns: Sequence[str], metric: str, *, st
     return f'{_STYLE}<div class="hw-scroll">{table}</div>'
 
 
-def verdict_html(v: Verdict, *, max_rows: int = 12) -> str:
+def verdict_html(v: Verdict, *, max_rows: int = defaults.DISPLAY_VERDICT_ROWS) -> str:
     """The verdict: one sentence, then the best ``max_rows`` runs with interval, test and cost.
 
     Rows that cannot be told apart from the best are shaded; the recommended one is starred. *detectable* is
@@ -249,7 +250,9 @@ def inputs_table(wide: pd.DataFrame, root: str | Path | None = None) -> pd.DataF
     return out.drop_duplicates().reset_index(drop=True)
 
 
-def styled(frame: pd.DataFrame, precision: int = 3, wrap: Sequence[str] = ()) -> Styler:
+def styled(
+    frame: pd.DataFrame, precision: int = defaults.DISPLAY_DECIMALS, wrap: Sequence[str] = ()
+) -> Styler:
     """``frame`` for people: human column names, no index column, cells HTML-escaped, numbers rounded.
 
     Columns named in ``wrap`` (snippets, explanations) are left-aligned and wrap instead of widening

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from hepwb import defaults
 from hepwb.models.analyzer import normalize
 from hepwb.plaintext import escape_html, plain, sequence_around
 from hepwb.types import Document, Hit
@@ -229,7 +230,9 @@ def _pattern(alts: tuple[str, ...]) -> re.Pattern[str]:
     )
 
 
-def snippet(hit: Hit, width: int = 300, mark: tuple[str, str] = ("**", "**")) -> str:
+def snippet(
+    hit: Hit, width: int = defaults.DISPLAY_SNIPPET_CHARS, mark: tuple[str, str] = ("**", "**")
+) -> str:
     """About ``width`` characters of the hit around its first highlights, highlights marked.
 
     Control sequences and characters of the corpus text are removed (:func:`hepwb.plaintext.plain`): a
@@ -359,7 +362,7 @@ def hits_frame(hits: Sequence[Hit], documents: Mapping[str, Document] | None = N
     )
 
 
-def hits_html(hits: Sequence[Hit], width: int = 400) -> str:
+def hits_html(hits: Sequence[Hit], width: int = defaults.DISPLAY_HITS_SNIPPET_CHARS) -> str:
     """HTML list of hits with highlighted snippets (``<mark>``), for notebooks."""
     items = []
     for h in hits:

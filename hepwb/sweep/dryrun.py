@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hepwb import defaults
 from hepwb.ids import ListHash
 from hepwb.paths import Layout
 from hepwb.sweep.engine import load_spec, sweep_id_of
@@ -63,7 +64,7 @@ def dry_run(
     layout: Layout | None = None,
     *,
     notebooks: bool = False,
-    rows: int = 20,
+    rows: int = defaults.DISPLAY_DRY_RUN_ROWS,
 ) -> DryRun:
     """Validate and plan ``spec`` streaming its cells; keep counts and ``rows`` listed cells.
 

@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from hepwb import defaults
 from hepwb.deps import extra
 from hepwb.env import OFFLINE_VARIABLES, online_requested
 from hepwb.exceptions import ConfigError
@@ -61,7 +62,7 @@ def make_cluster(
     kind: str,
     *,
     home: str | Path,
-    cores: int = 2,
+    cores: int = defaults.BATCH_JOB_CORES,
     memory: str = "8GiB",
     walltime: str = "04:00:00",
     queue: str | None = None,

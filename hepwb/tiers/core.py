@@ -327,7 +327,7 @@ class TierStore:
             return ""
         return f"rate limit: the last {action} ended {waited:.0f} s ago; job_min_interval_s is {gap:g} s"
 
-    def history(self, *, limit: int = 50) -> pd.DataFrame:
+    def history(self, *, limit: int = defaults.HISTORY_LIMIT) -> pd.DataFrame:
         """The audit trail, newest first: ``limit`` events (:data:`~hepwb.limits.TIER_HISTORY_LIMIT`)."""
         import pandas as pd
 

@@ -20,6 +20,7 @@ import base64
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hepwb import defaults
 from hepwb.corpus import ingest, labelled_files
 from hepwb.deps import extra
 from hepwb.exceptions import ConfigError
@@ -104,7 +105,7 @@ def corpus_papers(
 def page_image_png(
     pdf: str | Path,
     page: int,
-    zoom: float = 1.3,
+    zoom: float = defaults.DISPLAY_PAGE_ZOOM,
     boxes: Sequence[Sequence[float]] = (),
     clip: Sequence[float] | None = None,
 ) -> bytes:
@@ -136,7 +137,9 @@ def _links_html(doc: Document, start: int, end: int) -> str:
     return f'<div style="color:#0a58ca;font-size:10px;margin-top:2px">links: {items}</div>'
 
 
-def figures_html(doc: Document, page: int, *, pdf: str | Path | None = None, zoom: float = 1.0) -> str:
+def figures_html(
+    doc: Document, page: int, *, pdf: str | Path | None = None, zoom: float = defaults.DISPLAY_FIGURE_ZOOM
+) -> str:
     """The figures and tables on ``page``: crop, label, caption and the places that mention them.
 
     Example:
@@ -189,7 +192,9 @@ def _block_html(doc: Document, b: Block) -> str:
     )
 
 
-def page_view_html(doc: Document, page: int = 1, *, pdf: str | Path | None = None, zoom: float = 1.3) -> str:
+def page_view_html(
+    doc: Document, page: int = 1, *, pdf: str | Path | None = None, zoom: float = defaults.DISPLAY_PAGE_ZOOM
+) -> str:
     """HTML with the blocks of ``page`` (coloured by kind, with offsets and links) beside the rendered page.
 
     Args:

@@ -26,6 +26,7 @@ import functools
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hepwb import defaults
 from hepwb.deps import extra
 from hepwb.evaluation.question_file import add_evidence, read_question_file
 from hepwb.evaluation.questions import Question
@@ -118,7 +119,7 @@ def default_question_file(layout: Layout | None = None) -> Path:
     return (layout or Layout.default()).data / DEFAULT_QUESTION_FILE
 
 
-def _short(text: str, n: int = 70) -> str:
+def _short(text: str, n: int = defaults.DISPLAY_QUESTION_CHARS) -> str:
     text = " ".join(text.split())
     return text if len(text) <= n else text[: n - 1] + "…"
 

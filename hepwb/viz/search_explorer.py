@@ -16,7 +16,11 @@ from hepwb.types import Hit, JSONObject
 __all__ = ["SearchExplorer", "availability_lines", "side_by_side_html"]
 
 
-def side_by_side_html(results: Mapping[str, Sequence[Hit] | str], width: int = 300, per_row: int = 3) -> str:
+def side_by_side_html(
+    results: Mapping[str, Sequence[Hit] | str],
+    width: int = defaults.DISPLAY_COLUMN_SNIPPET_CHARS,
+    per_row: int = defaults.DISPLAY_COLUMNS,
+) -> str:
     """One column per retriever: its hits with highlighted snippets (a string: why it did not run).
 
     At most ``per_row`` columns side by side (each an equal share of the notebook's width, its text
