@@ -1,10 +1,10 @@
 """One way to declare options (issue #39): defaults in hepwb/defaults.py, bounds in hepwb/limits.py only.
 
-The constructors of every registered component (chunkers, retrievers and their ``search``, vector indexes,
-rerankers) and the typer commands of ``hepwb/cli*.py`` name a :mod:`hepwb.defaults` or :mod:`hepwb.limits`
-constant for every numeric default; no module but those two words a bound of its own (a pydantic
-``Field(ge=...)``, a ``Bound(...)``, a chained comparison with a number that raises ``ConfigError``).
-Read with :mod:`ast`, so a new component or command is covered without touching this test.
+Every function, method and class field of ``hepwb/`` (registered components and typer commands first among
+them) names a :mod:`hepwb.defaults` or :mod:`hepwb.limits` constant for every numeric default, but the few
+sentinels and facts of :data:`ALLOWED_LITERAL_DEFAULTS`; no module but those two words a bound of its own (a
+pydantic ``Field(ge=...)``, a ``Bound(...)``, a chained comparison with a number that raises ``ConfigError``).
+Read with :mod:`ast`, so a new module, component or command is covered without touching this test.
 """
 
 from __future__ import annotations
@@ -53,12 +53,17 @@ def _numeric_literal(node: ast.expr) -> bool:
     return _number(node) and not (isinstance(node, ast.Constant) and node.value == 0)
 
 
-def _literal_defaults(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+def _literal_pairs(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[str, str]]:
+    """``(parameter, number)`` of each parameter of ``fn`` whose default is a number written out."""
     args = fn.args
     positional = [*args.posonlyargs, *args.args]
     pairs = list(zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=True))
     pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None]
-    return [f"{fn.name}({a.arg}={ast.unparse(d)})" for a, d in pairs if _numeric_literal(d)]
+    return [(a.arg, ast.unparse(d)) for a, d in pairs if _numeric_literal(d)]
+
+
+def _literal_defaults(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    return [f"{fn.name}({arg}={value})" for arg, value in _literal_pairs(fn)]
 
 
 def _tree(obj: object) -> ast.Module:
@@ -174,16 +179,26 @@ def test_every_numeric_default_of_a_component_names_a_constant():
     assert found == [], f"move these defaults to hepwb/defaults.py (or limits): {found}"
 
 
-ALLOWED_FIELD_LITERALS = {
+ALLOWED_LITERAL_DEFAULTS = {
     # -1: "no context window" sentinels of a chunk's record, not settings
-    "types.py:Chunk.context_start = -1",
-    "types.py:Chunk.context_end = -1",
-    "ragmd/model.py:RagChunk.context_start = -1",
-    "ragmd/model.py:RagChunk.context_end = -1",
+    ("types.py", "Chunk", "context_start"),
+    ("types.py", "Chunk", "context_end"),
+    ("ragmd/model.py", "RagChunk", "context_start"),
+    ("ragmd/model.py", "RagChunk", "context_end"),
     # a parsed block's line count starts at one line: a record's field, not a setting
-    "processing/_blocks.py:RenderedBlock.lines = 1",
+    ("processing/_blocks.py", "RenderedBlock", "lines"),
+    # page 1: pages are numbered from 1 (markdown has no pages; a document view opens on the first)
+    ("processing/markdown.py", "parse_blocks", "page"),
+    ("viz/document_view.py", "page_view_html", "page"),
+    ("viz/document_view.py", "DocumentBrowser.__init__", "page"),
+    ("viz/document_view.py", "DocumentBrowser.from_corpus", "page"),
+    # 12 hex digits: the length of hepwb's ids and cache keys (chunk sets, cells), a format, not a setting;
+    # another length would rename every stored artefact
+    ("ids.py", "short_hash", "n"),
+    ("ids.py", "ListHash.short", "n"),
 }
-"""Numeric literal field defaults of records (not settings) allowed: ``module:Class.field = value``."""
+"""Numeric literal defaults allowed outside hepwb/defaults.py and hepwb/limits.py, sentinels and facts only:
+``(module, function or class, parameter or field)``."""
 
 
 def _is_settings_class(node: ast.ClassDef) -> bool:
@@ -202,25 +217,104 @@ def _field_literals(tree: ast.Module) -> Iterator[str]:
         if not (isinstance(cls, ast.ClassDef) and _is_settings_class(cls)):
             continue
         for node in cls.body:
-            if not (isinstance(node, ast.AnnAssign) and node.value is not None):
-                continue
-            value = node.value
-            if isinstance(value, ast.Call) and getattr(value.func, "id", "") == "Field":
-                given = [*value.args[:1], *(k.value for k in value.keywords if k.arg == "default")]
-                value = given[0] if given else value
-            if _numeric_literal(value):
-                yield f"{cls.name}.{ast.unparse(node.target)} = {ast.unparse(value)}"
+            value = _field_default(node)
+            if value is not None and _numeric_literal(value):
+                yield f"{cls.name}.{ast.unparse(node.target)} = {ast.unparse(value)}"  # type: ignore[attr-defined]
+
+
+def _field_default(node: ast.stmt) -> ast.expr | None:
+    """The default of a class body's annotated field (``x: int = 3``, ``Field(3)``, ``Field(default=3)``)."""
+    if not (isinstance(node, ast.AnnAssign) and node.value is not None):
+        return None
+    value = node.value
+    if isinstance(value, ast.Call) and getattr(value.func, "id", "") == "Field":
+        given = [*value.args[:1], *(k.value for k in value.keywords if k.arg == "default")]
+        value = given[0] if given else value
+    return value
 
 
 def test_every_numeric_default_of_a_settings_record_names_a_constant():
+    allowed = {f"{where}:{owner}.{name}" for where, owner, name in ALLOWED_LITERAL_DEFAULTS}
     found = []
     for path in sorted(PACKAGE.rglob("*.py")):
         where = str(path.relative_to(PACKAGE))
         if where not in HOMES:
             found += [f"{where}:{f}" for f in _field_literals(ast.parse(path.read_text(encoding="utf-8")))]
-    unexpected = sorted(set(found) - ALLOWED_FIELD_LITERALS)
+    unexpected = sorted(f for f in found if f.split(" = ")[0] not in allowed)
     assert unexpected == [], f"move these defaults to hepwb/defaults.py: {unexpected}"
-    assert set(found) >= ALLOWED_FIELD_LITERALS, f"allowed but gone: {ALLOWED_FIELD_LITERALS - set(found)}"
+
+
+def _module_literals(tree: ast.Module) -> Iterator[tuple[str, str, str]]:
+    """``(function or class, parameter or field, number)`` of each numeric literal default in ``tree``.
+
+    Every function and method at any depth, by its dotted name (``Class.method``), and the annotated fields of
+    every class (dataclasses, pydantic models, named tuples) but ``ClassVar`` ones.
+    """
+
+    def visit(node: ast.AST, prefix: str) -> Iterator[tuple[str, str, str]]:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                name = prefix + child.name
+                yield from ((name, arg, value) for arg, value in _literal_pairs(child))
+                yield from visit(child, f"{name}.")
+            elif isinstance(child, ast.ClassDef):
+                name = prefix + child.name
+                for stmt in child.body:
+                    value = _field_default(stmt)
+                    if value is None or not _numeric_literal(value):
+                        continue
+                    assert isinstance(stmt, ast.AnnAssign)
+                    if "ClassVar" not in ast.unparse(stmt.annotation):
+                        yield name, ast.unparse(stmt.target), ast.unparse(value)
+                yield from visit(child, f"{name}.")
+            else:
+                yield from visit(child, prefix)
+
+    return visit(tree, "")
+
+
+def _package_literals() -> Iterator[tuple[str, str, str, str]]:
+    """``(module, function or class, parameter or field, number)`` of every module but the two homes."""
+    for path in sorted(PACKAGE.rglob("*.py")):
+        where = str(path.relative_to(PACKAGE))
+        if where not in HOMES:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            yield from ((where, owner, name, value) for owner, name, value in _module_literals(tree))
+
+
+def test_every_numeric_default_in_hepwb_names_a_constant(tmp_path):
+    """Every function, method and field of hepwb/ (not only components and commands) names its default."""
+    toy = tmp_path / "toy.py"
+    toy.write_text(
+        textwrap.dedent(
+            """
+            def f(a=3, b=0, *, c=-1.5, d=True, e=defaults.X):
+                def inner(x=2): ...
+
+            class K:
+                n: int = 4
+                m: ClassVar[int] = 5
+                s: float = Field(default=0.5)
+                t: str = "x"
+
+                async def g(self, w=120, /): ...
+            """
+        )
+    )
+    planted = list(_module_literals(ast.parse(toy.read_text(encoding="utf-8"))))
+    assert planted == [  # the scan sees them
+        ("f", "a", "3"),
+        ("f", "c", "-1.5"),
+        ("f.inner", "x", "2"),
+        ("K", "n", "4"),
+        ("K", "s", "0.5"),
+        ("K.g", "w", "120"),
+    ]
+    found = list(_package_literals())
+    unexpected = [f"{w}: {o} {n}={v}" for w, o, n, v in found if (w, o, n) not in ALLOWED_LITERAL_DEFAULTS]
+    assert unexpected == [], f"name these in hepwb/defaults.py (a bound: hepwb/limits.py): {unexpected}"
+    gone = ALLOWED_LITERAL_DEFAULTS - {(w, o, n) for w, o, n, _ in found}
+    assert not gone, f"allowed but gone (drop them): {sorted(gone)}"
 
 
 def test_every_numeric_default_of_a_command_names_a_constant():
