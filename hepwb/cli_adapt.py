@@ -124,7 +124,7 @@ def fit_fusion(
     ] = "first,max",
     fields: Annotated[
         str, typer.Option(help="Lexical fields: text, or context (with title and section).")
-    ] = ("context"),
+    ] = defaults.HYBRID_FIELDS,
     folds: Annotated[
         int, typer.Option(help="Cross-validation folds (grouped by paper).")
     ] = defaults.FUSION_FOLDS,

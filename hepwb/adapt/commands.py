@@ -122,7 +122,7 @@ def fit_fusion_for(
     name: str,
     *,
     layout: Layout | None = None,
-    fields: str = "context",
+    fields: str = defaults.HYBRID_FIELDS,
     dense_read: str | Sequence[str] = ("first", "max"),
     top_m: int = defaults.TOP_M,
     fetch: int = defaults.FETCH,

@@ -75,7 +75,7 @@ __all__ = [
 
 SHORT_KEY_CHARS = 25
 """Quotes whose key is shorter than this are *short*: located only where they are unambiguous."""
-PIECE = 16
+PIECE = defaults.QUOTE_PIECE_CHARS
 """Length of the key pieces of the tolerant rule."""
 TOLERANT_SHARE = 0.9
 """Share of pieces that must be found, in order, for a tolerant match."""

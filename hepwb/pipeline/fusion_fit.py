@@ -187,7 +187,7 @@ def fit_fusion(
     inputs: EvalInputs,
     cs: ChunkSet,
     *,
-    fields: str = "context",
+    fields: str = defaults.HYBRID_FIELDS,
     dense_read: str | Sequence[str] = ("first", "max"),
     top_m: int = defaults.TOP_M,
     fetch: int = defaults.FETCH,

@@ -86,7 +86,8 @@ def score(
     relevant = _relevant_hits(results, located, inputs.keyindexes, cfg.min_coverage)
     # read through windows, a chunk loses nothing to the model's input limit
     limit = 10**9 if needs_windows(cfg) else embedder.max_seq_length
-    kc = min(5, cfg.k)  # what a reader of the top hits is handed: the chunk, or the chunk and linked captions
+    # what a reader of the top hits is handed: the chunk, or the chunk and linked captions
+    kc = min(defaults.RAGAS_TOP_K, cfg.k)
     summary = {
         **{k: float(v) for k, v in ev.summary.items()},
         **_ragas_means(per_question, evaluated),
