@@ -25,9 +25,16 @@ NOTEBOOKS = sorted(
     for p in [*(ROOT / "notebooks").glob("*.ipynb"), *(ROOT / "notebooks" / "tutorials").glob("*.ipynb")]
 )
 TIMES = SCREENSHOTS / "run-all.json"
-SLOW = {"70-adapt-embedder.ipynb"}
+SLOW = {
+    "70-adapt-embedder.ipynb",  # trains a model
+    "25-sweep.ipynb",  # make test: tutorial 4 (nbval) and tests/integration/test_sweep_dask.py run sweeps
+    "60-compare-retrievers.ipynb",  # make test: tutorial 3 (nbval) and tests/unit/test_compare_api.py
+    "75-tiers.ipynb",  # make test: tests/unit/test_tiers*.py and the approval widget in the browser
+    "80-ragmd.ipynb",  # make test: tests/unit/test_ragmd*.py
+}
 """Run All of these in ``make test-slow`` (which ``.ci/run`` also runs), keeping ``make test`` in its budget:
-the tutorials (``make test`` runs each through nbval, comparing outputs) and the one that trains a model."""
+the tutorials (``make test`` runs each through nbval, comparing outputs), the one that trains a model, and
+those whose code ``make test`` runs through other tests (the comment beside each says which)."""
 
 
 def _param(notebook: str) -> object:

@@ -125,11 +125,14 @@ def test_two_evaluations_of_a_new_configuration_embed_once(reference, tmp_path):
     assert summary == pytest.approx(reference[0][0], abs=1e-9)
 
 
-@pytest.mark.parametrize(("limit", "where"), [(40_000, "document.json"), (150_000, "LanceDB")])
+@pytest.mark.parametrize(
+    ("limit", "where"),
+    [pytest.param(40_000, "document.json", marks=pytest.mark.slow), (150_000, "LanceDB")],
+)
 def test_a_write_error_mid_run_leaves_nothing_half_written(reference, tmp_path, limit, where):
     """Files may not grow past ``limit`` bytes (``ulimit -f``, as on a full disk): at 40 kB the first
     paper's cached conversion (its record with figures, cross-references and front matter) cannot be
-    written, at 150 kB the LanceDB table cannot be written."""
+    written (``make test-slow``), at 150 kB the LanceDB table cannot be written."""
     home = tmp_path / "home"
     proc = _start(home, max_file_bytes=limit)
     out = _finish(proc)

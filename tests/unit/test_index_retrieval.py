@@ -63,7 +63,7 @@ def test_dense_without_embedder_is_a_config_error(store_and_table):
 
 
 def test_a_table_built_slice_by_slice_equals_one_built_at_once(tmp_path, monkeypatch):
-    docs = [markdown_document(t * 6, label) for label, t in TEXTS.items()]
+    docs = [markdown_document(t * 2, label) for label, t in TEXTS.items()]
     cs = build_chunkset(docs, "recursive", layout=Layout(tmp_path), progress=False, chunk_size=16)
     assert len(cs.chunks) > 6
 
