@@ -11,7 +11,7 @@ from hepwb import defaults
 from hepwb.cli_app import App, Corpus, app, fail, parse_words
 from hepwb.exceptions import ConfigError
 from hepwb.plaintext import plain
-from hepwb.tiers.query import hits_frame
+from hepwb.tiers.query import tier_hits_frame
 from hepwb.tiers.settings import TierConfig, load_config
 from hepwb.tiers.store import Tiers
 
@@ -147,7 +147,7 @@ def search(
 ) -> None:
     """Search both tiers in parallel; each hit says its tier, its matched entities and why."""
     hits = _open(ctx).search(question, k, which=parse_words(which), strict=strict, record=record)
-    typer.echo(_table(hits_frame(hits).drop(columns=["snippet"])))
+    typer.echo(_table(tier_hits_frame(hits).drop(columns=["snippet"])))
 
 
 @tiers_app.command("warm")

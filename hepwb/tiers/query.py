@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
-__all__ = ["hits_frame", "search"]
+__all__ = ["search", "tier_hits_frame"]
 
 
 def search(
@@ -154,7 +154,7 @@ def _rrf(lists: dict[str, list[Hit]]) -> list[tuple[Hit, float]]:
     return [(first[c], float(s)) for c, s in zip(fused["chunk_id"].to_pylist(), scores, strict=True)]
 
 
-def hits_frame(hits: Sequence[Hit]) -> pd.DataFrame:
+def tier_hits_frame(hits: Sequence[Hit]) -> pd.DataFrame:
     """A table of tier hits: rank, tier, label, pages, matched entities, why and a snippet."""
     import pandas as pd
 
