@@ -27,6 +27,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 _BY_FOLDER = {"integration": pytest.mark.integration, "browser": pytest.mark.browser}
+SLOW_NOTEBOOKS = {"04-batch-sweep-and-catalog.ipynb"}
+"""Notebooks nbval runs in ``make test-slow`` (``.ci/run`` runs it too), keeping ``make test`` in its budget:
+tutorial 4's sweep of four executed notebooks (about a minute) is what
+``tests/integration/test_sweep_dask.py::test_notebooks_are_the_record`` runs in ``make test``."""
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -38,5 +42,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if item.path.suffix == ".ipynb":
             item.add_marker(pytest.mark.notebook)
             item.add_marker(pytest.mark.shared)
+            if item.path.name in SLOW_NOTEBOOKS:
+                item.add_marker(pytest.mark.slow)
         if "shared" in item.keywords and not HAVE_SHARED:
             item.add_marker(pytest.mark.skip(reason=SKIP_REASON))
