@@ -45,7 +45,7 @@ check: $(STAMP)  ## Fast edit loop (a few minutes): unit tests, doctests, notebo
 	$(PY) -m pytest -q -m "not (slow or integration or browser or notebook)" \
 		tests/unit tests/notebooks hepwb bench $(PYTEST_ARGS)
 
-test-slow: $(STAMP)  ## Only the tests marked slow (the 32-paper golden grid, the other kill points); .ci/run runs it after make test
+test-slow: $(STAMP)  ## Only the tests marked slow (the 32-paper golden grid, the other kill points, the slowest notebooks); .ci/run runs it after make test
 	$(PY) -m pytest -m slow $(PYTEST_ARGS)
 
 test-all: $(STAMP)  ## Tests including those marked slow (deselected by `make test`)
