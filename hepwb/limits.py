@@ -122,6 +122,7 @@ __all__ = [
     "TIER_WARM_MAX_DOCS",
     "TIER_WARM_MAX_ROWS",
     "TOP_N",
+    "VIEW_MAX_CHARS",
     "WINDOW",
     "Bound",
     "K",
@@ -271,6 +272,11 @@ K = Bound(
 
 MAX_DOCS = Bound("max_docs", 1, None, "a whole number of papers", "8, or null for all", integer=True)
 """Papers read from a corpus at most."""
+
+VIEW_MAX_CHARS = Bound(
+    "max_chars", 1, None, "a whole number of characters", "30000, or None for all", integer=True
+)
+"""Characters of a paper the chunk view renders (``chunks_html``, ``ChunkExplorer``); ``None``: all."""
 
 FETCH = Bound("fetch", 1, 10_000, "a whole number of candidates per branch", "50", integer=True)
 """Candidates a retriever takes from a base retriever or branch."""

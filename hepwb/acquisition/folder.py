@@ -18,6 +18,7 @@ import os
 import stat
 from pathlib import Path
 
+from hepwb import limits
 from hepwb.exceptions import ConfigError, CorpusNotFoundError
 from hepwb.io import read_json
 from hepwb.paths import shared_dir
@@ -138,10 +139,7 @@ def corpus_files(corpus: Path, max_docs: int | None = None, only: list[str] | No
             msg = f"no file of {corpus} has a label in {only}; labels are the file-name prefix before '_'"
             raise CorpusNotFoundError(msg)
     if max_docs is not None:
-        if max_docs < 1:
-            msg = f"max_docs must be >= 1 or None, got {max_docs}"
-            raise ConfigError(msg)
-        files = files[:max_docs]
+        files = files[: limits.MAX_DOCS.check(max_docs)]
     return files
 
 

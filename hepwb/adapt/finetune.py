@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from hepwb import defaults
+from hepwb import defaults, limits
 from hepwb.adapt.pairs import Pair, pairs_sha256
 from hepwb.adapt.progress import show_training
 from hepwb.deps import extra
@@ -190,7 +190,7 @@ def seeded_split(pairs: list[Pair], holdout: float, seed: int) -> tuple[list[Pai
     """
     import torch
 
-    if len(pairs) < 10:
+    if len(pairs) < limits.ADAPT_MIN_PAIRS:
         msg = f"only {len(pairs)} training pairs: adapt on more papers (at least a few with running text)"
         raise ConfigError(msg)
     random.seed(seed)

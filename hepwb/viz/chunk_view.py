@@ -22,7 +22,7 @@ import itertools
 from collections.abc import Sequence
 from typing import Any
 
-from hepwb.exceptions import ConfigError
+from hepwb import limits
 from hepwb.pipeline.chunksets import truncation_report
 from hepwb.plaintext import escape_html
 from hepwb.types import Block, Chunk, Document
@@ -151,9 +151,8 @@ def chunks_html(
     Raises:
         ConfigError: ``max_chars`` is not positive.
     """
-    if max_chars is not None and max_chars <= 0:
-        msg = f"max_chars must be a positive number of characters or None, not {max_chars!r}"
-        raise ConfigError(msg)
+    if max_chars is not None:
+        limits.VIEW_MAX_CHARS.check(max_chars)
     text = doc.markdown
     first = body_start(doc, chunks) if from_body else 0
     limit = len(text) if max_chars is None else min(first + max_chars, len(text))
