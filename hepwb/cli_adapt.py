@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-import dataclasses
-from typing import Annotated
+from typing import Annotated, Any, TypeVar
 
 import typer
 
 from hepwb import defaults, limits
 from hepwb.adapt.commands import adapt_corpus, adapt_reranker, fit_fusion_for
 from hepwb.adapt.crossencoder import CrossEncoderSettings
-from hepwb.adapt.finetune import AdaptSettings
+from hepwb.adapt.finetune import AdaptSettings, ModelCard
 from hepwb.cli_app import Corpus, Latex, MaxDocs, Overlap, Questions, app
 from hepwb.labels import human
+
+_S = TypeVar("_S", AdaptSettings, CrossEncoderSettings)
 
 
 @app.command()
@@ -78,25 +79,13 @@ def adapt(
     Runs on the GPU when there is one (HEPWB_DEVICE=cpu forces the CPU).
     """
     if cross_encoder is not None:
-        ce = CrossEncoderSettings(seed=seed)
-        ce = dataclasses.replace(ce, epochs=epochs) if epochs else ce
-        ce = dataclasses.replace(ce, batch_size=batch_size) if batch_size else ce
+        ce = _settings(CrossEncoderSettings, epochs, batch_size, seed=seed)
         card = adapt_reranker(cross_encoder, corpus=corpus, base_model=base, max_docs=max_docs,
                               prefer_latex=latex, max_pairs=max_pairs, llm_questions=llm_questions,
                               settings=ce)  # fmt: skip
-        typer.echo(f"{card.path}: cross-encoder, {card.n_train} pairs {card.pairs}, {card.steps} steps "
-                   f"in {card.seconds:.0f} s on {card.device}")  # fmt: skip
-        for metric, after in card.heldout_after.items():
-            typer.echo(
-                f"held-out {metric:6s} {card.heldout_before[metric]:.3f} -> {after:.3f} (of 10 candidates)"
-            )
+        _print_reranker_card(card)
         return
-    settings = AdaptSettings(
-        epochs=epochs or defaults.ADAPT_EPOCHS,
-        batch_size=batch_size or defaults.ADAPT_BATCH_SIZE,
-        hard_negatives=hard_negatives,
-        seed=seed,
-    )
+    settings = _settings(AdaptSettings, epochs, batch_size, hard_negatives=hard_negatives, seed=seed)
     card = adapt_corpus(name, corpus=corpus, base_model=base, max_docs=max_docs, prefer_latex=latex,
                         max_pairs=max_pairs, llm_questions=llm_questions, settings=settings)  # fmt: skip
     typer.echo(f"{card.path}: {card.n_train} pairs {card.pairs}, {card.steps} steps in {card.seconds:.0f} s")
@@ -159,3 +148,18 @@ def fit_fusion(
     for metric in ("hit_rate@5", "recall@5", "mrr@10", "ndcg@10"):
         lo, hi = fit.out_of_fold_ci95.get(metric, (float("nan"), float("nan")))
         typer.echo(f"out of fold {human(metric):10s} {fit.out_of_fold[metric]:.3f}  [{lo:.3f}, {hi:.3f}]")
+
+
+def _settings(cls: type[_S], epochs: float | None, batch_size: int | None, **fields: Any) -> _S:
+    """Training settings of ``cls`` with the options given; those left out keep the settings' defaults."""
+    given: dict[str, Any] = {"epochs": epochs, "batch_size": batch_size}
+    return cls(**{k: v for k, v in given.items() if v is not None}, **fields)
+
+
+def _print_reranker_card(card: ModelCard) -> None:
+    """What training the cross-encoder did, and its held-out metrics before and after."""
+    typer.echo(f"{card.path}: cross-encoder, {card.n_train} pairs {card.pairs}, {card.steps} steps "
+               f"in {card.seconds:.0f} s on {card.device}")  # fmt: skip
+    for metric, after in card.heldout_after.items():
+        before = card.heldout_before[metric]
+        typer.echo(f"held-out {metric:6s} {before:.3f} -> {after:.3f} (of 10 candidates)")
