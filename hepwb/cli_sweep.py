@@ -165,10 +165,7 @@ def sweep(
     security = scheduler_security(tls_ca_file, tls_cert, tls_key)
     _check_where(executor, scheduler, security)  # before the sweep file is read or anything planned
     in_force = resolve_store(store)  # a malformed URL or project setting is one line now
-    if cluster is not None and cluster not in (*KINDS, "gateway"):  # a --dry-run says so too
-        choices = [*KINDS, "gateway"]
-        fail(ConfigError(f"unknown batch system {cluster!r} for --cluster; choose one of {choices}"))
-    gateway = _gateway_options(
+    gateway = _gateway_options(  # and the --cluster kind: a --dry-run says so too
         cluster,
         gateway_address,
         gateway_auth,
@@ -188,36 +185,48 @@ def sweep(
         grid=_grid(chunk_sizes, retrievers, chunkers, overlaps, k),
     )
     if job_script:
-        if cluster == "gateway":
-            fail(ConfigError("--job-script prints a batch job script: a gateway cluster has none"))
-        c = _cluster(cluster or "slurm", queue, account, job_extra, gpus_per_job)
-        typer.echo(c.job_script())
-        c.close()
+        _print_job_script(cluster, queue, account, job_extra, gpus_per_job)
         return
     if dry_run:
-        summary = plan_summary(spec, notebooks=notebooks)
-        typer.echo(summary.frame().to_string(index=False))
-        typer.echo(f"\n{summary.summary()}")
+        _print_plan(spec, notebooks)
         return
-    opts = {
-        "executor": executor,
-        "scheduler": scheduler,
-        "n_workers": workers,
-        "cluster": _cluster(cluster, queue, account, job_extra, gpus_per_job, gateway),
-        "gpu_workers": gpu_workers,
-    }
-    if security is not None:
-        opts["security"] = security
+    opts = _where_options(executor, scheduler, workers, gpu_workers, security)
+    opts["cluster"] = _cluster(cluster, queue, account, job_extra, gpus_per_job, gateway)
     if (search or spec.search) == "halving":
         if in_force is not None:
             fail(ConfigError("--search halving keeps its artefacts on local disk: add --store local"))
-        halving = run_halving(spec, **opts)
-        typer.echo(halving.frame().to_string(index=False))  # the winner's line is logged above
+        typer.echo(run_halving(spec, **opts).frame().to_string(index=False))  # the winner's line is logged
         return
     result = run_sweep(spec, notebooks=notebooks, force=force, store=store, **opts)
     _print_result(result, spec.metric)
     if result.failed:
         raise typer.Exit(1)
+
+
+def _where_options(
+    executor: str, scheduler: str | None, workers: int | None, gpu_workers: int, security: Any
+) -> dict[str, Any]:
+    """The keyword arguments of :func:`run_sweep` and :func:`run_halving` that say where cells run."""
+    opts = {"executor": executor, "scheduler": scheduler, "n_workers": workers, "gpu_workers": gpu_workers}
+    return opts if security is None else {**opts, "security": security}
+
+
+def _print_job_script(
+    kind: str | None, queue: str | None, account: str | None, job_extra: list[str] | None, gpus: int
+) -> None:
+    """The batch job script a --cluster (Slurm by default) would submit; a gateway has none."""
+    if kind == "gateway":
+        fail(ConfigError("--job-script prints a batch job script: a gateway cluster has none"))
+    c = _cluster(kind or "slurm", queue, account, job_extra, gpus)
+    typer.echo(c.job_script())
+    c.close()
+
+
+def _print_plan(spec: Any, notebooks: bool) -> None:
+    """The cells of ``spec`` and what of them is cached (``--dry-run``)."""
+    summary = plan_summary(spec, notebooks=notebooks)
+    typer.echo(summary.frame().to_string(index=False))
+    typer.echo(f"\n{summary.summary()}")
 
 
 def _print_result(result: SweepResult, metric: str) -> None:
@@ -240,7 +249,13 @@ def _print_result(result: SweepResult, metric: str) -> None:
 
 
 def _gateway_options(kind: str | None, address: str | None, auth: str | None, **options: Any) -> JSONObject:
-    """The arguments of :func:`make_gateway_cluster` (checked now); gateway options without it are refused."""
+    """The arguments of :func:`make_gateway_cluster` (checked now); gateway options without it are refused.
+
+    An unknown ``--cluster`` kind is refused here too, before anything is planned.
+    """
+    if kind is not None and kind not in (*KINDS, "gateway"):
+        choices = [*KINDS, "gateway"]
+        fail(ConfigError(f"unknown batch system {kind!r} for --cluster; choose one of {choices}"))
     given = {k: v for k, v in {"address": address, "auth": auth, **options}.items() if v is not None}
     if kind != "gateway":
         only = [k for k in given if k not in ("workers",)]
