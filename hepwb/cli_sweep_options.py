@@ -163,5 +163,8 @@ GpusPerJob = Annotated[
 ]
 MaxCells = Annotated[
     int | None,
-    typer.Option(min=1, help="Refuse grids of more cells than this (default: the file's, else 10000)."),
+    typer.Option(
+        min=int(limits.SWEEP_MAX_CELLS.low),
+        help=f"Refuse grids of more cells than this (default: the file's, else {limits.MAX_SWEEP_CELLS}).",
+    ),
 ]
