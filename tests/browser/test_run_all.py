@@ -27,7 +27,8 @@ NOTEBOOKS = sorted(
 TIMES = SCREENSHOTS / "run-all.json"
 SLOW = {
     "70-adapt-embedder.ipynb",  # trains a model
-    "25-sweep.ipynb",  # make test: tutorial 4 (nbval) and tests/integration/test_sweep_dask.py run sweeps
+    "20-evaluate.ipynb",  # make test: papermill executes it for every cell of test_notebooks_are_the_record
+    "25-sweep.ipynb",  # make test: tests/integration/test_sweep_dask.py runs sweeps
     "60-compare-retrievers.ipynb",  # make test: tutorial 3 (nbval) and tests/unit/test_compare_api.py
     "75-tiers.ipynb",  # make test: tests/unit/test_tiers*.py and the approval widget in the browser
     "80-ragmd.ipynb",  # make test: tests/unit/test_ragmd*.py
