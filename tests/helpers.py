@@ -150,6 +150,28 @@ def tiny_corpus(folder: Path) -> tuple[Path, Path]:
     return corpus, questions
 
 
+def two_notes(folder: Path, quote_a: str = "fitted amplitude is") -> list[str]:
+    """Two markdown notes and a question about each under ``folder``; the ``hepwb evaluate`` arguments that
+    score them at the paper level (which needs no chunking)."""
+    import json
+
+    corpus = folder / "papers"
+    corpus.mkdir()
+    (corpus / "note-a.md").write_text("# Fit\n\nThe fitted amplitude is 0.42 with a flat background.\n")
+    (corpus / "note-b.md").write_text("# Calibration\n\nElectrons from Z decays calibrate the calorimeter.\n")
+    rows = [
+        {"qid": "N1", "question": "What amplitude?", "evidence": [{"doc": "note-a", "quote": quote_a}]},
+        {
+            "qid": "N2",
+            "question": "What calibrates?",
+            "evidence": [{"doc": "note-b", "quote": "the calorimeter"}],
+        },
+    ]
+    qa = folder / "qa.jsonl"
+    qa.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return ["evaluate", "--corpus", str(corpus), "--questions", str(qa), "--level", "paper"]
+
+
 def notebook_warnings(path: Path) -> list[str]:
     """Every output of an executed notebook that reads as a warning (stderr text or a warning line)."""
     import json

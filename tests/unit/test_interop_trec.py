@@ -27,6 +27,7 @@ from hepwb.interop.trec import (
     write_topics,
 )
 from hepwb.readers import ReadError
+from tests.helpers import two_notes
 
 runner = CliRunner()
 
@@ -154,27 +155,10 @@ def test_a_run_file_of_ten_million_lines_is_refused_in_bounded_memory(tmp_path):
 @pytest.fixture
 def notes(tmp_path, monkeypatch):
     """Two markdown notes and two questions: a project where the paper level needs no chunking."""
-    corpus = tmp_path / "papers"
-    corpus.mkdir()
-    (corpus / "note-a.md").write_text("# Fit\n\nThe fitted amplitude is 0.42 with a flat background.\n")
-    (corpus / "note-b.md").write_text("# Calibration\n\nElectrons from Z decays calibrate the calorimeter.\n")
-    qa = tmp_path / "qa.jsonl"
-    rows = [
-        {
-            "qid": "N1",
-            "question": "What amplitude?",
-            "evidence": [{"doc": "note-a", "quote": "fitted amplitude is"}],
-        },
-        {
-            "qid": "N2",
-            "question": "What calibrates?",
-            "evidence": [{"doc": "note-b", "quote": "the calorimeter"}],
-        },
-    ]
-    qa.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    evaluate = two_notes(tmp_path)
     monkeypatch.setenv("HEPWB_HOME", str(tmp_path))
     monkeypatch.chdir(tmp_path)
-    return ["evaluate", "--corpus", str(corpus), "--questions", str(qa), "--level", "paper"]
+    return evaluate
 
 
 def _error_line(output: str) -> str:

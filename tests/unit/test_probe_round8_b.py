@@ -19,7 +19,7 @@ from hepwb.ner.source import ner_source
 from hepwb.paths import Layout
 from hepwb.tiers.audit import AuditLog
 from hepwb.tiers.store import Tiers
-from tests.helpers import run_main
+from tests.helpers import run_main, two_notes
 
 QUOTE = "The W boson and Z boson backgrounds are small."
 
@@ -185,24 +185,7 @@ def test_the_ner_client_refuses_a_token_it_cannot_send(monkeypatch):
 
 
 def _papers(home):
-    corpus = home / "papers"
-    corpus.mkdir()
-    (corpus / "note-a.md").write_text("# Fit\n\nThe fitted amplitude is 0.42 with a flat background.\n")
-    (corpus / "note-b.md").write_text("# Calibration\n\nElectrons from Z decays calibrate the calorimeter.\n")
-    rows = [
-        {
-            "qid": "N1",
-            "question": "What amplitude?",
-            "evidence": [{"doc": "note-a", "quote": "fitted amplitude"}],
-        },
-        {
-            "qid": "N2",
-            "question": "What calibrates?",
-            "evidence": [{"doc": "note-b", "quote": "the calorimeter"}],
-        },
-    ]
-    (home / "qa.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return ["evaluate", "--corpus", str(corpus), "--questions", str(home / "qa.jsonl"), "--level", "paper"]
+    return two_notes(home, quote_a="fitted amplitude")
 
 
 @pytest.mark.parametrize("damage", ["random bytes", "fifo"])
