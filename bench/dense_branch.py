@@ -40,6 +40,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from bench.common import REPORTS, have_chroma, scratch_sets
+from hepwb import defaults
 from hepwb.evaluation.levels import relevant_chunks
 from hepwb.evaluation.rank import rank_scores
 from hepwb.evaluation.stats import paired_test
@@ -48,7 +49,7 @@ from hepwb.index.windows import window_size, windows_of
 from hepwb.io import write_json
 from hepwb.paths import Layout
 from hepwb.pipeline import ExperimentConfig
-from hepwb.pipeline.fusion_fit import N_FOLDS, out_of_fold_choices, paper_of
+from hepwb.pipeline.fusion_fit import out_of_fold_choices, paper_of
 from hepwb.pipeline.stages import chunk_stage, index_stage, load_inputs
 from hepwb.retrieval import get_retriever
 from hepwb.types import Chunk
@@ -77,7 +78,7 @@ def _out_of_fold(dense: Matrix, bm25: Matrix, relevant: list[set[int]], groups: 
     dn, bn = minmax_scale(dense, axis=1), minmax_scale(bm25, axis=1)
     table = np.stack([_found5(w * dn + (1 - w) * bn, relevant) for w in SHARES])  # share x question
     out = np.zeros(len(relevant))
-    for share, test in out_of_fold_choices(table, groups, min(N_FOLDS, len(set(groups)))):
+    for share, test in out_of_fold_choices(table, groups, min(defaults.FUSION_FOLDS, len(set(groups)))):
         out[test] = table[share, test]
     return out
 

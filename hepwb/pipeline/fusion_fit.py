@@ -49,7 +49,6 @@ from hepwb.types import Hit, JSONObject
 
 __all__ = [
     "METHODS",
-    "N_FOLDS",
     "FusionFit",
     "best_candidate",
     "fit_fusion",
@@ -59,8 +58,6 @@ __all__ = [
 ]
 
 METHODS = ("rrf", "linear")
-N_FOLDS = defaults.FUSION_FOLDS
-"""Folds of a fit (grouped by paper); a run on fewer papers uses one fold per paper."""
 WEIGHTS = tuple(round(float(w), 2) for w in np.arange(0.0, 1.0001, 0.05))
 
 
@@ -191,7 +188,7 @@ def fit_fusion(
     dense_read: str | Sequence[str] = ("first", "max"),
     top_m: int = defaults.TOP_M,
     fetch: int = defaults.FETCH,
-    n_folds: int = N_FOLDS,
+    n_folds: int = defaults.FUSION_FOLDS,
     k: int = defaults.EVAL_K,
     min_coverage: float = defaults.MIN_COVERAGE,
 ) -> FusionFit:
@@ -294,7 +291,7 @@ def fit_in_run(
                     "fitted=NAME of a fit made elsewhere"
                 )
                 raise ConfigError(msg)
-            folds = min(N_FOLDS, len(papers))
+            folds = min(defaults.FUSION_FOLDS, len(papers))  # fewer papers: one fold each
             fit = fit_fusion(
                 path.stem, table, embedder, inputs, cs, k=cfg.k, n_folds=folds, min_coverage=cfg.min_coverage
             )
