@@ -106,6 +106,7 @@ __all__ = [
     "RAGAS_TOP_K",
     "RAGMD_METHOD",
     "RERANK_TOP_N",
+    "RESIDENT_DOCUMENT_BYTES",
     "RETRIEVER",
     "RRF_K",
     "RRF_VECTOR_WEIGHT",
@@ -507,3 +508,10 @@ DISPLAY_FIGURE_ZOOM: Final = 1.0
 
 DISPLAY_DRY_RUN_ROWS: Final = 20
 """Cells a sweep's dry run lists (half from the start, half from the end)."""
+
+RESIDENT_DOCUMENT_BYTES: Final = 256 * 2**20
+"""Markdown of converted papers kept in memory between uses in one process (a notebook, a sweep worker).
+
+Below it a paper read once stays read, so a new chunk size does not read the corpus from disk again; above
+it (a collaboration's corpus) papers go back to their cache after each use and memory holds one at a time.
+"""

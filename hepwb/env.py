@@ -9,6 +9,7 @@ inside a Jupyter kernel calls :func:`show_logs_in_kernel`.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import sys
@@ -213,18 +214,25 @@ def release_memory() -> None:
     (about 150 MiB after embedding the 32-paper corpus at 1024 tokens, ``bench/bench_memory.py``).
     A no-op where the C library has no ``malloc_trim`` (macOS, musl).
     """
-    import ctypes
-    import ctypes.util
     import gc
 
-    gc.collect()
+    gc.collect(1)  # the young generations: a full collection of a notebook's heap costs ~0.3 s a call
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+@functools.lru_cache(maxsize=1)
+def _malloc_trim() -> Any:
+    """The C library's ``malloc_trim``, looked up once (``find_library`` runs a subprocess), or ``None``."""
+    import ctypes
+    import ctypes.util
+
     name = ctypes.util.find_library("c")
     try:
-        libc = ctypes.CDLL(name or "libc.so.6")
-        trim = libc.malloc_trim
+        return ctypes.CDLL(name or "libc.so.6").malloc_trim
     except (OSError, AttributeError):
-        return
-    trim(0)
+        return None
 
 
 @contextmanager

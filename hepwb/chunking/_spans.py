@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import hashlib
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -15,7 +17,31 @@ from hepwb.processing.figures import caption_label, roman
 from hepwb.processing.xrefs import find_mentions
 from hepwb.types import Block, Chunk, Document, JSONObject
 
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
 __all__ = ["ChunkSpan", "TokenIndex", "bare_heading", "finalize"]
+
+
+_SPANS: dict[tuple[str, str], NDArray[np.int64]] = {}
+_SPANS_MAX = 256  # documents whose token spans one process remembers (a paper's are ~0.5 MB)
+
+
+def _token_spans(text: str, tokenizer: Tokenizer) -> NDArray[np.int64]:
+    """``tokenizer.spans(text)``, remembered by tokenizer and content.
+
+    A paper is tokenized once per process, not once per chunk size: chunking at a new size then only packs
+    the tokens it already has.
+    """
+    name = f"{type(tokenizer).__qualname__}:{getattr(tokenizer, 'name', '')}"
+    key = (name, hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest())
+    spans = _SPANS.get(key)
+    if spans is None:
+        spans = tokenizer.spans(text)
+        if len(_SPANS) >= _SPANS_MAX:
+            _SPANS.clear()
+        _SPANS[key] = spans
+    return spans
 
 
 class TokenIndex:
@@ -23,7 +49,7 @@ class TokenIndex:
 
     def __init__(self, text: str, tokenizer: Tokenizer) -> None:
         self.tokenizer = tokenizer
-        spans = tokenizer.spans(text)
+        spans = _token_spans(text, tokenizer)
         self.starts = spans[:, 0].copy() if len(spans) else np.zeros(0, dtype=np.int64)
         self.ends = spans[:, 1].copy() if len(spans) else np.zeros(0, dtype=np.int64)
         self.text = text

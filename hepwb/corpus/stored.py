@@ -19,7 +19,7 @@ Example:
     ('T', 'key-1', False)
     >>> stored.markdown[:7], stored.loaded, stored == doc
     ('# Title', True, True)
-    >>> stored.release(); stored.loaded
+    >>> stored.release(force=True); stored.loaded
     False
 """
 
@@ -29,7 +29,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from hepwb import limits
+from hepwb import defaults, limits
 from hepwb.io import atomic_write_bytes, read_json_object, write_json
 from hepwb.readers import ReadError, check_file, read_text
 from hepwb.types import Block, Document, JSONObject
@@ -38,6 +38,8 @@ __all__ = ["StoredDocument", "read_document", "store_document"]
 
 
 _FIX = "it is converted again from its corpus file"
+_RESIDENT: dict[int, int] = {}
+"""Markdown length of each paper read and not released in this process (by object id)."""
 
 
 def store_document(folder: Path, doc: Document) -> None:
@@ -130,6 +132,7 @@ class StoredDocument(Document):
         if full is None:
             full = read_document(self._folder, self._key)
             object.__setattr__(self, "_full", full)
+            _RESIDENT[id(self)] = len(full.markdown)
         return full
 
     @property  # a read-only field of the frozen parent, read on demand
@@ -160,8 +163,18 @@ class StoredDocument(Document):
             return self._light[key]
         return self._document().meta.get(key, default)
 
-    def release(self) -> None:
-        """Drop the text, blocks and metadata read so far (read again when next used)."""
+    def release(self, *, force: bool = False) -> None:
+        """Drop the text, blocks and metadata read so far (read again when next used).
+
+        While the papers read in this process hold less markdown than
+        :data:`~hepwb.defaults.RESIDENT_DOCUMENT_BYTES`, a paper stays read unless ``force``: a corpus that
+        fits is read from disk once, and a larger one is held one paper at a time.
+        """
+        if self._full is None:
+            return
+        if not force and sum(_RESIDENT.values()) <= defaults.RESIDENT_DOCUMENT_BYTES:
+            return
+        _RESIDENT.pop(id(self), None)
         object.__setattr__(self, "_full", None)
 
     def __eq__(self, other: object) -> bool:

@@ -33,7 +33,7 @@ from hepwb.hepilot.records import (
     OverlapInfo,
     ProcessingMetadata,
 )
-from hepwb.io import atomic_write_text, write_json
+from hepwb.io import atomic_write_text, json_text, write_json, write_private_text
 from hepwb.types import Chunk, Document, JSONObject
 
 __all__ = [
@@ -197,8 +197,11 @@ def write_document(root: Path, doc: Document, chunks: list[Chunk]) -> CatalogEnt
     for i, ch in enumerate(chunks):
         nxt = chunks[i + 1].overlap_tokens if i + 1 < total else 0
         stem = f"chunk_{ch.index + 1:04d}"
-        atomic_write_text(chunk_dir / f"{stem}.md", ch.text)
-        write_json(chunk_dir / f"{stem}_metadata.json", _chunk_metadata(ch, total, nxt).dump())
+        # inside the chunk set's private build folder, published whole (hepwb.io.write_private_text)
+        write_private_text(chunk_dir / f"{stem}.md", ch.text)
+        write_private_text(
+            chunk_dir / f"{stem}_metadata.json", json_text(_chunk_metadata(ch, total, nxt).dump())
+        )
     return CatalogEntry(
         document_id=doc.document_id,
         source_type=source_type_of(doc),

@@ -32,7 +32,7 @@ from hepwb.models.analyzer import search_terms
 from hepwb.models.embedder import Embedder, model_slug
 from hepwb.models.tokenizers import model_identity
 from hepwb.ner.source import EntitySource, LocalNER, ner_source
-from hepwb.types import Chunk, Document, one_at_a_time
+from hepwb.types import Chunk, Document, JSONObject, one_at_a_time
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -50,6 +50,7 @@ __all__ = [
     "ann_search",
     "build_indexes",
     "chunk_arrow",
+    "has_vectors",
     "index_complete",
     "index_key",
     "open_chunk_table",
@@ -134,18 +135,29 @@ class ChunkStore:
         return np.stack([known[k] for k in keys]) if keys else np.zeros((0, self.embedder.dim), np.float32)
 
     # -- chunk tables ------------------------------------------------------------------------------
-    def table(self, chunkset_id: str, chunks: list[Chunk], docs: dict[str, Document]) -> Any:
-        """Open the table for ``chunkset_id`` (building it, with its indexes, if needed)."""
+    def table(
+        self, chunkset_id: str, chunks: list[Chunk], docs: dict[str, Document], *, vectors: bool = True
+    ) -> Any:
+        """Open the table for ``chunkset_id`` (building it, with its indexes, if needed).
+
+        ``vectors``: the caller's retriever reads the chunks' vectors. Without, a new table is built with
+        its text, metadata, entities and full-text indexes only, and the embedding model is never loaded;
+        the vectors are added to that same table when a run first reads them (:meth:`add_vectors`), its
+        full-text indexes kept as they are.
+        """
         name = table_name(chunkset_id, self.embedder.model)
         ner_model = self.ner.model
         key = index_key(chunkset_id, self.embedder.model, ner_model)
-        if index_complete(self.db_path, name, key):
-            return self.db.open_table(name)
-        # one process embeds and writes a table; another asking for it meanwhile waits, then reuses it
-        with table_lock(self.db_path, name, f"LanceDB table {name}"):
-            if index_complete(self.db_path, name, key):
-                return self.db.open_table(name)
-            return self._build(name, key, ner_model, chunkset_id, chunks, docs)
+        if not index_complete(self.db_path, name, key):
+            # one process builds a table; another asking for it meanwhile waits, then reuses it
+            with table_lock(self.db_path, name, f"LanceDB table {name}"):
+                if not index_complete(self.db_path, name, key):
+                    self._build(name, key, ner_model, chunkset_id, chunks, docs, vectors=vectors)
+        if vectors and not has_vectors(self.db_path, name):
+            with table_lock(self.db_path, name, f"vectors of LanceDB table {name}"):
+                if not has_vectors(self.db_path, name):
+                    self.add_vectors(name)
+        return self.db.open_table(name)
 
     def _build(
         self,
@@ -155,14 +167,16 @@ class ChunkStore:
         chunkset_id: str,
         chunks: list[Chunk],
         docs: dict[str, Document],
-    ) -> Any:
+        *,
+        vectors: bool,
+    ) -> None:
         before = self.ner.failed_soft
         tbl = None
         stored = [d for d in docs.values() if not d.loaded]  # papers read for context spans go back after
         # slice by slice (vectors, entities, Arrow rows), so memory stays flat in the number of chunks
         for i in range(0, max(len(chunks), 1), TABLE_SLICE):
             part = chunks[i : i + TABLE_SLICE]
-            vecs = self.embed_cached([c.text for c in part])
+            vecs = self.embed_cached([c.text for c in part]) if vectors else None
             data = chunk_arrow(part, docs, vecs, self.ner.batch([c.text for c in part]))
             if tbl is None:
                 tbl = replace_table(self.db, name, data)
@@ -177,17 +191,48 @@ class ChunkStore:
         failed = self.ner.failed_soft - before
         # the marker is written last: a table without it (an interrupted build) is built again, and so is
         # one indexed with empty entities because the NER service failed (fail-soft)
-        # the embedder that would embed here (vectors may also come from the cache, shared across devices)
-        marker = {
+        marker: JSONObject = {
             "index_key": key,
             "rows": len(chunks),
             "ner_model": ner_model,
-            "embedder": self.embedder.describe(),
+            "vectors": vectors,
         }
+        if vectors:  # the embedder that would embed here (vectors may also come from the cache)
+            marker["embedder"] = self.embedder.describe()
         if failed:
             marker["ner_failed_soft"] = failed
         write_json(self.db_path / "_complete" / f"{name}.json", marker)
-        return tbl
+
+    def add_vectors(self, name: str) -> None:
+        """Embed the chunks of the complete table ``name`` and add them as its ``vector`` column.
+
+        The column is added in place (Lance's ``add_columns``): the rows, their order and the full-text
+        indexes stay as they are, and the vectors come from the embedding cache where a text was embedded
+        before. Tables of :data:`ANN_MIN_ROWS` chunks or more then get their vector index. The marker says
+        ``vectors: true`` last, so an interrupted addition is made again.
+        """
+        import lance
+        import pyarrow as pa
+
+        tbl = self.db.open_table(name)
+        if "vector" not in tbl.schema.names:
+            schema = pa.schema([pa.field("vector", pa.list_(pa.float32(), self.embedder.dim))])
+
+            @lance.batch_udf(output_schema=schema)  # type: ignore[untyped-decorator]
+            def embed(batch: pa.RecordBatch) -> pa.RecordBatch:
+                vecs = self.embed_cached(batch.column("text").to_pylist())
+                column = pa.FixedSizeListArray.from_arrays(
+                    pa.array(vecs.ravel(), pa.float32()), vecs.shape[1]
+                )
+                return pa.RecordBatch.from_arrays([column], ["vector"])
+
+            tbl.to_lance().add_columns(embed, read_columns=["text"], batch_size=TABLE_SLICE)
+            tbl = self.db.open_table(name)
+        if tbl.count_rows() >= ANN_MIN_ROWS:
+            _vector_index(tbl)
+        marker = self.db_path / "_complete" / f"{name}.json"
+        data = read_json_object(marker, "completion marker")
+        write_json(marker, {**data, "vectors": True, "embedder": self.embedder.describe()})
 
     def ner_model(self, chunkset_id: str) -> str | None:
         """The NER model recorded for the table of ``chunkset_id`` (``None`` if never indexed)."""
@@ -244,6 +289,18 @@ def index_complete(db_path: str | Path, name: str, key: str) -> bool:
     return bool(data.get("index_key") == key and not data.get("ner_failed_soft"))
 
 
+def has_vectors(db_path: str | Path, name: str) -> bool:
+    """Whether the complete table ``name`` holds its chunks' vectors.
+
+    Tables built before the marker recorded it always do.
+    """
+    marker = Path(db_path) / "_complete" / f"{name}.json"
+    try:
+        return bool(read_json_object(marker, "completion marker").get("vectors", True))
+    except ValueError:
+        return False
+
+
 def open_chunk_table(db_path: str | Path, chunkset_id: str, model: str) -> Any:
     """Open the existing table of ``chunkset_id`` embedded with ``model``, or say how to build it."""
     db = connect(db_path)
@@ -270,7 +327,7 @@ def build_indexes(tbl: Any, *, ann_min_rows: int = ANN_MIN_ROWS) -> None:
     hep = FTS(with_position=False, base_tokenizer="whitespace", max_token_length=64)
     tbl.create_index("search_text", config=hep, replace=True)
     tbl.create_index("search_context", config=hep, replace=True)
-    if tbl.count_rows() >= ann_min_rows:
+    if "vector" in tbl.schema.names and tbl.count_rows() >= ann_min_rows:
         _vector_index(tbl)
 
 
@@ -303,11 +360,13 @@ def _vector_index(tbl: Any) -> None:
 def chunk_arrow(
     chunks: list[Chunk],
     docs: dict[str, Document],
-    vecs: np.ndarray,
+    vecs: np.ndarray | None,
     entities: list[list[str]] | None = None,
     context_texts: list[str] | None = None,
 ) -> pa.Table:
     """The Arrow table of ``chunks`` (with metadata from ``docs``), their vectors and entities.
+
+    ``vecs`` ``None``: no ``vector`` column (a table for lexical retrievers; :meth:`ChunkStore.add_vectors`).
 
     ``entities`` (one list per chunk) default to the in-process extractor's; ``context_texts`` (the reader's
     span of each chunk, ``""`` for the chunk itself) default to slices of the documents' markdown.
@@ -316,36 +375,35 @@ def chunk_arrow(
 
     if entities is None:
         entities = LocalNER().batch([c.text for c in chunks])
-    dim = vecs.shape[1] if vecs.size else 0
 
     def context_text(c: Chunk) -> str:
         s, e = c.context
         return "" if (s, e) == (c.start, c.end) else docs[c.document_id].markdown[s:e]
 
-    return pa.table(
-        {
-            "chunk_id": [c.chunk_id for c in chunks],
-            "document_id": [c.document_id for c in chunks],
-            "label": [docs[c.document_id].label for c in chunks],
-            "title": [docs[c.document_id].title for c in chunks],
-            "arxiv": [str(docs[c.document_id].meta_value("arxiv") or "") for c in chunks],
-            "chunk_index": pa.array([c.index for c in chunks], pa.int32()),
-            "start": pa.array([c.start for c in chunks], pa.int64()),
-            "end": pa.array([c.end for c in chunks], pa.int64()),
-            "pages": pa.array([list(c.pages) for c in chunks], pa.list_(pa.int32())),
-            "section": [" > ".join(c.section_path) for c in chunks],
-            "token_count": pa.array([c.token_count for c in chunks], pa.int32()),
-            "context_start": pa.array([c.context[0] for c in chunks], pa.int64()),
-            "context_end": pa.array([c.context[1] for c in chunks], pa.int64()),
-            "context_text": context_texts if context_texts is not None else [context_text(c) for c in chunks],
-            "text": [c.text for c in chunks],
-            "search_text": [search_terms(c.text) for c in chunks],
-            # the paper's title and the chunk's section path with its text: lexical context
-            "search_context": [
-                search_terms(f"{docs[c.document_id].title} {' '.join(c.section_path)} {c.text}")
-                for c in chunks
-            ],
-            "entities": pa.array(entities, pa.list_(pa.string())),
-            "vector": pa.FixedSizeListArray.from_arrays(pa.array(vecs.ravel(), pa.float32()), dim),
-        }
-    )
+    columns = {
+        "chunk_id": [c.chunk_id for c in chunks],
+        "document_id": [c.document_id for c in chunks],
+        "label": [docs[c.document_id].label for c in chunks],
+        "title": [docs[c.document_id].title for c in chunks],
+        "arxiv": [str(docs[c.document_id].meta_value("arxiv") or "") for c in chunks],
+        "chunk_index": pa.array([c.index for c in chunks], pa.int32()),
+        "start": pa.array([c.start for c in chunks], pa.int64()),
+        "end": pa.array([c.end for c in chunks], pa.int64()),
+        "pages": pa.array([list(c.pages) for c in chunks], pa.list_(pa.int32())),
+        "section": [" > ".join(c.section_path) for c in chunks],
+        "token_count": pa.array([c.token_count for c in chunks], pa.int32()),
+        "context_start": pa.array([c.context[0] for c in chunks], pa.int64()),
+        "context_end": pa.array([c.context[1] for c in chunks], pa.int64()),
+        "context_text": context_texts if context_texts is not None else [context_text(c) for c in chunks],
+        "text": [c.text for c in chunks],
+        "search_text": [search_terms(c.text) for c in chunks],
+        # the paper's title and the chunk's section path with its text: lexical context
+        "search_context": [
+            search_terms(f"{docs[c.document_id].title} {' '.join(c.section_path)} {c.text}") for c in chunks
+        ],
+        "entities": pa.array(entities, pa.list_(pa.string())),
+    }
+    if vecs is not None:
+        dim = vecs.shape[1] if vecs.size else 0
+        columns["vector"] = pa.FixedSizeListArray.from_arrays(pa.array(vecs.ravel(), pa.float32()), dim)
+    return pa.table(columns)

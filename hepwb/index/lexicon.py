@@ -17,6 +17,7 @@ Example:
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -45,14 +46,36 @@ def long_form(words: str, short: str) -> str | None:
 
 
 def acronyms_of(texts: Iterable[str]) -> dict[str, str]:
-    """``{acronym (lowercase): its long form (lowercase)}`` defined in ``texts`` (the most frequent form)."""
+    """``{acronym (lowercase): its long form (lowercase)}`` defined in ``texts`` (the most frequent form).
+
+    Each text's definitions are found once per process (by its SHA-256): every chunk set of a corpus
+    shares its papers, and a new chunk size does not read them for acronyms again.
+    """
     seen: dict[str, Counter[str]] = {}
     for text in texts:
+        for short, forms in _defined(text).items():
+            seen.setdefault(short, Counter()).update(forms)
+    return {short: forms.most_common(1)[0][0] for short, forms in sorted(seen.items())}
+
+
+_DEFINED: dict[str, dict[str, Counter[str]]] = {}
+_DEFINED_MAX = 4096  # texts remembered (a paper's definitions are a few hundred bytes)
+
+
+def _defined(text: str) -> dict[str, Counter[str]]:
+    """The acronyms ``text`` defines with how often each long form is used (remembered by content)."""
+    key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    found = _DEFINED.get(key)
+    if found is None:
+        found = {}
         for m in ACRONYM.finditer(text):
             long = long_form(m.group(1), m.group(2))
             if long:
-                seen.setdefault(m.group(2).lower(), Counter())[" ".join(long.lower().split())] += 1
-    return {short: forms.most_common(1)[0][0] for short, forms in sorted(seen.items())}
+                found.setdefault(m.group(2).lower(), Counter())[" ".join(long.lower().split())] += 1
+        if len(_DEFINED) >= _DEFINED_MAX:
+            _DEFINED.clear()
+        _DEFINED[key] = found
+    return found
 
 
 def expand_acronyms(query: str, lexicon: Mapping[str, str]) -> str:

@@ -34,7 +34,6 @@ from hepwb.evaluation.stats import summary_with_ci
 from hepwb.exceptions import ConfigError
 from hepwb.hepilot.log import utc_now
 from hepwb.ids import code_fingerprint, file_sha256, short_hash
-from hepwb.index import get_embedder
 from hepwb.interop.trec import RunFile, check_run_file, read_run
 from hepwb.names import under
 from hepwb.paths import Layout
@@ -259,7 +258,7 @@ def _scores(
     level by :func:`_paper_scores`.
     """
     if cs is not None:
-        s = score(cfg, inputs, cs, inputs.questions, results, get_embedder(cfg.embedding_model))
+        s = score(cfg, inputs, cs, inputs.questions, results)
         return s.per_question, s.summary, s.ci95, s.relevant
     return _paper_scores(cfg, inputs, results)
 

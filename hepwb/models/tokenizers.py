@@ -31,7 +31,14 @@ from hepwb.readers import ReadError
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-__all__ = ["Tokenizer", "get_tokenizer", "model_folder_problem", "model_problem", "resolve_model_path"]
+__all__ = [
+    "Tokenizer",
+    "get_tokenizer",
+    "max_input_tokens",
+    "model_folder_problem",
+    "model_problem",
+    "resolve_model_path",
+]
 
 _OFFLINE_NAMES = {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}
 _PARAGRAPH = re.compile(r"\n\n")
@@ -255,6 +262,18 @@ def model_max_seq_length(path: str, fallback: int = defaults.MODEL_MAX_SEQ_LENGT
             if isinstance(value, int) and 0 < value < 100_000:
                 return value
     return int(fallback) if 0 < int(fallback) < 100_000 else defaults.MODEL_MAX_SEQ_LENGTH
+
+
+def max_input_tokens(model: str) -> int:
+    """Word pieces embedding ``model`` reads before truncating, from its saved configuration alone.
+
+    The truncation figures of a run come from here, so a run that never embeds never loads the model.
+
+    Example:
+        >>> max_input_tokens("all-MiniLM-L6-v2")
+        256
+    """
+    return model_max_seq_length(resolve_model_path(model))
 
 
 class WordTokenizer:

@@ -33,7 +33,7 @@ from hepwb.pipeline.keys import STAGE_PACKAGES, cell_key, cell_name, retriever_l
 from hepwb.pipeline.notebook import write_rerun_files
 from hepwb.pipeline.record import RunInputs, RunRecord
 from hepwb.pipeline.scoring import Scores, score, scored_hits_frame
-from hepwb.pipeline.stages import EvalInputs, Timer, retrieve_stage
+from hepwb.pipeline.stages import EvalInputs, Timer, needs_vectors, needs_windows, retrieve_stage
 from hepwb.types import Hit, JSONObject
 
 if TYPE_CHECKING:
@@ -173,7 +173,7 @@ def run_cell(
     # scored as the retriever ran: with its fit, whose dense reading decides what the truncation metrics say
     scored = cfg if fit is None else cfg.model_copy(update={"retriever_options": options})
     with timings("evaluate_s"):
-        scores = score(scored, inputs, cs, questions, results, embedder, with_ci=with_ci)
+        scores = score(scored, inputs, cs, questions, results, with_ci=with_ci)
     costs = _costs(latencies, table, searched, embedder, questions)
     config = cfg.to_dict()
     idx = index_key(cs.chunkset_id, cfg.embedding_model)
@@ -200,7 +200,9 @@ def run_cell(
         summary=scores.summary,
         summary_ci95=scores.ci95,
         costs=costs,
-        **_provenance(cs, inputs, questions, question_subset, timings, embedder, sweep_id),
+        **_provenance(
+            cs, inputs, questions, question_subset, timings, _embedder_used(cfg, embedder), sweep_id
+        ),
     )
     record.save(run_dir)
     return RunResult(record, run_dir, scores.per_question, hits)
@@ -212,7 +214,7 @@ def _provenance(
     questions: list[Question],
     question_subset: list[str] | None,
     timings: Timer,
-    embedder: Embedder,
+    embedder: JSONObject | None,
     sweep_id: str | None,
 ) -> dict[str, Any]:
     """Where a run's results come from: its chunk set, inputs, code, machine, times and sweep."""
@@ -224,11 +226,16 @@ def _provenance(
         "code_fingerprint": {pkg: code_fingerprint(pkg) for pkg in STAGE_PACKAGES},
         "timings_s": {k: round(v, 3) for k, v in timings.items()},
         "inputs": _run_inputs(inputs, questions, question_subset),
-        "environment": {**environment(), "embedder": embedder.describe()},
+        "environment": {**environment(), "embedder": embedder},
         "processing_errors": [e.dump() for e in inputs.log.errors],
         "worker": worker_name(),
         "sweep_id": sweep_id,
     }
+
+
+def _embedder_used(cfg: ExperimentConfig, embedder: Embedder) -> JSONObject | None:
+    """The embedder a run used (model, device, precision, batch); ``None`` for a lexical run (none loaded)."""
+    return embedder.describe() if needs_vectors(cfg) or needs_windows(cfg) else None
 
 
 def _asked(questions: list[Question], subset: list[str] | None) -> list[Question]:

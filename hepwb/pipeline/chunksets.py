@@ -49,6 +49,9 @@ __all__ = [
 CHUNKSET_REBUILD = "delete its folder and run `hepwb ingest` again (it is rebuilt when needed)"
 """The fix named for a damaged ``chunkset.json``: a search or sweep rebuilds the chunk set on its own."""
 
+CROPS = ".figure-crops"
+"""The folder beside the chunk sets where each document's figure crops are rendered once and shared."""
+
 
 @dataclass
 class ChunkSet:
@@ -208,6 +211,7 @@ def build_chunkset(
             "documents": records,
         },
     )
+    os.sync()  # the tree's files were written plainly (a private folder): on disk before it is published
     _publish(root, final, fingerprint)
     return ChunkSet(chunkset_id, final, {"name": ch.name, **p}, chunks, by_id, compliant)
 
@@ -241,7 +245,7 @@ def _write_documents(
             )
             oversized[doc.label] = n_over
         entries.append(write_document(root, doc, doc_chunks))
-        write_link_files(document_dir(root, doc), doc)
+        write_link_files(document_dir(root, doc), doc, crops=root.parent / CROPS)
         records.append(document_record(doc, root))
         chunks.extend(doc_chunks)
         doc.release()  # a stored paper's text goes back to its cache: memory holds one paper at a time

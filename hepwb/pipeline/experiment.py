@@ -25,6 +25,7 @@ from hepwb.pipeline.stages import (
     chunk_stage,
     index_stage,
     load_inputs,
+    needs_vectors,
     needs_windows,
     questions_path,
 )
@@ -58,6 +59,8 @@ def run_experiment(
         release_memory()
     embedder = get_embedder(cfg.embedding_model)
     with timings("index_s"):
-        table = index_stage(cs, embedder, layout, windows=needs_windows(cfg), progress=progress)
+        table = index_stage(
+            cs, embedder, layout, vectors=needs_vectors(cfg), windows=needs_windows(cfg), progress=progress
+        )
         release_memory()
     return run_cell(cfg, inputs, cs, table, embedder, layout=layout, timings=timings, progress=progress)

@@ -230,7 +230,7 @@ def fit_fusion(
     by_id = {c.chunk_id: c for c in cs.chunks}
     results = {qid: _hits(ids, by_id, cs) for qid, ids in oof.items()}
     cfg = ExperimentConfig.from_params(embedding_model=embedder.model, k=k, min_coverage=min_coverage)
-    scores = score(cfg, inputs, cs, questions, results, embedder)
+    scores = score(cfg, inputs, cs, questions, results)
     return FusionFit(
         name=name,
         method=method,

@@ -19,7 +19,7 @@ from hepwb.evaluation.ragas_eval import llm_scores, offline_scores, ragas_sample
 from hepwb.evaluation.stats import summary_with_ci
 from hepwb.exceptions import DependencyError
 from hepwb.llm import LLMEndpoint
-from hepwb.models.embedder import Embedder
+from hepwb.models.tokenizers import max_input_tokens
 from hepwb.pipeline.chunksets import ChunkSet
 from hepwb.pipeline.config import ExperimentConfig
 from hepwb.pipeline.stages import EvalInputs, needs_windows
@@ -50,7 +50,6 @@ def score(
     cs: ChunkSet,
     questions: list[Question],
     results: dict[str, list[Hit]],
-    embedder: Embedder,
     *,
     with_ci: bool = True,
 ) -> Scores:
@@ -85,7 +84,7 @@ def score(
     ci95 = _intervals(evaluated) if with_ci and len(evaluated) else {}
     relevant = _relevant_hits(results, located, inputs.keyindexes, cfg.min_coverage)
     # read through windows, a chunk loses nothing to the model's input limit
-    limit = 10**9 if needs_windows(cfg) else embedder.max_seq_length
+    limit = 10**9 if needs_windows(cfg) else max_input_tokens(cfg.embedding_model)  # the model is not loaded
     # what a reader of the top hits is handed: the chunk, or the chunk and linked captions
     kc = min(defaults.RAGAS_TOP_K, cfg.k)
     summary = {

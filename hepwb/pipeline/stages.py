@@ -28,7 +28,7 @@ from hepwb.paths import Layout
 from hepwb.pipeline.chunksets import ChunkSet, build_chunkset
 from hepwb.pipeline.config import ExperimentConfig
 from hepwb.readers import read_bytes
-from hepwb.retrieval import get_retriever
+from hepwb.retrieval import get_retriever, reads_vectors
 from hepwb.retrieval.fusion import fit_reads, load_fit
 from hepwb.types import Document, Hit, JSONObject
 
@@ -42,6 +42,7 @@ __all__ = [
     "chunk_stage",
     "index_stage",
     "load_inputs",
+    "needs_vectors",
     "needs_windows",
     "questions_path",
     "retrieve_stage",
@@ -193,15 +194,31 @@ def needs_windows(cfg: ExperimentConfig) -> bool:
     return reads != {"first"}
 
 
-def index_stage(
-    cs: ChunkSet, embedder: Embedder, layout: Layout, *, windows: bool = False, progress: bool = True
-) -> Any:
-    """The LanceDB table of ``cs`` embedded with ``embedder`` (built once, with its indexes).
+def needs_vectors(cfg: ExperimentConfig) -> bool:
+    """Whether ``cfg``'s retriever reads the chunks' vectors (:func:`~hepwb.retrieval.base.reads_vectors`).
 
+    A lexical run (``bm25``, ``bm25_plain``, ``entity``, and ``xref``/``parent``/``rerank`` over them) does
+    not: its table is built without embeddings and the embedding model is never loaded.
+    """
+    return reads_vectors(cfg.retriever, cfg.retriever_options)
+
+
+def index_stage(
+    cs: ChunkSet,
+    embedder: Embedder,
+    layout: Layout,
+    *,
+    vectors: bool = True,
+    windows: bool = False,
+    progress: bool = True,
+) -> Any:
+    """The LanceDB table of ``cs`` (built once, with its full-text indexes).
+
+    ``vectors``: with the chunks embedded by ``embedder`` (added to a table built without them);
     ``windows``: also the window tables (:mod:`hepwb.index.windows`) of chunks longer than the model reads.
     """
     store = ChunkStore(layout.lancedb, embedder, progress=progress)
-    table = store.table(cs.chunkset_id, cs.chunks, cs.documents)
+    table = store.table(cs.chunkset_id, cs.chunks, cs.documents, vectors=vectors or windows)
     if windows:
         store.windows(cs.chunkset_id, cs.chunks)
     return table

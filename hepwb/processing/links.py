@@ -25,11 +25,13 @@ Example:
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
 from hepwb import defaults
-from hepwb.io import write_json
+from hepwb.ids import code_fingerprint, file_sha256, short_hash
+from hepwb.io import read_json, write_json
 from hepwb.processing.equations import math_records, math_summary
 from hepwb.processing.figures import PageLayout, figure_records, locate_figures, pdf_of, render_figures
 from hepwb.processing.frontmatter import mark_front_matter
@@ -38,8 +40,10 @@ from hepwb.types import Document, JSONObject
 
 __all__ = [
     "annotate",
+    "cached_crops",
     "caption_of",
     "describe_target",
+    "link_crops",
     "reader_context",
     "references_of",
     "targets_of",
@@ -153,6 +157,62 @@ def describe_target(doc: Document, target: str, width: int = defaults.DISPLAY_LI
     return target
 
 
+def cached_crops(pdf: Path, figures: list[JSONObject], crops: Path) -> tuple[Path, list[str | None]]:
+    """The folder of ``figures``' crops from ``pdf`` under ``crops``, rendered on first use.
+
+    The folder is named by the SHA-256 of the PDF, the figure regions and the resolution, so it is shared by
+    every chunk set of the document and never stale. It is rendered beside and renamed into place with its
+    list of names (``names.json``) last, so a killed render is rendered again.
+    """
+    key = short_hash(
+        {
+            "pdf": file_sha256(pdf),
+            "figures": [_region(f) for f in figures],
+            "dpi": defaults.FIGURE_DPI,
+            "code": code_fingerprint("processing"),
+        }
+    )
+    folder = crops / key
+    listed = folder / "names.json"
+    if listed.is_file():
+        try:
+            names = read_json(listed, "figure crop list")
+            if isinstance(names, list) and len(names) == len(figures):
+                return folder, [str(n) if n else None for n in names]
+        except ValueError:  # a damaged list: render again below
+            pass
+    part = crops / f".{key}.part-{os.getpid()}"
+    shutil.rmtree(part, ignore_errors=True)
+    names = render_figures(pdf, figures, part)
+    write_json(part / "names.json", names)
+    if folder.exists():
+        shutil.rmtree(folder, ignore_errors=True)
+    try:
+        part.replace(folder)
+    except OSError:  # another process published the same crops first: theirs are identical
+        shutil.rmtree(part, ignore_errors=True)
+    return folder, names
+
+
+def link_crops(cached: tuple[Path, list[str | None]], fig_dir: Path) -> list[str | None]:
+    """Hard-link (or copy, across file systems) the cached crops into ``fig_dir``; returns their names."""
+    folder, names = cached
+    for name in names:
+        if not name:
+            continue
+        fig_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            os.link(folder / name, fig_dir / name)
+        except OSError:
+            shutil.copyfile(folder / name, fig_dir / name)
+    return names
+
+
+def _region(figure: JSONObject) -> JSONObject:
+    """What a figure's crop depends on: its id, page and box."""
+    return {k: figure.get(k) for k in ("id", "page", "bbox_page", "bbox", "caption_bbox")}
+
+
 def _clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
@@ -183,19 +243,28 @@ def reader_context(doc: Document, start: int, end: int, *, captions: bool = True
     return "\n\n".join([text, *extra])
 
 
-def write_link_files(out: Path, doc: Document) -> None:
+def write_link_files(out: Path, doc: Document, *, crops: Path | None = None) -> None:
     """Write figures.json (with PNG crops under ``figures/``), xrefs.json and front_matter.json.
 
     Records hold offsets into ``full_document.md``, pages and boxes, never text (content stays in
     ``.md`` files). A crop is rendered from the document's PDF when that file is at hand; each
     figure record's ``image`` is its PNG's path relative to ``out`` (None without a crop).
+
+    ``crops``: a folder where a document's crops are kept by content (PDF and figure regions); they are
+    rendered there once and linked into every chunk set's tree, which a new chunk size then does not
+    render again (:func:`cached_crops`).
     """
     figures = [dict(f) for f in doc.meta.get("figures", [])]
     pdf = pdf_of(doc)
     fig_dir = out / "figures"
     if fig_dir.exists():
         shutil.rmtree(fig_dir)
-    names = render_figures(pdf, figures, fig_dir) if pdf is not None and figures else [None] * len(figures)
+    if pdf is None or not figures:
+        names: list[str | None] = [None] * len(figures)
+    elif crops is None:
+        names = render_figures(pdf, figures, fig_dir)
+    else:
+        names = link_crops(cached_crops(pdf, figures, crops), fig_dir)
     for f, name in zip(figures, names, strict=True):
         f["image"] = f"figures/{name}" if name else None
     write_json(out / "figures.json", figures)

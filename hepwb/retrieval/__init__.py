@@ -28,6 +28,7 @@ from hepwb.retrieval.base import (
     Retriever,
     check_retriever_options,
     get_retriever,
+    reads_vectors,
     register_retriever,
 )
 from hepwb.retrieval.explain import citation, hits_frame, hits_html, snippet
@@ -68,6 +69,7 @@ __all__ = [
     "get_retriever",
     "hits_frame",
     "hits_html",
+    "reads_vectors",
     "register_retriever",
     "snippet",
 ]

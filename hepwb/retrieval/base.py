@@ -25,6 +25,7 @@ __all__ = [
     "Retriever",
     "check_retriever_options",
     "get_retriever",
+    "reads_vectors",
     "register_retriever",
     "rows_to_hits",
 ]
@@ -66,6 +67,27 @@ def register_retriever(name: str) -> Any:
 def check_retriever_options(name: str, options: JSONObject) -> None:
     """Raise :class:`ConfigError` for an unknown retriever ``name`` or a bad option (its signature's)."""
     check_options(name, RETRIEVERS.get(name), options)
+
+
+def reads_vectors(name: Any, options: JSONObject | None = None) -> bool:
+    """Whether retriever ``name`` (with ``options``) reads the chunks' vectors, so a run needs embeddings.
+
+    Each retriever class says so in its ``vectors`` attribute; a retriever over a ``base`` (``rerank``,
+    ``xref``, ``parent``, ``multi_query``, ``hyde``) reads them when its base does. A class that says
+    nothing is taken to read them. A lexical run never loads the embedding model.
+
+    Example:
+        >>> reads_vectors("bm25(fields=context)"), reads_vectors("dense"), reads_vectors("entity")
+        (False, True, False)
+        >>> reads_vectors("xref", {"base": "bm25"}), reads_vectors("rerank(base=hybrid)")
+        (False, True)
+    """
+    name, given = named(name)
+    opts = {**given, **(options or {})}
+    own = getattr(RETRIEVERS.get(name), "vectors", True)
+    if own is None:
+        return reads_vectors(opts.get("base", defaults.BASE_RETRIEVER))
+    return bool(own)
 
 
 def get_retriever(name: Any, table: Any, embedder: Embedder | None = None, **params: Any) -> Retriever:

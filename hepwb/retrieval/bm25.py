@@ -89,6 +89,7 @@ class BM25Retriever:
     """
 
     name = "bm25"
+    vectors = False  # reads the chunk vectors (see hepwb.retrieval.base.reads_vectors)
     hep = True
 
     def __init__(

@@ -45,6 +45,7 @@ class DenseRetriever:
     """
 
     name = "dense"
+    vectors = True  # reads the chunk vectors (see hepwb.retrieval.base.reads_vectors)
 
     def __init__(
         self,

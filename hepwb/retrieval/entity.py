@@ -57,6 +57,7 @@ class EntityRetriever:
     """
 
     name = "entity"
+    vectors = False  # reads the chunk vectors (see hepwb.retrieval.base.reads_vectors)
 
     def __init__(
         self,

@@ -224,6 +224,7 @@ class FusionRetriever:
     """
 
     name = "fusion"
+    vectors = True  # reads the chunk vectors (see hepwb.retrieval.base.reads_vectors)
 
     def __init__(self, table: Any, embedder: Embedder | None = None, fitted: Fit = "") -> None:
         self.fit = load_fit(fitted)

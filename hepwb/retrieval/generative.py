@@ -81,6 +81,7 @@ def rrf_fuse(rankings: list[list[Hit]], k: int, name: str, labels: list[str]) ->
 
 class _Generative:
     name = ""
+    vectors = None  # as its base retriever (see hepwb.retrieval.base.reads_vectors)
     prompt = ""
 
     def __init__(

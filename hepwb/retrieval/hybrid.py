@@ -57,6 +57,7 @@ class HybridRetriever:
     """
 
     name = "hybrid"
+    vectors = True  # reads the chunk vectors (see hepwb.retrieval.base.reads_vectors)
 
     def __init__(
         self,

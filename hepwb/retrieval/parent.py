@@ -33,6 +33,7 @@ class ParentRetriever:
     """
 
     name = "parent"
+    vectors = None  # as its base retriever (see hepwb.retrieval.base.reads_vectors)
 
     def __init__(
         self,

@@ -118,6 +118,7 @@ class RerankRetriever:
     """
 
     name = "rerank"
+    vectors = None  # as its base retriever (see hepwb.retrieval.base.reads_vectors)
 
     def __init__(
         self,

@@ -60,6 +60,7 @@ class XrefRetriever:
     """
 
     name = "xref"
+    vectors = None  # as its base retriever (see hepwb.retrieval.base.reads_vectors)
 
     def __init__(
         self,

@@ -130,7 +130,8 @@ def prepare_stages(
                 _log.error("chunk set %s failed: %s", res.key, res.error)
     # 2. embeddings of every table still to build (unique texts, missing from the cache)
     todo_idx = [plan.indexes[n] for n in sorted(idx_needed) if not plan.indexes[n].done]
-    todo_idx = [ix for ix in todo_idx if ix.chunkset_id not in prep.failed]
+    # a table no cell reads vectors from is built without them: nothing of it is embedded
+    todo_idx = [ix for ix in todo_idx if ix.chunkset_id not in prep.failed and ix.vectors]
     for model in sorted({ix.model for ix in todo_idx}):
         _embed_model(plan, [ix for ix in todo_idx if ix.model == model], model, ex, prep, progress)
     # 3. tables (cells wait for theirs)
@@ -153,6 +154,7 @@ def prepare_stages(
             name,
             ix.windows,
             key=f"index-{ix.chunkset_id}",
+            vectors=ix.vectors,
             **where,
         )
     return prep

@@ -183,6 +183,8 @@ class StoreSweep:
             cs.done = cs.chunkset_id in chunksets
         for ix in plan.indexes.values():
             ix.table_done = table_key(ix.chunkset_id, ix.key) in tables
+            # the store holds whole tables: each is built and published with its vectors
+            ix.vectors, ix.vectors_done = True, ix.table_done
             ix.windows_done = table_key(ix.chunkset_id, windows_key(ix.chunkset_id, ix.model)) in windows
         for c in plan.cells:
             if c.record is None and c.key in runs:  # published by a worker, not fetched by its client

@@ -105,6 +105,7 @@ def index_task(
     windows: bool,
     *after: Any,
     artefacts: JSONObject,
+    vectors: bool = True,
 ) -> Outcome:
     """Build the table ``table`` (and its window tables) from the store's chunk set and vectors; publish.
 
@@ -126,7 +127,7 @@ def index_task(
             sc.embeddings(artefacts["embeddings"], config["embedding_model"])
         emb = worker.embedder(config["embedding_model"])
         before = emb.n_embedded
-        tbl = worker.table(sc.home, local, inputs_key, windows=windows)
+        tbl = worker.table(sc.home, local, inputs_key, windows=windows, vectors=vectors)
         sc.publish_table(tkey, table, artefacts["chunkset"])  # nothing is written when it is published
         if wkey:
             sc.publish_table(wkey, table, artefacts["chunkset"], windows=True)

@@ -148,14 +148,23 @@ def embed_task(model: str, texts: list[str], batch: str) -> tuple[Any, Outcome]:
 
 
 def index_task(
-    home: str, cfg: ExperimentConfig, inputs_key: str, table: str, windows: bool, *after: Any
+    home: str,
+    cfg: ExperimentConfig,
+    inputs_key: str,
+    table: str,
+    windows: bool,
+    *after: Any,
+    vectors: bool = True,
 ) -> Outcome:
-    """Build (or open) the LanceDB table of ``cfg``'s chunk set and embedding model (and its windows)."""
+    """Build (or open) the LanceDB table of ``cfg``'s chunk set and embedding model (and its windows).
+
+    ``vectors``: with the chunks' vectors (a cell on the table reads them); else text and indexes only.
+    """
 
     def body() -> JSONObject:
         emb = worker.embedder(cfg.embedding_model)
         before = emb.n_embedded
-        tbl = worker.table(home, cfg, inputs_key, windows=windows)
+        tbl = worker.table(home, cfg, inputs_key, windows=windows, vectors=vectors)
         # every vector should come from the cache the driver filled: count any embedded here
         return {"rows": int(tbl.count_rows()), "embedded_here": emb.n_embedded - before}
 

@@ -24,7 +24,15 @@ from hepwb.pipeline.chunksets import ChunkSet
 from hepwb.pipeline.config import ExperimentConfig
 from hepwb.pipeline.notebook import EVALUATE_NOTEBOOK, notebook_parameters, run_notebook
 from hepwb.pipeline.record import RunRecord
-from hepwb.pipeline.stages import EvalInputs, Timer, chunk_stage, index_stage, load_inputs, needs_windows
+from hepwb.pipeline.stages import (
+    EvalInputs,
+    Timer,
+    chunk_stage,
+    index_stage,
+    load_inputs,
+    needs_vectors,
+    needs_windows,
+)
 
 __all__ = ["cell", "cell_notebook", "chunkset", "embedder", "inputs", "size_bytes", "table"]
 
@@ -124,16 +132,23 @@ def chunkset(home: str, cfg: ExperimentConfig, inputs_key: str) -> ChunkSet:
     )
 
 
-def table(home: str, cfg: ExperimentConfig, inputs_key: str, *, windows: bool = False) -> Any:
+def table(
+    home: str, cfg: ExperimentConfig, inputs_key: str, *, windows: bool = False, vectors: bool = False
+) -> Any:
     """The open LanceDB table of ``cfg``'s chunk set and embedding model (built on first use).
 
-    ``windows``: its window tables too (they are also built when ``cfg``'s retriever reads windows).
+    ``windows``: its window tables too (they are also built when ``cfg``'s retriever reads windows);
+    ``vectors``: with the chunks' vectors (also when ``cfg``'s retriever reads them).
     """
     cs = chunkset(home, cfg, inputs_key)
     windows = windows or needs_windows(cfg)
-    key = (home, index_key(cs.chunkset_id, cfg.embedding_model), windows)
+    vectors = vectors or windows or needs_vectors(cfg)
+    key = (home, index_key(cs.chunkset_id, cfg.embedding_model), windows, vectors)
     return _TABLES.get_or(
-        key, lambda: index_stage(cs, embedder(cfg.embedding_model), Layout(Path(home)), windows=windows)
+        key,
+        lambda: index_stage(
+            cs, embedder(cfg.embedding_model), Layout(Path(home)), vectors=vectors, windows=windows
+        ),
     )
 
 

@@ -78,10 +78,11 @@ def test_colliding_labels_fall_back_to_the_file_name(tmp_path):
     assert any(e.level == "warning" and "already used" in e.message for e in log.entries)
 
 
-def test_converted_papers_stay_on_disk_until_their_text_is_read(tmp_path):
+def test_converted_papers_stay_on_disk_until_their_text_is_read(tmp_path, monkeypatch):
     """ingest() holds ids, labels and scalar metadata; text, blocks and the rest are read on use."""
     import pickle
 
+    from hepwb import defaults
     from hepwb.corpus.stored import StoredDocument
     from hepwb.pipeline.chunksets import build_chunkset
     from hepwb.types import Document
@@ -97,6 +98,9 @@ def test_converted_papers_stay_on_disk_until_their_text_is_read(tmp_path):
     assert again[0] == first[0] and again[0].markdown.startswith("#") and again[0].loaded
     plain = pickle.loads(pickle.dumps(again[0]))  # what a Dask worker receives: the whole document
     assert type(plain) is Document and plain == again[0]
+    cs = build_chunkset(again, "hepilot", chunk_size=128, layout=layout, progress=False)
+    assert cs.chunks and all(d.loaded for d in again)  # a corpus under the budget stays read
+    monkeypatch.setattr(defaults, "RESIDENT_DOCUMENT_BYTES", 0)  # a corpus larger than the budget
     cs = build_chunkset(again, "hepilot", chunk_size=64, layout=layout, progress=False)
     assert cs.chunks and not any(d.loaded for d in again)  # each paper released after chunking
     c = cs.chunks[0]
