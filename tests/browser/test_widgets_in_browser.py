@@ -230,3 +230,50 @@ def test_evidence_is_marked_where_it_is_read(browser, lab):
     marker.scroll_into_view_if_needed()
     screenshot(page, "mark-evidence.png")
     page.close()
+
+
+def test_size_curve_draws_every_point_and_a_click_lists_that_runs_misses(browser, lab):
+    """Notebook 55 on a physicist's own folder: every point plotted, then a click answers from the kernel."""
+    corpus, questions = tiny_corpus(lab["root"])
+    nb = parameterized(
+        "55-chunk-size-curve.ipynb",
+        lab["root"],
+        corpus=str(corpus),
+        questions=str(questions),
+        max_docs=None,
+        size_from=32,
+        size_to=160,
+        size_step=32,
+        retrievers=["bm25", "bm25_plain"],
+        metric="hit_rate@1",
+        home=str(lab["root"]),
+    )
+    page = open_and_run(browser, lab, nb)
+    # the plotted state itself: ten points (5 sizes x 2 retrievers) and the status saying it is done
+    page.wait_for_function(
+        "() => { const svg = document.querySelector('.hw-curve svg');"
+        " const s = document.querySelector('.hw-curve-status');"
+        " return svg && svg.querySelectorAll('.hw-point').length === 10"
+        "   && s && s.dataset.state === 'done' && s.innerText.includes('10 of 10 points'); }",
+        timeout=120_000,
+    )
+    curve = page.locator(".hw-curve").last
+    sizes = sorted({int(p.get_attribute("data-size")) for p in curve.locator(".hw-point").all()})
+    assert sizes == [32, 64, 96, 128, 160]
+    series = {p.get_attribute("data-series") for p in curve.locator(".hw-point").all()}
+    assert series == {"hepilot · bm25", "hepilot · bm25_plain"}
+    point = curve.locator(".hw-point[data-size='64'][data-series='hepilot · bm25_plain']")
+    point.click()
+    # the kernel answers the click with that configuration's misses (or says none was missed)
+    page.wait_for_function(
+        "() => { const b = document.querySelector('.hw-misses b');"
+        " return b && b.innerText.includes('bm25_plain, 64 tokens'); }",
+        timeout=60_000,
+    )
+    details = page.locator(".hw-misses").last.locator("xpath=..")
+    text = details.inner_text()
+    assert "hit_rate@1" in text and "over 8 questions" in text
+    misses = details.locator(".hw-miss").count()
+    assert misses or "No question was missed" in text
+    screenshot(page, "chunk-size-curve.png", page.locator(".widget-vbox", has=curve).last)
+    page.close()
