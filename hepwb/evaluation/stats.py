@@ -34,6 +34,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -154,22 +155,49 @@ def mean_ci(values: Values, level: float = defaults.CI_LEVEL, n_resamples: int =
 
 
 def bootstrap_ci(values: Values, level: float = defaults.CI_LEVEL, n_resamples: int = _RESAMPLES) -> CI:
-    """Percentile bootstrap interval of the mean of ``values`` (NaNs dropped); see :func:`mean_ci`."""
-    from scipy.stats import bootstrap
+    """Percentile bootstrap interval of the mean of ``values`` (NaNs dropped); see :func:`mean_ci`.
 
+    The resamples are those ``scipy.stats.bootstrap(..., method="percentile")`` draws with the generator
+    seeded :data:`SEED` (the same rows, the same percentiles: ``tests/unit/test_stats.py`` compares the two),
+    computed as counts of each question per resample: with the seed fixed they depend on the number of
+    questions alone, so the metrics of one run share them and each interval costs a matrix product.
+    """
     arr = _values(values)
     if arr.size == 1 or np.all(arr == arr[0]):
         return CI(float(arr.mean()), float(arr.mean()), float(arr.mean()), int(arr.size), level)
-    res = bootstrap(
-        (arr,),
-        np.mean,
-        confidence_level=level,
-        n_resamples=n_resamples,
-        method="percentile",
-        rng=np.random.default_rng(SEED),
-    )
-    ci = res.confidence_interval
-    return CI(float(arr.mean()), float(ci.low), float(ci.high), int(arr.size), level)
+    means = np.concatenate([block @ arr for block in _resample_counts(arr.size, n_resamples)]) / arr.size
+    tail = (1 - level) / 2 * 100
+    low, high = np.percentile(means, [tail, 100 - tail])
+    return CI(float(arr.mean()), float(low), float(high), int(arr.size), level)
+
+
+_COUNTS_CACHED = 4_000_000  # resample counts kept per question count (32 MB); larger sets drawn per call
+_BLOCK_DRAWS = 2_000_000  # row indices drawn at a time when drawing per call
+
+
+@functools.lru_cache(maxsize=8)
+def _cached_counts(n: int, n_resamples: int) -> tuple[np.ndarray, ...]:
+    return tuple(_draw_counts(n, n_resamples))
+
+
+def _resample_counts(n: int, n_resamples: int) -> tuple[np.ndarray, ...] | list[np.ndarray]:
+    """How often each of ``n`` questions is drawn in each bootstrap resample, in blocks of resamples."""
+    if n * n_resamples <= _COUNTS_CACHED:
+        return _cached_counts(n, n_resamples)
+    return _draw_counts(n, n_resamples)
+
+
+def _draw_counts(n: int, n_resamples: int) -> list[np.ndarray]:
+    """The resample counts of :func:`bootstrap_ci`: ``integers(0, n, (n_resamples, n))`` of the seeded
+    generator (scipy's draw), taken a block of resamples at a time and counted per row."""
+    rng = np.random.default_rng(SEED)
+    rows = max(1, _BLOCK_DRAWS // n)
+    out = []
+    for lo in range(0, n_resamples, rows):
+        b = min(rows, n_resamples - lo)
+        idx = rng.integers(0, n, (b, n)) + n * np.arange(b)[:, None]
+        out.append(np.bincount(idx.ravel(), minlength=b * n).reshape(b, n).astype(np.float64))
+    return out
 
 
 def _signs(n: int, n_resamples: int) -> np.ndarray:

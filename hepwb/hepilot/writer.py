@@ -42,7 +42,9 @@ __all__ = [
     "document_metadata",
     "source_type_of",
     "write_catalog",
+    "write_chunk_files",
     "write_document",
+    "write_document_files",
 ]
 
 _HEADING = re.compile(r"^#{1,6}\s", re.MULTILINE)
@@ -162,10 +164,16 @@ def _chunk_metadata(chunk: Chunk, total: int, next_overlap_tokens: int) -> Chunk
 
 def write_document(root: Path, doc: Document, chunks: list[Chunk]) -> CatalogEntry:
     """Write one document's folder (replacing an older one) and return its catalog entry."""
-    out = document_dir(root, doc)
-    chunk_dir = out / "chunks"
-    if chunk_dir.exists():
-        shutil.rmtree(chunk_dir)  # stale chunk files from an earlier configuration must not linger
+    write_document_files(document_dir(root, doc), doc)
+    return write_chunk_files(root, doc, chunks)
+
+
+def write_document_files(out: Path, doc: Document) -> None:
+    """The files of a document's folder that do not depend on its chunks (the same in every chunk set).
+
+    ``full_document.md``, ``document_metadata.json``, ``processing_metadata.json``, ``references.json`` and
+    ``blocks.json``.
+    """
     atomic_write_text(out / "full_document.md", doc.markdown)
     write_json(out / "document_metadata.json", document_metadata(doc).dump())
     proc = ProcessingMetadata(
@@ -193,6 +201,14 @@ def write_document(root: Path, doc: Document, chunks: list[Chunk]) -> CatalogEnt
             for b in doc.blocks
         ],
     )
+
+
+def write_chunk_files(root: Path, doc: Document, chunks: list[Chunk]) -> CatalogEntry:
+    """Write the ``chunks/`` folder of a document's folder (replacing an older one); its catalog entry."""
+    out = document_dir(root, doc)
+    chunk_dir = out / "chunks"
+    if chunk_dir.exists():
+        shutil.rmtree(chunk_dir)  # stale chunk files from an earlier configuration must not linger
     total = len(chunks)
     for i, ch in enumerate(chunks):
         nxt = chunks[i + 1].overlap_tokens if i + 1 < total else 0

@@ -22,8 +22,8 @@ from hepwb.chunking import get_chunker
 from hepwb.exceptions import ConfigError
 from hepwb.hepilot.log import ProcessingLog, utc_now
 from hepwb.hepilot.records import AdapterConfig, ProcessingConfig
-from hepwb.hepilot.writer import document_dir, write_catalog, write_document
-from hepwb.ids import config_hash, text_sha256
+from hepwb.hepilot.writer import document_dir, write_catalog, write_chunk_files, write_document_files
+from hepwb.ids import code_fingerprint, config_hash, short_hash, text_sha256
 from hepwb.io import UNREADABLE, discard_folder, read_json_object, write_json
 from hepwb.limits import HEPILOT_CHUNK_SIZE
 from hepwb.paths import Layout
@@ -51,6 +51,10 @@ CHUNKSET_REBUILD = "delete its folder and run `hepwb ingest` again (it is rebuil
 
 CROPS = ".figure-crops"
 """The folder beside the chunk sets where each document's figure crops are rendered once and shared."""
+
+DOCUMENT_FILES = ".document-files"
+"""The folder beside the chunk sets holding each document's chunk-independent files, written once and
+linked into every chunk set's tree (:func:`document_files`)."""
 
 
 @dataclass
@@ -244,8 +248,8 @@ def _write_documents(
                 chunkset=chunkset_id,
             )
             oversized[doc.label] = n_over
-        entries.append(write_document(root, doc, doc_chunks))
-        write_link_files(document_dir(root, doc), doc, crops=root.parent / CROPS)
+        link_tree(document_files(root.parent, doc), document_dir(root, doc))
+        entries.append(write_chunk_files(root, doc, doc_chunks))
         records.append(document_record(doc, root))
         chunks.extend(doc_chunks)
         doc.release()  # a stored paper's text goes back to its cache: memory holds one paper at a time
@@ -259,6 +263,46 @@ def _write_documents(
             chunkset=chunkset_id,
         )
     return chunks, records
+
+
+def document_files(chunksets: Path, doc: Document) -> Path:
+    """The folder of ``doc``'s files that every chunk set's tree holds alike, written on first use.
+
+    Its markdown, metadata, references, blocks, figures (with their crops), cross-references and front
+    matter (:func:`~hepwb.hepilot.writer.write_document_files`,
+    :func:`~hepwb.processing.links.write_link_files`) depend on the converted document and the writers' code only, so a new chunk size links them instead of
+    writing them again. Keyed by both; built beside and renamed into place with its marker last.
+    """
+    key = short_hash(
+        {"document": document_key(doc), "code": [code_fingerprint("hepilot"), code_fingerprint("processing")]}
+    )
+    folder = chunksets / DOCUMENT_FILES / key
+    if (folder / ".complete").is_file():
+        return folder
+    part = folder.with_name(f".{key}.part-{os.getpid()}")
+    shutil.rmtree(part, ignore_errors=True)
+    write_document_files(part, doc)
+    write_link_files(part, doc, crops=chunksets / CROPS)
+    (part / ".complete").touch()
+    shutil.rmtree(folder, ignore_errors=True)
+    try:
+        part.replace(folder)
+    except OSError:  # another process published the same files first: theirs are identical
+        shutil.rmtree(part, ignore_errors=True)
+    return folder
+
+
+def link_tree(source: Path, target: Path) -> None:
+    """Hard-link (or copy, across file systems) every file under ``source`` into ``target`` (not markers)."""
+    for path in source.rglob("*"):
+        if path.is_dir() or path.name == ".complete":
+            continue
+        dest = target / path.relative_to(source)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.link(path, dest)
+        except OSError:
+            shutil.copyfile(path, dest)
 
 
 def saved_chunkset(root: Path, docs: list[Document]) -> ChunkSet:

@@ -29,6 +29,7 @@ from hepwb.pipeline.chunksets import ChunkSet, build_chunkset
 from hepwb.pipeline.config import ExperimentConfig
 from hepwb.readers import read_bytes
 from hepwb.retrieval import get_retriever, reads_vectors
+from hepwb.retrieval.base import unexplained
 from hepwb.retrieval.fusion import fit_reads, load_fit
 from hepwb.types import Document, Hit, JSONObject
 
@@ -251,10 +252,11 @@ def retrieve_stage(
             questions[0].question, cfg.k
         )  # warm-up (model load, caches): latency is per warm query
     out = {}
-    for q in tqdm(questions, desc=f"retrieving ({cfg.retriever})", unit="q", disable=not progress):
-        own = oof(q, questions_sha256) if oof is not None else None
-        start = time.perf_counter()
-        out[q.qid] = (own or retriever).search(q.question, cfg.k)
-        if latencies_ms is not None:
-            latencies_ms[q.qid] = 1000 * (time.perf_counter() - start)
+    with unexplained():  # scored by ids and offsets: no highlighting of every hit
+        for q in tqdm(questions, desc=f"retrieving ({cfg.retriever})", unit="q", disable=not progress):
+            own = oof(q, questions_sha256) if oof is not None else None
+            start = time.perf_counter()
+            out[q.qid] = (own or retriever).search(q.question, cfg.k)
+            if latencies_ms is not None:
+                latencies_ms[q.qid] = 1000 * (time.perf_counter() - start)
     return out

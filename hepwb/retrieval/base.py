@@ -8,7 +8,9 @@ Every retriever searches one LanceDB chunk table (see :mod:`hepwb.index.chunk_st
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, Protocol, runtime_checkable
 
 from hepwb import defaults
@@ -28,6 +30,7 @@ __all__ = [
     "reads_vectors",
     "register_retriever",
     "rows_to_hits",
+    "unexplained",
 ]
 
 _COLUMNS = [
@@ -57,6 +60,29 @@ class Retriever(Protocol):
 
 
 RETRIEVERS: Registry[type] = Registry("retriever")
+
+_EXPLAIN: ContextVar[bool] = ContextVar("hepwb_explain_hits", default=True)
+
+
+@contextmanager
+def unexplained() -> Iterator[None]:
+    """Hits made inside carry no highlights and no matched words (``why`` is the retriever and score).
+
+    What an evaluation uses: it scores ids and offsets only, and highlighting every hit's text took about
+    half of a lexical retrieval's time (1,240 hits: 0.9 of 1.8 s). Searches for people explain as before.
+
+    Example:
+        >>> with unexplained():
+        ...     rows_to_hits([{"chunk_id": "c", "document_id": "d", "label": "L", "start": 0, "end": 4,
+        ...                    "text": "muon", "pages": [1], "section": "", "_score": 2.0}], "bm25", "_score",
+        ...                   query="muon")[0].highlights
+        ()
+    """
+    token = _EXPLAIN.set(False)
+    try:
+        yield
+    finally:
+        _EXPLAIN.reset(token)
 
 
 def register_retriever(name: str) -> Any:
@@ -128,7 +154,7 @@ def rows_to_hits(
         why: ``(row, score) -> str`` explanation; default ``"{retriever} {score:.3f}"``.
         extra_words: More normalised words/phrases to highlight (e.g. entity aliases).
     """
-    words = [*query_words(query), *extra_words] if query or extra_words else []
+    words = [*query_words(query), *extra_words] if (query or extra_words) and _EXPLAIN.get() else []
     hits = []
     for rank, r in enumerate(rows, start=1):
         raw = float(r[score_key])

@@ -61,9 +61,8 @@ function render({ model, el }) {
       node("text", { x: L - 6, y: Y(v) + 4, "text-anchor": "end", "font-size": 11 }, svg).textContent =
         v.toFixed(2);
     }
-    const ticks = 6;
-    for (let i = 0; i <= ticks; i++) {
-      const s = Math.round(x0 + (i * (x1 - x0)) / ticks);
+    const every = Math.max(1, Math.ceil(sizes.length / 7));  // at most 7 labels, each a size tried
+    for (const s of sizes.filter((_, i) => i % every === 0)) {
       node("text", { x: X(s), y: H - B + 16, "text-anchor": "middle", "font-size": 11 }, svg).textContent =
         String(s);
     }
@@ -74,14 +73,15 @@ function render({ model, el }) {
       model.get("metric_label");
     series.forEach((name, si) => {
       const colour = COLOURS[si % COLOURS.length];
+      const dx = (si - (series.length - 1) / 2) * 4;  // series side by side: equal values stay visible
       const own = pts.map((p, i) => [p, i]).filter(([p]) => p.series === name)
         .sort((a, b) => a[0].size - b[0].size);
       if (own.length > 1) {
-        node("polyline", { points: own.map(([p]) => `${X(p.size)},${Y(p.value)}`).join(" "),
+        node("polyline", { points: own.map(([p]) => `${X(p.size) + dx},${Y(p.value)}`).join(" "),
                            fill: "none", stroke: colour, "stroke-width": 1.5, opacity: 0.7 }, svg);
       }
       for (const [p, i] of own) {
-        const x = X(p.size);
+        const x = X(p.size) + dx;
         node("line", { x1: x, x2: x, y1: Y(p.low), y2: Y(p.high), stroke: colour, opacity: 0.5 }, svg);
         const dot = node("circle", { cx: x, cy: Y(p.value), r: i === chosen ? 7 : 5, fill: colour,
                                      stroke: i === chosen ? "#000" : "#fff", "stroke-width": 2,

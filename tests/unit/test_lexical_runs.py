@@ -1,0 +1,129 @@
+"""A run does only the work its configuration reads: lexical runs never embed, finished runs are read back."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.stats import bootstrap
+
+from hepwb.evaluation.stats import SEED, bootstrap_ci
+from hepwb.index.chunk_store import has_vectors
+from hepwb.index.lance import connect, table_names
+from hepwb.models import embedder as embedder_module
+from hepwb.paths import Layout
+from hepwb.pipeline import ExperimentConfig, run_experiment
+from hepwb.pipeline.curve import curve_configs, size_curve
+from hepwb.pipeline.stages import load_inputs
+from hepwb.sweep import SweepSpec, run_sweep
+from tests.helpers import tiny_corpus
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    root = tmp_path_factory.mktemp("lexical")
+    corpus, questions = tiny_corpus(root)
+    return root, {"corpus": str(corpus), "questions": str(questions)}
+
+
+@pytest.fixture
+def no_model(monkeypatch):
+    """Loading a sentence-transformers model fails the test (a lexical run must never do it)."""
+
+    def refuse(self):
+        raise AssertionError(f"the embedding model {self.model!r} was loaded by a lexical run")
+
+    monkeypatch.setattr(embedder_module.Embedder, "st", property(refuse))
+
+
+def _table(layout: Layout, result):
+    db = connect(layout.lancedb)
+    (name,) = [n for n in table_names(db) if n.startswith(result.chunkset_id + "__")]
+    return db, name
+
+
+@pytest.mark.parametrize(
+    "retriever", ["bm25", "bm25(fields=context)", "bm25_plain", "entity", "xref(base=bm25)"]
+)
+def test_a_lexical_run_never_loads_the_embedding_model(tiny, no_model, retriever):
+    root, base = tiny
+    layout = Layout(root / "home-lexical")
+    cfg = ExperimentConfig.from_params(**base, chunk_size=48, retriever=retriever)
+    res = run_experiment(cfg, layout=layout, progress=False)
+    assert 0 <= res.summary["hit_rate@5"] <= 1 and res.summary["share_chunks_truncated"] == 0
+    assert res.record.environment["embedder"] is None  # recorded as not used
+    db, name = _table(layout, res)
+    assert "vector" not in db.open_table(name).schema.names and not has_vectors(layout.lancedb, name)
+
+
+def test_vectors_are_added_to_the_same_table_and_its_text_index_is_kept(tiny):
+    root, base = tiny
+    layout = Layout(root / "home-both")
+    lexical = ExperimentConfig.from_params(**base, chunk_size=40, retriever="bm25")
+    first = run_experiment(lexical, layout=layout, progress=False)
+    db, name = _table(layout, first)
+    before = {i.name: i.index_uuid for i in db.open_table(name).list_indices()}
+    dense = run_experiment(lexical.replace(retriever="dense"), layout=layout, progress=False)
+    table = db.open_table(name)
+    assert dense.chunkset_id == first.chunkset_id and "vector" in table.schema.names
+    assert has_vectors(layout.lancedb, name) and table.count_rows() == first.summary["n_chunks"]
+    assert {i.name: i.index_uuid for i in table.list_indices()} == before  # full-text indexes not rebuilt
+    assert dense.record.environment["embedder"]["model"] == "all-MiniLM-L6-v2"
+    again = run_experiment(lexical, layout=layout, progress=False, reuse=False)  # BM25 answers the same
+    assert again.per_question["hit_rate@5"].tolist() == first.per_question["hit_rate@5"].tolist()
+    assert again.hits["chunk_id"].tolist() == first.hits["chunk_id"].tolist()
+
+
+def test_a_finished_run_is_read_back_and_never_rewritten(tiny, no_model):
+    root, base = tiny
+    layout = Layout(root / "home-reuse")
+    cfg = ExperimentConfig.from_params(**base, chunk_size=56, retriever="bm25")
+    first = run_experiment(cfg, layout=layout, progress=False)
+    stamp = (first.run_dir / "metrics.json").stat().st_mtime_ns
+    again = run_experiment(cfg, layout=layout, progress=False)
+    assert again.reused and not first.reused and again.record == first.record
+    assert (again.run_dir / "metrics.json").stat().st_mtime_ns == stamp
+    assert again.per_question.equals(first.per_question)
+    fresh = run_experiment(cfg, layout=layout, progress=False, reuse=False)
+    assert not fresh.reused and fresh.summary == first.summary
+
+
+def test_a_curve_computes_lexical_points_first_each_with_its_interval(tiny, no_model):
+    root, base = tiny
+    layout = Layout(root / "home-curve")
+    configs = curve_configs([96, 32, 64], ["hepilot"], ["bm25", "bm25_plain"], **base)
+    assert [(c.retriever_spec, c.chunk_size) for c in configs][:3] == [
+        ("bm25", 32),
+        ("bm25", 64),
+        ("bm25", 96),
+    ]
+    inputs = load_inputs(configs[0], layout, progress=False)
+    points = list(size_curve(configs, metric="mrr@10", layout=layout, inputs=inputs))
+    assert len(points) == 6 and not any(p.dense or p.reused for p in points)
+    assert all(p.low <= p.value <= p.high and p.n == 8 for p in points)
+    again = list(size_curve(configs, metric="mrr@10", layout=layout, inputs=inputs))
+    assert all(p.reused for p in again) and [p.value for p in again] == [p.value for p in points]
+
+
+def test_a_lexical_sweep_embeds_nothing(tiny, no_model):
+    root, base = tiny
+    spec = SweepSpec.from_dict(
+        {"name": "lexical", **base, "grid": {"chunk_size": [32, 64], "retriever": ["bm25", "entity"]}}
+    )
+    res = run_sweep(spec, layout=Layout(root / "home-sweep"), executor="serial", progress=False)
+    assert not res.failed and len(res.computed) == 4
+    assert res.embedded == res.unique_texts == 0
+
+
+def test_bootstrap_intervals_are_scipys():
+    """The shared-resample bootstrap draws scipy's resamples: the same interval for the same seed."""
+    rng = np.random.default_rng(7)
+    for n in (2, 11, 124, 469, 2500):  # 2500: drawn in blocks, not cached
+        values = rng.random(n)
+        ours = bootstrap_ci(values)
+        ref = bootstrap(
+            (values,), np.mean, confidence_level=0.95, n_resamples=10_000, method="percentile",
+            rng=np.random.default_rng(SEED),
+        ).confidence_interval  # fmt: skip
+        assert ours.low == pytest.approx(ref.low, abs=1e-12) and ours.high == pytest.approx(
+            ref.high, abs=1e-12
+        )
