@@ -188,8 +188,10 @@ def _resample_counts(n: int, n_resamples: int) -> tuple[np.ndarray, ...] | list[
 
 
 def _draw_counts(n: int, n_resamples: int) -> list[np.ndarray]:
-    """The resample counts of :func:`bootstrap_ci`: ``integers(0, n, (n_resamples, n))`` of the seeded
-    generator (scipy's draw), taken a block of resamples at a time and counted per row."""
+    """The resample counts of :func:`bootstrap_ci`, a block of resamples at a time.
+
+    ``integers(0, n, (n_resamples, n))`` of the seeded generator (scipy's draw), counted per row.
+    """
     rng = np.random.default_rng(SEED)
     rows = max(1, _BLOCK_DRAWS // n)
     out = []

@@ -270,8 +270,9 @@ def document_files(chunksets: Path, doc: Document) -> Path:
 
     Its markdown, metadata, references, blocks, figures (with their crops), cross-references and front
     matter (:func:`~hepwb.hepilot.writer.write_document_files`,
-    :func:`~hepwb.processing.links.write_link_files`) depend on the converted document and the writers' code only, so a new chunk size links them instead of
-    writing them again. Keyed by both; built beside and renamed into place with its marker last.
+    :func:`~hepwb.processing.links.write_link_files`) depend on the converted document and the writers'
+    code only, so a new chunk size links them instead of writing them again. Keyed by both; built beside
+    and renamed into place with its marker last.
     """
     key = short_hash(
         {"document": document_key(doc), "code": [code_fingerprint("hepilot"), code_fingerprint("processing")]}
