@@ -153,7 +153,11 @@ class ChunkStore:
             with table_lock(self.db_path, name, f"LanceDB table {name}"):
                 if not index_complete(self.db_path, name, key):
                     self._build(name, key, ner_model, chunkset_id, chunks, docs, vectors=vectors)
-        if vectors and not has_vectors(self.db_path, name):
+        return self.with_vectors(name) if vectors else self.db.open_table(name)
+
+    def with_vectors(self, name: str) -> Any:
+        """The complete table ``name`` opened with its ``vector`` column (added now if it has none)."""
+        if not has_vectors(self.db_path, name):
             with table_lock(self.db_path, name, f"vectors of LanceDB table {name}"):
                 if not has_vectors(self.db_path, name):
                     self.add_vectors(name)
@@ -218,7 +222,7 @@ class ChunkStore:
         if "vector" not in tbl.schema.names:
             schema = pa.schema([pa.field("vector", pa.list_(pa.float32(), self.embedder.dim))])
 
-            @lance.batch_udf(output_schema=schema)  # type: ignore[untyped-decorator]
+            @lance.batch_udf(output_schema=schema)
             def embed(batch: pa.RecordBatch) -> pa.RecordBatch:
                 vecs = self.embed_cached(batch.column("text").to_pylist())
                 column = pa.FixedSizeListArray.from_arrays(

@@ -33,7 +33,8 @@ from hepwb.pipeline.keys import STAGE_PACKAGES, cell_key, cell_name, retriever_l
 from hepwb.pipeline.notebook import write_rerun_files
 from hepwb.pipeline.record import RunInputs, RunRecord
 from hepwb.pipeline.scoring import Scores, score, scored_hits_frame
-from hepwb.pipeline.stages import EvalInputs, Timer, needs_vectors, needs_windows, retrieve_stage
+from hepwb.pipeline.stages import EvalInputs, Timer, retrieve_stage
+from hepwb.retrieval import reads_vectors
 from hepwb.types import Hit, JSONObject
 
 if TYPE_CHECKING:
@@ -219,7 +220,14 @@ def run_cell(
         summary_ci95=scores.ci95,
         costs=costs,
         **_provenance(
-            cs, inputs, questions, question_subset, timings, _embedder_used(cfg, embedder), sweep_id
+            cs,
+            inputs,
+            questions,
+            question_subset,
+            timings,
+            # a lexical run loads no model: none is recorded
+            embedder.describe() if reads_vectors(cfg.retriever, cfg.retriever_options) else None,
+            sweep_id,
         ),
     )
     record.save(run_dir)
@@ -249,11 +257,6 @@ def _provenance(
         "worker": worker_name(),
         "sweep_id": sweep_id,
     }
-
-
-def _embedder_used(cfg: ExperimentConfig, embedder: Embedder) -> JSONObject | None:
-    """The embedder a run used (model, device, precision, batch); ``None`` for a lexical run (none loaded)."""
-    return embedder.describe() if needs_vectors(cfg) or needs_windows(cfg) else None
 
 
 def _asked(questions: list[Question], subset: list[str] | None) -> list[Question]:

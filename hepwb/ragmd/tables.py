@@ -17,11 +17,11 @@ import numpy as np
 
 from hepwb.exceptions import ConfigError
 from hepwb.ids import file_sha256
-from hepwb.index.chunk_store import build_indexes, chunk_arrow, open_chunk_table
+from hepwb.index.chunk_store import ChunkStore, build_indexes, chunk_arrow, open_chunk_table
 from hepwb.index.lance import connect, replace_table, table_names
 from hepwb.index.lexicon import acronyms_of, save_lexicon
 from hepwb.io import read_json_object, write_json
-from hepwb.models.embedder import model_slug
+from hepwb.models.embedder import get_embedder, model_slug
 from hepwb.models.tokenizers import model_identity
 from hepwb.names import check_name
 from hepwb.ner.source import EntitySource, ner_source
@@ -108,6 +108,8 @@ def export_table(db_path: str | Path, chunkset_id: str, model: str, out: str | P
     else:
         tbl = open_chunk_table(db_path, chunkset_id, model)
         cs_id = chunkset_id
+        if "vector" not in tbl.schema.names:  # built for lexical search only: its vectors are added now
+            tbl = ChunkStore(db_path, get_embedder(model)).with_vectors(tbl.name)
     return dump(table_file(tbl, model, cs_id), out)
 
 

@@ -24,15 +24,8 @@ from hepwb.pipeline.chunksets import ChunkSet
 from hepwb.pipeline.config import ExperimentConfig
 from hepwb.pipeline.notebook import EVALUATE_NOTEBOOK, notebook_parameters, run_notebook
 from hepwb.pipeline.record import RunRecord
-from hepwb.pipeline.stages import (
-    EvalInputs,
-    Timer,
-    chunk_stage,
-    index_stage,
-    load_inputs,
-    needs_vectors,
-    needs_windows,
-)
+from hepwb.pipeline.stages import EvalInputs, Timer, chunk_stage, index_stage, load_inputs, needs_windows
+from hepwb.retrieval import reads_vectors
 
 __all__ = ["cell", "cell_notebook", "chunkset", "embedder", "inputs", "size_bytes", "table"]
 
@@ -142,7 +135,8 @@ def table(
     """
     cs = chunkset(home, cfg, inputs_key)
     windows = windows or needs_windows(cfg)
-    vectors = vectors or windows or needs_vectors(cfg)
+    # windows are read by retrievers that read vectors: both come from one look at the retriever
+    vectors = vectors or windows or reads_vectors(cfg.retriever, cfg.retriever_options)
     key = (home, index_key(cs.chunkset_id, cfg.embedding_model), windows, vectors)
     return _TABLES.get_or(
         key,

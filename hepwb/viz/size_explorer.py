@@ -25,7 +25,7 @@ from hepwb.paths import Layout
 from hepwb.pipeline.config import ExperimentConfig
 from hepwb.pipeline.curve import CurvePoint, curve_configs, size_curve
 from hepwb.pipeline.misses import missed, misses_html
-from hepwb.pipeline.stages import EvalInputs, load_inputs
+from hepwb.pipeline.stages import EvalInputs, load_inputs, needs_vectors, needs_windows
 from hepwb.plaintext import escape_html
 
 __all__ = ["SizeExplorer", "default_sizes", "explore"]
@@ -118,9 +118,9 @@ def _plot_class() -> type[Any]:
         """Points with intervals against chunk size, a colour per series; ``selected``: the clicked point."""
 
         _esm = _ESM
-        points = traitlets.List([]).tag(sync=True)
-        series = traitlets.List([]).tag(sync=True)
-        sizes = traitlets.List([]).tag(sync=True)
+        points: Any = traitlets.List([]).tag(sync=True)
+        series: Any = traitlets.List([]).tag(sync=True)
+        sizes: Any = traitlets.List([]).tag(sync=True)
         metric_label = traitlets.Unicode("").tag(sync=True)
         selected = traitlets.Int(-1).tag(sync=True)
 
@@ -252,8 +252,6 @@ class SizeExplorer:
 
 
 def _dense(cfg: ExperimentConfig) -> bool:
-    from hepwb.pipeline.stages import needs_vectors, needs_windows
-
     return needs_vectors(cfg) or needs_windows(cfg)
 
 

@@ -127,3 +127,16 @@ def test_bootstrap_intervals_are_scipys():
         assert ours.low == pytest.approx(ref.low, abs=1e-12) and ours.high == pytest.approx(
             ref.high, abs=1e-12
         )
+
+
+def test_exporting_a_lexical_table_to_ragmd_adds_its_vectors_first(tiny):
+    from hepwb.ragmd import loads
+    from hepwb.ragmd.tables import export_table
+
+    root, base = tiny
+    layout = Layout(root / "home-export")
+    res = run_experiment(ExperimentConfig.from_params(**base, chunk_size=64, retriever="bm25"), layout=layout)
+    out = export_table(layout.lancedb, res.chunkset_id, "all-MiniLM-L6-v2", root / "lexical.ragmd")
+    rf = loads(out.read_text(encoding="utf-8"))
+    assert rf.embedding_dim == 384 and len(rf.chunks) == res.summary["n_chunks"]
+    assert np.allclose(np.linalg.norm(rf.vectors, axis=1), 1, atol=1e-3)

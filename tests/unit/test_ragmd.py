@@ -29,6 +29,7 @@ def indexed(tmp_path_factory):
     corpus, _ = tiny_corpus(root)
     layout = Layout(root / "home")
     s = Searcher.open(str(corpus), chunk_size=32, chunk_overlap=0.0, layout=layout)
+    s.retriever("dense")  # a searcher adds the table's vectors when a retriever first reads them
     out = export_table(layout.lancedb, s.chunkset.chunkset_id, "all-MiniLM-L6-v2", root / "tiny.ragmd")
     return root, layout, s, out
 

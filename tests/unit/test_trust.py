@@ -247,7 +247,7 @@ def test_a_run_cleared_by_a_killed_rerun_leaves_the_catalog_and_the_report(tmp_p
     # than the folder's metrics.json; the next sync replaces it with the folder's
     recorded = cat.sql("SELECT created FROM runs")["created"].iloc[0]
     forced = cfg.model_copy(update={"run_dir": str(res.run_dir)})
-    rerun = run_experiment(forced, layout=layout, progress=False)
+    rerun = run_experiment(forced, layout=layout, progress=False, reuse=False)  # forced: not read back
     assert rerun.record.created != recorded
     assert cat.sync_runs(layout.runs) == [rerun.record.run_id]
     assert cat.sql("SELECT created FROM runs")["created"].tolist() == [rerun.record.created]
