@@ -128,7 +128,7 @@ def main(argv: list[str] | None = None) -> None:
     new_s, new = _run(lex, layout, inputs)
     cached_s, cached = _run(lex, layout, inputs)
     assert cached.reused
-    dense = base.replace(chunk_size=dense_size, retriever="dense")
+    dense = ExperimentConfig.from_params(chunk_size=dense_size, retriever="dense")
     dnew_s, dnew = _run(dense, layout, inputs)
     dcached_s, _ = _run(dense, layout, inputs)
     cold_new, cold_cached = cold(root, cold_size)

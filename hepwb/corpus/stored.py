@@ -14,7 +14,7 @@ Example:
     >>> meta = {"title": "T", "xrefs": [], "conversion_key": "key-1"}
     >>> doc = Document("id-1", "P01", "# Title\\n\\nText.", (Block("heading", 0, 7, 1, 1),), meta)
     >>> store_document(folder, doc)
-    >>> stored = StoredDocument.open(folder, "key-1")
+    >>> stored = StoredDocument.open(folder, "key-1", keep=False)
     >>> stored.title, stored.meta_value("conversion_key"), stored.loaded
     ('T', 'key-1', False)
     >>> stored.markdown[:7], stored.loaded, stored == doc
@@ -94,6 +94,11 @@ def read_document(folder: Path, conversion_key: str) -> Document:
     )
 
 
+def _resident_bytes() -> int:
+    """Markdown characters of the papers read and kept in this process."""
+    return sum(_RESIDENT.values())
+
+
 class StoredDocument(Document):
     """A :class:`~hepwb.types.Document` whose text, blocks and metadata stay in its cache folder until used.
 
@@ -119,13 +124,26 @@ class StoredDocument(Document):
         object.__setattr__(self, "_full", None)
 
     @classmethod
-    def open(cls, folder: Path, conversion_key: str) -> StoredDocument:
+    def open(cls, folder: Path, conversion_key: str, *, keep: bool | None = None) -> StoredDocument:
         """Read and check the cache entry in ``folder`` once, keeping only the light fields.
+
+        ``keep``: also keep what was read (text, blocks, metadata), so the first use reads nothing again;
+        by default while the papers read in this process stay under
+        :data:`~hepwb.defaults.RESIDENT_DOCUMENT_BYTES` (a corpus that fits is read from disk once).
 
         Raises:
             OSError, ValueError, KeyError, TypeError: as :func:`read_document` (checked now, not on use).
         """
-        return cls(folder, read_document(folder, conversion_key), conversion_key)
+        doc = read_document(folder, conversion_key)
+        stored = cls(folder, doc, conversion_key)
+        if (
+            keep
+            if keep is not None
+            else _resident_bytes() + len(doc.markdown) <= defaults.RESIDENT_DOCUMENT_BYTES
+        ):
+            object.__setattr__(stored, "_full", doc)
+            _RESIDENT[id(stored)] = len(doc.markdown)
+        return stored
 
     def _document(self) -> Document:
         full: Document | None = self._full
@@ -172,7 +190,7 @@ class StoredDocument(Document):
         """
         if self._full is None:
             return
-        if not force and sum(_RESIDENT.values()) <= defaults.RESIDENT_DOCUMENT_BYTES:
+        if not force and _resident_bytes() <= defaults.RESIDENT_DOCUMENT_BYTES:
             return
         _RESIDENT.pop(id(self), None)
         object.__setattr__(self, "_full", None)

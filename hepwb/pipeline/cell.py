@@ -98,10 +98,26 @@ class RunResult:
         return unscored_frame(self.record.inputs.unscored)
 
 
-def finished_run(record: RunRecord, run_dir: Path) -> RunResult:
-    """The finished run in ``run_dir`` (whose record is ``record``) read back as a :class:`RunResult`."""
+def finished_run(cfg: ExperimentConfig, inputs: EvalInputs, cs: ChunkSet, layout: Layout) -> RunResult | None:
+    """The finished run of ``cfg`` over ``cs`` and ``inputs``, with its intervals, read back (else ``None``).
+
+    What :func:`run_cell` with ``reuse`` returns without retrieving, found before its table is opened: a
+    finished lexical run is answered without loading LanceDB or any model.
+    """
+    config = cfg.to_dict()
+    index = index_key(cs.chunkset_id, cfg.embedding_model)
+    key = cell_key(config, chunkset_id=cs.chunkset_id, index=index, questions_sha256=inputs.questions_sha256)
+    run_dir = Path(cfg.run_dir) if cfg.run_dir else layout.runs / cell_name(config)
+    return _finished(run_dir, key, with_ci=True)
+
+
+def _finished(run_dir: Path, key: str, with_ci: bool) -> RunResult | None:
+    """The finished run of cell ``key`` in ``run_dir`` (with intervals if ``with_ci``) read back, or None."""
     import pandas as pd
 
+    record = RunRecord.finished(run_dir, key)
+    if record is None or (with_ci and not record.summary_ci95):
+        return None
     per_question = pd.read_parquet(run_dir / "per_question.parquet")
     hits = pd.read_parquet(run_dir / "hits.parquet")
     return RunResult(record, run_dir, per_question, hits, reused=True)
@@ -177,9 +193,9 @@ def run_cell(
     )
     if run_dir is None:
         run_dir = Path(cfg.run_dir) if cfg.run_dir else layout.runs / cell_name(config)
-    finished = RunRecord.finished(run_dir, key) if reuse else None
-    if finished is not None and (finished.summary_ci95 or not with_ci):
-        return finished_run(finished, run_dir)
+    finished = _finished(run_dir, key, with_ci) if reuse else None
+    if finished is not None:
+        return finished
     latencies: dict[str, float] = {}
     with timings("vector_index_s"):
         searched = with_vector_index(table, cfg.index)

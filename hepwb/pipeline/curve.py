@@ -76,13 +76,14 @@ class CurvePoint:
 def curve_configs(
     sizes: Sequence[int],
     chunkers: Sequence[str],
-    retrievers: Sequence[str],
+    retrievers: Sequence[str | None],
     **fixed: Any,
 ) -> list[ExperimentConfig]:
     """Every (chunker, retriever, size) configuration, validated, in the order a curve computes them.
 
     ``fixed``: the other fields of :class:`~hepwb.pipeline.config.ExperimentConfig` (corpus, questions,
-    max_docs, k, ...). Lexical retrievers come first, then those that read vectors; each series by size.
+    max_docs, k, ...); a retriever ``None`` is the default one. Lexical retrievers come first, then those that
+    read vectors; each series by size.
 
     Raises:
         ConfigError: No size, chunker or retriever, or a value out of its bounds (named).

@@ -17,7 +17,7 @@ from __future__ import annotations
 from hepwb.env import configure_runtime, release_memory
 from hepwb.index import get_embedder
 from hepwb.paths import Layout
-from hepwb.pipeline.cell import RunResult, environment, run_cell
+from hepwb.pipeline.cell import RunResult, environment, finished_run, run_cell
 from hepwb.pipeline.config import DIMENSIONS, ExperimentConfig
 from hepwb.pipeline.stages import (
     EvalInputs,
@@ -60,6 +60,9 @@ def run_experiment(
     with timings("chunk_s"):
         cs = chunk_stage(cfg, inputs.documents, layout, inputs.log, progress=progress)
         release_memory()
+    finished = finished_run(cfg, inputs, cs, layout) if reuse else None
+    if finished is not None:  # this very cell ran already: read back, before any table is opened
+        return finished
     embedder = get_embedder(cfg.embedding_model)
     with timings("index_s"):
         table = index_stage(

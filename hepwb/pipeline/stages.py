@@ -8,6 +8,8 @@ also keeps their results in memory between cells.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import logging
 import time
 from contextlib import contextmanager
@@ -18,14 +20,16 @@ from typing import TYPE_CHECKING, Any
 from hepwb.acquisition.folder import corpus_labels, resolve_corpus
 from hepwb.corpus import default_questions, ingest
 from hepwb.evaluation import KeyIndex, Located, Question, Unlocated, build_keyindexes, load_questions
-from hepwb.evaluation.evidence import check_evidence
+from hepwb.evaluation.evidence import EvidenceCheck, check_evidence
+from hepwb.evaluation.questions import Evidence
 from hepwb.exceptions import ConfigError, CorpusNotFoundError
 from hepwb.hepilot.log import ProcessingLog
-from hepwb.ids import file_sha256
+from hepwb.ids import code_fingerprint, file_sha256, short_hash
 from hepwb.index import ChunkStore
+from hepwb.io import UNREADABLE, read_json_object, write_json
 from hepwb.models.embedder import Embedder
 from hepwb.paths import Layout
-from hepwb.pipeline.chunksets import ChunkSet, build_chunkset
+from hepwb.pipeline.chunksets import ChunkSet, build_chunkset, document_key
 from hepwb.pipeline.config import ExperimentConfig
 from hepwb.readers import read_bytes
 from hepwb.retrieval import get_retriever, reads_vectors
@@ -95,9 +99,13 @@ class EvalInputs:
     located: list[Located] = field(repr=False)
     unlocated: list[Unlocated] = field(repr=False)
     """Every quote not located, with its status and reason (reported with each run, never dropped)."""
-    keyindexes: dict[str, KeyIndex] = field(repr=False)
-    """Key indexes of the documents some located evidence is in (scoring needs no other)."""
     log: ProcessingLog = field(repr=False)
+
+    @functools.cached_property
+    def keyindexes(self) -> dict[str, KeyIndex]:
+        """Key indexes of the documents some located evidence is in (scoring needs no other; built on use)."""
+        cited = {loc.document_id for loc in self.located}
+        return build_keyindexes(d for d in self.documents if d.document_id in cited)
 
     @property
     def by_id(self) -> dict[str, Document]:
@@ -136,14 +144,53 @@ def load_inputs(cfg: ExperimentConfig, layout: Layout, *, progress: bool = True)
             f"none of the questions in {qpath} refer only to documents of this corpus ({sorted(labels)[:5]}…)"
         )
         raise ConfigError(msg)
-    check = check_evidence(questions, docs)
+    qsha = file_sha256(qpath)
+    check = _located(questions, docs, qsha, layout)
     check.require_scorable(str(qpath), accept=cfg.accept_unscored)  # before any chunking or embedding
     located, unlocated = list(check.located), list(check.unlocated)
     if unlocated:
         _log.info("%s: %s", qpath.name, check.summary())
-    cited = {loc.document_id for loc in located}  # scoring needs the key index of these documents only
-    keyindexes = build_keyindexes(d for d in docs if d.document_id in cited)
-    return EvalInputs(docs, questions, qpath, file_sha256(qpath), located, unlocated, keyindexes, log)
+    return EvalInputs(docs, questions, qpath, qsha, located, unlocated, log)
+
+
+def _located(questions: list[Question], docs: list[Document], qsha: str, layout: Layout) -> EvidenceCheck:
+    """:func:`~hepwb.evaluation.evidence.check_evidence` of ``questions`` in ``docs``, cached as every stage.
+
+    Keyed by the question file's SHA-256, the converted documents and the evidence code: a question set is
+    located in a corpus once, not once per run or process (``data/processed/evidence/<key>.json``).
+    """
+    key = short_hash(
+        {
+            "questions": qsha,
+            "documents": [document_key(d) for d in docs],
+            "code": code_fingerprint("evaluation"),
+        }
+    )
+    path = layout.data / "processed" / "evidence" / f"{key}.json"
+    if path.is_file():
+        try:
+            saved = read_json_object(path, "located evidence")
+            located = tuple(Located(**loc) for loc in saved["located"])
+            unlocated = tuple(
+                Unlocated(Evidence(**u["evidence"]), u["status"], u["reason"], tuple(u["pages"]))
+                for u in saved["unlocated"]
+            )
+            return EvidenceCheck(tuple(questions), located, unlocated)
+        except UNREADABLE:  # damaged: located again and written anew
+            pass
+    check = check_evidence(questions, docs)
+    write_json(
+        path,
+        {
+            "located": [dataclasses.asdict(loc) for loc in check.located],
+            "unlocated": [
+                {"evidence": dataclasses.asdict(u.evidence), "status": u.status, "reason": u.reason,
+                 "pages": list(u.pages)}
+                for u in check.unlocated
+            ],
+        },
+    )  # fmt: skip
+    return check
 
 
 def _check_documents_exist(

@@ -12,6 +12,7 @@ from hepwb.viz.document_view import (
     page_view_html,
 )
 from hepwb.viz.search_explorer import SearchExplorer, side_by_side_html
+from hepwb.viz.size_explorer import SizeExplorer, explore
 from hepwb.viz.tier_approval import ApprovalWidget
 
 __all__ = [
@@ -22,7 +23,9 @@ __all__ = [
     "ChunkExplorer",
     "DocumentBrowser",
     "SearchExplorer",
+    "SizeExplorer",
     "chunks_html",
+    "explore",
     "figures_html",
     "page_image_png",
     "page_view_html",

@@ -261,7 +261,7 @@ def explore(
     *,
     sizes: Sequence[int] | None = None,
     chunkers: Sequence[str] = (defaults.CHUNKER,),
-    retrievers: Sequence[str] = (defaults.RETRIEVER,),
+    retrievers: Sequence[str | None] = (None,),
     metric: str = defaults.DECISION_METRIC,
     max_docs: int | None = None,
     home: str | None = None,
@@ -275,7 +275,8 @@ def explore(
         questions: Its question file (default: the shipped question set, or ``$HEPWB_QUESTIONS``).
         sizes: Chunk sizes in tokens (default :func:`default_sizes`: 128 to 2,048 by 64).
         chunkers: Chunker names (:data:`hepwb.chunking.CHUNKERS`).
-        retrievers: Retriever names or call strings (``"bm25(fields=context)"``, ``"dense"``).
+        retrievers: Retriever names or call strings (``"bm25(fields=context)"``, ``"dense"``); ``None``: the
+            default retriever (the project's pin, else :data:`hepwb.defaults.RETRIEVER`).
         metric: What is plotted (found@5 by default; any metric of a run, e.g. ``"mrr@10"``).
         max_docs: Only the first papers of the corpus (all by default; a question about a paper left out
             is named, not scored).

@@ -90,6 +90,7 @@ def test_converted_papers_stay_on_disk_until_their_text_is_read(tmp_path, monkey
 
     corpus, _ = tiny_corpus(tmp_path)
     layout = Layout(tmp_path / "home")
+    monkeypatch.setattr(defaults, "RESIDENT_DOCUMENT_BYTES", 0)  # a corpus larger than the budget
     first = ingest(corpus, layout=layout, progress=False)
     again = ingest(corpus, layout=layout, progress=False)
     assert all(isinstance(d, StoredDocument) and not d.loaded for d in first + again)
@@ -98,10 +99,12 @@ def test_converted_papers_stay_on_disk_until_their_text_is_read(tmp_path, monkey
     assert again[0] == first[0] and again[0].markdown.startswith("#") and again[0].loaded
     plain = pickle.loads(pickle.dumps(again[0]))  # what a Dask worker receives: the whole document
     assert type(plain) is Document and plain == again[0]
-    cs = build_chunkset(again, "hepilot", chunk_size=128, layout=layout, progress=False)
-    assert cs.chunks and all(d.loaded for d in again)  # a corpus under the budget stays read
-    monkeypatch.setattr(defaults, "RESIDENT_DOCUMENT_BYTES", 0)  # a corpus larger than the budget
     cs = build_chunkset(again, "hepilot", chunk_size=64, layout=layout, progress=False)
     assert cs.chunks and not any(d.loaded for d in again)  # each paper released after chunking
+    monkeypatch.setattr(defaults, "RESIDENT_DOCUMENT_BYTES", 256 * 2**20)  # a corpus under the budget
+    kept = ingest(corpus, layout=layout, progress=False)
+    assert all(d.loaded for d in kept)  # read once, when opened, and kept
+    cs = build_chunkset(kept, "hepilot", chunk_size=128, layout=layout, progress=False)
+    assert cs.chunks and all(d.loaded for d in kept)
     c = cs.chunks[0]
     assert cs.documents[c.document_id].markdown[c.start : c.end] == c.text
