@@ -15,6 +15,7 @@ embedded twice. A table is complete when its marker ``_complete/<table>.json`` h
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +27,7 @@ from hepwb.ids import code_fingerprint, short_hash, text_sha256
 from hepwb.index.cache import EmbeddingCache
 from hepwb.index.lance import connect, replace_table, table_lock, table_names
 from hepwb.index.lexicon import corpus_lexicon, save_lexicon
+from hepwb.index.parts import COLUMNS, PARTS, has_vectors, missing_parts, part_udf, present_parts
 from hepwb.index.windows import build_window_tables, windows_complete, windows_key
 from hepwb.io import read_json_object, write_json
 from hepwb.models.analyzer import search_terms
@@ -138,14 +140,18 @@ class ChunkStore:
 
     # -- chunk tables ------------------------------------------------------------------------------
     def table(
-        self, chunkset_id: str, chunks: list[Chunk], docs: dict[str, Document], *, vectors: bool = True
+        self,
+        chunkset_id: str,
+        chunks: list[Chunk],
+        docs: dict[str, Document],
+        *,
+        parts: Collection[str] = PARTS,
     ) -> Any:
         """Open the table for ``chunkset_id`` (building it, with its indexes, if needed).
 
-        ``vectors``: the caller's retriever reads the chunks' vectors. Without, a new table is built with
-        its text, metadata, entities and full-text indexes only, and the embedding model is never loaded;
-        the vectors are added to that same table when a run first reads them (:meth:`add_vectors`), its
-        full-text indexes kept as they are.
+        ``parts``: the :data:`~hepwb.index.parts.PARTS` the caller's retriever reads (default all). A new
+        table is built with those alone (a lexical one without vectors: no model is loaded), and a part
+        missing from an existing table is added to it in place (:meth:`with_parts`).
         """
         name = table_name(chunkset_id, self.embedder.model)
         ner_model = self.ner.model
@@ -154,16 +160,30 @@ class ChunkStore:
             # one process builds a table; another asking for it meanwhile waits, then reuses it
             with table_lock(self.db_path, name, f"LanceDB table {name}"):
                 if not index_complete(self.db_path, name, key):
-                    self._build(name, key, ner_model, chunkset_id, chunks, docs, vectors=vectors)
-        return self.with_vectors(name) if vectors else self.db.open_table(name)
+                    self._build(name, key, ner_model, chunkset_id, chunks, docs, frozenset(parts))
+        return self.with_parts(name, parts)
+
+    def with_parts(self, name: str, parts: Collection[str]) -> Any:
+        """The complete table ``name`` opened with ``parts`` (those it lacks added now, in place).
+
+        The columns are added by Lance's ``add_columns``: the rows, their order and the indexes built
+        before stay as they are, vectors come from the embedding cache where a text was embedded before,
+        and a new column's full-text index is created on it alone. The marker lists the parts last, so an
+        interrupted addition is made again.
+        """
+        if missing_parts(self._marker(name), parts):
+            with table_lock(self.db_path, name, f"parts of LanceDB table {name}"):
+                missing = missing_parts(self._marker(name), parts)
+                if missing:
+                    self._add_parts(name, missing)
+        return self.db.open_table(name)
 
     def with_vectors(self, name: str) -> Any:
         """The complete table ``name`` opened with its ``vector`` column (added now if it has none)."""
-        if not has_vectors(self.db_path, name):
-            with table_lock(self.db_path, name, f"vectors of LanceDB table {name}"):
-                if not has_vectors(self.db_path, name):
-                    self.add_vectors(name)
-        return self.db.open_table(name)
+        return self.with_parts(name, {"vector"})
+
+    def _marker(self, name: str) -> JSONObject:
+        return read_json_object(self.db_path / "_complete" / f"{name}.json", "completion marker")
 
     def _build(
         self,
@@ -173,8 +193,7 @@ class ChunkStore:
         chunkset_id: str,
         chunks: list[Chunk],
         docs: dict[str, Document],
-        *,
-        vectors: bool,
+        parts: frozenset[str],
     ) -> None:
         before = self.ner.failed_soft
         tbl = None
@@ -182,8 +201,10 @@ class ChunkStore:
         # slice by slice (vectors, entities, Arrow rows), so memory stays flat in the number of chunks
         for i in range(0, max(len(chunks), 1), TABLE_SLICE):
             part = chunks[i : i + TABLE_SLICE]
-            vecs = self.embed_cached([c.text for c in part]) if vectors else None
-            data = chunk_arrow(part, docs, vecs, self.ner.batch([c.text for c in part]))
+            chunk_texts = [c.text for c in part]
+            vecs = self.embed_cached(chunk_texts) if "vector" in parts else None
+            ents = self.ner.batch(chunk_texts) if "entities" in parts else None
+            data = chunk_arrow(part, docs, vecs, ents, parts=parts)
             if tbl is None:
                 tbl = replace_table(self.db, name, data)
             else:
@@ -192,7 +213,7 @@ class ChunkStore:
             for d in stored:
                 d.release()
             release_memory()
-        build_indexes(tbl)
+        build_indexes(tbl, parts=parts)
 
         def texts() -> Iterator[str]:  # the papers one at a time, each time it is called
             return (d.markdown for d in one_at_a_time(docs.values()))
@@ -201,48 +222,35 @@ class ChunkStore:
         failed = self.ner.failed_soft - before
         # the marker is written last: a table without it (an interrupted build) is built again, and so is
         # one indexed with empty entities because the NER service failed (fail-soft)
-        marker: JSONObject = {
-            "index_key": key,
-            "rows": len(chunks),
-            "ner_model": ner_model,
-            "vectors": vectors,
-        }
-        if vectors:  # the embedder that would embed here (vectors may also come from the cache)
+        marker: JSONObject = {"index_key": key, "rows": len(chunks), "ner_model": ner_model}
+        marker["parts"] = sorted(parts)
+        if "vector" in parts:  # the embedder that would embed here (vectors may also come from the cache)
             marker["embedder"] = self.embedder.describe()
         if failed:
             marker["ner_failed_soft"] = failed
         write_json(self.db_path / "_complete" / f"{name}.json", marker)
 
-    def add_vectors(self, name: str) -> None:
-        """Embed the chunks of the complete table ``name`` and add them as its ``vector`` column.
-
-        The column is added in place (Lance's ``add_columns``): the rows, their order and the full-text
-        indexes stay as they are, and the vectors come from the embedding cache where a text was embedded
-        before. Tables of :data:`ANN_MIN_ROWS` chunks or more then get their vector index. The marker says
-        ``vectors: true`` last, so an interrupted addition is made again.
-        """
-        import lance
-        import pyarrow as pa
-
+    def _add_parts(self, name: str, missing: frozenset[str]) -> None:
+        """Add the ``missing`` parts to the complete table ``name`` (see :meth:`with_parts`)."""
         tbl = self.db.open_table(name)
-        if "vector" not in tbl.schema.names:
-            schema = pa.schema([pa.field("vector", pa.list_(pa.float32(), self.embedder.dim))])
-
-            @lance.batch_udf(output_schema=schema)
-            def embed(batch: pa.RecordBatch) -> pa.RecordBatch:
-                vecs = self.embed_cached(batch.column("text").to_pylist())
-                column = pa.FixedSizeListArray.from_arrays(
-                    pa.array(vecs.ravel(), pa.float32()), vecs.shape[1]
-                )
-                return pa.RecordBatch.from_arrays([column], ["vector"])
-
-            tbl.to_lance().add_columns(embed, read_columns=["text"], batch_size=TABLE_SLICE)
+        columns = [c for c in COLUMNS if c in missing]
+        before = self.ner.failed_soft
+        if columns:
+            ds = tbl.to_lance()
+            stale = [c for c in columns if c in ds.schema.names]  # left by an interrupted addition
+            if stale:
+                ds.drop_columns(stale)
+            dim = self.embedder.dim if "vector" in columns else 0
+            udf = part_udf(columns, dim, self.embed_cached, self.ner.batch)
+            ds.add_columns(udf, read_columns=["text"], batch_size=TABLE_SLICE)
             tbl = self.db.open_table(name)
-        if tbl.count_rows() >= ANN_MIN_ROWS:
-            _vector_index(tbl)
-        marker = self.db_path / "_complete" / f"{name}.json"
-        data = read_json_object(marker, "completion marker")
-        write_json(marker, {**data, "vectors": True, "embedder": self.embedder.describe()})
+        build_indexes(tbl, parts=missing, base=False)
+        marker = self._marker(name)
+        added = set(missing) - ({"entities"} if self.ner.failed_soft > before else set())
+        marker["parts"] = sorted(present_parts(marker) | added)  # entities the NER failed on: tried again
+        if "vector" in added:
+            marker["embedder"] = self.embedder.describe()
+        write_json(self.db_path / "_complete" / f"{name}.json", marker)
 
     def ner_model(self, chunkset_id: str) -> str | None:
         """The NER model recorded for the table of ``chunkset_id`` (``None`` if never indexed)."""
@@ -299,18 +307,6 @@ def index_complete(db_path: str | Path, name: str, key: str) -> bool:
     return bool(data.get("index_key") == key and not data.get("ner_failed_soft"))
 
 
-def has_vectors(db_path: str | Path, name: str) -> bool:
-    """Whether the complete table ``name`` holds its chunks' vectors.
-
-    Tables built before the marker recorded it always do.
-    """
-    marker = Path(db_path) / "_complete" / f"{name}.json"
-    try:
-        return bool(read_json_object(marker, "completion marker").get("vectors", True))
-    except ValueError:
-        return False
-
-
 def open_chunk_table(db_path: str | Path, chunkset_id: str, model: str) -> Any:
     """Open the existing table of ``chunkset_id`` embedded with ``model``, or say how to build it."""
     db = connect(db_path)
@@ -325,19 +321,25 @@ def open_chunk_table(db_path: str | Path, chunkset_id: str, model: str) -> Any:
     return db.open_table(name)
 
 
-def build_indexes(tbl: Any, *, ann_min_rows: int = ANN_MIN_ROWS) -> None:
-    """Create the three full-text indexes and, for large tables, the HNSW vector index.
+def build_indexes(
+    tbl: Any, *, parts: Collection[str] = PARTS, base: bool = True, ann_min_rows: int = ANN_MIN_ROWS
+) -> None:
+    """Create the full-text indexes and, for large tables, the HNSW vector index, of a table's ``parts``.
 
-    The full-text indexes: ``text``, and ``search_text`` / ``search_context`` (the HEP-analysed text without
-    and with its title and section path).
+    The full-text indexes: ``search_context`` (the HEP-analysed text with its title and section path; every
+    table's, unless ``base`` is off: only ``parts`` are indexed), and of the parts: ``search_text`` (without
+    them) and ``text`` (``text_index``); the vector index of ``vector``.
     """
     from lancedb.index import FTS
 
-    tbl.create_index("text", config=FTS(with_position=False), replace=True)
     hep = FTS(with_position=False, base_tokenizer="whitespace", max_token_length=64)
-    tbl.create_index("search_text", config=hep, replace=True)
-    tbl.create_index("search_context", config=hep, replace=True)
-    if "vector" in tbl.schema.names and tbl.count_rows() >= ann_min_rows:
+    if "text_index" in parts:
+        tbl.create_index("text", config=FTS(with_position=False), replace=True)
+    if "search_text" in parts:
+        tbl.create_index("search_text", config=hep, replace=True)
+    if base:
+        tbl.create_index("search_context", config=hep, replace=True)
+    if "vector" in parts and "vector" in tbl.schema.names and tbl.count_rows() >= ann_min_rows:
         _vector_index(tbl)
 
 
@@ -373,17 +375,19 @@ def chunk_arrow(
     vecs: np.ndarray | None,
     entities: list[list[str]] | None = None,
     context_texts: list[str] | None = None,
+    *,
+    parts: Collection[str] = PARTS,
 ) -> pa.Table:
     """The Arrow table of ``chunks`` (with metadata from ``docs``), their vectors and entities.
 
-    ``vecs`` ``None``: no ``vector`` column (a table for lexical retrievers; :meth:`ChunkStore.add_vectors`).
-
-    ``entities`` (one list per chunk) default to the in-process extractor's; ``context_texts`` (the reader's
-    span of each chunk, ``""`` for the chunk itself) default to slices of the documents' markdown.
+    Of the :data:`~hepwb.index.parts.PARTS`, only the columns of ``parts`` (default all): ``vecs`` (no
+    ``vector`` column when ``None``), ``search_text`` and ``entities``, which default to the in-process
+    extractor's. ``context_texts`` (the reader's span of each chunk, ``""`` for the chunk itself) default to
+    slices of the documents' markdown.
     """
     import pyarrow as pa
 
-    if entities is None:
+    if entities is None and "entities" in parts:
         entities = LocalNER().batch([c.text for c in chunks])
 
     def context_text(c: Chunk) -> str:
@@ -406,13 +410,15 @@ def chunk_arrow(
         "context_end": pa.array([c.context[1] for c in chunks], pa.int64()),
         "context_text": context_texts if context_texts is not None else [context_text(c) for c in chunks],
         "text": [c.text for c in chunks],
-        "search_text": [search_terms(c.text) for c in chunks],
         # the paper's title and the chunk's section path with its text: lexical context
         "search_context": [
             search_terms(f"{docs[c.document_id].title} {' '.join(c.section_path)} {c.text}") for c in chunks
         ],
-        "entities": pa.array(entities, pa.list_(pa.string())),
     }
+    if "search_text" in parts:
+        columns["search_text"] = [search_terms(c.text) for c in chunks]
+    if entities is not None:
+        columns["entities"] = pa.array(entities, pa.list_(pa.string()))
     if vecs is not None:
         dim = vecs.shape[1] if vecs.size else 0
         columns["vector"] = pa.FixedSizeListArray.from_arrays(pa.array(vecs.ravel(), pa.float32()), dim)

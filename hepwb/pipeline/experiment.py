@@ -25,9 +25,9 @@ from hepwb.pipeline.stages import (
     chunk_stage,
     index_stage,
     load_inputs,
-    needs_vectors,
     needs_windows,
     questions_path,
+    table_parts_of,
 )
 
 __all__ = ["DIMENSIONS", "ExperimentConfig", "RunResult", "environment", "questions_path", "run_experiment"]
@@ -66,7 +66,7 @@ def run_experiment(
     embedder = get_embedder(cfg.embedding_model)
     with timings("index_s"):
         table = index_stage(
-            cs, embedder, layout, vectors=needs_vectors(cfg), windows=needs_windows(cfg), progress=progress
+            cs, embedder, layout, parts=table_parts_of(cfg), windows=needs_windows(cfg), progress=progress
         )
         release_memory()
     return run_cell(

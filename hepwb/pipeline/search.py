@@ -31,8 +31,8 @@ from hepwb.pipeline.chunksets import ChunkSet, build_chunkset
 from hepwb.processing.frontmatter import document_header
 from hepwb.processing.links import describe_target, reader_context, targets_of
 from hepwb.ragmd.tables import recorded_model
-from hepwb.retrieval import RETRIEVERS, get_retriever, reads_vectors
-from hepwb.retrieval.base import Retriever
+from hepwb.retrieval import RETRIEVERS, get_retriever
+from hepwb.retrieval.base import Retriever, table_parts
 from hepwb.retrieval.explain import hits_frame
 from hepwb.types import Document, Hit, JSONObject, one_at_a_time
 
@@ -83,8 +83,9 @@ class Searcher:
     not_converted: list[tuple[str, str]] = field(default_factory=list)
     """``(file, reason)`` for each corpus file that could not be converted and is therefore not searched."""
     _retrievers: dict[str, Retriever] = field(default_factory=dict, repr=False)
-    _with_vectors: Callable[[], Any] | None = field(default=None, repr=False)
-    """Returns the table with its vectors added, for a table opened without them (called once, on need)."""
+    _with_parts: Callable[[frozenset[str]], Any] | None = field(default=None, repr=False)
+    """Returns the table with the given parts added (a table opened with none: built as retrievers need)."""
+    _parts: frozenset[str] = field(default=frozenset(), repr=False)
 
     @classmethod
     def open(
@@ -124,11 +125,11 @@ class Searcher:
         )
         embedder = get_embedder(embedding_model)
         store = ChunkStore(layout.lancedb, embedder, progress=progress)
-        # the text and indexes now, the vectors when a retriever first reads them (lexical: none embedded)
-        table = store.table(cs.chunkset_id, cs.chunks, cs.documents, vectors=False)
+        # the text and the context index now; the other parts when a retriever first reads them
+        table = store.table(cs.chunkset_id, cs.chunks, cs.documents, parts=())
         failed = [(str((e.context or {}).get("file_path", "?")), e.message) for e in log.errors]
         searcher = cls(table, embedder, cs, failed)
-        searcher._with_vectors = lambda: store.table(cs.chunkset_id, cs.chunks, cs.documents, vectors=True)
+        searcher._with_parts = lambda parts: store.table(cs.chunkset_id, cs.chunks, cs.documents, parts=parts)
         return searcher
 
     @classmethod
@@ -158,9 +159,10 @@ class Searcher:
     def retriever(self, name: str, **params: Any) -> Retriever:
         """Retriever ``name`` (or ``NAME(KEY=VALUE, ...)``) over this chunk set (built once per name)."""
         base, opts = named(name)
-        if self._with_vectors is not None and reads_vectors(base, {**opts, **params}):
-            self.table = self._with_vectors()  # embedded now, added to the same table
-            self._with_vectors = None
+        needed = table_parts(base, {**opts, **params})
+        if self._with_parts is not None and not needed <= self._parts:
+            self._parts |= needed
+            self.table = self._with_parts(self._parts)  # added to the same table, once
             self._retrievers.clear()
         if params:
             return get_retriever(base, self.table, embedder=self.embedder, **{**opts, **params})

@@ -26,6 +26,7 @@ from hepwb.exceptions import ConfigError, CorpusNotFoundError
 from hepwb.hepilot.log import ProcessingLog
 from hepwb.ids import code_fingerprint, file_sha256, short_hash
 from hepwb.index import ChunkStore
+from hepwb.index.parts import PARTS
 from hepwb.io import UNREADABLE, read_json_object, write_json
 from hepwb.models.embedder import Embedder
 from hepwb.paths import Layout
@@ -33,12 +34,12 @@ from hepwb.pipeline.chunksets import ChunkSet, build_chunkset, document_key
 from hepwb.pipeline.config import ExperimentConfig
 from hepwb.readers import read_bytes
 from hepwb.retrieval import get_retriever, reads_vectors
-from hepwb.retrieval.base import unexplained
+from hepwb.retrieval.base import table_parts, unexplained
 from hepwb.retrieval.fusion import fit_reads, load_fit
 from hepwb.types import Document, Hit, JSONObject
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Collection, Iterator
 
 
 __all__ = [
@@ -51,6 +52,7 @@ __all__ = [
     "needs_windows",
     "questions_path",
     "retrieve_stage",
+    "table_parts_of",
 ]
 
 _log = logging.getLogger("hepwb.evaluation")
@@ -248,7 +250,16 @@ def needs_vectors(cfg: ExperimentConfig) -> bool:
     A lexical run (``bm25``, ``bm25_plain``, ``entity``, and ``xref``/``parent``/``rerank`` over them) does
     not: its table is built without embeddings and the embedding model is never loaded.
     """
-    return reads_vectors(cfg.retriever, cfg.retriever_options)
+    return reads_vectors(cfg.retriever, cfg.retriever_options) or needs_windows(cfg)
+
+
+def table_parts_of(cfg: ExperimentConfig) -> frozenset[str]:
+    """The table parts ``cfg``'s retriever reads: what its table is built with.
+
+    :func:`~hepwb.retrieval.base.table_parts`, and the vectors when it reads windows.
+    """
+    parts = table_parts(cfg.retriever, cfg.retriever_options)
+    return parts | {"vector"} if needs_windows(cfg) else parts
 
 
 def index_stage(
@@ -256,17 +267,19 @@ def index_stage(
     embedder: Embedder,
     layout: Layout,
     *,
-    vectors: bool = True,
+    parts: Collection[str] = PARTS,
     windows: bool = False,
     progress: bool = True,
 ) -> Any:
     """The LanceDB table of ``cs`` (built once, with its full-text indexes).
 
-    ``vectors``: with the chunks embedded by ``embedder`` (added to a table built without them);
-    ``windows``: also the window tables (:mod:`hepwb.index.windows`) of chunks longer than the model reads.
+    ``parts``: those the run reads (:data:`~hepwb.index.parts.PARTS`, default all; vectors embedded by
+    ``embedder``), built or added to the table when missing; ``windows``: also the window tables
+    (:mod:`hepwb.index.windows`) of chunks longer than the model reads.
     """
     store = ChunkStore(layout.lancedb, embedder, progress=progress)
-    table = store.table(cs.chunkset_id, cs.chunks, cs.documents, vectors=vectors or windows)
+    wanted = {*parts, "vector"} if windows else set(parts)
+    table = store.table(cs.chunkset_id, cs.chunks, cs.documents, parts=wanted)
     if windows:
         store.windows(cs.chunkset_id, cs.chunks)
     return table

@@ -20,6 +20,7 @@ from hepwb.ids import file_sha256
 from hepwb.index.chunk_store import ChunkStore, build_indexes, chunk_arrow, open_chunk_table
 from hepwb.index.lance import connect, replace_table, table_names
 from hepwb.index.lexicon import acronyms_of, save_lexicon
+from hepwb.index.parts import PARTS
 from hepwb.io import read_json_object, write_json
 from hepwb.models.embedder import get_embedder, model_slug
 from hepwb.models.tokenizers import model_identity
@@ -108,8 +109,8 @@ def export_table(db_path: str | Path, chunkset_id: str, model: str, out: str | P
     else:
         tbl = open_chunk_table(db_path, chunkset_id, model)
         cs_id = chunkset_id
-        if "vector" not in tbl.schema.names:  # built for lexical search only: its vectors are added now
-            tbl = ChunkStore(db_path, get_embedder(model)).with_vectors(tbl.name)
+        # a table built for lexical search: its vectors (and the other parts a file holds) are added now
+        tbl = ChunkStore(db_path, get_embedder(model)).with_parts(tbl.name, PARTS)
     return dump(table_file(tbl, model, cs_id), out)
 
 

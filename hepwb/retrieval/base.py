@@ -16,6 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 from hepwb import defaults
 from hepwb.callspec import named
 from hepwb.exceptions import ConfigError
+from hepwb.index.parts import PARTS
 from hepwb.models.embedder import Embedder
 from hepwb.registry import Registry
 from hepwb.retrieval.explain import explain_match, query_words
@@ -30,6 +31,7 @@ __all__ = [
     "reads_vectors",
     "register_retriever",
     "rows_to_hits",
+    "table_parts",
     "unexplained",
 ]
 
@@ -44,7 +46,6 @@ _COLUMNS = [
     "pages",
     "section",
     "text",
-    "entities",
 ]
 
 
@@ -95,12 +96,32 @@ def check_retriever_options(name: str, options: JSONObject) -> None:
     check_options(name, RETRIEVERS.get(name), options)
 
 
+def table_parts(name: Any, options: JSONObject | None = None) -> frozenset[str]:
+    """The table parts (:data:`hepwb.index.parts.PARTS`) retriever ``name`` reads: a run builds those alone.
+
+    Each retriever class says so with ``parts(options)``; a retriever over a ``base`` (``rerank``,
+    ``xref``, ``parent``, ``multi_query``, ``hyde``: ``over_base = True``) reads what its base reads. A
+    class that says nothing is taken to read every part. A lexical run never loads the embedding model.
+
+    Example:
+        >>> sorted(table_parts("bm25(fields=context)")), sorted(table_parts("bm25"))
+        ([], ['search_text'])
+        >>> sorted(table_parts("dense")), sorted(table_parts("entity"))
+        (['vector'], ['entities', 'search_text'])
+        >>> sorted(table_parts("xref", {"base": "bm25_plain"})), sorted(table_parts("rerank(base=hybrid)"))
+        (['text_index'], ['vector'])
+    """
+    name, given = named(name)
+    opts = {**given, **(options or {})}
+    cls = RETRIEVERS.get(name)
+    if getattr(cls, "over_base", False):
+        return table_parts(opts.get("base", defaults.BASE_RETRIEVER))
+    parts = getattr(cls, "parts", None)
+    return frozenset(parts(opts)) if parts is not None else PARTS
+
+
 def reads_vectors(name: Any, options: JSONObject | None = None) -> bool:
     """Whether retriever ``name`` (with ``options``) reads the chunks' vectors, so a run needs embeddings.
-
-    Each retriever class says so in its ``vectors`` attribute; a retriever over a ``base`` (``rerank``,
-    ``xref``, ``parent``, ``multi_query``, ``hyde``) reads them when its base does. A class that says
-    nothing is taken to read them. A lexical run never loads the embedding model.
 
     Example:
         >>> reads_vectors("bm25(fields=context)"), reads_vectors("dense"), reads_vectors("entity")
@@ -108,12 +129,7 @@ def reads_vectors(name: Any, options: JSONObject | None = None) -> bool:
         >>> reads_vectors("xref", {"base": "bm25"}), reads_vectors("rerank(base=hybrid)")
         (False, True)
     """
-    name, given = named(name)
-    opts = {**given, **(options or {})}
-    own = getattr(RETRIEVERS.get(name), "vectors", True)
-    if own is None:
-        return reads_vectors(opts.get("base", defaults.BASE_RETRIEVER))
-    return bool(own)
+    return "vector" in table_parts(name, options)
 
 
 def get_retriever(name: Any, table: Any, embedder: Embedder | None = None, **params: Any) -> Retriever:

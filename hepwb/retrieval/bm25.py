@@ -59,9 +59,19 @@ def note_context_fields(table: Any) -> None:
 
 
 def fts_rows(
-    table: Any, query: str, k: int, *, hep: bool = True, where: str | None = None, fields: str = "text"
+    table: Any,
+    query: str,
+    k: int,
+    *,
+    hep: bool = True,
+    where: str | None = None,
+    fields: str = "text",
+    extra: tuple[str, ...] = (),
 ) -> list[JSONObject]:
-    """Raw BM25 result rows (with ``_score``) for ``query``; ``where`` is a SQL prefilter."""
+    """Raw BM25 result rows (with ``_score``) for ``query``; ``where`` is a SQL prefilter.
+
+    The rows hold the :func:`~hepwb.retrieval.base.columns` every retriever reads, and the ``extra`` ones.
+    """
     if len(query) > MAX_QUESTION_CHARS:
         msg = f"a query of {len(query)} characters is too long; at most {MAX_QUESTION_CHARS} (shorten it)"
         raise ConfigError(msg)
@@ -71,7 +81,7 @@ def fts_rows(
     q = table.search(text, query_type="fts", fts_columns=FIELDS[fields] if hep else "text")
     if where:
         q = q.where(where, prefilter=True)
-    return q.select([*columns(), "_score"]).limit(k).to_list()  # type: ignore[no-any-return]
+    return q.select([*columns(), *extra, "_score"]).limit(k).to_list()  # type: ignore[no-any-return]
 
 
 @register_retriever("bm25")
@@ -89,7 +99,12 @@ class BM25Retriever:
     """
 
     name = "bm25"
-    vectors = False  # reads the chunk vectors (see hepwb.retrieval.base.reads_vectors)
+
+    @staticmethod
+    def parts(options: JSONObject) -> set[str]:
+        """The table parts it reads (:func:`~hepwb.retrieval.base.table_parts`): its fields' terms."""
+        return {"search_text"} if options.get("fields", defaults.LEXICAL_FIELDS) == "text" else set()
+
     hep = True
 
     def __init__(
@@ -142,6 +157,11 @@ class PlainBM25Retriever(BM25Retriever):
 
     name = "bm25_plain"
     hep = False
+
+    @staticmethod
+    def parts(options: JSONObject) -> set[str]:
+        """The table parts it reads: the full-text index of the raw text."""
+        return {"text_index"}
 
     def __init__(self, table: Any, embedder: Embedder | None = None) -> None:
         super().__init__(table, embedder)

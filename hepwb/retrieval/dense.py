@@ -45,7 +45,11 @@ class DenseRetriever:
     """
 
     name = "dense"
-    vectors = True  # reads the chunk vectors (see hepwb.retrieval.base.reads_vectors)
+
+    @staticmethod
+    def parts(options: JSONObject) -> set[str]:
+        """The table parts it reads: the vectors."""
+        return {"vector"}
 
     def __init__(
         self,

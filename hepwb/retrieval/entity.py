@@ -57,7 +57,11 @@ class EntityRetriever:
     """
 
     name = "entity"
-    vectors = False  # reads the chunk vectors (see hepwb.retrieval.base.reads_vectors)
+
+    @staticmethod
+    def parts(options: JSONObject) -> set[str]:
+        """The table parts it reads: the chunks' entities and their HEP terms (BM25 over ``fields=text``)."""
+        return {"entities", "search_text"}
 
     def __init__(
         self,
@@ -89,9 +93,9 @@ class EntityRetriever:
         n = max(k, self.fetch)
         best: dict[str, tuple[float, str, JSONObject]] = {}
         if ents:
-            for r in fts_rows(self.table, query, n, where=strict_filter(ents)):
+            for r in fts_rows(self.table, query, n, where=strict_filter(ents), extra=("entities",)):
                 best[r["chunk_id"]] = (self.boost * float(r["_score"]), "strict", r)
-        for r in [] if strict else fts_rows(self.table, query, n):
+        for r in [] if strict else fts_rows(self.table, query, n, extra=("entities",)):
             score = float(r["_score"])
             if r["chunk_id"] not in best or best[r["chunk_id"]][0] < score:
                 best[r["chunk_id"]] = (score, "soft", r)

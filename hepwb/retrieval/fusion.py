@@ -224,7 +224,11 @@ class FusionRetriever:
     """
 
     name = "fusion"
-    vectors = True  # reads the chunk vectors (see hepwb.retrieval.base.reads_vectors)
+
+    @staticmethod
+    def parts(options: JSONObject) -> set[str]:
+        """The table parts it reads: the vectors and both lexical fields (a fit may choose either)."""
+        return {"vector", "search_text"}
 
     def __init__(self, table: Any, embedder: Embedder | None = None, fitted: Fit = "") -> None:
         self.fit = load_fit(fitted)

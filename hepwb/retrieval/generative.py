@@ -81,7 +81,7 @@ def rrf_fuse(rankings: list[list[Hit]], k: int, name: str, labels: list[str]) ->
 
 class _Generative:
     name = ""
-    vectors = None  # as its base retriever (see hepwb.retrieval.base.reads_vectors)
+    over_base = True  # reads what its base reads (hepwb.retrieval.base.table_parts)
     prompt = ""
 
     def __init__(

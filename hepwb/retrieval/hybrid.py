@@ -57,7 +57,13 @@ class HybridRetriever:
     """
 
     name = "hybrid"
-    vectors = True  # reads the chunk vectors (see hepwb.retrieval.base.reads_vectors)
+    default_fields = defaults.HYBRID_FIELDS
+
+    @classmethod
+    def parts(cls, options: JSONObject) -> set[str]:
+        """The table parts it reads: the vectors, and the terms of its lexical branch's fields."""
+        text = options.get("fields", cls.default_fields) == "text"
+        return {"vector", "search_text"} if text else {"vector"}
 
     def __init__(
         self,
@@ -167,6 +173,7 @@ class LinearHybridRetriever(HybridRetriever):
     """
 
     name = "hybrid_linear"
+    default_fields = defaults.LEXICAL_FIELDS
 
     def __init__(
         self,

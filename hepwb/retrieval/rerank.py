@@ -118,7 +118,7 @@ class RerankRetriever:
     """
 
     name = "rerank"
-    vectors = None  # as its base retriever (see hepwb.retrieval.base.reads_vectors)
+    over_base = True  # reads what its base reads (hepwb.retrieval.base.table_parts)
 
     def __init__(
         self,

@@ -17,14 +17,15 @@ from hepwb.catalog.sweeps import option_label
 from hepwb.chunking import get_chunker
 from hepwb.corpus import SourceFile, failure_marker, plan_corpus
 from hepwb.ids import canonical_json, file_sha256, short_hash
-from hepwb.index.chunk_store import has_vectors, index_complete, index_key, table_name
+from hepwb.index.chunk_store import index_complete, index_key, table_name
+from hepwb.index.parts import table_parts_present
 from hepwb.index.windows import windows_complete, windows_key
 from hepwb.paths import Layout
 from hepwb.pipeline.chunksets import finished_fingerprint
 from hepwb.pipeline.config import ExperimentConfig
 from hepwb.pipeline.keys import cell_key, cell_name, chunkset_id_of, chunkset_key
 from hepwb.pipeline.record import RunRecord
-from hepwb.pipeline.stages import needs_vectors, needs_windows, questions_path
+from hepwb.pipeline.stages import needs_windows, questions_path, table_parts_of
 from hepwb.types import JSONObject
 
 if TYPE_CHECKING:
@@ -83,18 +84,21 @@ class IndexPlan:
     table_done: bool
     windows: bool = False
     windows_done: bool = False
-    vectors: bool = False
-    """Whether a cell on this table reads vectors (else it is built, and stays, without embeddings)."""
-    vectors_done: bool = False
+    parts: frozenset[str] = frozenset()
+    """The table parts its cells read (:data:`~hepwb.index.parts.PARTS`): a table no cell reads vectors
+    from is built, and stays, without embeddings."""
+    present: frozenset[str] = frozenset()
+    """The parts a complete table has already."""
+
+    @property
+    def vectors(self) -> bool:
+        """Whether a cell on this table reads its vectors (they are embedded for it)."""
+        return "vector" in self.parts
 
     @property
     def done(self) -> bool:
-        """Whether the table (with its vectors and window tables when a cell reads them) is complete."""
-        return (
-            self.table_done
-            and (self.vectors_done or not self.vectors)
-            and (self.windows_done or not self.windows)
-        )
+        """Whether the table (with the parts and window tables its cells read) is complete."""
+        return self.table_done and self.parts <= self.present and (self.windows_done or not self.windows)
 
 
 @dataclass
@@ -281,11 +285,10 @@ class Planner:
         tname, ikey = self._keys[ident]
         if tname not in self.indexes:
             done = index_complete(self.layout.lancedb, tname, ikey)
-            self.indexes[tname] = IndexPlan(tname, ikey, cs_id, cfg.embedding_model, done)
+            present = table_parts_present(self.layout.lancedb, tname) if done else frozenset()
+            self.indexes[tname] = IndexPlan(tname, ikey, cs_id, cfg.embedding_model, done, present=present)
         ix = self.indexes[tname]
-        if (needs_vectors(cfg) or needs_windows(cfg)) and not ix.vectors:
-            ix.vectors = True
-            ix.vectors_done = ix.table_done and has_vectors(self.layout.lancedb, tname)
+        ix.parts |= table_parts_of(cfg)
         if needs_windows(cfg) and not self.indexes[tname].windows:
             ix = self.indexes[tname]
             ix.windows = True

@@ -154,7 +154,7 @@ def prepare_stages(
             name,
             ix.windows,
             key=f"index-{ix.chunkset_id}",
-            vectors=ix.vectors,
+            parts=sorted(ix.parts),
             **where,
         )
     return prep

@@ -29,6 +29,7 @@ from typing import Any
 from hepwb.acquisition.folder import corpus_files, label_of, load_sidecar, resolve_corpus
 from hepwb.corpus import failure_marker
 from hepwb.ids import file_sha256, short_hash
+from hepwb.index.parts import PARTS
 from hepwb.index.windows import windows_key
 from hepwb.io import discard_folder, read_json
 from hepwb.paths import Layout
@@ -184,7 +185,8 @@ class StoreSweep:
         for ix in plan.indexes.values():
             ix.table_done = table_key(ix.chunkset_id, ix.key) in tables
             # the store holds whole tables: each is built and published with its vectors
-            ix.vectors, ix.vectors_done = True, ix.table_done
+            ix.parts = PARTS
+            ix.present = PARTS if ix.table_done else frozenset()
             ix.windows_done = table_key(ix.chunkset_id, windows_key(ix.chunkset_id, ix.model)) in windows
         for c in plan.cells:
             if c.record is None and c.key in runs:  # published by a worker, not fetched by its client

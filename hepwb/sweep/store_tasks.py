@@ -14,12 +14,14 @@ the client turns into one line stopping the sweep; a cell whose table failed tha
 from __future__ import annotations
 
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from hepwb.corpus import failure_marker
 from hepwb.exceptions import ConfigError
 from hepwb.ids import config_hash
+from hepwb.index.parts import PARTS
 from hepwb.io import read_json, write_json
 from hepwb.paths import Layout
 from hepwb.pipeline.config import ExperimentConfig
@@ -105,7 +107,7 @@ def index_task(
     windows: bool,
     *after: Any,
     artefacts: JSONObject,
-    vectors: bool = True,
+    parts: Sequence[str] = tuple(PARTS),
 ) -> Outcome:
     """Build the table ``table`` (and its window tables) from the store's chunk set and vectors; publish.
 
@@ -127,7 +129,7 @@ def index_task(
             sc.embeddings(artefacts["embeddings"], config["embedding_model"])
         emb = worker.embedder(config["embedding_model"])
         before = emb.n_embedded
-        tbl = worker.table(sc.home, local, inputs_key, windows=windows, vectors=vectors)
+        tbl = worker.table(sc.home, local, inputs_key, windows=windows, parts=parts)
         sc.publish_table(tkey, table, artefacts["chunkset"])  # nothing is written when it is published
         if wkey:
             sc.publish_table(wkey, table, artefacts["chunkset"], windows=True)

@@ -12,12 +12,14 @@ from __future__ import annotations
 import resource
 import time
 import traceback
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from hepwb.corpus import convert_source, plan_corpus
 from hepwb.hepilot.log import ProcessingLog, utc_now
+from hepwb.index.parts import PARTS
 from hepwb.paths import Layout
 from hepwb.pipeline.cell import worker_name
 from hepwb.pipeline.config import ExperimentConfig
@@ -154,17 +156,18 @@ def index_task(
     table: str,
     windows: bool,
     *after: Any,
-    vectors: bool = True,
+    parts: Sequence[str] = tuple(PARTS),
 ) -> Outcome:
     """Build (or open) the LanceDB table of ``cfg``'s chunk set and embedding model (and its windows).
 
-    ``vectors``: with the chunks' vectors (a cell on the table reads them); else text and indexes only.
+    ``parts``: the table parts the cells on it read (:data:`~hepwb.index.parts.PARTS`); a table no cell
+    reads vectors from is built without embeddings.
     """
 
     def body() -> JSONObject:
         emb = worker.embedder(cfg.embedding_model)
         before = emb.n_embedded
-        tbl = worker.table(home, cfg, inputs_key, windows=windows, vectors=vectors)
+        tbl = worker.table(home, cfg, inputs_key, windows=windows, parts=parts)
         # every vector should come from the cache the driver filled: count any embedded here
         return {"rows": int(tbl.count_rows()), "embedded_here": emb.n_embedded - before}
 

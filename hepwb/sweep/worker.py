@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 from collections import OrderedDict
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ from hepwb.pipeline.config import ExperimentConfig
 from hepwb.pipeline.notebook import EVALUATE_NOTEBOOK, notebook_parameters, run_notebook
 from hepwb.pipeline.record import RunRecord
 from hepwb.pipeline.stages import EvalInputs, Timer, chunk_stage, index_stage, load_inputs, needs_windows
-from hepwb.retrieval import reads_vectors
+from hepwb.retrieval.base import table_parts
 
 __all__ = ["cell", "cell_notebook", "chunkset", "embedder", "inputs", "size_bytes", "table"]
 
@@ -126,22 +127,27 @@ def chunkset(home: str, cfg: ExperimentConfig, inputs_key: str) -> ChunkSet:
 
 
 def table(
-    home: str, cfg: ExperimentConfig, inputs_key: str, *, windows: bool = False, vectors: bool = False
+    home: str,
+    cfg: ExperimentConfig,
+    inputs_key: str,
+    *,
+    windows: bool = False,
+    parts: Collection[str] = (),
 ) -> Any:
     """The open LanceDB table of ``cfg``'s chunk set and embedding model (built on first use).
 
     ``windows``: its window tables too (they are also built when ``cfg``'s retriever reads windows);
-    ``vectors``: with the chunks' vectors (also when ``cfg``'s retriever reads them).
+    ``parts``: the table parts to build (:data:`~hepwb.index.parts.PARTS`) besides those its retriever reads.
     """
     cs = chunkset(home, cfg, inputs_key)
     windows = windows or needs_windows(cfg)
-    # windows are read by retrievers that read vectors: both come from one look at the retriever
-    vectors = vectors or windows or reads_vectors(cfg.retriever, cfg.retriever_options)
-    key = (home, index_key(cs.chunkset_id, cfg.embedding_model), windows, vectors)
+    # windows are read by retrievers that read vectors: one look at the retriever says what it reads
+    wanted = frozenset(parts) | table_parts(cfg.retriever, cfg.retriever_options)
+    key = (home, index_key(cs.chunkset_id, cfg.embedding_model), windows, tuple(sorted(wanted)))
     return _TABLES.get_or(
         key,
         lambda: index_stage(
-            cs, embedder(cfg.embedding_model), Layout(Path(home)), vectors=vectors, windows=windows
+            cs, embedder(cfg.embedding_model), Layout(Path(home)), parts=wanted, windows=windows
         ),
     )
 

@@ -140,3 +140,29 @@ def test_exporting_a_lexical_table_to_ragmd_adds_its_vectors_first(tiny):
     rf = loads(out.read_text(encoding="utf-8"))
     assert rf.embedding_dim == 384 and len(rf.chunks) == res.summary["n_chunks"]
     assert np.allclose(np.linalg.norm(rf.vectors, axis=1), 1, atol=1e-3)
+
+
+def test_parts_added_when_first_read_answer_as_a_table_built_whole(tiny):
+    """A default (fields=context) table gets entities, HEP terms and indexes in place when other retrievers
+    first read them, and they rank exactly as on a table built with every part from the start."""
+    from hepwb.index import ChunkStore, get_embedder
+    from hepwb.index.parts import PARTS, table_parts_present
+    from hepwb.pipeline.stages import chunk_stage
+
+    root, base = tiny
+    lazy, whole = Layout(root / "home-lazy"), Layout(root / "home-whole")
+    cfg = ExperimentConfig.from_params(**base, chunk_size=44, retriever="bm25(fields=context)")
+    first = run_experiment(cfg, layout=lazy, progress=False)
+    db, name = _table(lazy, first)
+    assert table_parts_present(lazy.lancedb, name) == frozenset()
+    assert not {"search_text", "entities", "vector"} & set(db.open_table(name).schema.names)
+    inputs = load_inputs(cfg, whole, progress=False)
+    cs = chunk_stage(cfg, inputs.documents, whole, inputs.log, progress=False)
+    ChunkStore(whole.lancedb, get_embedder()).table(cs.chunkset_id, cs.chunks, cs.documents)  # every part
+    for retriever in ("entity", "bm25_plain", "bm25", "bm25(fields=context)"):
+        other = ExperimentConfig.from_params(**base, chunk_size=44, retriever=retriever)
+        a = run_experiment(other, layout=lazy, progress=False)
+        b = run_experiment(other, layout=whole, progress=False)
+        assert a.hits[["qid", "rank", "chunk_id"]].equals(b.hits[["qid", "rank", "chunk_id"]]), retriever
+        assert np.allclose(a.hits["score"], b.hits["score"]), retriever
+    assert table_parts_present(lazy.lancedb, name) == PARTS - {"vector"}
