@@ -110,7 +110,8 @@ def search_terms(text: str) -> str:
     terms: list[str] = []
     for word in norm.replace(".", " ").split():
         terms.append(word)
-        if 3 <= len(word) <= 4 and word[0].isalpha() and any(c.isdigit() for c in word):
+        # words are [a-z0-9]+ here (normalize): a short one holding a digit is a symbol with joined scripts
+        if 3 <= len(word) <= 4 and word[0].isalpha() and not word.isalpha():
             terms.extend([word[0], *(word[0] + s for s in dict.fromkeys(word[1:]))])
     terms += [a + b for a, b in _SLASH.findall(norm)]
     terms += [a + b for a, b in _UNIT.findall(norm)]
