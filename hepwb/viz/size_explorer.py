@@ -14,6 +14,7 @@ The plot is an anywidget drawing SVG (no plotting server, nothing fetched); :met
 from __future__ import annotations
 
 import functools
+import logging
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -171,11 +172,15 @@ class SizeExplorer:
         self.details = w.HTML("<p class='hw-misses'>Click a point to see the questions it missed.</p>")
         self.widget = w.VBox([self.status, self.progress, self.plot, self.details])
         self.plot.observe(self._on_select, names="selected")
-        self._thread = threading.Thread(target=self._compute, name="hepwb-explore", daemon=True)
+        self._thread = threading.Thread(target=self._compute, name=f"hepwb-explore-{id(self)}", daemon=True)
+        self._notes = _ThreadNotes(self._thread.name)
         if start:
             self._thread.start()
 
     def _compute(self) -> None:
+        handlers = [*logging.getLogger("hepwb").handlers, *logging.getLogger().handlers]
+        for h in handlers:  # this thread's log lines go to the widget, not into whichever cell is running
+            h.addFilter(self._notes)
         try:
             self.inputs = load_inputs(self.configs[0], self.layout, progress=False)
             for p in size_curve(self.configs, metric=self.metric, layout=self.layout, inputs=self.inputs):
@@ -184,6 +189,8 @@ class SizeExplorer:
         except HepwbError as exc:  # no cell to raise in: shown in the widget, raised again by wait()
             self.error = exc
         finally:
+            for h in handlers:
+                h.removeFilter(self._notes)
             self._show(done=True)
 
     def _status_text(self, done: bool) -> str:
@@ -209,7 +216,15 @@ class SizeExplorer:
         self.progress.value = len(self.points)
         state = "done" if done else "running"
         text = self._status_text(done)
-        self.status.value = f"<span class='hw-curve-status' data-state='{state}'>{text}</span>"
+        notes = self._notes.lines
+        more = (
+            f"<details><summary>{len(notes)} note(s) from the runs</summary>"
+            + "".join(f"<div>{escape_html(n)}</div>" for n in notes)
+            + "</details>"
+            if notes
+            else ""
+        )
+        self.status.value = f"<span class='hw-curve-status' data-state='{state}'>{text}</span>{more}"
 
     def _on_select(self, change: dict[str, Any]) -> None:
         i = int(change["new"])
@@ -249,6 +264,23 @@ class SizeExplorer:
         from IPython.display import display
 
         display(self.widget)
+
+
+class _ThreadNotes(logging.Filter):
+    """Keeps the log lines of one thread (the explorer's) for the widget and lets every other line pass."""
+
+    def __init__(self, thread: str) -> None:
+        super().__init__()
+        self.thread = thread
+        self.lines: list[str] = []
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.threadName != self.thread:
+            return True
+        line = record.getMessage()
+        if line not in self.lines:  # a handler of hepwb's logger and of the root see the same record
+            self.lines.append(line)
+        return False
 
 
 def _dense(cfg: ExperimentConfig) -> bool:
