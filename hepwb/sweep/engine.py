@@ -26,11 +26,12 @@ from hepwb.exceptions import ConfigError
 from hepwb.ids import ListHash
 from hepwb.paths import Layout
 from hepwb.pipeline.config import ExperimentConfig
+from hepwb.pipeline.stages import table_parts_of
 from hepwb.store import resolve_store
 from hepwb.sweep.cells import membership, reused, run_cells
 from hepwb.sweep.executors import Executor, get_executor
 from hepwb.sweep.plan import CellPlan, Planner, SweepPlan, plan_cells
-from hepwb.sweep.prepare import PreparedStages, convert_pending, prepare_stages
+from hepwb.sweep.prepare import PreparedStages, convert_pending, mark_built, prepare_stages
 from hepwb.sweep.spec import SweepSpec
 from hepwb.sweep.store_client import StoreSweep
 from hepwb.sweep.tasks import Outcome
@@ -296,15 +297,33 @@ def _compute(
     if stages:  # failed conversions are left out from now on: plan again
         plan = replan()
         todo = [c for c in plan.cells if force or not c.done]
-    prep = prepare_stages(plan, todo, ex, progress=progress)
-    prep.stages[:0] = stages
-    outcomes = run_cells(plan, todo, ex, prep, catalog, notebooks=notebooks, progress=progress)
-    prep.collect_indexes(ex)
+    prep = PreparedStages(stages=list(stages))
+    outcomes: list[Outcome] = []
+    for phase in _phases(plan, todo):  # lexical cells first: they never wait for embeddings
+        part = prepare_stages(plan, phase, ex, progress=progress)
+        outcomes += run_cells(plan, phase, ex, part, catalog, notebooks=notebooks, progress=progress)
+        part.collect_indexes(ex)
+        mark_built(plan, part, phase)
+        prep.merge(part)
     if remote is not None:  # the table builds' bytes, and a store that failed them
         for s in prep.stages:
             if s.stage == "index":
                 remote.check(s)
     return plan, prep, outcomes
+
+
+def _phases(plan: SweepPlan, todo: list[CellPlan]) -> list[list[CellPlan]]:
+    """The cells in the order they are prepared and run: those whose retriever reads no vector, then the rest.
+
+    The first phase builds its tables without embeddings and its cells finish while nothing is embedded;
+    the second adds the vectors to the same tables in place. A store-backed sweep publishes whole tables:
+    one phase.
+    """
+    if plan.store is not None:
+        return [todo] if todo else []
+    lexical = [c for c in todo if "vector" not in table_parts_of(c.config)]
+    rest = [c for c in todo if "vector" in table_parts_of(c.config)]
+    return [p for p in (lexical, rest) if p]
 
 
 def _finish(

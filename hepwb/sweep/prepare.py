@@ -16,8 +16,10 @@ from typing import Any
 from hepwb.corpus import failure_marker
 from hepwb.ids import short_hash, text_sha256
 from hepwb.index.cache import EmbeddingCache
+from hepwb.index.parts import PARTS
 from hepwb.index.windows import window_size, windows_of
 from hepwb.io import write_json
+from hepwb.pipeline.stages import needs_windows, table_parts_of
 from hepwb.sweep import store_tasks
 from hepwb.sweep.executors import Executor
 from hepwb.sweep.plan import CellPlan, IndexPlan, SweepPlan
@@ -25,7 +27,7 @@ from hepwb.sweep.store_client import TableVectors
 from hepwb.sweep.tasks import Outcome, chunkset_task, convert_task, embed_task, index_task
 from hepwb.types import JSONObject
 
-__all__ = ["PreparedStages", "prepare_stages"]
+__all__ = ["PreparedStages", "mark_built", "prepare_stages"]
 
 _log = logging.getLogger("hepwb.sweep")
 EMBED_BATCH = 64
@@ -42,6 +44,13 @@ class PreparedStages:
     """``{chunkset id or table name: the failed outcome}`` (its cells fail with that error)."""
     embedded: int = 0
     unique_texts: int = 0
+
+    def merge(self, other: PreparedStages) -> None:
+        """Add the stages, failures and counts of a later phase (its table builds collected)."""
+        self.stages += other.stages
+        self.failed.update(other.failed)
+        self.embedded += other.embedded
+        self.unique_texts += other.unique_texts
 
     def collect_indexes(self, ex: Executor) -> None:
         """Add the outcomes of the table builds (all finished once their cells have) to :attr:`stages`."""
@@ -98,6 +107,8 @@ def prepare_stages(
     cs_needed = {c.chunkset_id for c in cells}
     idx_needed = {c.index for c in cells}
     inputs_key = {c.chunkset_id: c.inputs_key for c in cells}
+    wanted = _wanted_parts(plan, cells)
+    windows = {c.index for c in cells if needs_windows(c.config)}  # tables whose windows these cells read
     # 1. chunk sets
     futures = {}
     for cs_id in sorted(cs_needed):
@@ -129,9 +140,11 @@ def prepare_stages(
                 prep.failed[res.key] = res
                 _log.error("chunk set %s failed: %s", res.key, res.error)
     # 2. embeddings of every table still to build (unique texts, missing from the cache)
-    todo_idx = [plan.indexes[n] for n in sorted(idx_needed) if not plan.indexes[n].done]
-    # a table no cell reads vectors from is built without them: nothing of it is embedded
-    todo_idx = [ix for ix in todo_idx if ix.chunkset_id not in prep.failed and ix.vectors]
+    todo_idx = [
+        plan.indexes[n] for n in sorted(idx_needed) if not _done(plan.indexes[n], wanted[n], n in windows)
+    ]
+    # a table none of these cells reads vectors from is built without them: nothing of it is embedded
+    todo_idx = [ix for ix in todo_idx if ix.chunkset_id not in prep.failed and "vector" in wanted[ix.name]]
     for model in sorted({ix.model for ix in todo_idx}):
         _embed_model(plan, [ix for ix in todo_idx if ix.model == model], model, ex, prep, progress)
     # 3. tables (cells wait for theirs)
@@ -141,7 +154,7 @@ def prepare_stages(
         if ix.chunkset_id in prep.failed:
             prep.failed[name] = prep.failed[ix.chunkset_id]
             continue
-        if ix.done:
+        if _done(ix, wanted[name], name in windows):
             prep.stages.append(Outcome("index", name, True, 0.0, "", 0.0, detail={"reused": True}))
             continue
         cell = by_name[name]
@@ -152,12 +165,38 @@ def prepare_stages(
             cell.config if plan.store is None else cell.config.to_dict(),
             cell.inputs_key,
             name,
-            ix.windows,
+            name in windows,
             key=f"index-{ix.chunkset_id}",
-            parts=sorted(ix.parts),
+            parts=sorted(wanted[name]),
             **where,
         )
     return prep
+
+
+def _wanted_parts(plan: SweepPlan, cells: list[CellPlan]) -> dict[str, frozenset[str]]:
+    """The table parts ``cells`` read, per table (every part in a store-backed sweep: whole tables)."""
+    wanted: dict[str, frozenset[str]] = {}
+    for c in cells:
+        wanted[c.index] = wanted.get(c.index, frozenset()) | table_parts_of(c.config)
+    return dict.fromkeys(wanted, PARTS) if plan.store is not None else wanted
+
+
+def _done(ix: IndexPlan, parts: frozenset[str], windows: bool) -> bool:
+    """Whether table ``ix`` has ``parts`` (and its window tables, when ``windows``) already."""
+    return ix.table_done and parts <= ix.present and (ix.windows_done or not windows)
+
+
+def mark_built(plan: SweepPlan, prep: PreparedStages, cells: list[CellPlan]) -> None:
+    """Record in ``plan`` the chunk sets and table parts ``prep`` built for ``cells``, for a later phase."""
+    ok = {(s.stage, s.key) for s in prep.stages if s.ok}
+    for c in cells:
+        if ("chunkset", c.chunkset_id) in ok:
+            plan.chunksets[c.chunkset_id].done = True
+        ix = plan.indexes[c.index]
+        if ("index", c.index) in ok:
+            ix.table_done = True
+            ix.present = ix.present | table_parts_of(c.config)
+            ix.windows_done = ix.windows_done or needs_windows(c.config)
 
 
 def _embed_model(

@@ -37,7 +37,9 @@ def test_stages_once_then_rerun_from_cache(tiny):
     assert plan.counts() == {"convert": (0, 3), "chunkset": (0, 2), "index": (0, 2), "cell": (0, 4)}
     res = run_sweep(s, layout=layout, executor="serial", progress=False)
     assert not res.failed and len(res.computed) == 4
-    # each chunk set and table built once for the two retrievers sharing it; each unique text embedded once
+    # each chunk set built once for the two retrievers sharing it; each table built for the bm25 cell first
+    # (no vectors: it waits for no embedding), then its vectors added in place for the dense cell; each
+    # unique text embedded once
     built = [o for o in res.stages if not o.detail.get("reused")]
     assert sorted(o.stage for o in built if o.stage != "embed") == [
         "chunkset",
@@ -47,7 +49,11 @@ def test_stages_once_then_rerun_from_cache(tiny):
         "convert",
         "index",
         "index",
+        "index",
+        "index",
     ]
+    first = [o.key for o in res.stages if o.stage in ("embed", "index") and not o.detail.get("reused")]
+    assert not any(":" in k for k in first[:2])  # the two lexical tables come before any embedding
     texts = {t for cs in plan.chunksets for t in _texts(layout, cs)}
     assert res.embedded == res.unique_texts == len(texts) > 0
     assert len(EmbeddingCache(layout.lancedb, "all-MiniLM-L6-v2")) == len(texts)
