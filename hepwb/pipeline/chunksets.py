@@ -49,11 +49,11 @@ __all__ = [
 CHUNKSET_REBUILD = "delete its folder and run `hepwb ingest` again (it is rebuilt when needed)"
 """The fix named for a damaged ``chunkset.json``: a search or sweep rebuilds the chunk set on its own."""
 
-CROPS = ".figure-crops"
-"""The folder beside the chunk sets where each document's figure crops are rendered once and shared."""
+CROPS = "figure-crops"
+"""The folder (beside ``chunksets/``) where each document's figure crops are rendered once and shared."""
 
-DOCUMENT_FILES = ".document-files"
-"""The folder beside the chunk sets holding each document's chunk-independent files, written once and
+DOCUMENT_FILES = "document-files"
+"""The folder (beside ``chunksets/``) holding each document's chunk-independent files, written once and
 linked into every chunk set's tree (:func:`document_files`)."""
 
 
@@ -180,7 +180,8 @@ def build_chunkset(
     # half-written chunk set behind, and two processes building the same set do not mix files
     final, root = root, root.parent / f".{chunkset_id}.part-{os.getpid()}"
     shutil.rmtree(root, ignore_errors=True)
-    chunks, records = _write_documents(root, docs, ch, chunkset_id, log, progress=progress)
+    shared = layout.chunksets.parent  # data/processed: the documents' files shared by every chunk set
+    chunks, records = _write_documents(root, docs, ch, chunkset_id, log, shared=shared, progress=progress)
     if compliant:
         write_json(root / "adapter_config.json", _adapter_config(ch, docs))
     else:
@@ -221,9 +222,19 @@ def build_chunkset(
 
 
 def _write_documents(
-    root: Path, docs: list[Document], ch: Any, chunkset_id: str, log: ProcessingLog, *, progress: bool
+    root: Path,
+    docs: list[Document],
+    ch: Any,
+    chunkset_id: str,
+    log: ProcessingLog,
+    *,
+    shared: Path,
+    progress: bool,
 ) -> tuple[list[Chunk], list[JSONObject]]:
     """Chunk each of ``docs`` with ``ch`` and write its HEPilot folder and link files under ``root``.
+
+    A document's files that do not depend on its chunks are written once under ``shared`` and linked
+    (:func:`document_files`).
 
     Then the tree's ``catalog.json``. Oversized atomic units (tables, equations, code blocks longer than the
     chunk size, kept whole) are logged per document and in sum. Returns the chunks, in document order, and
@@ -248,7 +259,7 @@ def _write_documents(
                 chunkset=chunkset_id,
             )
             oversized[doc.label] = n_over
-        link_tree(document_files(root.parent, doc), document_dir(root, doc))
+        link_tree(document_files(shared, doc), document_dir(root, doc))
         entries.append(write_chunk_files(root, doc, doc_chunks))
         records.append(document_record(doc, root))
         chunks.extend(doc_chunks)
@@ -265,7 +276,7 @@ def _write_documents(
     return chunks, records
 
 
-def document_files(chunksets: Path, doc: Document) -> Path:
+def document_files(shared: Path, doc: Document) -> Path:
     """The folder of ``doc``'s files that every chunk set's tree holds alike, written on first use.
 
     Its markdown, metadata, references, blocks, figures (with their crops), cross-references and front
@@ -277,13 +288,13 @@ def document_files(chunksets: Path, doc: Document) -> Path:
     key = short_hash(
         {"document": document_key(doc), "code": [code_fingerprint("hepilot"), code_fingerprint("processing")]}
     )
-    folder = chunksets / DOCUMENT_FILES / key
+    folder = shared / DOCUMENT_FILES / key
     if (folder / ".complete").is_file():
         return folder
     part = folder.with_name(f".{key}.part-{os.getpid()}")
     shutil.rmtree(part, ignore_errors=True)
     write_document_files(part, doc)
-    write_link_files(part, doc, crops=chunksets / CROPS)
+    write_link_files(part, doc, crops=shared / CROPS)
     (part / ".complete").touch()
     shutil.rmtree(folder, ignore_errors=True)
     try:
