@@ -30,7 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.common import timed_child
+from bench.common import shared_material, timed_child
 from bench.results import git_commit, write_results
 from hepwb import defaults
 from hepwb.chunking import get_chunker
@@ -112,6 +112,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--sizes", default="448,464,480,496", help="warm-up, lexical, dense, cold-shell sizes")
     ap.add_argument("--no-write", action="store_true", help="print only; no results file")
     args = ap.parse_args(argv)
+    if shared_material("corpus", "papers") is None:
+        return
     configure_runtime(offline=True)
     commit = git_commit()
     warm_up, size, dense_size, cold_size = (int(s) for s in args.sizes.split(","))

@@ -23,7 +23,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench.common import ROOT, timed_child
+from bench.common import ROOT, shared_material, timed_child
 from bench.results import git_commit, write_results
 from hepwb.env import configure_runtime
 from hepwb.paths import Layout, shared_dir
@@ -63,6 +63,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--baseline-commit", required=True, help="the earlier commit to compare with")
     ap.add_argument("--no-write", action="store_true", help="print only; no results file")
     args = ap.parse_args(argv)
+    if shared_material("corpus", "papers") is None:
+        return
     configure_runtime(offline=True)
     commit = git_commit()
     seed = Layout.default()

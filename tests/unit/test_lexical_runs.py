@@ -166,3 +166,27 @@ def test_parts_added_when_first_read_answer_as_a_table_built_whole(tiny):
         assert a.hits[["qid", "rank", "chunk_id"]].equals(b.hits[["qid", "rank", "chunk_id"]]), retriever
         assert np.allclose(a.hits["score"], b.hits["score"]), retriever
     assert table_parts_present(lazy.lancedb, name) == PARTS - {"vector"}
+
+
+def test_the_size_explorer_plots_each_point_and_answers_a_click(tiny):
+    """The widget's Python side, as the browser test drives it: points, status, a click, and errors."""
+    from hepwb.exceptions import ConfigError
+    from hepwb.viz import explore
+
+    root, base = tiny
+    home = str(root / "home-widget")
+    ex = explore(base["corpus"], base["questions"], sizes=[40, 80], retrievers=["bm25"], metric="hit_rate@1",
+                 home=home).wait()  # fmt: skip
+    assert ex.done and [p["size"] for p in ex.plot.points] == [40, 80] and ex.progress.value == 2
+    assert "done: 2 of 2 points" in ex.status.value and ex.plot.series == ["hepilot · bm25"]
+    assert list(ex.frame()["chunk_size"]) == [40, 80] and set(ex.frame()["n"]) == {8}
+    ex.plot.selected = 1
+    assert "bm25, 80 tokens" in ex.details.value and "over 8 questions" in ex.details.value
+    assert "hw-miss" in ex.details.value or "No question was missed" in ex.details.value
+    again = explore(base["corpus"], base["questions"], sizes=[40, 80], retrievers=["bm25"], home=home).wait()
+    assert all(p.reused for p in again.points) and "2 read back" in again.status.value
+    with pytest.raises(ConfigError, match="no metric 'found@5'"):  # stopped in the thread: said, then raised
+        explore(base["corpus"], base["questions"], sizes=[40], retrievers=["bm25"], metric="found@5",
+                home=home).wait()  # fmt: skip
+    with pytest.raises(ConfigError, match="sizes is empty"):  # before anything runs
+        explore(base["corpus"], base["questions"], sizes=[], home=home)
