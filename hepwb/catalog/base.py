@@ -27,7 +27,10 @@ from hepwb.catalog.sql_fetch import More, fetch_bounded
 from hepwb.catalog.sweeps import SweepCatalogMixin
 from hepwb.dbfile import connect_waiting, named_if_damaged
 from hepwb.exceptions import ConfigError
+from hepwb.index.chunk_store import ChunkStore
 from hepwb.index.lance import connect, table_names
+from hepwb.index.parts import table_parts_present
+from hepwb.models.embedder import get_embedder
 from hepwb.types import JSONObject
 
 if TYPE_CHECKING:
@@ -59,18 +62,32 @@ def connect_catalog(
     )
 
 
+SQL_PARTS = frozenset({"entities", "search_text"})
+"""The parts of a chunk table a SQL view shows, added the first time it is shown (the vectors appear once a
+dense run has embedded the chunks: embedding is never started by a query)."""
+
+
 def lance_views(db_path: str | Path) -> JSONObject:
-    """``{view name: Lance dataset}`` of every chunk table in the LanceDB folder ``db_path``."""
+    """``{view name: Lance dataset}`` of every chunk table in the LanceDB folder ``db_path``.
+
+    A chunk table built for a lexical run has its entities and HEP terms added (:data:`SQL_PARTS`) before it
+    is shown, so a query over them works whatever runs built the table.
+    """
     import re
 
     if not Path(db_path).is_dir():
         return {}
     db = connect(db_path)
-    return {
-        "lance_" + re.sub(r"[^a-z0-9]+", "_", name.lower()): db.open_table(name).to_lance()
-        for name in sorted(table_names(db))
-        if not name.startswith("embcache__")
-    }
+    views = {}
+    for name in sorted(table_names(db)):
+        if name.startswith("embcache__"):
+            continue
+        marked = (Path(db_path) / "_complete" / f"{name}.json").is_file()  # a chunk table hepwb built
+        if marked and SQL_PARTS - table_parts_present(db_path, name):
+            _log.info("adding the entities and HEP terms of %s for SQL (once)", name)
+            ChunkStore(db_path, get_embedder(), progress=False).with_parts(name, SQL_PARTS)
+        views["lance_" + re.sub(r"[^a-z0-9]+", "_", name.lower())] = db.open_table(name).to_lance()
+    return views
 
 
 _SCHEMA = """

@@ -94,13 +94,23 @@ def test_random_configurations_on_real_papers(prepared, name, paper, size, overl
 
 
 def test_batched_tokenizer_spans_match_on_every_paper(prepared):
+    """hepwb's tokenizer (the tokenizers library on tokenizer.json, long texts batched at paragraphs) gives
+    the token spans and counts of transformers' tokenizer for the same model, on every paper."""
     import numpy as np
+    from transformers import AutoTokenizer
 
     from hepwb.chunking import get_tokenizer
+    from hepwb.models.tokenizers import resolve_model_path
 
     tok = get_tokenizer("all-MiniLM-L6-v2")
+    ref = AutoTokenizer.from_pretrained(resolve_model_path("all-MiniLM-L6-v2"))
+    ref.model_max_length = 10**9
     for doc in prepared.documents:
-        enc = tok._tok(doc.markdown, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
+        enc = ref(doc.markdown, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
         assert np.array_equal(tok.spans(doc.markdown), np.asarray(enc["offset_mapping"]).reshape(-1, 2)), (
             doc.label
         )
+        first = doc.markdown.split("\n\n")[:50]
+        assert [tok.count(p) for p in first] == [
+            len(ref(p, add_special_tokens=False)["input_ids"]) for p in first
+        ]

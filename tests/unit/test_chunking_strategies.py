@@ -142,14 +142,20 @@ def test_semantic_chunker_breaks_between_topics():
 
 
 def test_batched_wordpiece_spans_equal_whole_text_spans():
+    """A long text's spans (cut into pieces, read by the tokenizers library) are transformers' for it."""
     import numpy as np
+    from transformers import AutoTokenizer
 
     from hepwb.chunking import get_tokenizer
+    from hepwb.models.tokenizers import resolve_model_path
 
     tok = get_tokenizer("all-MiniLM-L6-v2")
+    ref = AutoTokenizer.from_pretrained(resolve_model_path("all-MiniLM-L6-v2"))
+    ref.model_max_length = 10**9
     text = "\n\n".join([SAMPLE_MD] * 40)  # long enough to be cut into pieces
-    enc = tok._tok(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
+    enc = ref(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
     assert np.array_equal(tok.spans(text), np.asarray(enc["offset_mapping"]).reshape(-1, 2))
+    assert tok.count(SAMPLE_MD) == len(ref(SAMPLE_MD, add_special_tokens=False)["input_ids"])
 
 
 @pytest.mark.parametrize("name", ["hepilot", "recursive", "sentence", "section"])
