@@ -32,6 +32,7 @@ SLOW = {
     "60-compare-retrievers.ipynb",  # make test: tutorial 3 (nbval) and tests/unit/test_compare_api.py
     "75-tiers.ipynb",  # make test: tests/unit/test_tiers*.py and the approval widget in the browser
     "80-ragmd.ipynb",  # make test: tests/unit/test_ragmd*.py
+    "55-chunk-size-curve.ipynb",  # make test: the same notebook in the browser (test_widgets_in_browser.py)
 }
 """Run All of these in ``make test-slow`` (which ``.ci/run`` also runs), keeping ``make test`` in its budget:
 the tutorials (``make test`` runs each through nbval, comparing outputs), the one that trains a model, and
