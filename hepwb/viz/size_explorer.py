@@ -32,7 +32,7 @@ from hepwb.plaintext import escape_html
 __all__ = ["SizeExplorer", "default_sizes", "explore"]
 
 _ESM = r"""
-const W = 720, H = 380, L = 56, R = 200, T = 16, B = 44;
+const W = 780, H = 380, L = 56, R = 260, T = 16, B = 44;
 const COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"];
 const NS = "http://www.w3.org/2000/svg";
 
