@@ -27,7 +27,15 @@ from hepwb.ids import code_fingerprint, short_hash, text_sha256
 from hepwb.index.cache import EmbeddingCache
 from hepwb.index.lance import connect, replace_table, table_lock, table_names
 from hepwb.index.lexicon import corpus_lexicon, save_lexicon
-from hepwb.index.parts import COLUMNS, PARTS, has_vectors, missing_parts, part_udf, present_parts
+from hepwb.index.parts import (
+    COLUMNS,
+    PARTS,
+    has_vectors,
+    missing_parts,
+    part_udf,
+    present_parts,
+    table_marker,
+)
 from hepwb.index.windows import build_window_tables, windows_complete, windows_key
 from hepwb.io import read_json_object, write_json
 from hepwb.models.analyzer import search_terms
@@ -178,12 +186,8 @@ class ChunkStore:
                     self._add_parts(name, missing)
         return self.db.open_table(name)
 
-    def with_vectors(self, name: str) -> Any:
-        """The complete table ``name`` opened with its ``vector`` column (added now if it has none)."""
-        return self.with_parts(name, {"vector"})
-
     def _marker(self, name: str) -> JSONObject:
-        return read_json_object(self.db_path / "_complete" / f"{name}.json", "completion marker")
+        return table_marker(self.db_path, name)
 
     def _build(
         self,

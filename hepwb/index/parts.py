@@ -38,6 +38,7 @@ __all__ = [
     "missing_parts",
     "part_udf",
     "present_parts",
+    "table_marker",
     "table_parts_present",
 ]
 
@@ -59,14 +60,15 @@ def missing_parts(marker: JSONObject, wanted: Collection[str]) -> frozenset[str]
     return frozenset(wanted) - present_parts(marker)
 
 
-def _marker(db_path: str | Path, name: str) -> JSONObject:
+def table_marker(db_path: str | Path, name: str) -> JSONObject:
+    """The completion marker of table ``name`` in the LanceDB folder ``db_path``."""
     return read_json_object(Path(db_path) / "_complete" / f"{name}.json", "completion marker")
 
 
 def table_parts_present(db_path: str | Path, name: str) -> frozenset[str]:
     """The parts the complete table ``name`` in the LanceDB folder ``db_path`` has (none if unreadable)."""
     try:
-        return present_parts(_marker(db_path, name))
+        return present_parts(table_marker(db_path, name))
     except ValueError:
         return frozenset()
 

@@ -25,7 +25,7 @@ from hepwb.paths import Layout
 from hepwb.pipeline.cell import RunResult
 from hepwb.pipeline.config import ExperimentConfig
 from hepwb.pipeline.experiment import run_experiment
-from hepwb.pipeline.stages import EvalInputs, load_inputs, needs_vectors, needs_windows
+from hepwb.pipeline.stages import EvalInputs, load_inputs, needs_vectors
 
 __all__ = ["CurvePoint", "curve_configs", "size_curve"]
 
@@ -98,7 +98,7 @@ def curve_configs(
         for r in dict.fromkeys(retrievers)
         for s in sorted({int(s) for s in sizes})
     ]
-    return sorted(configs, key=lambda c: (needs_vectors(c) or needs_windows(c), c.chunker, c.retriever_spec))
+    return sorted(configs, key=lambda c: (needs_vectors(c), c.chunker, c.retriever_spec))
 
 
 def size_curve(
@@ -144,7 +144,7 @@ def _point(cfg: ExperimentConfig, res: RunResult, metric: str, seconds: float) -
         low=float(low),
         high=float(high),
         n=n,
-        dense=needs_vectors(cfg) or needs_windows(cfg),
+        dense=needs_vectors(cfg),
         reused=res.reused,
         seconds=seconds,
         run_dir=res.run_dir,

@@ -26,7 +26,7 @@ from hepwb.paths import Layout
 from hepwb.pipeline.config import ExperimentConfig
 from hepwb.pipeline.curve import CurvePoint, curve_configs, size_curve
 from hepwb.pipeline.misses import missed, misses_html
-from hepwb.pipeline.stages import EvalInputs, load_inputs, needs_vectors, needs_windows
+from hepwb.pipeline.stages import EvalInputs, load_inputs, needs_vectors
 from hepwb.plaintext import escape_html
 
 __all__ = ["SizeExplorer", "default_sizes", "explore"]
@@ -195,7 +195,7 @@ class SizeExplorer:
 
     def _status_text(self, done: bool) -> str:
         n, total = len(self.points), len(self.configs)
-        dense_total = sum(1 for c in self.configs if _dense(c))
+        dense_total = sum(1 for c in self.configs if needs_vectors(c))
         dense_done = sum(p.dense for p in self.points)
         reused = sum(p.reused for p in self.points)
         if self.error is not None:
@@ -281,10 +281,6 @@ class _ThreadNotes(logging.Filter):
         if line not in self.lines:  # a handler of hepwb's logger and of the root see the same record
             self.lines.append(line)
         return False
-
-
-def _dense(cfg: ExperimentConfig) -> bool:
-    return needs_vectors(cfg) or needs_windows(cfg)
 
 
 def explore(
