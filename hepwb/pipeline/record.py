@@ -27,7 +27,7 @@ from hepwb.io import atomic_write_text
 from hepwb.readers import ReadError, read_bytes
 from hepwb.types import JSONObject
 
-__all__ = ["CellFailure", "RunInputs", "RunRecord"]
+__all__ = ["CellFailure", "RunInputs", "RunRecord", "run_folder"]
 
 _RERUN = "delete the run folder and run the cell again"
 
@@ -153,3 +153,32 @@ class CellFailure(BaseModel):
         return cls.model_validate_json(
             read_bytes(Path(run_dir) / cls.FILE, "cell failure record", fix=_RERUN)
         )
+
+
+def run_folder(home: str | Path, cell_key: str) -> Path:
+    """Where the run of the cell ``cell_key`` lives, given its configuration's folder ``home``.
+
+    A finished run is never overwritten. ``home`` (named after the configuration) is used when it holds this
+    very cell's finished run, or no finished run at all (empty, failed or half-written). When it holds the
+    finished run of *another* cell — the same configuration over a changed question file, corpus or code —
+    that run stays and this one gets its own folder: ``home`` and the first 8 characters of its key.
+
+    Example:
+        >>> import tempfile
+        >>> home = Path(tempfile.mkdtemp()) / "hepilot-cs512-bm25-k10-abc123"
+        >>> run_folder(home, "0123456789ab") == home  # nothing there yet
+        True
+        >>> for name in ("per_question.parquet", "hits.parquet"):
+        ...     _ = (home / name).write_text("")
+        >>> RunRecord(run_id="old", chunkset_id="c", cell_key="ffffffff").save(home)
+        >>> run_folder(home, "ffffffff") == home  # its own finished run: read back
+        True
+        >>> run_folder(home, "0123456789ab").name  # another cell's finished run stays
+        'hepilot-cs512-bm25-k10-abc123-01234567'
+    """
+    home = Path(home)
+    own = home.with_name(f"{home.name}-{cell_key[:8]}")
+    for folder in (home, own):
+        if RunRecord.finished(folder, cell_key) is not None:
+            return folder
+    return home if RunRecord.finished(home) is None else own

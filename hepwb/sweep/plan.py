@@ -7,6 +7,7 @@ Planning reads file hashes and small manifests only (no model, no conversion), s
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +25,7 @@ from hepwb.paths import Layout
 from hepwb.pipeline.chunksets import finished_fingerprint
 from hepwb.pipeline.config import ExperimentConfig
 from hepwb.pipeline.keys import cell_key, cell_name, chunkset_id_of, chunkset_key
-from hepwb.pipeline.record import RunRecord
+from hepwb.pipeline.record import RunRecord, run_folder
 from hepwb.pipeline.stages import needs_windows, questions_path, table_parts_of
 from hepwb.types import JSONObject
 
@@ -44,6 +45,8 @@ __all__ = [
     "stage_counts",
     "summarize_counts",
 ]
+
+_log = logging.getLogger("hepwb.sweep")
 
 
 @dataclass(frozen=True)
@@ -252,6 +255,8 @@ class Planner:
         self.indexes: dict[str, IndexPlan] = {}
         self._questions: dict[str | None, tuple[str, str]] = {}
         self._runs = layout.runs
+        self.beside: list[str] = []
+        """Cells whose configuration's folder holds a finished run of other inputs (kept; theirs go beside)."""
         self._chunkers: dict[tuple[str, int, float, str, str, str], tuple[str, str]] = {}
         self._keys: dict[tuple[str, str], tuple[str, str]] = {}
 
@@ -315,10 +320,13 @@ class Planner:
         tname, ikey = self._index(cfg, cs_id)
         config = cfg.to_dict()
         name = cell_name(config)
-        run_dir = Path(cfg.run_dir) if cfg.run_dir else self._runs / name
+        home = Path(cfg.run_dir) if cfg.run_dir else self._runs / name
         k = cell_key(
             config, chunkset_id=cs_id, index=ikey, questions_sha256=qsha, question_subset=self.question_subset
         )
+        run_dir = run_folder(home, k)  # beside a finished run of other inputs, never over it
+        if run_dir != home:
+            self.beside.append(home.name)
         record = RunRecord.finished(run_dir, k)
         if record is not None and self.notebooks and not (run_dir / "20-evaluate.ipynb").is_file():
             record = None
@@ -327,6 +335,13 @@ class Planner:
 
     def plan(self, sweep_id: str, cells: list[CellPlan]) -> SweepPlan:
         """The :class:`SweepPlan` of ``cells`` (planned by :meth:`add`)."""
+        if self.beside:
+            _log.info(
+                "%d cell(s) ran before on other inputs (question file, corpus or code): those runs are kept, "
+                "and these are read from or written to folders beside them (e.g. %s-<key>)",
+                len(self.beside),
+                self.beside[0],
+            )
         return SweepPlan(sweep_id, self.layout, self.corpora, self.chunksets, self.indexes, cells)
 
 

@@ -319,5 +319,6 @@ class StoreSweep:
         self.check(outcome)
         if outcome.ok:
             self.fetch_run(plan, c)
+            outcome.detail["run_dir"] = str(c.run_dir)  # this project's folder of the run (the plan's)
         else:
             record_cell_failure(outcome, c.config.to_dict(), c.run_dir, plan.sweep_id)
