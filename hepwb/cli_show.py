@@ -47,13 +47,17 @@ def _quote(text: str) -> str:
     return f'"{flat}"' if len(flat) <= _QUOTE_CHARS else f'"{flat[: _QUOTE_CHARS - 1]}…"'
 
 
-def _metric_line(name: str, value: float, ci: tuple[float, float] | None, n: int) -> str:
+def _metric_line(record: RunRecord, name: str) -> str:
+    """One metric: value, interval, and its own n when small or short of the scored questions."""
     shown = f"{human(name)} ({name})" if human(name) != name else name  # found@5 (hit_rate@5)
-    line = f"{shown:28s} {value:6.3f}"
+    ci, n = record.summary_ci95.get(name), record.metric_n(name)
+    line = f"{shown:28s} {record.summary[name]:6.3f}"
     if ci is not None:
         line += f"  [{ci[0]:.3f}, {ci[1]:.3f}]"
     if n < SMALL_N:
         line += f"  small sample: {n} question{'s' if n != 1 else ''}"
+    if record.without(name):
+        line += f" ({record.without(name)})"
     return line
 
 
@@ -71,10 +75,10 @@ def unscored_lines(rows: Iterable[Mapping[str, Any]]) -> list[str]:
 
 def run_lines(record: RunRecord, *, all_metrics: bool = False) -> list[str]:
     """The headline metrics of a run, its questions not scored, and where the rest is."""
-    s, ci = record.summary, record.summary_ci95
+    s = record.summary
     n = int(s.get("n_questions_evaluated", 0))
     names = list(s) if all_metrics else [m for m in DECISION_METRICS if m in s]
-    lines = [_metric_line(m, s[m], ci.get(m), n) for m in names]
+    lines = [_metric_line(record, m) for m in names]
     if "n_questions" in s:
         lines.append(
             f"questions scored: {n} of {int(s['n_questions'])} "

@@ -532,3 +532,8 @@ EXPLORE_SIZE_TO: Final = 2048
 
 EXPLORE_SIZE_STEP: Final = 64
 """The step between the chunk sizes the explorer tries unless told (128 to 2,048 by 64: 31 sizes)."""
+
+QUICK_LOOK_DOCS: Final = 3
+"""Papers of the *shipped* corpus a project notebook reads when given no ``corpus`` and no ``max_docs`` (a
+quick look, :func:`hepwb.pipeline.notebook.quick_look`); a corpus you name is read whole unless you give
+``max_docs``."""

@@ -227,9 +227,14 @@ def corpus_labels(corpus: Path) -> set[str]:
     (The stem is the fallback when two files share a prefix.) Used to tell a question naming a paper
     outside a ``max_docs`` subset from one naming a paper that is not in the corpus at all.
     """
+    return {name for pair in file_labels(corpus) for name in pair}
+
+
+def file_labels(corpus: Path) -> list[tuple[str, str]]:
+    """Each supported file of ``corpus`` (name order): its label (``papers.json`` pid or prefix) and stem."""
     sidecar = load_sidecar(corpus)
-    out: set[str] = set()
+    out = []
     for path in corpus_files(corpus):
         meta = sidecar.get(path.name) or sidecar.get(label_of(path)) or {}
-        out.update({str(meta.get("pid") or label_of(path)), path.stem})
+        out.append((str(meta.get("pid") or label_of(path)), path.stem))
     return out

@@ -79,6 +79,7 @@ def add_evidence(
     quote: str,
     qid: str | None = None,
     answer: str = "",
+    kind: str = "",
 ) -> Question:
     """Append ``quote`` of ``doc`` as evidence to the JSONL question file ``path``, checked first.
 
@@ -95,7 +96,9 @@ def add_evidence(
             When the quote stands on another page only, that page is written.
         quote: The selected passage, verbatim (spacing, case and symbols are ignored when matched).
         qid: The question to add the evidence to, or the id of the new question.
-        answer: Reference answer of a new question (optional).
+        answer: Reference answer of a new question (optional; the answer metrics count only questions with
+            one).
+        kind: Category of a new question (``numeric``, ``definition`` …; optional), as in the file format.
 
     Returns:
         The question as written, with all its evidence.
@@ -124,7 +127,7 @@ def add_evidence(
     if target is not None:
         record, index, lines = _added_to(path, questions, qid, entry)
     else:
-        record, index, lines = _new_question(path, questions, qid, label, question, answer, entry)
+        record, index, lines = _new_question(path, questions, qid, label, question, (answer, kind), entry)
     written = Question.from_dict(record, f"{path} line {index + 1}")  # validated before it is written
     lines[index] = json.dumps(record, ensure_ascii=False)
     atomic_write_text(path, "\n".join(lines) + "\n")
@@ -194,15 +197,19 @@ def _new_question(
     qid: str | None,
     label: str,
     question: str,
-    answer: str,
+    answer_kind: tuple[str, str],
     entry: dict[str, Any],
 ) -> tuple[dict[str, Any], int, list[str]]:
-    """A new last line for ``question`` with ``entry`` as its evidence: the record, its index, the lines."""
+    """A new last line for ``question`` (with its answer and kind, when given) and ``entry`` as its evidence.
+
+    Returns the record, its index and the file's lines.
+    """
     lines = _lines(path, questions)
     index = len(lines)
     record: dict[str, Any] = {"qid": qid or _next_qid(label, questions), "question": question}
-    if answer.strip():
-        record["answer"] = answer.strip()
+    for name, value in zip(("answer", "kind"), answer_kind, strict=True):
+        if value.strip():
+            record[name] = value.strip()
     record["evidence"] = [entry]
     lines.append("")
     return record, index, lines

@@ -24,7 +24,7 @@ from hepwb.parsers import iter_jsonl, read_csv, read_json_file
 from hepwb.textkey import key
 from hepwb.types import JSONObject
 
-__all__ = ["SCHEMA_PATH", "Evidence", "Question", "load_questions", "question_schema"]
+__all__ = ["QUESTION_KINDS", "SCHEMA_PATH", "Evidence", "Question", "load_questions", "question_schema"]
 
 _CSV_COLUMNS = ("qid", "question", "doc", "quote")
 """Required CSV columns (``answer``, ``page``, ``kind`` and ``style`` are optional)."""
@@ -136,6 +136,9 @@ class Question:
             style=_text(data, "style", where, required=False),
         )
 
+
+QUESTION_KINDS = ("numeric", "definition", "method", "setup", "result", "table", "equation", "comparison")
+"""Kinds the shipped question sets use (``kind`` is free text; offered when a question is marked)."""
 
 _IDS = ("qid", "doc", "kind", "style")
 """Fields that name something (a question, a document, a category): no control character at all."""

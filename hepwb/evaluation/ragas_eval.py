@@ -42,7 +42,15 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
-__all__ = ["LLM_METRICS", "OFFLINE_METRICS", "llm_scores", "no_user_file", "offline_scores", "ragas_samples"]
+__all__ = [
+    "ANSWER_METRICS",
+    "LLM_METRICS",
+    "OFFLINE_METRICS",
+    "llm_scores",
+    "no_user_file",
+    "offline_scores",
+    "ragas_samples",
+]
 
 OFFLINE_METRICS = (
     "id_context_precision",
@@ -52,6 +60,10 @@ OFFLINE_METRICS = (
     "answer_in_context",
 )
 LLM_METRICS = ("llm_context_precision", "llm_context_recall", "faithfulness", "answer_relevancy")
+ANSWER_METRICS = frozenset(
+    {"ragas_answer_in_context", "ragas_llm_context_precision", "ragas_llm_context_recall"}
+)
+"""The per-question columns that read the question's reference ``answer``: a question without one has none."""
 
 ANSWER_PROMPT = (
     "Answer the question from the excerpts of physics papers below, in one or two sentences. "

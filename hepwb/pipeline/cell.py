@@ -198,8 +198,8 @@ def run_cell(
     run_dir = run_folder(home, key)
     if run_dir != home:
         _log.info(
-            "%s holds a finished run of other inputs (question file, corpus or code): it is kept, and this run "
-            "is written to %s",
+            "%s holds a finished run of other inputs (question file, corpus or code): it is kept, and this "
+            "run is written to %s",
             home,
             run_dir.name,
         )
@@ -244,6 +244,7 @@ def run_cell(
         stage_keys={"chunkset": cs.chunkset_id, "index": idx, "cell": key},
         summary=scores.summary,
         summary_ci95=scores.ci95,
+        summary_n=scores.n,
         costs=costs,
         **_provenance(
             cs,

@@ -7,11 +7,13 @@ notebook reuses every cached stage and writes the same results into the same fol
 
 from __future__ import annotations
 
+import logging
 import os
 import shlex
 import sys
 from pathlib import Path
 
+from hepwb import defaults
 from hepwb.exceptions import ConfigError
 from hepwb.io import atomic_write_text
 from hepwb.paths import Layout
@@ -21,11 +23,41 @@ __all__ = [
     "EVALUATE_NOTEBOOK",
     "notebook_path",
     "papermill_command",
+    "quick_look",
     "run_notebook",
     "write_rerun_files",
 ]
 
 EVALUATE_NOTEBOOK = "20-evaluate.ipynb"
+
+_log = logging.getLogger("hepwb")
+
+
+def quick_look(corpus: str | None, max_docs: int | None, quick: bool = True) -> int | None:
+    """The ``max_docs`` a project notebook runs with: yours when given; else all of a corpus you name.
+
+    Given neither (``corpus=None`` without ``$HEPWB_CORPUS``, and ``max_docs=None``), a notebook takes a quick
+    look at the first :data:`~hepwb.defaults.QUICK_LOOK_DOCS` papers of the shipped corpus, and says so in one
+    line. A corpus named by the ``corpus`` parameter (papermill ``-p corpus DIR``) or ``$HEPWB_CORPUS`` is
+    never cut short unless ``max_docs`` is given too. A sweep's notebook cell passes ``quick=False``: its
+    ``None`` values mean every shipped paper, as in its configuration.
+
+    Example:
+        >>> quick_look("my-papers", None) is None
+        True
+        >>> quick_look("my-papers", 2)
+        2
+        >>> quick_look(None, None, quick=False) is None
+        True
+    """
+    if not quick or max_docs is not None or corpus or os.environ.get("HEPWB_CORPUS"):
+        return max_docs
+    _log.info(
+        "a quick look: the first %d papers of the shipped corpus (max_docs=None with corpus=None); name a "
+        "corpus or give max_docs to read more",
+        defaults.QUICK_LOOK_DOCS,
+    )
+    return defaults.QUICK_LOOK_DOCS
 
 
 def notebook_path(name: str, layout: Layout | None = None) -> Path:
@@ -88,7 +120,8 @@ def _kernel_folders(layout: Layout) -> None:
 
 def notebook_parameters(config: JSONObject, run_dir: Path, layout: Layout) -> JSONObject:
     """The ``20-evaluate`` parameters that reproduce ``config`` into ``run_dir``."""
-    return {**config, "run_dir": str(run_dir.resolve()), "home": str(layout.root.resolve())}
+    resolved = {"run_dir": str(run_dir.resolve()), "home": str(layout.root.resolve())}
+    return {**config, **resolved, "quick": False}  # None means every paper here, never a quick look
 
 
 def papermill_command(run_dir: Path, layout: Layout) -> str:

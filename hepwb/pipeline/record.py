@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from hepwb.evaluation.ragas_eval import ANSWER_METRICS
 from hepwb.exceptions import ConfigError
 from hepwb.ids import config_hash
 from hepwb.io import atomic_write_text
@@ -63,6 +64,9 @@ class RunRecord(BaseModel):
     code_fingerprint: dict[str, str] = Field(default_factory=dict)
     summary: dict[str, float] = Field(default_factory=dict)
     summary_ci95: dict[str, tuple[float, float]] = Field(default_factory=dict)
+    summary_n: dict[str, int] = Field(default_factory=dict)
+    """The questions a metric averages where fewer than all scored ones (an answer metric: those with an
+    ``answer``); every other metric averages ``summary["n_questions_evaluated"]``."""
     timings_s: dict[str, float] = Field(default_factory=dict)
     costs: dict[str, float] = Field(default_factory=dict)
     """What the configuration costs (``index_mib``, ``query_p50_ms``, ``query_p95_ms``): measured, so they
@@ -85,6 +89,26 @@ class RunRecord(BaseModel):
         except KeyError:
             msg = f"run {self.run_id} has no metric {name!r}; it has {sorted(self.summary)}"
             raise ConfigError(msg) from None
+
+    def metric_n(self, name: str) -> int:
+        """How many questions the metric ``name`` averages (its own n)."""
+        return int(self.summary_n.get(name, self.summary.get("n_questions_evaluated", 0)))
+
+    def without(self, name: str) -> str:
+        """What the metric ``name`` could not use, in words ("" when it used every scored question).
+
+        Example:
+            >>> rec = RunRecord(run_id="r", chunkset_id="c", config={},
+            ...     summary={"n_questions_evaluated": 8.0}, summary_n={"ragas_answer_in_context": 3})
+            >>> rec.without("ragas_answer_in_context"), rec.without("hit_rate@5")
+            ('5 of 8 scored questions have no answer', '')
+        """
+        scored = int(self.summary.get("n_questions_evaluated", 0))
+        n = self.metric_n(name)
+        if n >= scored:
+            return ""
+        why = "have no answer" if name in ANSWER_METRICS else "have no value (nothing retrieved)"
+        return f"{scored - n} of {scored} scored questions {why}"
 
     def save(self, run_dir: str | Path) -> None:
         """Write ``metrics.json`` atomically (call it after the run's other files)."""
@@ -168,9 +192,10 @@ def run_folder(home: str | Path, cell_key: str) -> Path:
         >>> home = Path(tempfile.mkdtemp()) / "hepilot-cs512-bm25-k10-abc123"
         >>> run_folder(home, "0123456789ab") == home  # nothing there yet
         True
+        >>> home.mkdir()
         >>> for name in ("per_question.parquet", "hits.parquet"):
         ...     _ = (home / name).write_text("")
-        >>> RunRecord(run_id="old", chunkset_id="c", cell_key="ffffffff").save(home)
+        >>> RunRecord(run_id="old", chunkset_id="c", config={}, cell_key="ffffffff").save(home)
         >>> run_folder(home, "ffffffff") == home  # its own finished run: read back
         True
         >>> run_folder(home, "0123456789ab").name  # another cell's finished run stays

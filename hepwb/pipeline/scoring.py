@@ -39,6 +39,8 @@ class Scores:
 
     summary: dict[str, float]
     ci95: dict[str, tuple[float, float]]
+    n: dict[str, int]
+    """The questions a metric averages where fewer than all scored ones (:attr:`RunRecord.summary_n`)."""
     per_question: pd.DataFrame = field(repr=False)
     relevant: dict[tuple[str, int], bool] = field(repr=False)
     """``{(qid, rank): whether that hit is relevant to one of the question's quotes}``."""
@@ -93,7 +95,9 @@ def score(
         **_in_context(located, results, cs, inputs.keyindexes, k=kc, min_coverage=cfg.min_coverage),
         **_chunk_costs(cs.chunks, limit),
     }
-    return Scores(summary, ci95, per_question, relevant)
+    counts = {c: int(evaluated[c].notna().sum()) for c in summary if c in evaluated.columns}
+    n = {c: v for c, v in counts.items() if v < len(evaluated)}
+    return Scores(summary, ci95, n, per_question, relevant)
 
 
 def _ragas_means(per_question: pd.DataFrame, evaluated: pd.DataFrame) -> dict[str, float]:

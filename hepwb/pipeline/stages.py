@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hepwb.acquisition.folder import corpus_labels, resolve_corpus
+from hepwb.acquisition.folder import file_labels, resolve_corpus
 from hepwb.corpus import default_questions, ingest
 from hepwb.evaluation import KeyIndex, Located, Question, Unlocated, build_keyindexes, load_questions
 from hepwb.evaluation.evidence import EvidenceCheck, check_evidence
@@ -56,6 +56,8 @@ __all__ = [
 ]
 
 _log = logging.getLogger("hepwb.evaluation")
+_SAID: set[tuple[str, int | None, str]] = set()
+"""Corpus selections whose left-out papers and questions were said (once per process)."""
 
 
 class Timer(dict[str, float]):
@@ -129,7 +131,8 @@ def load_inputs(cfg: ExperimentConfig, layout: Layout, *, progress: bool = True)
     log = ProcessingLog()
     qpath = questions_path(cfg.questions)
     every = load_questions(qpath)  # a bad question file fails before any paper is converted
-    _check_documents_exist(every, qpath, corpus_labels(resolve_corpus(cfg.corpus)), cfg.corpus)
+    files = file_labels(resolve_corpus(cfg.corpus))
+    _check_documents_exist(every, qpath, {name for pair in files for name in pair}, cfg.corpus)
     docs = ingest(
         cfg.corpus,
         layout=layout,
@@ -141,6 +144,13 @@ def load_inputs(cfg: ExperimentConfig, layout: Layout, *, progress: bool = True)
     )
     labels = {d.label for d in docs}
     questions = [q for q in every if all(e.doc in labels for e in q.evidence)]
+    said = (str(cfg.corpus), cfg.max_docs, str(qpath))
+    gone = [label for label, stem in files if label not in labels and stem not in labels]
+    if (len(questions) < len(every) or gone) and said not in _SAID:
+        _SAID.add(said)
+        _log.info(
+            "%s", left_out(cfg.max_docs, len(files), gone, [q.qid for q in every], [q.qid for q in questions])
+        )
     if not questions:
         msg = (
             f"none of the questions in {qpath} refer only to documents of this corpus ({sorted(labels)[:5]}…)"
@@ -153,6 +163,28 @@ def load_inputs(cfg: ExperimentConfig, layout: Layout, *, progress: bool = True)
     if unlocated:
         _log.info("%s: %s", qpath.name, check.summary())
     return EvalInputs(docs, questions, qpath, qsha, located, unlocated, log)
+
+
+def left_out(max_docs: int | None, total: int, gone: list[str], every: list[str], asked: list[str]) -> str:
+    """One line naming the papers (``gone`` of ``total``) and questions (``every``, not ``asked``) left out.
+
+    Example:
+        >>> left_out(2, 3, ["C"], ["Q1", "Q2", "Q3"], ["Q1", "Q2"])
+        'max_docs=2: 2 of 3 papers used, 1 left out (C); 1 of 3 questions not asked, it cites them (Q3); \
+a larger max_docs reads more'
+    """
+    used = total - len(gone)
+    skipped = [q for q in every if q not in set(asked)]
+    why = f"max_docs={max_docs}" if max_docs is not None and used >= max_docs else "not converted"
+    names = ", ".join(gone[:8]) + (", …" if len(gone) > 8 else "")
+    line = f"{why}: {used} of {total} papers used, {len(gone)} left out ({names})"
+    if skipped:
+        names = ", ".join(skipped[:8]) + (", …" if len(skipped) > 8 else "")
+        cite = "it cites" if len(skipped) == 1 else "they cite"
+        line += f"; {len(skipped)} of {len(every)} questions not asked, {cite} them ({names})"
+    if why.startswith("max_docs"):
+        line += "; a larger max_docs reads more"
+    return line
 
 
 def _located(questions: list[Question], docs: list[Document], qsha: str, layout: Layout) -> EvidenceCheck:

@@ -44,14 +44,15 @@ def headline(record: RunRecord, metrics: Sequence[str] = DECISION_METRICS) -> pd
     import pandas as pd
 
     s, ci = record.summary, record.summary_ci95
-    n = int(s.get("n_questions_evaluated", 0))
     rows = [
         {
             "metric": human(m),
             "mean": round(s[m], 3),
             "95 % interval": _interval(*ci[m]) if m in ci else "",
-            "questions": n,
-            "note": _SMALL if n < SMALL_N else "",
+            "questions": record.metric_n(m),
+            "note": "; ".join(
+                x for x in (_SMALL if record.metric_n(m) < SMALL_N else "", record.without(m)) if x
+            ),
         }
         for m in metrics
         if m in s

@@ -256,7 +256,7 @@ class Planner:
         self._questions: dict[str | None, tuple[str, str]] = {}
         self._runs = layout.runs
         self.beside: list[str] = []
-        """Cells whose configuration's folder holds a finished run of other inputs (kept; theirs go beside)."""
+        """Cells whose configuration's folder holds another finished run (kept; theirs go beside it)."""
         self._chunkers: dict[tuple[str, int, float, str, str, str], tuple[str, str]] = {}
         self._keys: dict[tuple[str, str], tuple[str, str]] = {}
 

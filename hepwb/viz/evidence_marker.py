@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from hepwb import defaults
 from hepwb.deps import extra
 from hepwb.evaluation.question_file import add_evidence, read_question_file
-from hepwb.evaluation.questions import Question
+from hepwb.evaluation.questions import QUESTION_KINDS, Question
 from hepwb.exceptions import ConfigError
 from hepwb.paths import Layout
 from hepwb.plaintext import escape_html
@@ -162,6 +162,19 @@ class EvidenceMarker:
             layout=w.Layout(width="60%"),
             style=wide,
         )
+        self.answer = w.Text(
+            description="answer",
+            placeholder="the reference answer (optional; answer metrics count only questions with one)",
+            layout=w.Layout(width="60%"),
+            style=wide,
+        )
+        self.kind = w.Combobox(
+            description="kind",
+            placeholder="numeric, definition, … (optional)",
+            options=list(QUESTION_KINDS),
+            ensure_option=False,
+            style=wide,
+        )
         self.file = w.Text(
             value=str(path or default_question_file(layout)),
             description="question file",
@@ -187,6 +200,7 @@ class EvidenceMarker:
                 ),
                 self.selected,
                 w.HBox([self.existing, self.question]),
+                w.HBox([self.answer, self.kind]),
                 w.HBox([self.file, self.button]),
                 self.status,
             ]
@@ -212,7 +226,10 @@ class EvidenceMarker:
     def _on_existing(self, change: dict[str, Any]) -> None:
         question = self._questions.get(change["new"])
         self.question.value = question.question if question is not None else ""
-        self.question.disabled = question is not None
+        self.answer.value = question.answer if question is not None else ""
+        self.kind.value = question.kind if question is not None else ""
+        for box in (self.question, self.answer, self.kind):  # an existing question's are its own
+            box.disabled = question is not None
 
     def _say(self, text: str, ok: bool) -> None:
         colour = "#146c43" if ok else "#b02a37"
@@ -245,6 +262,8 @@ class EvidenceMarker:
                 page=page,
                 quote=self.selected.value,
                 qid=self.existing.value or None,
+                answer=self.answer.value,
+                kind=self.kind.value,
             )
         except ConfigError as exc:
             self._say(str(exc), ok=False)

@@ -197,6 +197,8 @@ def test_evidence_is_marked_where_it_is_read(browser, lab):
     marker.get_by_placeholder("type the question the passage answers").fill(
         "When were the data of the first HERMES beam-spin asymmetry in DVCS recorded?"
     )
+    marker.get_by_placeholder("the reference answer (optional", exact=False).fill("In 1996 and 1997")
+    marker.get_by_placeholder("numeric, definition", exact=False).fill("setup")
     button = marker.get_by_role("button", name="Add selected text as evidence")
     button.click()
     page.wait_for_function(
@@ -205,6 +207,10 @@ def test_evidence_is_marked_where_it_is_read(browser, lab):
     assert status.inner_text().strip() == f"added to {qfile}: P01-01 (page 3)"
     (q,) = load_questions(qfile)
     assert q.question.startswith("When were the data") and q.qid == "P01-01"
+    assert (q.answer, q.kind) == (
+        "In 1996 and 1997",
+        "setup",
+    )  # typed in the browser, written with the question
     assert [(e.doc, e.page, e.quote) for e in q.evidence] == [("P01", 3, PASSAGE)]
     # the same selection again: refused in one line, nothing written
     before = qfile.read_bytes()

@@ -56,8 +56,8 @@ def test_a_new_question_is_written_and_reads_back(tmp_path):
         "evidence": [{"doc": "P01", "page": 2, "quote": "Its value is -0.23 ± 0.04"}],
     }
     q2 = add_evidence(path, question="Who measured it?", doc=_doc(), page=1, quote="The HERMES experiment",
-                      answer="HERMES")  # fmt: skip
-    assert (q2.qid, q2.answer) == ("P01-02", "HERMES")
+                      answer="HERMES", kind="setup")  # fmt: skip
+    assert (q2.qid, q2.answer, q2.kind) == ("P01-02", "HERMES", "setup")
     assert [x.qid for x in load_questions(path)] == ["P01-01", "P01-02"]
 
 

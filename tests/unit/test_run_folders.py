@@ -92,6 +92,8 @@ def test_compare_after_a_sweep_reads_its_runs_and_a_changed_question_file_writes
     recorded = set(catalog.sql("SELECT run_id FROM runs WHERE status = 'ok'")["run_id"])
     assert recorded == {rec.run_id for rec in after.values()}
 
-    again = run_sweep(spec, layout=layout, executor="serial", progress=False)  # the grown file: compare's runs
+    again = run_sweep(
+        spec, layout=layout, executor="serial", progress=False
+    )  # the grown file: compare's runs
     assert not again.failed and not again.computed
     assert _finished(layout) == after
