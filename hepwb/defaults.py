@@ -537,3 +537,7 @@ QUICK_LOOK_DOCS: Final = 3
 """Papers of the *shipped* corpus a project notebook reads when given no ``corpus`` and no ``max_docs`` (a
 quick look, :func:`hepwb.pipeline.notebook.quick_look`); a corpus you name is read whole unless you give
 ``max_docs``."""
+
+LATENCY_NOISE_SHARE: Final = 0.1
+"""The noise assumed on a run's query p50 when its record has no measured interval (runs recorded before
+``query_p50_low_ms``/``query_p50_high_ms``): ±10 %. Cheaper within the noise is not cheaper."""

@@ -58,7 +58,9 @@ __all__ = [
     "bootstrap_ci",
     "compare_runs",
     "holm",
+    "holm_levels",
     "mean_ci",
+    "median_interval",
     "min_detectable",
     "paired_test",
     "summary_with_ci",
@@ -337,13 +339,64 @@ def holm(p_values: Sequence[float]) -> list[float]:
     return [round(float(v), 12) for v in adjusted]
 
 
+def median_interval(values: Values, level: float = defaults.CI_LEVEL) -> tuple[float, float]:
+    """A distribution-free interval of the median: two order statistics of ``values`` (binomial ranks).
+
+    The noise of a measured median (a run's query latency p50): two runs whose intervals overlap cannot be
+    told apart on that cost.
+
+    Example:
+        >>> median_interval([4.0, 5.0, 6.0, 5.5, 4.5, 5.2, 4.8, 30.0, 5.1, 4.9])
+        (4.5, 6.0)
+        >>> median_interval([3.0, 9.0])  # too few to narrow it: the whole range
+        (3.0, 9.0)
+    """
+    x = np.sort(np.asarray(values, dtype=float))
+    n = int(x.size)
+    ranks = np.arange(n + 1)
+    log_pmf = np.array([math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) for i in ranks])
+    cdf = np.cumsum(np.exp(log_pmf - n * math.log(2)))  # P(fewer than i + 1 values below the median)
+    j = max(1, int(np.searchsorted(cdf, (1 - level) / 2, side="right")))
+    return float(x[j - 1]), float(x[n - j])
+
+
+def holm_levels(p_values: Sequence[float], alpha: float = ALPHA) -> list[float]:
+    """The significance level of each test that Holm's procedure holds it to (its intervals use ``1 -`` it).
+
+    In ascending order of p, the ``i``-th test (0-based) of ``m`` is held to ``alpha / (m - i)`` while every
+    test before it was rejected; from the first test that is not rejected on, all are held to that test's
+    level. An interval at ``1 -`` that level excludes 0 exactly when the Holm-adjusted p-value is below
+    ``alpha``: the interval, the verdict and the detectable difference tell one story.
+
+    Example:
+        >>> holm_levels([0.001, 0.04, 0.03])  # 0.001 < 0.05/3 is rejected; 0.03 >= 0.05/2 is not
+        [0.016666666666666666, 0.025, 0.025]
+        >>> [p < a for p, a in zip([0.001, 0.04, 0.03], holm_levels([0.001, 0.04, 0.03]))]
+        [True, False, False]
+    """
+    p = np.asarray(p_values, dtype=float)
+    order = np.argsort(p, kind="stable")
+    m = p.size
+    levels = [alpha] * m
+    stopped: float | None = None
+    for i, idx in enumerate(order):
+        level = alpha / (m - i) if stopped is None else stopped
+        if stopped is None and p[idx] >= level:
+            stopped = level
+        levels[idx] = level
+    return levels
+
+
 def compare_runs(
     per_question: Mapping[str, pd.DataFrame], metric: str = "hit_rate@5", baseline: str | None = None
 ) -> pd.DataFrame:
     """Paired comparison of each run against ``baseline`` (default: the first) on ``metric``.
 
     ``p_value`` is each test's own; ``p_holm`` is Holm-adjusted over the comparisons in this table,
-    and ``significant`` uses ``p_holm`` < 0.05 (testing many runs makes some look better by chance).
+    and ``significant`` uses ``p_holm`` < 0.05 (testing many runs makes some look better by chance). The
+    interval of the difference (``ci_low``, ``ci_high``) and ``detectable`` are adjusted the same way: each is
+    the test inverted at the level Holm holds that comparison to (``level``, :func:`holm_levels`), so an
+    interval excludes 0 exactly when the difference is significant. With one comparison nothing changes.
     """
     import pandas as pd
 
@@ -373,9 +426,15 @@ def compare_runs(
                 "worse": res.n_b_better,
             }
         )
-    for row, adjusted in zip(rows, holm([float(str(r["p_value"])) for r in rows]), strict=True):
+    raw = [float(str(r["p_value"])) for r in rows]
+    for row, adjusted, alpha in zip(rows, holm(raw), holm_levels(raw), strict=True):
         row["p_holm"] = adjusted
         row["significant"] = adjusted < ALPHA
-    columns = ["run", "baseline", "metric", "diff", "ci_low", "ci_high", "p_value", "p_holm", "significant",
-               "better", "worse", "n", "detectable"]  # fmt: skip
+        row["level"] = 1 - alpha
+        if alpha < ALPHA:  # the interval and the detectable difference at Holm's level for this comparison
+            other = per_question[str(row["run"])].set_index("qid")[metric].reindex(ref.index)
+            res = paired_test(other.to_numpy(), ref.to_numpy(), level=1 - alpha)
+            row["ci_low"], row["ci_high"], row["detectable"] = res.diff.low, res.diff.high, res.detectable
+    columns = ["run", "baseline", "metric", "diff", "ci_low", "ci_high", "level", "p_value", "p_holm",
+               "significant", "better", "worse", "n", "detectable"]  # fmt: skip
     return pd.DataFrame(rows, columns=columns)

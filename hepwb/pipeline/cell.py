@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from hepwb.evaluation import Question
 from hepwb.evaluation.evidence import unscored_frame
+from hepwb.evaluation.stats import median_interval
 from hepwb.exceptions import ConfigError
 from hepwb.hepilot.log import utc_now
 from hepwb.ids import code_fingerprint
@@ -346,7 +347,7 @@ def cost_summary(latencies_ms: dict[str, float], table: Any) -> dict[str, float]
 
     Example:
         >>> cost_summary({"a": 2.0, "b": 4.0, "c": 9.0}, table=None)
-        {'query_p50_ms': 4.0, 'query_p95_ms': 8.5}
+        {'query_p50_ms': 4.0, 'query_p95_ms': 8.5, 'query_p50_low_ms': 2.0, 'query_p50_high_ms': 9.0}
     """
     import numpy as np
 
@@ -355,6 +356,8 @@ def cost_summary(latencies_ms: dict[str, float], table: Any) -> dict[str, float]
     if lat.size:
         out["query_p50_ms"] = round(float(np.percentile(lat, 50)), 3)
         out["query_p95_ms"] = round(float(np.percentile(lat, 95)), 3)
+        low, high = median_interval(lat)  # the p50's noise: a cost difference inside it is no difference
+        out["query_p50_low_ms"], out["query_p50_high_ms"] = round(low, 3), round(high, 3)
     uri = getattr(table, "uri", None)
     if isinstance(uri, str) and Path(uri).is_dir():
         out["index_mib"] = round(folder_bytes(uri) / 2**20, 3)

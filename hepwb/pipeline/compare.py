@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from hepwb.callspec import Spec
-from hepwb.evaluation.stats import compare_runs, mean_ci
+from hepwb.evaluation.stats import SMALL_N, compare_runs, mean_ci
 from hepwb.exceptions import ConfigError
 from hepwb.labels import human
 from hepwb.paths import Layout
@@ -31,6 +31,7 @@ from hepwb.pipeline.cell import RunResult
 from hepwb.pipeline.config import ExperimentConfig
 from hepwb.pipeline.experiment import run_experiment
 from hepwb.pipeline.stages import EvalInputs, load_inputs
+from hepwb.plaintext import escape_html
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -67,7 +68,10 @@ class Comparison:
         out["95% interval"] = [
             f"[{lo:.3f}, {hi:.3f}]" for lo, hi in zip(t["ci_low"], t["ci_high"], strict=True)
         ]
-        out["difference"] = [text(v, "+.3f") for v in t["difference"]]
+        out["difference [Holm interval]"] = [
+            "" if pd.isna(d) else f"{d:+.3f} [{lo:+.3f}, {hi:+.3f}]"
+            for d, lo, hi in zip(t["difference"], t["diff_low"], t["diff_high"], strict=True)
+        ]
         for col in ("improved", "degraded", "unchanged"):
             out[col] = [text(v, "d") for v in t[col]]
         out["p (Holm)"] = [text(v, ".3f") for v in t["p (Holm)"]]
@@ -77,11 +81,36 @@ class Comparison:
         ]
         return out
 
+    def notes(self) -> list[str]:
+        """What the table cannot say, as the report says it: a small sample, differences too small to detect.
+
+        The detectable difference comes from the Holm-adjusted intervals, as the verdict and ``p (Holm)`` do.
+        """
+        t = self.table
+        n = int(t["n"].min())
+        out = []
+        if bool(t["small sample"].any()):
+            out.append(
+                f"A small sample: {n} questions (fewer than {SMALL_N}); read the intervals before the means."
+            )
+        for metric in self.metrics:
+            rows = t[(t["metric"] == metric) & t["difference"].notna() & ~t["significant"].fillna(False)]
+            width = rows["detectable"].dropna()
+            if len(width):
+                family = len(t[t["metric"] == metric]) - 1
+                out.append(
+                    f"{human(metric)}: with {n} questions, differences under about {width.max():.2f} cannot "
+                    f"be detected (intervals and p-values Holm-adjusted over {family} comparisons): that "
+                    "systems cannot be told apart does not make them equal."
+                )
+        return out
+
     def _repr_html_(self) -> str:
-        return str(self.shown().to_html(index=False))
+        notes = "".join(f"<p>{escape_html(line)}</p>" for line in self.notes())
+        return str(self.shown().to_html(index=False)) + notes
 
     def __str__(self) -> str:
-        return str(self.shown().to_string(index=False))
+        return "\n".join([str(self.shown().to_string(index=False)), *self.notes()])
 
 
 def _configs(systems: Sequence[System] | Mapping[str, System], params: dict[str, Any]) -> dict[str, Any]:
@@ -216,6 +245,7 @@ def _test_columns(t: dict[Any, Any]) -> dict[str, Any]:
         "difference": t["diff"],
         "diff_low": t["ci_low"],
         "diff_high": t["ci_high"],
+        "detectable": t["detectable"],
         "improved": improved,
         "degraded": degraded,
         "unchanged": int(t["n"]) - improved - degraded,

@@ -2,8 +2,10 @@
 
 Vectors are decoded into one numpy matrix and searched exactly by inner product (the vectors are
 normalised, so it is cosine similarity); BM25 uses bm25s over the same HEP analyzer as hepwb's LanceDB
-``search_text`` index (:func:`hepwb.models.analyzer.search_terms`); ``hybrid`` fuses the two lists with
-LanceDB's reciprocal-rank fusion. Hits are :class:`~hepwb.types.Hit` records, as from any retriever.
+indexes (:func:`hepwb.models.analyzer.search_terms`): ``bm25`` (``fields=text``) reads the chunk's text as
+``search_text`` does, ``bm25(fields=context)`` (hepwb's default retriever) also its paper's title and
+section as ``search_context`` does; ``hybrid`` fuses the dense and the text lists with LanceDB's
+reciprocal-rank fusion. Hits are :class:`~hepwb.types.Hit` records, as from any retriever.
 
 Example (in a notebook)::
 
@@ -20,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from hepwb import defaults
+from hepwb.callspec import named
 from hepwb.exceptions import ConfigError
 from hepwb.index import get_embedder
 from hepwb.models.analyzer import search_terms
@@ -32,6 +35,7 @@ from hepwb.types import Hit
 __all__ = ["METHODS", "RagmdIndex"]
 
 METHODS = ("dense", "bm25", "hybrid")
+"""The retrievers of a ``.ragmd`` file; ``bm25`` takes ``fields=text`` (the default) or ``context``."""
 
 
 @dataclass
@@ -40,27 +44,36 @@ class RagmdIndex:
 
     file: RagFile
     embedder: Embedder | None = None
-    _bm25: Any = field(default=None, repr=False)
+    _bm25: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
     def load(cls, path: str | Path, embedder: Embedder | None = None) -> RagmdIndex:
         """Read and check ``path`` (see :func:`hepwb.ragmd.reader.load`); unsearchable vectors are refused."""
         return cls(load_searchable(path), embedder)
 
-    def lexical_index(self) -> Any:
-        """The BM25 index (bm25s) over the chunks' HEP search terms, built on first use and kept."""
-        if self._bm25 is None:
+    def lexical_index(self, fields: str = defaults.LEXICAL_FIELDS) -> Any:
+        """The BM25 index (bm25s) of the chunks' HEP search terms over ``fields``, built on first use, kept.
+
+        ``text``: the chunk's text; ``context``: its paper's title, its section and its text.
+        """
+        if fields not in self._bm25:
             import logging
 
             import bm25s
 
             logging.getLogger("bm25s").setLevel(logging.WARNING)  # no per-call "Building index" lines
+            titles = {d.document_id: d.title for d in self.file.documents}
 
-            self._bm25 = bm25s.BM25()
-            self._bm25.index(
-                [search_terms(c.text).lower().split() for c in self.file.chunks], show_progress=False
-            )
-        return self._bm25
+            def terms(c: Any) -> list[str]:
+                text = (
+                    f"{titles.get(c.document_id, '')} {c.section} {c.text}" if fields == "context" else c.text
+                )
+                return search_terms(text).lower().split()
+
+            index = bm25s.BM25()
+            index.index([terms(c) for c in self.file.chunks], show_progress=False)
+            self._bm25[fields] = index
+        return self._bm25[fields]
 
     def dense_ranks(self, query: str, k: int) -> list[tuple[int, float]]:
         """``(position, cosine)`` of the ``k`` nearest chunks (exact)."""
@@ -78,26 +91,33 @@ class RagmdIndex:
         top = np.argpartition(-scores, k - 1)[:k] if k else np.array([], dtype=int)
         return sorted(((int(i), float(scores[i])) for i in top), key=lambda t: (-t[1], t[0]))
 
-    def bm25_ranks(self, query: str, k: int) -> list[tuple[int, float]]:
-        """``(position, BM25 score)`` of the best ``k`` chunks with a positive score."""
+    def bm25_ranks(
+        self, query: str, k: int, fields: str = defaults.LEXICAL_FIELDS
+    ) -> list[tuple[int, float]]:
+        """``(position, BM25 score)`` of the best ``k`` chunks with a positive score (over ``fields``)."""
         tokens = search_terms(query).lower().split()
         n = len(self.file.chunks)
         if not tokens or not n:
             return []
-        docs, scores = self.lexical_index().retrieve([tokens], k=min(k, n), show_progress=False)
+        docs, scores = self.lexical_index(fields).retrieve([tokens], k=min(k, n), show_progress=False)
         return [(int(d), float(s)) for d, s in zip(docs[0], scores[0], strict=True) if s > 0]
 
     def search(
         self, query: str, method: str = defaults.RAGMD_METHOD, k: int = defaults.SEARCH_K
     ) -> list[Hit]:
-        """The top ``k`` chunks by ``method`` (``dense``, ``bm25`` or ``hybrid``)."""
-        if method not in METHODS:
-            msg = f"a .ragmd file is searched by {METHODS}, not {method!r}; import it for the others"
+        """The top ``k`` chunks by ``method``: ``dense``, ``bm25``, ``bm25(fields=context)`` or ``hybrid``."""
+        name, options = named(method)
+        fields = options.pop("fields", defaults.LEXICAL_FIELDS) if name == "bm25" else None
+        if name not in METHODS or options or fields not in (None, "text", "context"):
+            msg = (
+                f"a .ragmd file is searched by {METHODS} (bm25 with fields=text or context), not {method!r}; "
+                "import it (hepwb import-ragmd) for the others"
+            )
             raise ConfigError(msg)
-        if method == "dense":
+        if name == "dense":
             ranked = self.dense_ranks(query, k)
-        elif method == "bm25":
-            ranked = self.bm25_ranks(query, k)
+        elif name == "bm25":
+            ranked = self.bm25_ranks(query, k, str(fields))
         else:
             ranked = self._hybrid(query, k)
         return self._hits(ranked, method, query)

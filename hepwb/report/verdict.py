@@ -6,8 +6,11 @@ comparisons) and keeps as *indistinguishable* every run whose adjusted p-value i
 row also says how many questions it does better, worse and the same on than the best, and the interval
 of its difference (``pt.Experiment``'s ``+``/``-`` columns; runs scored from a TREC run file take part).
 Each row carries its cost: the LanceDB table's size on disk, the median query latency and the
-compute its stages took. Among the indistinguishable runs the cheapest (lowest query p50, then the
-smaller index) is the *recommended* one: as good as the best on this question set, and cheaper.
+compute its stages took. Among the indistinguishable runs the cheapest (lowest query p50) is the
+*recommended* one: as good as the best on this question set, and cheaper. A latency within the cheapest's
+noise (the interval of its measured median, :func:`~hepwb.evaluation.stats.median_interval`) is as cheap:
+among those the one scoring highest is recommended, and the sentence says that several are. Runs tied at the
+best value are called a tie, broken by MRR@10 when the decision metric is another.
 
 Example:
     >>> import pandas as pd
@@ -30,6 +33,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from hepwb import defaults
 from hepwb.evaluation.stats import ALPHA, SMALL_N, compare_runs, mean_ci
 from hepwb.labels import config_label, human
 from hepwb.plaintext import escape_html
@@ -37,10 +41,13 @@ from hepwb.plaintext import escape_html
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["COST_COLUMNS", "INDEX_RECALL", "Verdict", "verdict"]
+__all__ = ["COST_COLUMNS", "INDEX_RECALL", "NOISE_COLUMNS", "Verdict", "verdict"]
 
 COST_COLUMNS = ("index_mib", "query_p50_ms", "compute_s")
 """The cost of a configuration: table size on disk (MiB), median query latency (ms), stage compute (s)."""
+
+NOISE_COLUMNS = ("query_p50_low_ms", "query_p50_high_ms")
+"""The interval of a run's measured query p50 (its noise), where the run recorded it."""
 
 INDEX_RECALL = "ann_recall@10"
 """What an approximate vector index keeps of exact search's top 10 (:mod:`hepwb.index.ann`)."""
@@ -56,6 +63,12 @@ class Verdict:
     table: pd.DataFrame
     n_questions: int
     n_comparisons: int
+    tied: int = 1
+    """Runs at the best value of the metric (the best among them by ``tie_break``)."""
+    tie_break: str = ""
+    as_cheap: int = 1
+    """Runs as good as the best whose query p50 is within the noise of the cheapest's (the recommended one
+    scores highest among them)."""
 
     def sentence(self) -> str:
         """The verdict in words (HTML-safe text)."""
@@ -67,12 +80,16 @@ class Verdict:
             f"Best: {b['configuration']} with {name} {b[name]:.3f} "
             f"(95 % interval {b['ci_low']:.3f}–{b['ci_high']:.3f}, {self.n_questions} questions{small})."
         )
+        if self.tied > 1:
+            broken = f"; it is first by {human(self.tie_break)}" if self.tie_break else ""
+            text += f" {self.tied} configurations tie at {b[name]:.3f}{broken}."
         same_rows = self.table[self.table["verdict"] == "indistinguishable"]
         same = len(same_rows)
         if same:
             text += (
                 f" {same} other configuration(s) cannot be told apart from it (paired permutation tests, "
-                f"Holm-adjusted over {self.n_comparisons} comparisons, p ≥ {ALPHA})."
+                f"Holm-adjusted over {self.n_comparisons} comparisons, p ≥ {ALPHA}; the intervals of the "
+                "differences are adjusted alike, so each of theirs holds 0)."
             )
             detectable = same_rows["detectable"].dropna()
             if len(detectable):
@@ -91,6 +108,11 @@ class Verdict:
             text += (
                 f" Recommended: {r['configuration']}, as good on these questions and cheaper "
                 f"(query p50 {_cost(r, 'query_p50_ms', 'ms')}, index {_cost(r, 'index_mib', 'MiB')})."
+            )
+        if self.as_cheap > 1:
+            text += (
+                f" {self.as_cheap} configurations as good as the best answer within the latency noise of the "
+                "fastest: any of these will do; the recommended one scores highest among them."
             )
         return escape_html(text)
 
@@ -144,7 +166,10 @@ def verdict(
     if wide.empty or metric not in wide.columns:
         msg = f"no finished run has the metric {metric!r}: nothing to decide"
         raise ValueError(msg)
-    ranked = wide.sort_values([metric, "run_id"], ascending=[False, True]).reset_index(drop=True)
+    tie_break = "mrr@10" if metric != "mrr@10" and "mrr@10" in wide.columns else ""
+    order = [metric, *([tie_break] if tie_break else []), "run_id"]
+    ranked = wide.sort_values(order, ascending=[False] * (len(order) - 1) + [True]).reset_index(drop=True)
+    tied = int((abs(ranked[metric] - ranked.loc[0, metric]) < 1e-12).sum())
     best = str(ranked.loc[0, "run_id"])
     frames = {str(r): per_question(str(r)) for r in ranked["run_id"]}
     compared = compare_runs(frames, metric=metric, baseline=best) if len(ranked) > 1 else None
@@ -183,15 +208,35 @@ def verdict(
             row["p (Holm)"] = float(t["p_holm"])
             row["detectable"] = float(t["detectable"])
             row["verdict"] = "worse" if bool(t["significant"]) else "indistinguishable"
-        for col in (*COST_COLUMNS, INDEX_RECALL):
+        for col in (*COST_COLUMNS, *NOISE_COLUMNS, INDEX_RECALL):
             row[col] = float(rec[col]) if col in rec and rec[col] is not None else float("nan")
         if compute_s is not None:
             row["compute_s"] = compute_s(run)
         rows.append(row)
     table = pd.DataFrame(rows)
-    candidates = table[table["verdict"] != "worse"]
-    cheapest = candidates.sort_values(
-        ["query_p50_ms", "index_mib", human(metric)], ascending=[True, True, False], na_position="last"
+    recommended, as_cheap = _recommended(table[table["verdict"] != "worse"], human(metric))
+    n = int(str(rows[0]["n"]))
+    return Verdict(
+        metric, best, recommended, table, n, len(tests), tied, tie_break if tied > 1 else "", as_cheap
     )
-    recommended = str(cheapest.iloc[0]["run_id"])
-    return Verdict(metric, best, recommended, table, int(str(rows[0]["n"])), len(tests))
+
+
+def _recommended(candidates: pd.DataFrame, name: str) -> tuple[str, int]:
+    """The run to recommend among ``candidates`` (as good as the best), and how many are as cheap as it.
+
+    As cheap: a query p50 whose interval reaches the cheapest's (the measured noise; ±10 % when a run has
+    none). Among those the highest ``name`` wins, then the smaller index; without latencies, the smaller one.
+    """
+    p50 = candidates["query_p50_ms"]
+    if p50.isna().all():
+        first = candidates.sort_values(["index_mib", name], ascending=[True, False], na_position="last")
+        return str(first.iloc[0]["run_id"]), 1
+    share = defaults.LATENCY_NOISE_SHARE
+    low = candidates["query_p50_low_ms"].fillna(p50 * (1 - share))
+    high = candidates["query_p50_high_ms"].fillna(p50 * (1 + share))
+    fastest = p50.idxmin()
+    within = candidates[low <= high[fastest]]
+    pick = within.sort_values(
+        [name, "index_mib", "run_id"], ascending=[False, True, True], na_position="last"
+    )
+    return str(pick.iloc[0]["run_id"]), len(within)

@@ -314,6 +314,11 @@ def test_cli_export_validate_import(indexed, tmp_path, monkeypatch):
         ],
     )
     assert r.exit_code == 0 and r.output.count("C03") >= 2, r.output
+    # its defaults: the default retriever, bm25(fields=context), reads the titles and sections in the file
+    r = runner.invoke(app, ["search", "What does the far detector contain?", "--ragmd", str(out), "-k", "1"])
+    assert r.exit_code == 0 and "== bm25(fields=context)" in r.output and "C03" in r.output, r.output
+    r = runner.invoke(app, ["search", "far detector", "--ragmd", str(out), "--retrievers", "entity"])
+    assert r.exit_code == 2 and "import-ragmd" in r.output
     r = runner.invoke(
         app,
         [
