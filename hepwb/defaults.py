@@ -192,9 +192,9 @@ DEVICE = "auto"
 """Where models run: ``auto`` picks CUDA, then Apple MPS, then the CPU (:mod:`hepwb.models.device`)."""
 
 DOCS_URL = ""
-"""Where the report's links to the documentation point (glossary terms, pages). Empty: the site ``make docs``
-builds in this checkout, ``docs/_build/html``, as a file URL (the site is not hosted); ``$HEPWB_DOCS_URL``
-overrides both (:mod:`hepwb.report.links`)."""
+"""A hosted copy of the documentation the report's links point to (glossary terms, pages). Empty (the site is
+not hosted): the report defines its terms itself and its links land on those definitions, so it travels;
+``$HEPWB_DOCS_URL`` overrides both (:mod:`hepwb.report.links`)."""
 
 WORKER_CACHE_MIB = 768
 """What a sweep worker keeps of loaded corpora, and separately of chunk sets, between tasks (MiB, as
@@ -541,3 +541,7 @@ quick look, :func:`hepwb.pipeline.notebook.quick_look`); a corpus you name is re
 LATENCY_NOISE_SHARE: Final = 0.1
 """The noise assumed on a run's query p50 when its record has no measured interval (runs recorded before
 ``query_p50_low_ms``/``query_p50_high_ms``): ±10 %. Cheaper within the noise is not cheaper."""
+
+SATURATED: Final = 0.95
+"""A decision metric at or above this value is saturated: when most configurations reach it, the comparison
+cannot tell them apart (too few papers to search among), and the report says so."""

@@ -1,9 +1,11 @@
 """What the report links to and names: glossary terms, its sources in one line each, papers' short titles.
 
-The documentation site is not hosted: links point at the copy ``make docs`` builds in this checkout
-(``docs/_build/html``, as a file URL), or at ``$HEPWB_DOCS_URL``, or :data:`hepwb.defaults.DOCS_URL`, in that
-order. A glossary term's anchor is the one Sphinx gives it (``term-found-k`` for *found@k*), so every link
-lands on its definition; ``tests/unit/test_report_links.py`` checks that each term is in ``docs/glossary.md``.
+A report travels: it is sent to colleagues who have neither this checkout nor its built docs. Its terms are
+therefore defined inside it (the report's key carries each definition, read from ``docs/glossary.md``) and
+its term links land there; only when a hosted copy of the documentation is named (``$HEPWB_DOCS_URL`` or
+:data:`hepwb.defaults.DOCS_URL`) do they point at that site's glossary instead. Never at a local build. A
+glossary term's anchor is the one Sphinx gives it (``term-found-k`` for *found@k*), in the report as on the
+site; ``tests/unit/test_report_links.py`` checks that each term is in ``docs/glossary.md``.
 
 Example:
     >>> glossary_anchor("found@k"), glossary_anchor("Chroma's evaluation"), glossary_anchor("95 % interval")
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import os
 import re
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hepwb import defaults
@@ -35,6 +38,7 @@ __all__ = [
     "docs_base",
     "docs_url",
     "glossary_anchor",
+    "glossary_definitions",
     "insert_titles",
     "paper_titles",
     "short_title",
@@ -100,21 +104,50 @@ _NON_ID = re.compile(r"[^a-zA-Z0-9._]+")
 
 
 def docs_base() -> str:
-    """The documentation's base URL, ending in ``/``: ``$HEPWB_DOCS_URL``, DOCS_URL, or the local build."""
+    """A hosted documentation's base URL, ending in ``/`` (``$HEPWB_DOCS_URL``, DOCS_URL), or ``""``: none."""
     base = os.environ.get(DOCS_ENV) or defaults.DOCS_URL
-    if not base:
-        base = (find_project_root() / "docs" / "_build" / "html").as_uri()
-    return base if base.endswith("/") else base + "/"
+    return "" if not base else base if base.endswith("/") else base + "/"
 
 
 def docs_url(page: str, anchor: str = "") -> str:
     """The URL of a documentation page (``"glossary"``, ``"explanations/choosing"``), at ``anchor``.
 
+    Without a hosted copy a glossary link is the anchor inside the report itself (its key defines the term),
+    and another page is ``""`` (the report names it as a file of the hepwb repository instead).
+
     Example:
-        >>> docs_url("glossary", "term-Holm").endswith("/glossary.html#term-Holm")
-        True
+        >>> import os
+        >>> os.environ.pop(DOCS_ENV, None) and None
+        >>> docs_url("glossary", "term-Holm"), docs_url("explanations/choosing")
+        ('#term-Holm', '')
     """
-    return f"{docs_base()}{page}.html" + (f"#{anchor}" if anchor else "")
+    base = docs_base()
+    if not base:
+        return f"#{anchor}" if page == "glossary" and anchor else ""
+    return f"{base}{page}.html" + (f"#{anchor}" if anchor else "")
+
+
+def glossary_definitions(terms: tuple[str, ...] = TERMS) -> dict[str, str]:
+    """Each of ``terms`` with its definition in ``docs/glossary.md`` as plain text (``{}`` without the docs).
+
+    MyST roles are reduced to their text (``{term}`relevant chunk``` → *relevant chunk*).
+    """
+    where = (Path(__file__).resolve().parents[2], find_project_root())  # hepwb's checkout, then the project's
+    path = next((p for p in (w / "docs" / "glossary.md" for w in where) if p.is_file()), None)
+    if path is None:
+        return {}
+    block = re.search(r"```\{glossary\}\n(.*?)\n```", path.read_text(encoding="utf-8"), re.S)
+    found: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in (block.group(1) if block else "").splitlines():
+        if line.strip() and not line[0].isspace():
+            current = found.setdefault(line.strip(), [])
+        elif current is not None and line.strip():
+            current.append(line.strip())
+    role = re.compile(r"\{(?:term|doc|ref)\}`([^`<]*?)(?:\s*<[^>]*>)?`")
+    return {
+        t: role.sub(lambda m: m.group(1), " ".join(found[t])).replace("`", "") for t in terms if t in found
+    }
 
 
 def glossary_anchor(term: str) -> str:
@@ -129,17 +162,31 @@ def term_link(term: str, text: str | None = None) -> str:
 
 
 def about_html(terms: tuple[str, ...] = TERMS) -> str:
-    """The report's key: every term it uses linked to the glossary, and one line on each source."""
+    """The report's key: every term it uses with its definition (or linked to a hosted glossary), its sources.
+
+    Self-contained unless a hosted documentation is named: the definitions travel with the report.
+    """
     links = " · ".join(term_link(t) for t in terms)
     sources = "".join(
         f"<li>{term_link(term, name)}: {escape_html(line)}</li>" for name, (term, line) in SOURCES.items()
     )
     choosing = docs_url("explanations/choosing")
+    question = "which chunking and retriever should I use, and how sure is that?"
+    read = (
+        f'<a href="{escape_html(choosing)}">{question}</a>'
+        if choosing
+        else f"{question} (docs/explanations/choosing.md in the hepwb repository)"
+    )
+    defined = ""
+    if not docs_base():
+        items = "".join(
+            f'<dt id="{glossary_anchor(t)}">{escape_html(t)}</dt><dd>{escape_html(text)}</dd>'
+            for t, text in glossary_definitions(terms).items()
+        )
+        defined = f'<details><summary>Definitions</summary><dl class="hw-glossary">{items}</dl></details>'
     return (
-        f'<div class="hw-about"><p><b>Terms</b> (each links to its definition): {links}.</p>'
-        f"<p><b>Sources</b></p><ul>{sources}</ul>"
-        f'<p>How to read this report: <a href="{escape_html(choosing)}">which chunking and retriever '
-        f"should I use, and how sure is that?</a></p></div>"
+        f'<div class="hw-about"><p><b>Terms</b> (each links to its definition): {links}.</p>{defined}'
+        f"<p><b>Sources</b></p><ul>{sources}</ul><p>How to read this report: {read}</p></div>"
     )
 
 

@@ -103,6 +103,7 @@ class Verdict:
                 f"Holm-adjusted over {self.n_comparisons} comparisons, p < {ALPHA})."
             )
         text += self._against_bm25(rows)
+        text += self._saturated()
         if self.recommended != self.best:
             r = rows[self.recommended]
             text += (
@@ -115,6 +116,21 @@ class Verdict:
                 "fastest: any of these will do; the recommended one scores highest among them."
             )
         return escape_html(text)
+
+    def _saturated(self) -> str:
+        """When most configurations reach the ceiling: why the comparison cannot decide, and the fix."""
+        values = self.table[human(self.metric)]
+        top = int((values >= defaults.SATURATED).sum())
+        if len(values) < 2 or top * 2 < len(values):
+            return ""
+        stricter = "MRR@10" if self.metric != "mrr@10" else "span recall"
+        return (
+            f" {human(self.metric)} saturates: {top} of {len(values)} configurations reach "
+            f"{defaults.SATURATED:.2f} or more, so this comparison cannot discriminate between them (too few "
+            f"papers to search among). Read {stricter} beside it, and evaluate the same questions with your "
+            "papers inside a larger haystack: add a background corpus (the shipped papers, or any folder you "
+            "acquire) to the corpus folder."
+        )
 
     def _against_bm25(self, rows: Mapping[str, Mapping[Any, Any]]) -> str:
         """Whether the best configuration beats plain ``bm25`` (the baseline physicists know) here."""

@@ -58,10 +58,19 @@ def test_the_key_links_every_term_and_explains_chroma_and_hepilot(monkeypatch):
     assert "explanations/choosing.html" in html
 
 
-def test_without_a_hosted_copy_links_point_at_the_local_build(monkeypatch, tmp_path):
+def test_without_a_hosted_copy_the_report_defines_its_terms_itself_and_links_nothing_local(monkeypatch):
+    """A report sent to a colleague: each term link lands on a definition inside it, none on a local build."""
     monkeypatch.delenv(DOCS_ENV, raising=False)
-    monkeypatch.setenv("HEPWB_HOME", str(tmp_path))
-    assert docs_base() == (tmp_path / "docs" / "_build" / "html").resolve().as_uri() + "/"
+    assert docs_base() == ""
+    html = about_html()
+    hrefs = re.findall(r'href="([^"]*)"', html)
+    assert hrefs and all(h.startswith("#term-") for h in hrefs)
+    ids = set(re.findall(r'id="([^"]*)"', html))
+    assert {h[1:] for h in hrefs} <= ids  # each link lands on a definition in the report
+    assert "file:" not in html and "_build" not in html
+    text = unescape(html)
+    assert "Mean reciprocal rank: 1 / (rank of the first relevant chunk)" in text
+    assert "docs/explanations/choosing.md in the hepwb repository" in text
 
 
 def test_the_verdict_headers_link_to_their_terms(monkeypatch):
