@@ -63,10 +63,10 @@ class Verdict:
     table: pd.DataFrame
     n_questions: int
     n_comparisons: int
-    tied: int = 1
+    tied: int
     """Runs at the best value of the metric (the best among them by ``tie_break``)."""
-    tie_break: str = ""
-    as_cheap: int = 1
+    tie_break: str
+    as_cheap: int
     """Runs as good as the best whose query p50 is within the noise of the cheapest's (the recommended one
     scores highest among them)."""
 

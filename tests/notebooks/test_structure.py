@@ -50,7 +50,8 @@ def test_evaluation_parameters_are_experiment_fields():
     (cell,) = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
     names = {t.id for n in ast.parse(cell.source).body for t in n.targets}
     fields = set(inspect.signature(ExperimentConfig).parameters)
-    assert names == fields | {"home"}, names ^ (fields | {"home"})  # every field settable by a sweep
+    # every field settable by a sweep; beside them the artefact root and the quick look's switch (quick_look)
+    assert names == fields | {"home", "quick"}, names ^ (fields | {"home", "quick"})
 
 
 TUTORIALS = sorted((Path(__file__).resolve().parents[2] / "notebooks" / "tutorials").glob("*.ipynb"))
