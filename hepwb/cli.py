@@ -14,6 +14,7 @@ import typer
 from hepwb import defaults
 from hepwb.catalog import Catalog
 from hepwb.cli_app import (
+    Background,
     Corpus,
     Latex,
     MaxDocs,
@@ -44,6 +45,7 @@ from hepwb.cli_evaluate_options import (
 )
 from hepwb.cli_runfile import Baseline, LevelOption, RunFileOption, SweepOption, outside_run_lines
 from hepwb.cli_show import run_lines
+from hepwb.corpus.haystack import haystack
 from hepwb.exceptions import HepwbError
 from hepwb.limits import HEPILOT_CHUNK_SIZE
 from hepwb.paths import Layout
@@ -96,6 +98,7 @@ def evaluate(
     corpus: Corpus = None,
     questions: Questions = None,
     max_docs: MaxDocs = None,
+    background: Background = None,
     latex: Latex = True,
     chunk_size: ChunkSize = None,
     chunk_overlap: Overlap = defaults.CHUNK_OVERLAP,
@@ -122,6 +125,8 @@ def evaluate(
     system's TREC run is scored instead of a hepwb retriever, and recorded beside hepwb's runs.
     """
     checked_defaults()  # a damaged hepwb-defaults.json is one line here, not silently the package's defaults
+    if background is not None:  # your papers among the background's: an ordinary corpus folder
+        corpus = str(haystack(corpus, background))
     cfg = ExperimentConfig.from_params(
         corpus=corpus,
         questions=questions,

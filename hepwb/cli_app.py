@@ -117,6 +117,13 @@ Questions = Annotated[
     ),
 ]
 MaxDocs = Annotated[int | None, typer.Option(help="Only the first N files of the corpus (default: all).")]
+Background = Annotated[
+    str | None,
+    typer.Option(
+        help="Your papers (--corpus) among these: a folder of papers, or 'shipped' (the 32 shipped papers). "
+        "With few papers found@5 saturates; a haystack (data/interim/haystacks/) lets it discriminate."
+    ),
+]
 Sizes = Annotated[str, typer.Option(help="Comma-separated chunk sizes in tokens.")]
 Overlap = Annotated[float, typer.Option(help="Overlap as a fraction of the chunk size, 0 to 0.75.")]
 Retrievers = Annotated[

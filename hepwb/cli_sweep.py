@@ -9,7 +9,7 @@ import typer
 
 from hepwb import defaults
 from hepwb.acquisition.acquire_corpus import acquire_corpus
-from hepwb.cli_app import Corpus, Latex, MaxDocs, Questions, app, fail, parse_ints, parse_words
+from hepwb.cli_app import Background, Corpus, Latex, MaxDocs, Questions, app, fail, parse_ints, parse_words
 from hepwb.cli_sweep_options import (
     Account,
     AdaptMax,
@@ -44,6 +44,7 @@ from hepwb.cli_sweep_options import (
     WorkerMemory,
     Workers,
 )
+from hepwb.corpus.haystack import haystack
 from hepwb.exceptions import ConfigError, HepwbError
 from hepwb.ids import short_hash
 from hepwb.paths import Layout
@@ -137,6 +138,7 @@ def sweep(
     corpus: Corpus = None,
     questions: Questions = None,
     max_docs: MaxDocs = None,
+    background: Background = None,
     chunk_sizes: GridSizes = None,
     retrievers: GridRetrievers = None,
     chunkers: GridChunkers = None,
@@ -176,6 +178,8 @@ def sweep(
         adapt_min=adapt_min,
         adapt_max=adapt_max,
     )
+    if background is not None:  # your papers among the background's: an ordinary corpus folder
+        corpus = str(haystack(corpus, background))
     spec = _spec(
         file,
         corpus=corpus,
@@ -281,6 +285,7 @@ def run(
     corpus: Corpus = None,
     questions: Questions = None,
     max_docs: MaxDocs = None,
+    background: Background = None,
     latex: Latex = True,
     chunk_sizes: GridSizes = None,
     retrievers: GridRetrievers = None,
@@ -309,6 +314,8 @@ def run(
         _check_where(executor, scheduler)  # before anything is acquired or planned
         if arxiv_ids or arxiv_query or inspire_query:
             corpus = str(_acquire_for_run(layout, arxiv_ids, arxiv_query, inspire_query, max_results))
+        if background is not None:  # your papers among the background's: an ordinary corpus folder
+            corpus = str(haystack(corpus, background, layout=layout))
         spec = _spec(
             file,
             corpus=corpus,

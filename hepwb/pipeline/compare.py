@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from hepwb.callspec import Spec
+from hepwb.corpus.haystack import haystack
 from hepwb.evaluation.stats import SMALL_N, compare_runs, mean_ci
 from hepwb.exceptions import ConfigError
 from hepwb.labels import human
@@ -154,7 +155,9 @@ def compare(
         layout: Artefact folders (default: this project's).
         progress: Show progress bars.
         **params: The configuration shared by the retrievers given by name or object (``corpus``,
-            ``questions``, ``chunk_size``, ``max_docs``, …), as :meth:`ExperimentConfig.from_params` takes.
+            ``questions``, ``chunk_size``, ``max_docs``, …), as :meth:`ExperimentConfig.from_params` takes;
+            and ``background``: your papers among these (``"shipped"`` or a folder,
+            :func:`~hepwb.corpus.haystack.haystack`).
 
     Returns:
         The :class:`Comparison`; ``table`` has ``system``, ``metric``, ``mean`` with ``ci_low``/``ci_high``,
@@ -164,6 +167,9 @@ def compare(
     Raises:
         ConfigError: Fewer than two systems, an unknown baseline or metric, or a bad configuration.
     """
+    if "background" in params:  # your papers among the background's: an ordinary corpus folder
+        hay = haystack(params.get("corpus"), params.pop("background"), layout=layout)
+        params["corpus"] = None if hay is None else str(hay)
     configs = _configs(systems, params)
     labels = list(configs)
     base = _baseline(labels, baseline)

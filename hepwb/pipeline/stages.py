@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from hepwb.acquisition.folder import file_labels, resolve_corpus
 from hepwb.corpus import default_questions, ingest
+from hepwb.corpus.haystack import describe as describe_haystack
+from hepwb.corpus.haystack import haystack_of
 from hepwb.evaluation import KeyIndex, Located, Question, Unlocated, build_keyindexes, load_questions
 from hepwb.evaluation.evidence import EvidenceCheck, check_evidence
 from hepwb.evaluation.questions import Evidence
@@ -131,7 +133,12 @@ def load_inputs(cfg: ExperimentConfig, layout: Layout, *, progress: bool = True)
     log = ProcessingLog()
     qpath = questions_path(cfg.questions)
     every = load_questions(qpath)  # a bad question file fails before any paper is converted
-    files = file_labels(resolve_corpus(cfg.corpus))
+    folder = resolve_corpus(cfg.corpus)
+    files = file_labels(folder)
+    hay = haystack_of(folder)
+    if hay is not None and (str(folder), None, "haystack") not in _SAID:
+        _SAID.add((str(folder), None, "haystack"))
+        _log.info("%s", describe_haystack(hay))
     _check_documents_exist(every, qpath, {name for pair in files for name in pair}, cfg.corpus)
     docs = ingest(
         cfg.corpus,

@@ -128,8 +128,8 @@ class Verdict:
             f" {human(self.metric)} saturates: {top} of {len(values)} configurations reach "
             f"{defaults.SATURATED:.2f} or more, so this comparison cannot discriminate between them (too few "
             f"papers to search among). Read {stricter} beside it, and evaluate the same questions with your "
-            "papers inside a larger haystack: add a background corpus (the shipped papers, or any folder you "
-            "acquire) to the corpus folder."
+            "papers inside a larger haystack: a background corpus, e.g. the shipped papers (hepwb run "
+            "--background shipped, or haystack(corpus, 'shipped') in Python)."
         )
 
     def _against_bm25(self, rows: Mapping[str, Mapping[Any, Any]]) -> str:
@@ -185,7 +185,8 @@ def verdict(
     tie_break = "mrr@10" if metric != "mrr@10" and "mrr@10" in wide.columns else ""
     order = [metric, *([tie_break] if tie_break else []), "run_id"]
     ranked = wide.sort_values(order, ascending=[False] * (len(order) - 1) + [True]).reset_index(drop=True)
-    tied = int((abs(ranked[metric] - ranked.loc[0, metric]) < 1e-12).sum())
+    top = float(ranked[metric].iloc[0])
+    tied = int((abs(ranked[metric].astype(float) - top) < 1e-12).sum())
     best = str(ranked.loc[0, "run_id"])
     frames = {str(r): per_question(str(r)) for r in ranked["run_id"]}
     compared = compare_runs(frames, metric=metric, baseline=best) if len(ranked) > 1 else None
@@ -250,8 +251,8 @@ def _recommended(candidates: pd.DataFrame, name: str) -> tuple[str, int]:
     share = defaults.LATENCY_NOISE_SHARE
     low = candidates["query_p50_low_ms"].fillna(p50 * (1 - share))
     high = candidates["query_p50_high_ms"].fillna(p50 * (1 + share))
-    fastest = p50.idxmin()
-    within = candidates[low <= high[fastest]]
+    ceiling = float(high[p50 == p50.min()].min())  # the cheapest run's upper noise edge
+    within = candidates[low <= ceiling]
     pick = within.sort_values(
         [name, "index_mib", "run_id"], ascending=[False, True, True], na_position="last"
     )

@@ -1,0 +1,105 @@
+"""Your papers inside a realistic haystack (issue 47, item 4): ``--background`` in the CLI, Python, notebooks.
+
+A haystack is an ordinary corpus folder of your papers and a background corpus's: nothing of either is
+dropped or renamed in silence, the same inputs give the same folder, and your questions are scored on it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import pytest
+from typer.testing import CliRunner
+
+from hepwb.cli import app
+from hepwb.corpus.haystack import haystack, haystack_of
+from hepwb.paths import Layout
+from hepwb.pipeline import ExperimentConfig, compare, run_experiment
+
+MINE = {
+    "N1_calo.md": "# Calorimetry\n\nThe ATLAS electromagnetic calorimeter measures photon energies with a "
+    "resolution of ten percent over the square root of the energy.\n\nIts liquid-argon gaps are two "
+    "millimetres wide.\n",
+    "N2_higgs.md": "# Higgs\n\nThe Higgs boson mass was measured at 125 GeV in the diphoton and four-lepton "
+    "channels.\n",
+}
+BACKGROUND = {
+    "N1_other.md": "# Tracking\n\nThe silicon tracker measures charged particles with a resolution of ten "
+    "microns.\n",  # the label N1 is also one of yours
+    "B2_muon.md": "# Muon g-2\n\nThe anomalous magnetic moment of the muon was measured in a storage ring.\n",
+    "B3_higgs-copy.md": MINE["N2_higgs.md"],  # one of yours, under another name
+}
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    for folder, files in (("mine", MINE), ("background", BACKGROUND)):
+        (tmp_path / folder).mkdir()
+        for name, text in files.items():
+            (tmp_path / folder / name).write_text(text, encoding="utf-8")
+    qa = tmp_path / "qa.jsonl"
+    qa.write_text(
+        json.dumps({"qid": "Q1", "question": "How wide are the liquid-argon gaps?",
+                    "evidence": [{"doc": "N1", "quote": "Its liquid-argon gaps are two millimetres wide."}]})
+        + "\n",
+        encoding="utf-8",
+    )  # fmt: skip
+    monkeypatch.setenv("HEPWB_HOME", str(tmp_path))
+    return tmp_path, qa, Layout(tmp_path)
+
+
+def test_a_haystack_keeps_every_paper_once_and_renames_only_a_clashing_label(project):
+    root, _, layout = project
+    folder = haystack(root / "mine", root / "background", layout=layout)
+    assert isinstance(folder, str)
+    names = sorted(p.name for p in (root / folder).iterdir() if p.suffix == ".md")
+    assert names == ["B2_muon.md", "N1_calo.md", "N2_higgs.md", "bg-N1_other.md"]
+    manifest = haystack_of(folder)
+    assert manifest is not None
+    assert manifest["duplicates"] == ["B3_higgs-copy.md"] and manifest["relabelled"] == ["N1 → bg-N1"]
+    assert haystack(root / "mine", root / "background", layout=layout) == folder  # the same inputs: reused
+    assert haystack(root / "mine", None) == root / "mine"  # no background: the corpus as given
+
+
+def test_evaluate_with_a_background_scores_your_questions_among_its_papers(project, caplog):
+    root, qa, layout = project
+    caplog.set_level(logging.INFO, logger="hepwb")
+    r = CliRunner().invoke(
+        app,
+        ["evaluate", "--corpus", str(root / "mine"), "--questions", str(qa), "--background",
+         str(root / "background"), "--chunk-size", "64"],
+    )  # fmt: skip
+    assert r.exit_code == 0, r.output
+    said = [x.getMessage() for x in caplog.records if x.getMessage().startswith("haystack:")]
+    assert said == [
+        f"haystack: your 2 papers ({root / 'mine'}) among 2 background papers ({root / 'background'}); "
+        "1 background paper is one of yours (kept once, as yours); background labels that are also yours "
+        "renamed: N1 → bg-N1"
+    ]
+    rec = run_experiment(
+        ExperimentConfig.from_params(corpus=haystack(root / "mine", root / "background", layout=layout),
+                                     questions=str(qa), chunk_size=64),
+        layout=layout, progress=False,
+    ).record  # fmt: skip
+    assert sorted(rec.inputs.corpus_documents) == ["B2", "N1", "N2", "bg-N1"]
+    cmp = compare(["bm25", "bm25(fields=context)"], layout=layout, corpus=str(root / "mine"),
+                  background=str(root / "background"), questions=str(qa), chunk_size=64)  # fmt: skip
+    assert all(haystack_of(r.record.config["corpus"]) is not None for r in cmp.runs.values())
+
+
+def test_a_missing_background_is_one_line_and_exit_2(project):
+    root, qa, _ = project
+    r = CliRunner().invoke(
+        app,
+        [
+            "evaluate",
+            "--corpus",
+            str(root / "mine"),
+            "--questions",
+            str(qa),
+            "--background",
+            str(root / "no"),
+        ],
+    )
+    assert r.exit_code == 2 and "does not exist" in r.output and len(r.output.strip().splitlines()) == 1
