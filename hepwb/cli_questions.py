@@ -35,7 +35,7 @@ def check(
     1 when some are not, 2 when the file itself is malformed (one line naming file, line and field).
     """
     result = check_questions(file, corpus, prefer_latex=latex, progress=True)
-    typer.echo(f"{'evidence':14s} {'doc':8s} {'page':>4s}  {'status':11s} {'found':>6s}  reason")
+    typer.echo(f"{'evidence':14s} {'doc':8s} {'page':>4s}  {'status':11s} {'on page':>7s}  reason")
     for line in check_lines(result.rows()):
         typer.echo(line)
     typer.echo(result.summary())

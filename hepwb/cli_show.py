@@ -84,6 +84,10 @@ def run_lines(record: RunRecord, *, all_metrics: bool = False) -> list[str]:
             f"questions scored: {n} of {int(s['n_questions'])} "
             f"(quotes located: {int(s.get('n_evidence_located', 0))} of {int(s.get('n_evidence', 0))})"
         )
+    swapped = record.inputs.substitutions
+    if swapped:
+        labels = ", ".join(s.split(":", 1)[0] for s in swapped)
+        lines.append(f"converted from their PDF, not their LaTeX source: {labels} (why: metrics.json inputs)")
     rows = record.inputs.unscored
     if rows:
         m = len(rows)
@@ -108,5 +112,5 @@ def check_lines(rows: Iterable[JSONObject]) -> list[str]:
             else ("-" if found is None else _plain(found))
         )
         evidence, doc, status = _plain(r["evidence"]), _plain(r["doc"]), _plain(r["status"])
-        out.append(f"{evidence:14s} {doc:8s} {page:>4s}  {status:11s} {where:>6s}  {_plain(r['reason'])}")
+        out.append(f"{evidence:14s} {doc:8s} {page:>4s}  {status:11s} {where:>7s}  {_plain(r['reason'])}")
     return out

@@ -11,6 +11,8 @@ disagrees or fails to convert, the PDF is used and the reason is recorded as a c
 from __future__ import annotations
 
 import hashlib
+import re
+from collections.abc import Iterable
 from pathlib import Path
 
 from hepwb import limits
@@ -26,7 +28,16 @@ from hepwb.readers import FileTooLargeError, ReadError, read_bytes
 from hepwb.textkey import key
 from hepwb.types import Document, JSONObject
 
-__all__ = ["MIN_AGREEMENT", "convert", "latex_folder", "source_key", "text_agreement", "text_too_large"]
+__all__ = [
+    "MIN_AGREEMENT",
+    "convert",
+    "latex_folder",
+    "source_key",
+    "substitution_line",
+    "substitutions",
+    "text_agreement",
+    "text_too_large",
+]
 
 MIN_AGREEMENT = 0.9
 _PIECE = 24
@@ -109,6 +120,49 @@ def text_agreement(markdown: str, pdf: Path) -> float:
         return 0.0
     target = key(markdown)
     return sum(p in target for p in pieces) / len(pieces)
+
+
+def substitutions(doc: Document) -> list[str]:
+    """What ``doc`` was converted from instead of the source its metadata names (changing what is measured).
+
+    Today: its PDF instead of its LaTeX source (the source failed, or it is another version of the paper).
+
+    Example:
+        >>> d = Document("d", "P07", "", [], {"conversion_warnings": [
+        ...     "LaTeX source /t/P07 not used: it agrees with the PDF on 69% of the prose (< 80%), so it is "
+        ...     "probably another version of the paper", "3 figures without caption"]})
+        >>> substitutions(d)
+        ['P07: converted from its PDF: LaTeX source /t/P07 not used: it agrees with the PDF on 69% of the \
+prose (< 80%), so it is probably another version of the paper']
+    """
+    return [
+        f"{doc.label}: converted from its PDF: {w}"
+        for w in doc.meta.get("conversion_warnings", [])
+        if isinstance(w, str) and w.startswith("LaTeX source ") and " not used" in w
+    ]
+
+
+def substitution_line(docs: Iterable[Document]) -> str | None:
+    """One line naming every paper converted from another source than named (``None``: there is none).
+
+    Example:
+        >>> w = "LaTeX source /t/P24 not used: it agrees with the PDF on 79% of the prose (< 90%), so …"
+        >>> print(substitution_line([Document("d", "P24", "", [], {"conversion_warnings": [w]})]))
+        1 paper(s) converted from their PDF, not the LaTeX source papers.json names (it failed, or agrees \
+with the PDF on too little of the prose: another version), so the PDF's text is what is measured: P24 (79%)
+    """
+    found = []
+    for d in docs:
+        for w in substitutions(d):
+            share = re.search(r"agrees with the PDF on (\d+%)", w)
+            found.append(f"{d.label} ({share.group(1) if share else 'failed'})")
+    if not found:
+        return None
+    return (
+        f"{len(found)} paper(s) converted from their PDF, not the LaTeX source papers.json names (it failed, "
+        "or agrees with the PDF on too little of the prose: another version), so the PDF's text is what is "
+        f"measured: {', '.join(found)}"
+    )
 
 
 def _with_warning(doc: Document, warning: str) -> Document:

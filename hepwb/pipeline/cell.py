@@ -17,6 +17,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hepwb.corpus.sources import substitutions
 from hepwb.evaluation import Question
 from hepwb.evaluation.evidence import unscored_frame
 from hepwb.evaluation.stats import median_interval
@@ -337,6 +338,7 @@ def _run_inputs(inputs: EvalInputs, questions: list[Question], subset: list[str]
         unlocated_evidence=[e.eid for e in unlocated],
         unscored=[e.row() for e in unlocated],
         question_subset=sorted(subset) if subset is not None else None,
+        substitutions=[s for d in inputs.documents for s in substitutions(d)],
     )
 
 

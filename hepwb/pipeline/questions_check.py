@@ -19,10 +19,12 @@ Example:
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from hepwb.acquisition.folder import corpus_labels, resolve_corpus
 from hepwb.corpus import ingest
+from hepwb.corpus.sources import substitution_line
 from hepwb.evaluation import load_questions
 from hepwb.evaluation.evidence import EvidenceCheck, check_evidence
 from hepwb.hepilot.log import ProcessingLog
@@ -30,6 +32,8 @@ from hepwb.paths import Layout
 from hepwb.pipeline.stages import questions_path
 
 __all__ = ["check_questions"]
+
+_log = logging.getLogger("hepwb")
 
 
 def check_questions(
@@ -72,4 +76,7 @@ def check_questions(
         if wanted
         else []
     )
+    swapped = substitution_line(docs)
+    if swapped:
+        _log.info("%s", swapped)
     return check_evidence(every, docs)

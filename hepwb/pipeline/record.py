@@ -44,6 +44,8 @@ class RunInputs(BaseModel):
     unscored: list[JSONObject] = Field(default_factory=list)
     """Every quote not located: question, evidence, document, page, quote, status, reason, pages matched."""
     question_subset: list[str] | None = None
+    substitutions: list[str] = Field(default_factory=list)
+    """Papers converted from another source than named (their PDF, not their LaTeX), with why."""
 
 
 class RunRecord(BaseModel):

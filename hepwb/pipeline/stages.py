@@ -21,6 +21,7 @@ from hepwb.acquisition.folder import file_labels, resolve_corpus
 from hepwb.corpus import default_questions, ingest
 from hepwb.corpus.haystack import describe as describe_haystack
 from hepwb.corpus.haystack import haystack_of
+from hepwb.corpus.sources import substitution_line
 from hepwb.evaluation import KeyIndex, Located, Question, Unlocated, build_keyindexes, load_questions
 from hepwb.evaluation.evidence import EvidenceCheck, check_evidence
 from hepwb.evaluation.questions import Evidence
@@ -150,6 +151,10 @@ def load_inputs(cfg: ExperimentConfig, layout: Layout, *, progress: bool = True)
         require=True,
     )
     labels = {d.label for d in docs}
+    swapped = substitution_line(docs)
+    if swapped and (str(folder), cfg.max_docs, "substitutions") not in _SAID:
+        _SAID.add((str(folder), cfg.max_docs, "substitutions"))
+        _log.info("%s", swapped)
     questions = [q for q in every if all(e.doc in labels for e in q.evidence)]
     said = (str(cfg.corpus), cfg.max_docs, str(qpath))
     gone = [label for label, stem in files if label not in labels and stem not in labels]

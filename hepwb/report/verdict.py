@@ -225,6 +225,8 @@ def verdict(
             row["p (Holm)"] = float(t["p_holm"])
             row["detectable"] = float(t["detectable"])
             row["verdict"] = "worse" if bool(t["significant"]) else "indistinguishable"
+        if tie_break:  # the stricter metric that breaks ties, at the best and among the as-cheap
+            row[tie_break] = float(rec[tie_break])
         for col in (*COST_COLUMNS, *NOISE_COLUMNS, INDEX_RECALL):
             row[col] = float(rec[col]) if col in rec and rec[col] is not None else float("nan")
         if compute_s is not None:
@@ -253,7 +255,6 @@ def _recommended(candidates: pd.DataFrame, name: str) -> tuple[str, int]:
     high = candidates["query_p50_high_ms"].fillna(p50 * (1 + share))
     ceiling = float(high[p50 == p50.min()].min())  # the cheapest run's upper noise edge
     within = candidates[low <= ceiling]
-    pick = within.sort_values(
-        [name, "index_mib", "run_id"], ascending=[False, True, True], na_position="last"
-    )
+    order = [name, *(["mrr@10"] if "mrr@10" in within and name != "mrr@10" else []), "index_mib", "run_id"]
+    pick = within.sort_values(order, ascending=[False] * (len(order) - 2) + [True, True], na_position="last")
     return str(pick.iloc[0]["run_id"]), len(within)

@@ -104,3 +104,24 @@ def test_no_project_notebook_cuts_a_corpus_by_default(name):
     assert "\nmax_docs = None" in "\n" + params.source
     body = "\n".join(c.source for c in nb.cells if c.cell_type == "code" and c is not params)
     assert "max_docs = quick_look(corpus, max_docs" in body
+
+
+def test_a_paper_converted_from_its_pdf_instead_of_its_latex_is_named_by_each_run():
+    from hepwb.corpus.sources import substitution_line
+    from hepwb.pipeline.record import RunInputs, RunRecord
+    from hepwb.types import Document
+
+    why = "LaTeX source /t/P29 not used: it agrees with the PDF on 69% of the prose (< 90%), so it is …"
+    doc = Document("d", "P29", "", [], {"conversion_warnings": [why, "2 figures without caption"]})
+    line = substitution_line([doc, Document("e", "P01", "", [], {})])
+    assert line is not None and line.endswith("so the PDF's text is what is measured: P29 (69%)")
+    rec = RunRecord(
+        run_id="r",
+        chunkset_id="c",
+        config={},
+        summary={"hit_rate@5": 1.0, "n_questions": 12.0, "n_questions_evaluated": 12.0},
+        inputs=RunInputs(substitutions=[f"P29: converted from its PDF: {why}"]),
+    )
+    assert "converted from their PDF, not their LaTeX source: P29 (why: metrics.json inputs)" in run_lines(
+        rec
+    )
