@@ -10,7 +10,9 @@ which command, commit and machine made it, and when (the stamp is an HTML commen
     ```
 
 A file not generated in this checkout is shown as a note naming ``:command:``, so the site builds before
-every bench has run; nothing is made up in its place.
+every bench has run; nothing is made up in its place. Options naming the bench's scratch folders
+(``--home /tmp/…``, ``--json /tmp/…``: where it wrote, not what it measured) are left out of the commands
+shown, so each reads as one anyone can run here.
 """
 
 from __future__ import annotations
@@ -26,6 +28,17 @@ from docutils.statemachine import StringList
 from sphinx.util.docutils import SphinxDirective
 
 _STAMP = re.compile(r"<!-- hepwb-results (\{.*\}) -->")
+_SCRATCH = re.compile(r" --(?:home|json|work|seed|out|output)[ =](?:/|~)\S*")
+
+
+def public_command(text: str) -> str:
+    """``text`` without the options that name a bench's scratch folders by absolute path.
+
+    Example:
+        >>> public_command("python -m bench.transfer --sizes 256 --home /tmp/b/home --json /tmp/b/t.json")
+        'python -m bench.transfer --sizes 256'
+    """
+    return _SCRATCH.sub("", text)
 
 
 def stamp_line(stamp: dict[str, Any]) -> str:
@@ -34,9 +47,9 @@ def stamp_line(stamp: dict[str, Any]) -> str:
     parts = [f"{machine.get('cores', '?')} cores", str(machine.get("cpu", "unknown CPU"))]
     parts.append(f"GPU {machine['gpu']}" if machine.get("gpu") else "no GPU")
     date = str(stamp.get("date", "?"))[:10]
+    command = public_command(str(stamp.get("command", "?")))
     return (
-        f"*Made by* `{stamp.get('command', '?')}` *at commit* `{stamp.get('commit', '?')}` *on* "
-        f"{', '.join(parts)} *({date})*."
+        f"*Made by* `{command}` *at commit* `{stamp.get('commit', '?')}` *on* {', '.join(parts)} *({date})*."
     )
 
 
@@ -64,7 +77,7 @@ class ResultsTable(SphinxDirective):
             if match is None:
                 msg = f"docs/results/{name}.md: its first line is not a hepwb-results stamp"
                 raise self.error(msg)
-            text = rest.rstrip("\n") + "\n\n" + stamp_line(json.loads(match.group(1))) + "\n"
+            text = public_command(rest.rstrip("\n")) + "\n\n" + stamp_line(json.loads(match.group(1))) + "\n"
         container = nodes.container(classes=["hepwb-results"])
         self.state.nested_parse(StringList(text.splitlines(), str(path)), self.content_offset, container)
         return [container]

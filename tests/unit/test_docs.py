@@ -239,3 +239,47 @@ def prose(page: Path) -> str:
 def test_no_results_number_is_typed_by_hand(page):
     typed = re.findall(r"(?<![\d.])[01]\.\d{3}(?!\d)", prose(page))
     assert typed == [], f"{page.relative_to(ROOT)} types results numbers {typed}: refer to docs/results.md"
+
+
+def _chroma_scored() -> set[int]:
+    """The number of Chroma questions the results files say were scored (their captions)."""
+    found = set()
+    for path in (DOCS / "results").glob("transfer*.md"):
+        found |= {
+            int(n) for n in re.findall(r"Chroma's question set \((\d+) questions", path.read_text("utf-8"))
+        }
+    return found
+
+
+def test_every_page_gives_the_same_count_of_chromas_questions_as_the_results():
+    """A count said in prose is the one the results were made with ("472 questions, 469 scored")."""
+    from hepwb.report.links import SOURCES
+
+    scored = _chroma_scored()
+    assert len(scored) == 1, f"the results files disagree on Chroma's scored questions: {scored}"
+    (n,) = scored
+    texts = {str(p.relative_to(ROOT)): prose(p) for p in [README, *PAGES]}
+    texts["hepwb/report/links.py (the report's key)"] = SOURCES["Chroma"][1]
+    for where, text in texts.items():
+        for sentence in re.findall(r"[^.]*Chroma[^.]*\.", text.replace("\n", " ")):
+            counts = [int(c) for c in re.findall(r"\b(4\d\d) (?:scored )?questions\b", sentence)]
+            counts += [int(c) for c in re.findall(r"\b(4\d\d) (?:of them )?scored\b", sentence)]
+            for c in counts:
+                assert c in (n, 472), f"{where} says {c} Chroma questions; the results scored {n} of 472"
+            if 472 in counts or "472 questions" in sentence:
+                assert str(n) in sentence or str(n) in text, f"{where}: 472 questions without the {n} scored"
+
+
+def test_a_results_stamp_shows_commit_machine_and_date_and_no_scratch_folder():
+    sys.path.insert(0, str(DOCS / "_ext"))
+    from hepwb_results import stamp_line
+
+    line = stamp_line(
+        {"command": "python -m bench.transfer --sizes 512 --home /tmp/b/home --json /tmp/b/t.json",
+         "commit": "abc1234", "date": "2026-12-07T04:00:00+00:00",
+         "machine": {"cores": 2, "cpu": "AMD EPYC", "gpu": None}}
+    )  # fmt: skip
+    assert line == (
+        "*Made by* `python -m bench.transfer --sizes 512` *at commit* `abc1234` *on* 2 cores, AMD EPYC, "
+        "no GPU *(2026-12-07)*."
+    )
