@@ -202,7 +202,7 @@ def run_cell(
         _log.info(
             "%s holds a finished run of other inputs (question file, corpus or code): it is kept, and this "
             "run is written to %s",
-            home,
+            home.name,
             run_dir.name,
         )
     finished = _finished(run_dir, key, with_ci) if reuse else None
