@@ -125,3 +125,14 @@ def test_a_paper_converted_from_its_pdf_instead_of_its_latex_is_named_by_each_ru
     assert "converted from their PDF, not their LaTeX source: P29 (why: metrics.json inputs)" in run_lines(
         rec
     )
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in (REPO / "notebooks").glob("*.ipynb")))
+def test_papermill_reads_every_parameter_of_a_project_notebook(name):
+    """A parameter papermill cannot parse is passed as "unknown" with a warning in every sweep cell."""
+    import papermill
+
+    nb = nbformat.read(REPO / "notebooks" / name, as_version=4)
+    (params,) = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+    names = [line.split("=")[0].strip() for line in params.source.splitlines() if " = " in line]
+    assert list(papermill.inspect_notebook(str(REPO / "notebooks" / name))) == names
