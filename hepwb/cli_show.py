@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from hepwb import defaults
 from hepwb.evaluation.stats import SMALL_N
 from hepwb.labels import human
 from hepwb.pipeline.record import RunRecord
@@ -83,6 +84,12 @@ def run_lines(record: RunRecord, *, all_metrics: bool = False) -> list[str]:
         lines.append(
             f"questions scored: {n} of {int(s['n_questions'])} "
             f"(quotes located: {int(s.get('n_evidence_located', 0))} of {int(s.get('n_evidence', 0))})"
+        )
+    papers = len(record.inputs.corpus_documents)
+    if 0 < papers < defaults.FEW_PAPERS:
+        lines.append(
+            f"only {papers} paper(s) to search among: found@k comes easily and comparisons cannot "
+            "discriminate; evaluate the same questions among more papers: --background shipped (or a folder)"
         )
     swapped = record.inputs.substitutions
     if swapped:

@@ -545,3 +545,7 @@ LATENCY_NOISE_SHARE: Final = 0.1
 SATURATED: Final = 0.95
 """A decision metric at or above this value is saturated: when most configurations reach it, the comparison
 cannot tell them apart (too few papers to search among), and the report says so."""
+
+FEW_PAPERS: Final = 20
+"""Fewer papers than this leave a retriever little to search among: found@k comes easily, and a run says so
+(with ``--background``, the fix)."""

@@ -50,11 +50,13 @@ __all__ = [
     "Timer",
     "chunk_stage",
     "index_stage",
+    "left_out",
     "load_inputs",
     "needs_vectors",
     "needs_windows",
     "questions_path",
     "retrieve_stage",
+    "say_once",
     "table_parts_of",
 ]
 
@@ -134,12 +136,11 @@ def load_inputs(cfg: ExperimentConfig, layout: Layout, *, progress: bool = True)
     log = ProcessingLog()
     qpath = questions_path(cfg.questions)
     every = load_questions(qpath)  # a bad question file fails before any paper is converted
-    folder = resolve_corpus(cfg.corpus)
+    folder = resolve_corpus(cfg.corpus).resolve()
     files = file_labels(folder)
     hay = haystack_of(folder)
-    if hay is not None and (str(folder), None, "haystack") not in _SAID:
-        _SAID.add((str(folder), None, "haystack"))
-        _log.info("%s", describe_haystack(hay))
+    if hay is not None:
+        say_once((str(folder), None, "haystack"), describe_haystack(hay))
     _check_documents_exist(every, qpath, {name for pair in files for name in pair}, cfg.corpus)
     docs = ingest(
         cfg.corpus,
@@ -152,17 +153,13 @@ def load_inputs(cfg: ExperimentConfig, layout: Layout, *, progress: bool = True)
     )
     labels = {d.label for d in docs}
     swapped = substitution_line(docs)
-    if swapped and (str(folder), cfg.max_docs, "substitutions") not in _SAID:
-        _SAID.add((str(folder), cfg.max_docs, "substitutions"))
-        _log.info("%s", swapped)
+    if swapped:
+        say_once((str(folder), cfg.max_docs, "substitutions"), swapped)
     questions = [q for q in every if all(e.doc in labels for e in q.evidence)]
-    said = (str(cfg.corpus), cfg.max_docs, str(qpath))
     gone = [label for label, stem in files if label not in labels and stem not in labels]
-    if (len(questions) < len(every) or gone) and said not in _SAID:
-        _SAID.add(said)
-        _log.info(
-            "%s", left_out(cfg.max_docs, len(files), gone, [q.qid for q in every], [q.qid for q in questions])
-        )
+    if len(questions) < len(every) or gone:
+        line = left_out(cfg.max_docs, len(files), gone, [q.qid for q in every], [q.qid for q in questions])
+        say_once((str(folder), cfg.max_docs, str(qpath)), line)
     if not questions:
         msg = (
             f"none of the questions in {qpath} refer only to documents of this corpus ({sorted(labels)[:5]}…)"
@@ -175,6 +172,16 @@ def load_inputs(cfg: ExperimentConfig, layout: Layout, *, progress: bool = True)
     if unlocated:
         _log.info("%s: %s", qpath.name, check.summary())
     return EvalInputs(docs, questions, qpath, qsha, located, unlocated, log)
+
+
+def say_once(key: tuple[str, int | None, str], line: str) -> None:
+    """Log ``line`` (info) the first time ``key`` (corpus folder, max_docs, what) is met in this process.
+
+    The sweep's planner and each run's inputs say the same things of the same corpus: said once.
+    """
+    if key not in _SAID:
+        _SAID.add(key)
+        _log.info("%s", line)
 
 
 def left_out(max_docs: int | None, total: int, gone: list[str], every: list[str], asked: list[str]) -> str:

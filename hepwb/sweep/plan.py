@@ -13,10 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hepwb.acquisition.folder import resolve_corpus
+from hepwb.acquisition.folder import file_labels, resolve_corpus
 from hepwb.catalog.sweeps import option_label
 from hepwb.chunking import get_chunker
 from hepwb.corpus import SourceFile, failure_marker, plan_corpus
+from hepwb.evaluation import load_questions
 from hepwb.ids import canonical_json, file_sha256, short_hash
 from hepwb.index.chunk_store import index_complete, index_key, table_name
 from hepwb.index.parts import table_parts_present
@@ -26,7 +27,7 @@ from hepwb.pipeline.chunksets import finished_fingerprint
 from hepwb.pipeline.config import ExperimentConfig
 from hepwb.pipeline.keys import cell_key, cell_name, chunkset_id_of, chunkset_key
 from hepwb.pipeline.record import RunRecord, run_folder
-from hepwb.pipeline.stages import needs_windows, questions_path, table_parts_of
+from hepwb.pipeline.stages import left_out, needs_windows, questions_path, say_once, table_parts_of
 from hepwb.types import JSONObject
 
 if TYPE_CHECKING:
@@ -232,6 +233,18 @@ def _corpus_plan(layout: Layout, corpus: str | None, max_docs: int | None, prefe
     return CorpusPlan(folder, max_docs, prefer_latex, ok, failed)
 
 
+def _say_left_out(cp: CorpusPlan, qpath: str) -> None:
+    """One line (once) naming the papers a sweep's ``max_docs`` leaves out and the questions citing them."""
+    files = file_labels(Path(cp.corpus))
+    used = {f.label for f in (*cp.files, *cp.failed)}
+    gone = [label for label, stem in files if label not in used and stem not in used]
+    if gone:
+        every = load_questions(qpath)
+        asked = [q.qid for q in every if all(e.doc in used for e in q.evidence)]
+        line = left_out(cp.max_docs, len(files), gone, [q.qid for q in every], asked)
+        say_once((cp.corpus, cp.max_docs, qpath), line)
+
+
 class Planner:
     """Plans cells one at a time, sharing corpora, chunk sets and tables between them.
 
@@ -316,6 +329,8 @@ class Planner:
             qpath = str(questions_path(cfg.questions))
             self._questions[cfg.questions] = (qpath, file_sha256(qpath))
         qpath, qsha = self._questions[cfg.questions]
+        if cfg.max_docs is not None:
+            _say_left_out(cp, qpath)
         cs_id = self._chunkset(cfg, cp)
         tname, ikey = self._index(cfg, cs_id)
         config = cfg.to_dict()

@@ -103,3 +103,21 @@ def test_a_missing_background_is_one_line_and_exit_2(project):
         ],
     )
     assert r.exit_code == 2 and "does not exist" in r.output and len(r.output.strip().splitlines()) == 1
+
+
+def test_a_run_over_few_papers_says_so_and_a_sweeps_max_docs_names_what_it_leaves_out(project, caplog):
+    from hepwb.sweep import SweepSpec, plan_sweep
+
+    root, qa, layout = project
+    r = CliRunner().invoke(
+        app, ["evaluate", "--corpus", str(root / "mine"), "--questions", str(qa), "--chunk-size", "64"]
+    )
+    assert r.exit_code == 0 and "only 2 paper(s) to search among" in r.output and "--background shipped" in r.output
+    caplog.set_level(logging.INFO, logger="hepwb")
+    spec = SweepSpec.from_dict(
+        {"name": "cut", "corpus": str(root / "mine"), "questions": str(qa), "max_docs": 1,
+         "grid": {"retriever": ["bm25", "bm25(fields=context)"]}}
+    )  # fmt: skip
+    plan_sweep(spec, layout)
+    said = [x.getMessage() for x in caplog.records if "left out" in x.getMessage()]
+    assert said == ["max_docs=1: 1 of 2 papers used, 1 left out (N2); a larger max_docs reads more"]
