@@ -5,11 +5,17 @@
 question turned into terms the same way; with ``fields="context"`` the chunk's text together with its
 paper's title and section path. ``bm25_plain`` searches the raw text with LanceDB's simple tokenizer, as
 a baseline. Both: lowercase, English stemming, stop words removed, OR match.
+
+A query runs on the table's Lance dataset (:meth:`LanceTable.to_lance`, ``LanceDataset.to_table`` with a
+full-text query): the same index, the same rows and the same scores as LanceDB's ``table.search(...,
+query_type="fts")``, at about half the time per query (that path asks the table's schema three times per
+query). The dataset is reopened when the table's version changes (parts added in place).
 """
 
 from __future__ import annotations
 
 import logging
+import weakref
 from typing import Any
 
 from hepwb import defaults
@@ -31,6 +37,20 @@ FIELDS = {"text": "search_text", "context": "search_context"}
 
 _log = logging.getLogger("hepwb.retrieval")
 _NOTED: set[str] = set()
+_DATASETS: weakref.WeakKeyDictionary[Any, tuple[int, Any]] = weakref.WeakKeyDictionary()
+"""Each open table's Lance dataset, with the table version it was opened at."""
+
+
+def _dataset(table: Any) -> Any:
+    """``table``'s Lance dataset at its current version (``None``: the table has none, e.g. a remote one)."""
+    if not hasattr(table, "to_lance"):
+        return None
+    version = int(table.version)
+    cached = _DATASETS.get(table)
+    if cached is None or cached[0] != version:
+        cached = (version, table.to_lance())
+        _DATASETS[table] = cached
+    return cached[1]
 
 
 def note_context_fields(table: Any) -> None:
@@ -78,10 +98,22 @@ def fts_rows(
     text = search_terms(query) if hep else query
     if not text.strip():
         return []
-    q = table.search(text, query_type="fts", fts_columns=FIELDS[fields] if hep else "text")
-    if where:
-        q = q.where(where, prefilter=True)
-    return q.select([*columns(), *extra, "_score"]).limit(k).to_list()  # type: ignore[no-any-return]
+    column = FIELDS[fields] if hep else "text"
+    selected = [*columns(), *extra, "_score"]
+    ds = _dataset(table)
+    if ds is None:  # LanceDB's own path (the same index and scores)
+        q = table.search(text, query_type="fts", fts_columns=column)
+        if where:
+            q = q.where(where, prefilter=True)
+        return q.select(selected).limit(k).to_list()  # type: ignore[no-any-return]
+    found = ds.to_table(
+        full_text_query={"columns": [column], "query": text},
+        columns=selected,
+        limit=k,
+        filter=where or None,
+        prefilter=bool(where),
+    )
+    return found.to_pylist()  # type: ignore[no-any-return]
 
 
 @register_retriever("bm25")
