@@ -94,6 +94,7 @@ def score(
         **_ragas_means(per_question, evaluated),
         **_in_context(located, results, cs, inputs.keyindexes, k=kc, min_coverage=cfg.min_coverage),
         **_chunk_costs(cs.chunks, limit),
+        "n_papers": float(len(cs.documents)),  # what there is to search among (few: found@k comes easily)
     }
     counts = {c: int(evaluated[c].notna().sum()) for c in summary if c in evaluated.columns}
     n = {c: v for c, v in counts.items() if v < len(evaluated)}

@@ -69,6 +69,8 @@ class Verdict:
     as_cheap: int
     """Runs as good as the best whose query p50 is within the noise of the cheapest's (the recommended one
     scores highest among them)."""
+    n_papers: int
+    """The papers the runs searched among (0: not recorded)."""
 
     def sentence(self) -> str:
         """The verdict in words (HTML-safe text)."""
@@ -121,14 +123,19 @@ class Verdict:
         """When most configurations reach the ceiling: why the comparison cannot decide, and the fix."""
         values = self.table[human(self.metric)]
         top = int((values >= defaults.SATURATED).sum())
-        if len(values) < 2 or top * 2 < len(values):
+        few = 0 < self.n_papers < defaults.FEW_PAPERS
+        if len(values) < 2 or (top * 2 < len(values) and not few):
             return ""
         stricter = "MRR@10" if self.metric != "mrr@10" else "span recall"
+        why = (
+            f"{top} of {len(values)} configurations reach {defaults.SATURATED:.2f} or more"
+            if top * 2 >= len(values)
+            else f"only {self.n_papers} papers to search among, so {human(self.metric)} comes easily"
+        )
         return (
-            f" {human(self.metric)} saturates: {top} of {len(values)} configurations reach "
-            f"{defaults.SATURATED:.2f} or more, so this comparison cannot discriminate between them (too few "
-            f"papers to search among). Read {stricter} beside it, and evaluate the same questions with your "
-            "papers inside a larger haystack: a background corpus, e.g. the shipped papers (hepwb run "
+            f" {human(self.metric)} saturates: {why}, and this comparison can hardly discriminate between "
+            f"them. Read {stricter} beside it, and evaluate the same questions with your papers inside a "
+            "larger haystack: a background corpus, e.g. the shipped papers (hepwb run "
             "--background shipped, or haystack(corpus, 'shipped') in Python)."
         )
 
@@ -235,9 +242,10 @@ def verdict(
     table = pd.DataFrame(rows)
     recommended, as_cheap = _recommended(table[table["verdict"] != "worse"], human(metric))
     n = int(str(rows[0]["n"]))
-    return Verdict(
-        metric, best, recommended, table, n, len(tests), tied, tie_break if tied > 1 else "", as_cheap
-    )
+    papers = float(wide["n_papers"].max()) if "n_papers" in wide.columns else float("nan")
+    n_papers = 0 if math.isnan(papers) else int(papers)
+    breaker = tie_break if tied > 1 else ""
+    return Verdict(metric, best, recommended, table, n, len(tests), tied, breaker, as_cheap, n_papers)
 
 
 def _recommended(candidates: pd.DataFrame, name: str) -> tuple[str, int]:

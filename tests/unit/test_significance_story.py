@@ -99,3 +99,15 @@ def test_a_saturated_metric_is_said_to_discriminate_nothing_and_the_haystack_is_
     text = v.sentence()
     assert "found@5 saturates: 2 of 3 configurations reach 0.95 or more" in text
     assert "Read MRR@10 beside it" in text and "background corpus" in text
+
+
+def test_few_papers_are_said_to_discriminate_little_even_when_the_metric_spreads():
+    scores = {"a": [1] * 6 + [0] * 2, "b": [1] * 4 + [0] * 4, "c": [1] * 3 + [0] * 5}
+    wide = _wide({"a": 5.0, "b": 6.0, "c": 7.0})
+    wide["hit_rate@5"] = [np.mean(scores[r]) for r in wide["run_id"]]
+    wide["n_papers"] = 4.0
+    v = verdict(wide, lambda r: pd.DataFrame({"qid": range(8), "hit_rate@5": scores[r]}), "hit_rate@5")
+    assert "only 4 papers to search among, so found@5 comes easily" in v.sentence()
+    wide["n_papers"] = 32.0
+    w = verdict(wide, lambda r: pd.DataFrame({"qid": range(8), "hit_rate@5": scores[r]}), "hit_rate@5")
+    assert "saturates" not in w.sentence()
