@@ -6,7 +6,7 @@ question turned into terms the same way; with ``fields="context"`` the chunk's t
 paper's title and section path. ``bm25_plain`` searches the raw text with LanceDB's simple tokenizer, as
 a baseline. Both: lowercase, English stemming, stop words removed, OR match.
 
-A query runs on the table's Lance dataset (:meth:`LanceTable.to_lance`, ``LanceDataset.to_table`` with a
+A query runs on the table's Lance dataset (``LanceTable.to_lance()``, ``LanceDataset.to_table`` with a
 full-text query): the same index, the same rows and the same scores as LanceDB's ``table.search(...,
 query_type="fts")``, at about half the time per query (that path asks the table's schema three times per
 query). The dataset is reopened when the table's version changes (parts added in place).
