@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -46,6 +46,8 @@ class KeyIndex:
     ends: np.ndarray
     blocks: tuple[Block, ...]
     block_starts: np.ndarray
+    markdown: str = field(default="", repr=False)
+    """The document's text (the same string, not a copy), for showing a passage."""
 
     @classmethod
     def build(cls, document: Document) -> KeyIndex:
@@ -99,6 +101,7 @@ class KeyIndex:
             ends=ends,
             blocks=document.blocks,
             block_starts=np.fromiter((b.start for b in document.blocks), dtype=np.int64),
+            markdown=text,
         )
 
     def span(self, key_start: int, key_end: int) -> tuple[int, int]:

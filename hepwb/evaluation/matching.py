@@ -81,6 +81,13 @@ TOLERANT_SHARE = 0.9
 """Share of pieces that must be found, in order, for a tolerant match."""
 _MAX_OCCURRENCES = 200
 
+_HINT_MAX_KEY = 1_000
+"""A quote not found gets the nearest passage as a hint when its key is at most this long (rapidfuzz's
+alignment costs the quote's length times the paper's)."""
+
+_HINT_MIN_SCORE = 60.0
+"""How alike (rapidfuzz's partial ratio, 0-100) the nearest passage must be to be shown as a hint."""
+
 Status = Literal["no_document", "no_text", "ambiguous", "not_found"]
 
 
@@ -229,6 +236,27 @@ def _pages(pages: Sequence[int | None]) -> str:
     return f" (page{'s' if len(known) > 1 else ''} {shown})"
 
 
+def _nearest(qk: str, index: KeyIndex) -> str:
+    """``; the nearest passage (page 4) is 87 % alike: '…'``: a hint for a quote not found ("" if none).
+
+    The page is named for a document with pages (a markdown note has one page: none is named).
+    """
+    if len(qk) > _HINT_MAX_KEY or not index.key:
+        return ""
+    from rapidfuzz import fuzz
+
+    found = fuzz.partial_ratio_alignment(qk, index.key)
+    if found is None or found.score < _HINT_MIN_SCORE or found.dest_end <= found.dest_start:
+        return ""
+    start, end = index.span(found.dest_start, found.dest_end)
+    page = _page_info(index, start, None)[0]
+    paged = any((b.page or 1) > 1 for b in index.blocks)
+    where = f" (page {page})" if paged and page is not None else ""
+    text = " ".join(index.markdown[start:end].split())
+    shown = f": {text[:160] + ('…' if len(text) > 160 else '')!r}" if text else ""
+    return f"; the nearest passage{where} is {found.score:.0f} % alike{shown}"
+
+
 def locate_evidence(
     evidence: Evidence, documents_by_label: Mapping[str, Document | KeyIndex]
 ) -> Located | Unlocated:
@@ -273,7 +301,7 @@ def locate_evidence(
             f"the quote is not in {evidence.doc}'s converted text; copy it verbatim from the paper "
             "(the document view shows the converted text)"
         )
-        return Unlocated(evidence, "not_found", why)
+        return Unlocated(evidence, "not_found", why + _nearest(qk, index))
     key_start, key_end = found
     start, end = index.span(key_start, key_end)
     page, page_ok = _page_info(index, start, evidence.page)

@@ -136,3 +136,22 @@ def test_papermill_reads_every_parameter_of_a_project_notebook(name):
     (params,) = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
     names = [line.split("=")[0].strip() for line in params.source.splitlines() if " = " in line]
     assert list(papermill.inspect_notebook(str(REPO / "notebooks" / name))) == names
+
+
+def test_a_quote_not_found_gets_the_nearest_passage_as_a_hint():
+    from hepwb.evaluation.evidence import check_evidence
+    from hepwb.evaluation.questions import Evidence, Question
+    from hepwb.processing.markdown import markdown_document
+
+    doc = markdown_document(
+        "# Tracker\n\nThe silicon tracker measures charged particles with a resolution of ten microns.\n\n"
+        "Carbon-fibre supports keep the material budget below two percent of a radiation length.\n",
+        "B02",
+    )
+    quote = "Carbon-fiber supports keep the material budget below one percent"
+    q = Question("q3", "What keeps the material budget low?", "", [Evidence("q3#e0", "B02", None, quote)])
+    (miss,) = check_evidence([q], [doc]).unlocated
+    assert miss.status == "not_found"
+    assert (
+        "; the nearest passage is " in miss.reason and "% alike: 'Carbon-fibre supports keep" in miss.reason
+    )
