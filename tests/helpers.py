@@ -198,3 +198,26 @@ def run_main(monkeypatch: Any, capsys: Any, *argv: str) -> tuple[int, str, str]:
         hepwb.cli.main()
     out, err = capsys.readouterr()
     return int(info.value.code or 0), out, err
+
+
+def notes_project(folder: Path, notes: dict[str, str], questions: list[tuple[str, ...]]) -> tuple[Path, Path]:
+    """Write markdown ``notes`` into ``folder/papers`` and ``questions`` into ``folder/qa.jsonl``.
+
+    Each question is ``(qid, question, doc, quote)`` or ``(qid, question, doc, quote, answer)`` (an empty
+    answer is left out). Returns (corpus, question file).
+    """
+    import json
+
+    papers = folder / "papers"
+    papers.mkdir(parents=True, exist_ok=True)
+    for name, text in notes.items():
+        (papers / name).write_text(text, encoding="utf-8")
+    lines = []
+    for qid, question, doc, quote, *answer in questions:
+        row = {"qid": qid, "question": question, "evidence": [{"doc": doc, "quote": quote}]}
+        if answer and answer[0]:
+            row["answer"] = answer[0]
+        lines.append(json.dumps(row) + "\n")
+    qa = folder / "qa.jsonl"
+    qa.write_text("".join(lines), encoding="utf-8")
+    return papers, qa

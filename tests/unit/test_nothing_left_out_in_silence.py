@@ -7,7 +7,6 @@ answer, and says how many it could not use.
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from hepwb.paths import Layout
 from hepwb.pipeline import ExperimentConfig, run_experiment
 from hepwb.pipeline.notebook import notebook_parameters, quick_look
 from hepwb.report.run_tables import headline
+from tests.helpers import notes_project
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -43,16 +43,7 @@ QUESTIONS = [  # qid, question, doc, quote, answer
 
 @pytest.fixture
 def project(tmp_path, monkeypatch):
-    papers = tmp_path / "papers"
-    papers.mkdir()
-    for name, text in NOTES.items():
-        (papers / name).write_text(text, encoding="utf-8")
-    qa = tmp_path / "qa.jsonl"
-    lines = []
-    for qid, question, doc, quote, answer in QUESTIONS:
-        row = {"qid": qid, "question": question, "evidence": [{"doc": doc, "quote": quote}]}
-        lines.append(json.dumps({**row, "answer": answer} if answer else row) + "\n")
-    qa.write_text("".join(lines), encoding="utf-8")
+    papers, qa = notes_project(tmp_path, NOTES, QUESTIONS)
     monkeypatch.setenv("HEPWB_HOME", str(tmp_path))
     return papers, qa, Layout(tmp_path)
 

@@ -18,6 +18,7 @@ from hepwb.paths import Layout
 from hepwb.pipeline import compare
 from hepwb.pipeline.record import RunRecord
 from hepwb.sweep import SweepSpec, run_sweep
+from tests.helpers import notes_project
 
 NOTES = {
     "calo.md": "# Calorimetry\n\nThe ATLAS electromagnetic calorimeter measures photon energies with a "
@@ -40,12 +41,7 @@ def _line(qid: str, question: str, doc: str, quote: str) -> str:
 
 @pytest.fixture
 def project(tmp_path, monkeypatch):
-    papers = tmp_path / "papers"
-    papers.mkdir()
-    for name, text in NOTES.items():
-        (papers / name).write_text(text, encoding="utf-8")
-    qa = tmp_path / "qa.jsonl"
-    qa.write_text("".join(_line(*q) for q in QUESTIONS), encoding="utf-8")
+    papers, qa = notes_project(tmp_path, NOTES, QUESTIONS)
     monkeypatch.setenv("HEPWB_HOME", str(tmp_path))
     return papers, qa, Layout(tmp_path)
 
