@@ -33,7 +33,7 @@ from hepwb.hepilot.records import (
     OverlapInfo,
     ProcessingMetadata,
 )
-from hepwb.io import atomic_write_text, json_text, write_json, write_private_text
+from hepwb.io import atomic_write_text, json_bytes, write_json, write_private_bytes, write_private_text
 from hepwb.types import Chunk, Document, JSONObject
 
 __all__ = [
@@ -215,8 +215,8 @@ def write_chunk_files(root: Path, doc: Document, chunks: list[Chunk]) -> Catalog
         stem = f"chunk_{ch.index + 1:04d}"
         # inside the chunk set's private build folder, published whole (hepwb.io.write_private_text)
         write_private_text(chunk_dir / f"{stem}.md", ch.text)
-        write_private_text(
-            chunk_dir / f"{stem}_metadata.json", json_text(_chunk_metadata(ch, total, nxt).dump())
+        write_private_bytes(
+            chunk_dir / f"{stem}_metadata.json", json_bytes(_chunk_metadata(ch, total, nxt).dump())
         )
     return CatalogEntry(
         document_id=doc.document_id,

@@ -52,6 +52,7 @@ _UNIT = re.compile(
     r"(tev|gev|mev|kev|ev|fb|pb|nb|ab|mb|ns|ps|fs|cm|mm|nm|hz|khz|mhz|ghz)(?![a-z0-9])"
 )
 _SQRTS = re.compile(r"sqrt ?\(? ?s(nn)?(?![a-z0-9])")
+_STOP = re.compile(r"\.(?!\d)|(?<!\d)\.")
 
 
 def normalize(text: str) -> tuple[str, list[int]]:
@@ -68,19 +69,26 @@ def normalize(text: str) -> tuple[str, list[int]]:
         >>> "J/ψ and $\\\\mu^+$"[src[norm.index("psi")]]
         'ψ'
     """
-    out: list[str] = []
     src: list[int] = []
+    return _normalized(text, src), src
+
+
+def _normalized(text: str, src: list[int] | None) -> str:
+    """:func:`normalize`'s text; each output character's source offset appended to ``src`` when given."""
+    out: list[str] = []
     pos = 0
     for m in _SPECIAL.finditer(text):
         start = m.start()
         if start > pos:  # a plain ASCII run: one translate, offsets one to one
             out.append(text[pos:start].translate(_ASCII))
-            src.extend(range(pos, start))
+            if src is not None:
+                src.extend(range(pos, start))
         tok = m.group()
         if len(tok) > 1:  # a LaTeX macro
             word = _MACRO_WORDS.get(tok[1:], "")
             out.append(word)
-            src.extend([start] * len(word))
+            if src is not None:
+                src.extend([start] * len(word))
         elif tok not in _MARKUP:
             for c in unicodedata.normalize("NFKC", tok):
                 for d in GREEK.get(c) or SYMBOLS.get(c) or c:
@@ -88,14 +96,14 @@ def normalize(text: str) -> tuple[str, list[int]]:
                         continue
                     d = d.lower()
                     out.append(d if d.isascii() and (d.isalnum() or d == ".") else " ")
-                    src.append(start)
+                    if src is not None:
+                        src.append(start)
         pos = m.end()
     out.append(text[pos:].translate(_ASCII))
-    src.extend(range(pos, len(text)))
-    norm = "".join(out)
-    # a full stop is kept only inside numbers (8.5), so "8.5 TeV" stays one value
-    norm = re.sub(r"\.(?!\d)|(?<!\d)\.", " ", norm)
-    return norm, src
+    if src is not None:
+        src.extend(range(pos, len(text)))
+    # a full stop is kept only inside numbers (8.5), so "8.5 TeV" stays one value (one character for one)
+    return _STOP.sub(" ", "".join(out))
 
 
 def search_terms(text: str) -> str:
@@ -105,7 +113,7 @@ def search_terms(text: str) -> str:
     ``sqrt s`` → ``sqrts``, and for a symbol with joined scripts such as ``bs0`` its parts
     ``b``, ``bs``, ``b0`` so that ``B_s`` and ``B^0_s`` share a term.
     """
-    norm, _ = normalize(text)
+    norm = _normalized(text, None)
     norm = _SQRTS.sub(lambda m: " sqrts" + (m.group(1) or "") + " ", norm)
     terms: list[str] = []
     for word in norm.replace(".", " ").split():

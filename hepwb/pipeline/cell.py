@@ -259,6 +259,7 @@ def run_cell(
             sweep_id,
         ),
     )
+    cs.wait()  # a recorded run's chunk set is on disk (its files may have been written in the background)
     record.save(run_dir)
     return RunResult(record, run_dir, scores.per_question, hits)
 

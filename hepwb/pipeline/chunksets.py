@@ -13,6 +13,8 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import threading
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +23,8 @@ from hepwb import __version__, defaults
 from hepwb.chunking import get_chunker
 from hepwb.exceptions import ConfigError
 from hepwb.hepilot.log import ProcessingLog, utc_now
-from hepwb.hepilot.records import AdapterConfig, ProcessingConfig
+from hepwb.hepilot.records import AdapterConfig, CatalogEntry, ProcessingConfig
+from hepwb.hepilot.tree import TreeWriter
 from hepwb.hepilot.writer import document_dir, write_catalog, write_chunk_files, write_document_files
 from hepwb.ids import code_fingerprint, config_hash, short_hash, text_sha256
 from hepwb.io import UNREADABLE, discard_folder, read_json_object, write_json
@@ -57,6 +60,11 @@ DOCUMENT_FILES = "document-files"
 linked into every chunk set's tree (:func:`document_files`)."""
 
 
+_PENDING: dict[Path, tuple[str, ChunkSet]] = {}
+"""Chunk sets still being written in the background, by their final folder: asked again, they are shared."""
+_PENDING_LOCK = threading.Lock()
+
+
 @dataclass
 class ChunkSet:
     """A corpus chunked with one configuration."""
@@ -67,6 +75,13 @@ class ChunkSet:
     chunks: list[Chunk]
     documents: dict[str, Document] = field(repr=False)
     hepilot_compliant: bool = False
+    pending: Future[None] | None = field(default=None, repr=False, compare=False)
+    """The background writing of this chunk set's files (``build_chunkset(background=True)``), if any."""
+
+    def wait(self) -> None:
+        """Return once this chunk set's folder is complete on disk; a failure to write it is raised here."""
+        if self.pending is not None:
+            self.pending.result()
 
     def by_document(self) -> dict[str, list[Chunk]]:
         """Chunks grouped by document id, in order."""
@@ -151,12 +166,18 @@ def build_chunkset(
     log: ProcessingLog | None = None,
     progress: bool = True,
     require_compliant: bool = False,
+    background: bool = False,
     **params: Any,
 ) -> ChunkSet:
     """Chunk ``docs`` with ``chunker(**params)`` and write the HEPilot tree (reused when unchanged).
 
     With ``require_compliant`` (HEPilot-compliant mode) a chunk size outside 512-4096 tokens is an
     error; otherwise such research configurations are allowed and labelled non-compliant.
+
+    With ``background`` the chunks are returned as soon as they are made, and the tree's thousands of
+    files are written by one background thread while the caller indexes and searches (a run waits with
+    :meth:`ChunkSet.wait` before it records itself); asked for again meanwhile, the same chunk set is
+    returned. The folder is published whole, as without it.
     """
     layout = layout or Layout.default()
     log = log or ProcessingLog()
@@ -173,6 +194,9 @@ def build_chunkset(
     if require_compliant and not compliant:
         msg = f"{HEPILOT_CHUNK_SIZE.problem(size)}; or drop HEPilot-compliant mode for a research sweep"
         raise ConfigError(msg)
+    being_written = _being_written(root, fingerprint)
+    if being_written is not None:
+        return being_written
     cached = _cached_chunks(root, fingerprint, log)
     if cached is not None:
         return ChunkSet(chunkset_id, root, {"name": ch.name, **p}, cached, by_id, compliant)
@@ -180,73 +204,72 @@ def build_chunkset(
     # half-written chunk set behind, and two processes building the same set do not mix files
     final, root = root, root.parent / f".{chunkset_id}.part-{os.getpid()}"
     shutil.rmtree(root, ignore_errors=True)
-    shared = layout.chunksets.parent  # data/processed: the documents' files shared by every chunk set
-    chunks, records = _write_documents(root, docs, ch, chunkset_id, log, shared=shared, progress=progress)
-    if compliant:
-        write_json(root / "adapter_config.json", _adapter_config(ch, docs))
-    else:
-        (root / "adapter_config.json").unlink(missing_ok=True)
-    log.add(
-        "debug",
-        "ChunkingEngine",
-        f"chunk set {chunkset_id}: {len(chunks)} chunks from {len(docs)} documents",
-        chunkset=chunkset_id,
-        hepilot_compliant=compliant,
-    )
-    # this tree's log: corpus events plus this chunk set's own, not those of sibling chunk sets
-    log.filtered(lambda e: (e.context or {}).get("chunkset") in (None, chunkset_id)).save(
-        root / "processing_log.json"
-    )
-    truncation = truncation_report(chunks, p.get("tokenizer"))
-    save_chunks(root / "chunks.parquet", chunks, (truncation or {}).get("model_max_tokens"))
-    write_json(
-        root / "chunkset.json",
-        {
-            "chunkset_id": chunkset_id,
-            "fingerprint": fingerprint,
-            "chunker": {"name": ch.name, **p},
-            "hepilot_compliant": compliant,
-            "compliance_note": None
-            if compliant
-            else f"research configuration: {HEPILOT_CHUNK_SIZE.problem(size)}",
-            "n_documents": len(docs),
-            "n_chunks": len(chunks),
-            "truncation": truncation,
-            "created": utc_now(),
-            "documents": records,
-        },
-    )
-    os.sync()  # the tree's files were written plainly (a private folder): on disk before it is published
-    _publish(root, final, fingerprint)
-    return ChunkSet(chunkset_id, final, {"name": ch.name, **p}, chunks, by_id, compliant)
+    tree = ChunkSetTree(root, chunkset_id, shared=layout.chunksets.parent, background=background)
+    chunks = _chunk_documents(docs, ch, tree, log, progress=progress)
+    body = {
+        "chunkset_id": chunkset_id,
+        "fingerprint": fingerprint,
+        "chunker": {"name": ch.name, **p},
+        "hepilot_compliant": compliant,
+        "compliance_note": None
+        if compliant
+        else f"research configuration: {HEPILOT_CHUNK_SIZE.problem(size)}",
+        "n_documents": len(docs),
+        "n_chunks": len(chunks),
+        "truncation": truncation_report(chunks, p.get("tokenizer")),
+        "created": utc_now(),
+    }
+    adapter = _adapter_config(ch, docs) if compliant else None
+    done = tree.submit(_finish, tree, final, body, adapter, chunks, log)
+    cs = ChunkSet(chunkset_id, final, {"name": ch.name, **p}, chunks, by_id, compliant)
+    if background:
+        cs.pending = done
+        with _PENDING_LOCK:
+            _PENDING[final] = (fingerprint, cs)
+        done.add_done_callback(lambda _: _forget(final))
+    return cs
 
 
-def _write_documents(
-    root: Path,
-    docs: list[Document],
-    ch: Any,
-    chunkset_id: str,
-    log: ProcessingLog,
-    *,
-    shared: Path,
-    progress: bool,
-) -> tuple[list[Chunk], list[JSONObject]]:
-    """Chunk each of ``docs`` with ``ch`` and write its HEPilot folder and link files under ``root``.
+def _compliance_note(size: Any) -> str | None:
+    problem = HEPILOT_CHUNK_SIZE.problem(size)
+    return None if problem is None else f"research configuration: {problem}"
 
-    A document's files that do not depend on its chunks are written once under ``shared`` and linked
-    (:func:`document_files`).
 
-    Then the tree's ``catalog.json``. Oversized atomic units (tables, equations, code blocks longer than the
-    chunk size, kept whole) are logged per document and in sum. Returns the chunks, in document order, and
-    each document's catalog record (:func:`document_record`).
+class ChunkSetTree(TreeWriter):
+    """A chunk set's tree being written, with the catalog entries and records of the papers written so far."""
+
+    def __init__(self, root: Path, chunkset_id: str, *, shared: Path, background: bool) -> None:
+        super().__init__(root, background=background)
+        self.chunkset_id, self.shared = chunkset_id, shared
+        self.entries: list[CatalogEntry] = []
+        self.records: list[JSONObject] = []
+
+
+def _being_written(final: Path, fingerprint: str) -> ChunkSet | None:
+    """The chunk set of ``fingerprint`` still being written to ``final`` by this process, if any."""
+    with _PENDING_LOCK:
+        pending = _PENDING.get(final)
+    return pending[1] if pending is not None and pending[0] == fingerprint else None
+
+
+def _forget(final: Path) -> None:
+    with _PENDING_LOCK:
+        _PENDING.pop(final, None)
+
+
+def _chunk_documents(
+    docs: list[Document], ch: Any, tree: ChunkSetTree, log: ProcessingLog, *, progress: bool
+) -> list[Chunk]:
+    """Chunk each of ``docs`` with ``ch``, each paper's files written by ``tree`` (:func:`_write_document`).
+
+    Oversized atomic units (tables, equations, code blocks longer than the chunk size, kept whole) are
+    logged per document and in sum. Returns the chunks, in document order.
     """
     from tqdm.auto import tqdm
 
     chunks: list[Chunk] = []
-    entries = []
-    records: list[JSONObject] = []
     oversized: dict[str, int] = {}
-    for doc in tqdm(docs, desc=f"chunking {chunkset_id}", unit="doc", disable=not progress):
+    for doc in tqdm(docs, desc=f"chunking {tree.chunkset_id}", unit="doc", disable=not progress):
         doc_chunks = ch.chunk(doc)
         n_over = sum(c.oversized for c in doc_chunks)
         if n_over:
@@ -256,24 +279,61 @@ def _write_documents(
                 f"{n_over} oversized atomic unit(s) in {doc.label} kept whole",
                 document_id=doc.document_id,
                 detail=True,
-                chunkset=chunkset_id,
+                chunkset=tree.chunkset_id,
             )
             oversized[doc.label] = n_over
-        link_tree(document_files(shared, doc), document_dir(root, doc))
-        entries.append(write_chunk_files(root, doc, doc_chunks))
-        records.append(document_record(doc, root))
+        tree.submit(_write_document, tree, doc, doc_chunks)
         chunks.extend(doc_chunks)
-        doc.release()  # a stored paper's text goes back to its cache: memory holds one paper at a time
-    write_catalog(root, entries)
     if oversized:
         log.add(  # information, not a fault: no strategy ever cuts an equation, table or code block
             "info",
             "ChunkingEngine",
-            f"chunk set {chunkset_id}: {sum(oversized.values())} table/equation/code block(s) longer than "
-            f"the chunk size kept whole as oversized chunks in {len(oversized)} document(s)",
-            chunkset=chunkset_id,
+            f"chunk set {tree.chunkset_id}: {sum(oversized.values())} table/equation/code block(s) longer "
+            f"than the chunk size kept whole as oversized chunks in {len(oversized)} document(s)",
+            chunkset=tree.chunkset_id,
         )
-    return chunks, records
+    return chunks
+
+
+def _write_document(tree: ChunkSetTree, doc: Document, doc_chunks: list[Chunk]) -> None:
+    """Write ``doc``'s HEPilot folder in ``tree``: its shared files linked, its chunk files written.
+
+    A document's files that do not depend on its chunks are written once (:func:`document_files`).
+    """
+    link_tree(document_files(tree.shared, doc), document_dir(tree.root, doc))
+    tree.entries.append(write_chunk_files(tree.root, doc, doc_chunks))
+    tree.records.append(document_record(doc, tree.root))
+    doc.release()  # a stored paper's text goes back to its cache: memory holds few papers at a time
+
+
+def _finish(
+    tree: ChunkSetTree,
+    final: Path,
+    body: JSONObject,
+    adapter: JSONObject | None,
+    chunks: list[Chunk],
+    log: ProcessingLog,
+) -> None:
+    """Write the tree's catalog, adapter configuration, log, chunk table and manifest; publish it whole."""
+    root, chunkset_id = tree.root, tree.chunkset_id
+    write_catalog(root, tree.entries)
+    if adapter is not None:
+        write_json(root / "adapter_config.json", adapter)
+    log.add(
+        "debug",
+        "ChunkingEngine",
+        f"chunk set {chunkset_id}: {len(chunks)} chunks from {body['n_documents']} documents",
+        chunkset=chunkset_id,
+        hepilot_compliant=body["hepilot_compliant"],
+    )
+    # this tree's log: corpus events plus this chunk set's own, not those of sibling chunk sets
+    log.filtered(lambda e: (e.context or {}).get("chunkset") in (None, chunkset_id)).save(
+        root / "processing_log.json"
+    )
+    save_chunks(root / "chunks.parquet", chunks, (body["truncation"] or {}).get("model_max_tokens"))
+    write_json(root / "chunkset.json", {**body, "documents": tree.records})
+    os.sync()  # the tree's files were written plainly (a private folder): on disk before it is published
+    _publish(root, final, str(body["fingerprint"]))
 
 
 def document_files(shared: Path, doc: Document) -> Path:

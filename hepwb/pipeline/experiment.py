@@ -58,7 +58,8 @@ def run_experiment(
         inputs = inputs or load_inputs(cfg, layout, progress=progress)
         release_memory()  # freed buffers go back to the OS: the peak stays near the largest stage's
     with timings("chunk_s"):
-        cs = chunk_stage(cfg, inputs.documents, layout, inputs.log, progress=progress)
+        # the chunk set's files are written behind the index and the search; the run waits before saving
+        cs = chunk_stage(cfg, inputs.documents, layout, inputs.log, progress=progress, background=True)
         release_memory()
     finished = finished_run(cfg, inputs, cs, layout) if reuse else None
     if finished is not None:  # this very cell ran already: read back, before any table is opened

@@ -271,14 +271,19 @@ def chunk_stage(
     log: ProcessingLog,
     *,
     progress: bool = True,
+    background: bool = False,
 ) -> ChunkSet:
-    """The chunk set of ``cfg``'s chunker configuration (built once, then read from disk)."""
+    """The chunk set of ``cfg``'s chunker configuration (built once, then read from disk).
+
+    ``background``: its files are written while the caller goes on (:func:`build_chunkset`).
+    """
     return build_chunkset(
         documents,
         cfg.chunker,
         layout=layout,
         log=log,
         progress=progress,
+        background=background,
         chunk_size=cfg.chunk_size,
         chunk_overlap=cfg.chunk_overlap,
         tokenizer=cfg.tokenizer,

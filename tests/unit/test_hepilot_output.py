@@ -213,3 +213,44 @@ def test_every_strategy_writes_a_valid_hepilot_tree(tmp_path, chunker):
     assert cs.chunks and not validate_tree(cs.root, SCHEMAS)
     manifest = json.loads((cs.root / "chunkset.json").read_text())
     assert manifest["chunker"]["name"] == chunker and manifest["chunker"]["tokenizer"] == "words"
+
+
+def _tree_files(root):
+    """Every file of a chunk set tree; the bytes of its chunk files (the others hold timestamps)."""
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes() if p.parent.name == "chunks" else None
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+def test_a_chunkset_written_in_the_background_is_the_same_tree(tmp_path):
+    now = build_chunkset(_docs(), "hepilot", layout=Layout(tmp_path / "a"), progress=False, chunk_size=32)
+    later = build_chunkset(
+        _docs(), "hepilot", layout=Layout(tmp_path / "b"), progress=False, chunk_size=32, background=True
+    )
+    assert later.chunks == now.chunks and later.chunkset_id == now.chunkset_id
+    asked_again = build_chunkset(
+        _docs(), "hepilot", layout=Layout(tmp_path / "b"), progress=False, chunk_size=32, background=True
+    )
+    assert asked_again.chunks == now.chunks  # while being written: the same chunk set, not a second build
+    later.wait()
+    asked_again.wait()
+    assert _tree_files(later.root) == _tree_files(now.root)
+    manifest = json.loads((later.root / "chunkset.json").read_text())
+    assert manifest["n_chunks"] == len(now.chunks) and len(manifest["documents"]) == 2
+    assert not list(later.root.parent.glob(".*part-*"))  # the private build folder was published whole
+
+
+def test_a_failed_background_write_is_raised_on_wait_and_publishes_nothing(tmp_path):
+    layout = Layout(tmp_path)
+    layout.chunksets.parent.mkdir(parents=True)
+    (layout.chunksets.parent / "document-files").write_text("a file where a folder must be")
+    cs = build_chunkset(_docs(), "hepilot", layout=layout, progress=False, chunk_size=32, background=True)
+    with pytest.raises(OSError):
+        cs.wait()
+    assert not cs.root.exists() and not list(layout.chunksets.glob(".*part-*"))
+    # nothing half-written is reused: asked again (the fault gone), it is built and published
+    (layout.chunksets.parent / "document-files").unlink()
+    again = build_chunkset(_docs(), "hepilot", layout=layout, progress=False, chunk_size=32)
+    assert (again.root / "chunkset.json").is_file()
