@@ -92,8 +92,8 @@ def lance_views(db_path: str | Path) -> JSONObject:
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS documents (
-    document_id VARCHAR PRIMARY KEY, label VARCHAR, title VARCHAR, arxiv VARCHAR, pages INTEGER,
-    source_file VARCHAR, file_hash VARCHAR, n_chars BIGINT);
+    document_id VARCHAR, label VARCHAR, title VARCHAR, arxiv VARCHAR, pages INTEGER,
+    source_file VARCHAR, file_hash VARCHAR, n_chars BIGINT, PRIMARY KEY (document_id, label));
 CREATE TABLE IF NOT EXISTS chunksets (
     chunkset_id VARCHAR PRIMARY KEY, chunker VARCHAR, chunk_size INTEGER, chunk_overlap DOUBLE,
     tokenizer VARCHAR, params JSON, n_chunks INTEGER, hepilot_compliant BOOLEAN, root VARCHAR);
@@ -126,6 +126,7 @@ ALTER TABLE runs ADD COLUMN IF NOT EXISTS timings JSON;
 ALTER TABLE runs ADD COLUMN IF NOT EXISTS worker VARCHAR;
 ALTER TABLE runs ADD COLUMN IF NOT EXISTS processing_errors JSON;
 ALTER TABLE runs ADD COLUMN IF NOT EXISTS unscored JSON;
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS substitutions JSON;
 CREATE TABLE IF NOT EXISTS sweep_cells (
     sweep_id VARCHAR, cell_name VARCHAR, run_id VARCHAR, status VARCHAR, reused BOOLEAN, updated VARCHAR);
 ALTER TABLE documents ADD COLUMN IF NOT EXISTS collaboration VARCHAR;
@@ -141,6 +142,27 @@ CREATE TABLE IF NOT EXISTS stage_runs (
 """
 
 
+def _documents_by_label(con: Any) -> None:
+    """Key an older catalog's ``documents`` rows by paper and label, not paper alone (in place, once).
+
+    The same paper can stand under two labels (a user's copy of a shipped paper, renamed): each label keeps
+    its own row, so each corpus's report names its own papers.
+    """
+    keys = con.execute(
+        "SELECT constraint_column_names FROM duckdb_constraints() "
+        "WHERE table_name = 'documents' AND constraint_type = 'PRIMARY KEY'"
+    ).fetchall()
+    if not keys or list(keys[0][0]) != ["document_id"]:
+        return
+    con.execute("ALTER TABLE documents RENAME TO documents_by_id")
+    con.execute(_SCHEMA.split(";")[0])  # the documents table as it is now
+    con.execute("ALTER TABLE documents ADD COLUMN IF NOT EXISTS collaboration VARCHAR")
+    columns = [r[0] for r in con.execute("SELECT column_name FROM (DESCRIBE documents_by_id)").fetchall()]
+    listed = ", ".join(f'"{c}"' for c in columns)
+    con.execute(f"INSERT INTO documents ({listed}) SELECT {listed} FROM documents_by_id")
+    con.execute("DROP TABLE documents_by_id")
+
+
 class Catalog(RecordCatalogMixin, SweepCatalogMixin):
     """A DuckDB file holding everything hepwb measured (single writer; open, write, close)."""
 
@@ -148,6 +170,7 @@ class Catalog(RecordCatalogMixin, SweepCatalogMixin):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self._connect() as con:
+            _documents_by_label(con)
             con.execute(_SCHEMA)
 
     @contextmanager

@@ -98,8 +98,8 @@ class RecordCatalogMixin:
                 "INSERT INTO runs (run_id, chunkset_id, retriever, k, chunk_size, chunk_overlap, "
                 "embedding_model, n_questions, created, run_dir, config, environment, sweep_id, "
                 "questions_sha256, cell_name, cell_key, config_hash, status, stage_keys, timings, worker, "
-                "processing_errors, unscored) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'ok', ?, ?, ?, ?, ?)",
+                "processing_errors, unscored, substitutions) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'ok', ?, ?, ?, ?, ?, ?)",
                 [
                     m.run_id,
                     m.chunkset_id,
@@ -123,6 +123,7 @@ class RecordCatalogMixin:
                     m.worker,
                     json.dumps(m.processing_errors),
                     json.dumps(m.inputs.unscored),
+                    json.dumps(m.inputs.substitutions),
                 ],
             )
             self._record_queries(con, m.inputs.questions_sha256, m.inputs.questions_file)
@@ -214,8 +215,13 @@ class RecordCatalogMixin:
 
     @staticmethod
     def _insert_document(con: Any, rec: JSONObject) -> None:
-        """Insert or replace one ``documents`` row (a :func:`~hepwb.pipeline.chunksets.document_record`)."""
-        con.execute("DELETE FROM documents WHERE document_id = ?", [rec["document_id"]])
+        """Insert or replace one ``documents`` row (a :func:`~hepwb.pipeline.chunksets.document_record`).
+
+        Keyed by paper and label: a paper under another label (a renamed copy) is a row of its own.
+        """
+        con.execute(
+            "DELETE FROM documents WHERE document_id = ? AND label = ?", [rec["document_id"], rec["label"]]
+        )
         con.execute(
             f"INSERT INTO documents ({', '.join(_DOCUMENT_COLUMNS)}) VALUES ({', '.join('?' * 9)})",
             [rec.get(k) for k in _DOCUMENT_COLUMNS],

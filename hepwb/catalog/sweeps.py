@@ -294,6 +294,23 @@ class SweepCatalogMixin:
                 )
         return pd.DataFrame(list(seen.values()), columns=["file", "error_code", "message", "fix"])
 
+    def substitutions(self, sweep: str | None = "latest") -> pd.DataFrame:
+        """Papers the runs of ``sweep`` read from another source than named (``paper``, ``what``), once each.
+
+        A paper converted from its PDF instead of the LaTeX source ``papers.json`` names: the PDF's text is
+        what was measured (:func:`~hepwb.corpus.sources.substitutions`).
+        """
+        import pandas as pd
+
+        cond, params = self._run_filter(sweep)
+        runs = self.sql(f"SELECT r.substitutions FROM runs r WHERE r.status = 'ok' AND {cond}", params)
+        seen: dict[str, str] = {}
+        for raw in runs["substitutions"].dropna():
+            for line in json.loads(raw):
+                paper, _, what = str(line).partition(": ")
+                seen.setdefault(paper, what)
+        return pd.DataFrame(sorted(seen.items()), columns=["paper", "what"])
+
     def unscored(self, sweep: str | None = "latest") -> pd.DataFrame:
         """The evidence quotes the runs of ``sweep`` could not score, once each.
 
