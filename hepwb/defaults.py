@@ -118,6 +118,7 @@ __all__ = [
     "SEARCH_K",
     "SEARCH_RETRIEVER",
     "SECTION_CHUNK_SIZE",
+    "SENTENCE_CACHE_TEXTS",
     "SENTENCE_WINDOW",
     "SENTENCE_WINDOW_CHUNK_SIZE",
     "TESTSET_MAX_PER_DOC",
@@ -512,6 +513,14 @@ DISPLAY_FIGURE_ZOOM: Final = 1.0
 
 DISPLAY_DRY_RUN_ROWS: Final = 20
 """Cells a sweep's dry run lists (half from the start, half from the end)."""
+
+SENTENCE_CACHE_TEXTS: Final = 50_000
+"""Texts whose sentence spans one process keeps (each paragraph split once, whatever the chunk size).
+
+A paragraph longer than the chunk size is cut at its sentences; the same paragraphs are cut again at every
+smaller size, and Punkt is most of a new small size's chunking time. At 50,000 paragraphs the spans of a
+corpus of a few thousand papers stay known, for a few tens of MB.
+"""
 
 RESIDENT_DOCUMENT_BYTES: Final = 256 * 2**20
 """Markdown of converted papers kept in memory between uses in one process (a notebook, a sweep worker).

@@ -12,6 +12,8 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
+from hepwb import defaults
+
 __all__ = ["sentence_spans"]
 
 _ABBREVIATIONS = (
@@ -99,7 +101,16 @@ def _tokenizer() -> Any:
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
-    """Return ``[start, end)`` spans of the sentences of ``text`` (whitespace between them excluded)."""
+    """Return ``[start, end)`` spans of the sentences of ``text`` (whitespace between them excluded).
+
+    Each text is split once per process (:data:`~hepwb.defaults.SENTENCE_CACHE_TEXTS`): the paragraphs a
+    new chunk size cuts are those an earlier size cut.
+    """
     if not text.strip():
         return []
-    return [(int(a), int(b)) for a, b in _tokenizer().span_tokenize(text)]
+    return list(_spans(text))
+
+
+@lru_cache(maxsize=defaults.SENTENCE_CACHE_TEXTS)
+def _spans(text: str) -> tuple[tuple[int, int], ...]:
+    return tuple((int(a), int(b)) for a, b in _tokenizer().span_tokenize(text))

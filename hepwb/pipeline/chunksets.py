@@ -356,11 +356,18 @@ def document_files(shared: Path, doc: Document) -> Path:
     write_document_files(part, doc)
     write_link_files(part, doc, crops=shared / CROPS)
     (part / ".complete").touch()
-    shutil.rmtree(folder, ignore_errors=True)
-    try:
-        part.replace(folder)
-    except OSError:  # another process published the same files first: theirs are identical
-        shutil.rmtree(part, ignore_errors=True)
+    for _ in range(2):
+        try:
+            part.replace(folder)  # never onto a folder with files: another process may be linking them
+            return folder
+        except OSError:
+            if (folder / ".complete").is_file():  # another process published the same files first
+                break
+            shutil.rmtree(folder, ignore_errors=True)  # a leftover without its marker: replaced
+    shutil.rmtree(part, ignore_errors=True)
+    if not (folder / ".complete").is_file():
+        msg = f"could not put a paper's files in place at {folder}: check that folder's permissions"
+        raise OSError(msg)
     return folder
 
 

@@ -254,3 +254,24 @@ def test_a_failed_background_write_is_raised_on_wait_and_publishes_nothing(tmp_p
     (layout.chunksets.parent / "document-files").unlink()
     again = build_chunkset(_docs(), "hepilot", layout=layout, progress=False, chunk_size=32)
     assert (again.root / "chunkset.json").is_file()
+
+
+def test_a_papers_files_published_by_another_process_meanwhile_are_kept(tmp_path, monkeypatch):
+    import hepwb.pipeline.chunksets as chunksets
+
+    real = chunksets.write_link_files
+    theirs = []
+
+    def another_process_publishes_first(part, doc, **kw):
+        real(part, doc, **kw)
+        folder = part.parent / part.name.split(".")[1]  # .<key>.part-<pid> -> <key>
+        folder.mkdir()
+        (folder / ".complete").touch()
+        (folder / "in-use-by-them").touch()  # the other process is linking these files now
+        theirs.append(folder)
+
+    monkeypatch.setattr(chunksets, "write_link_files", another_process_publishes_first)
+    doc = _docs()[0]
+    got = chunksets.document_files(tmp_path, doc)
+    assert got == theirs[0] and (got / "in-use-by-them").is_file()  # not removed under them
+    assert not list(tmp_path.glob("document-files/.*part-*"))  # ours discarded
