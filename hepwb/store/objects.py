@@ -44,19 +44,24 @@ from urllib.parse import urlsplit
 
 from hepwb import limits
 from hepwb.deps import extra
-from hepwb.exceptions import ConfigError, HepwbError
+from hepwb.exceptions import HepwbError
 from hepwb.names import is_plain_name
+from hepwb.store.manifest import (
+    REBUILD,
+    StoreError,
+    artefact_home,
+    check_part,
+    check_rel,
+    checked_files,
+    manifest_rel,
+)
 from hepwb.store.s3 import FAILURES, s3_filesystem
 from hepwb.store.url import check_store_url
 
-__all__ = ["FORMAT", "ArtefactStore", "StoreError", "store_problem"]
+__all__ = ["FORMAT", "ArtefactStore", "StoreError", "artefact_home", "store_problem"]
 
 FORMAT = "hepwb-store/1"
 _MAX_MANIFEST = 8 << 20
-
-
-class StoreError(HepwbError, OSError):
-    """The artefact store cannot be reached or answered an error; the message names the store and the fix."""
 
 
 def _sha256(path: Path) -> str:
@@ -65,21 +70,6 @@ def _sha256(path: Path) -> str:
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
-
-
-def _check_part(value: str, what: str) -> str:
-    if not is_plain_name(value):
-        msg = f"artefact {what} {value[:80]!r} is not a plain name (letters, digits, '.', '_', '+', '-')"
-        raise ConfigError(msg)
-    return value
-
-
-def _check_rel(rel: str) -> str:
-    parts = rel.split("/")
-    if rel.startswith("/") or any(p in ("", ".", "..") for p in parts):
-        msg = f"artefact file {rel[:200]!r} is not a relative path inside the project"
-        raise ConfigError(msg)
-    return rel
 
 
 class ArtefactStore:
@@ -191,21 +181,34 @@ class ArtefactStore:
 
     # -- artefacts --------------------------------------------------------------------------------
     def manifest(self, kind: str, key: str) -> dict[str, Any] | None:
-        """The manifest of artefact ``kind``/``key``, or ``None`` when it is not published."""
-        raw = self.cat(f"manifests/{_check_part(kind, 'kind')}/{_check_part(key, 'key')}.json")
+        """The manifest of artefact ``kind``/``key``, checked whole; ``None`` when it is not published.
+
+        Raises:
+            StoreError: It is damaged, points outside its artefact or lists a file outside the artefact's
+                folder (:func:`~hepwb.store.manifest.checked_files`): named, with how to rebuild it.
+        """
+        raw = self.cat(manifest_rel(kind, key))
         if raw is None:
             return None
         try:
             body = json.loads(raw[:_MAX_MANIFEST].decode("utf-8"))
         except (UnicodeDecodeError, ValueError):
-            return None
+            body = None
         ok = (
             isinstance(body, dict)
             and body.get("format") == FORMAT
             and isinstance(body.get("base"), str)
             and isinstance(body.get("files"), dict)
         )
-        return body if ok else None
+        if not ok:
+            msg = f"the manifest {self._where(kind, key)} is damaged (not a {FORMAT} manifest): {REBUILD}"
+            raise StoreError(msg)
+        assert isinstance(body, dict)
+        body["files"] = checked_files(kind, key, body, self._where(kind, key))
+        return body
+
+    def _where(self, kind: str, key: str) -> str:
+        return f"{manifest_rel(kind, key)} in the store {self.url}"
 
     def has(self, kind: str, key: str) -> bool:
         """Whether artefact ``kind``/``key`` is published."""
@@ -217,7 +220,7 @@ class ArtefactStore:
         A manifest listed here is whole (it is written in one request, last); :meth:`fetch` still checks it.
         """
         try:
-            names = self.fs.ls(self._full(f"manifests/{_check_part(kind, 'kind')}"), detail=False)
+            names = self.fs.ls(self._full(f"manifests/{check_part(kind, 'kind')}"), detail=False)
         except FileNotFoundError:
             return set()
         except FAILURES as exc:
@@ -237,14 +240,14 @@ class ArtefactStore:
         ``False`` when the artefact was published already (by another process, maybe at the same moment):
         this call's uploads are then removed, and the published one stands.
         """
-        manifest_rel = f"manifests/{_check_part(kind, 'kind')}/{_check_part(key, 'key')}.json"
+        where = manifest_rel(kind, key)
         if self.has(kind, key):
             return False
         base = f"objects/{kind}/{key}/{uuid.uuid4().hex[:12]}"
         listing: dict[str, dict[str, Any]] = {}
         local, remote = [], []
         for rel, path in sorted(files.items()):
-            listing[_check_rel(rel)] = {"bytes": path.stat().st_size, "sha256": _sha256(path)}
+            listing[check_rel(rel)] = {"bytes": path.stat().st_size, "sha256": _sha256(path)}
             local.append(str(path))
             remote.append(self._full(f"{base}/{rel}"))
         try:
@@ -262,7 +265,7 @@ class ArtefactStore:
             "created": datetime.now(UTC).isoformat(timespec="seconds"),
             "files": listing,
         }
-        if self.put_if_absent(manifest_rel, json.dumps(body, indent=1, sort_keys=True).encode()):
+        if self.put_if_absent(where, json.dumps(body, indent=1, sort_keys=True).encode()):
             return True
         with contextlib.suppress(StoreError, FileNotFoundError):
             self.delete(base, recursive=True)
@@ -299,7 +302,7 @@ class ArtefactStore:
         staged: list[tuple[Path, Path]] = []
         try:
             for rel in order:
-                entry = files[_check_rel(rel)]
+                entry = files[rel]
                 final = dest.joinpath(*rel.split("/"))
                 if (
                     final.is_file()
@@ -311,13 +314,19 @@ class ArtefactStore:
                 part = final.with_name(f".{final.name}.part-{os.getpid()}")
                 try:
                     self.fs.get_file(self._full(f"{body['base']}/{rel}"), str(part))
+                except FileNotFoundError:
+                    msg = (
+                        f"{self.uri(body['base'] + '/' + rel)} is missing from the store although its "
+                        f"manifest {self._where(kind, key)} lists it: {REBUILD}"
+                    )
+                    raise StoreError(msg) from None
                 except FAILURES as exc:
                     raise self._problem(exc) from None
                 self.received += part.stat().st_size
                 if _sha256(part) != entry["sha256"]:
                     msg = (
                         f"{self.uri(body['base'] + '/' + rel)} does not match its manifest "
-                        f"manifests/{kind}/{key}.json: delete that manifest to have the artefact built again"
+                        f"{self._where(kind, key)}: {REBUILD}"
                     )
                     raise StoreError(msg)
                 staged.append((part, final))

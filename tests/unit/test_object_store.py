@@ -1,0 +1,113 @@
+"""The object store's manifests are data: nothing they name lands outside the artefact's own folder.
+
+A ``file://`` store here; the same manifests planted in SeaweedFS are in
+``tests/integration/test_sweep_store.py``. Whoever can write to a shared store must not be able to write files
+into the projects that read it (a ``Makefile``, a git hook, a module of hepwb), read files outside the store
+through a manifest's ``base``, or make a sweep fail with a traceback instead of a line naming the manifest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from hepwb.paths import Layout
+from hepwb.store import ArtefactStore, StoreError
+from hepwb.store.manifest import artefact_home
+from hepwb.sweep import SweepSpec, run_sweep
+from tests.helpers import tiny_corpus
+
+EVIL = b"echo owned > /tmp/owned\n"
+
+
+def _snapshot(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def _plant(store: ArtefactStore, kind: str, key: str, files: dict[str, bytes], *, base: str | None = None,
+           entry=None) -> None:  # fmt: skip
+    """Write a manifest (and its objects) as a hostile writer of the store would."""
+    base = base or f"objects/{kind}/{key}/abcdef012345"
+    listing = {}
+    for rel, data in files.items():
+        target = Path(store.root, base, rel)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+        listing[rel] = (
+            entry if entry is not None else {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+        )
+    body = {"format": "hepwb-store/1", "kind": kind, "key": key, "base": base, "meta": {}, "files": listing}
+    manifest = Path(store.root, "manifests", kind, f"{key}.json")
+    manifest.parent.mkdir(parents=True, exist_ok=True)
+    manifest.write_text(json.dumps(body))
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory):
+    """A store filled by one sweep, and the conversion keys of its corpus."""
+    root = tmp_path_factory.mktemp("object-store")
+    corpus, questions = tiny_corpus(root)
+    base = {"corpus": str(corpus), "questions": str(questions), "tokenizer": "words"}
+    spec = SweepSpec.from_dict({"name": "o", **base, "grid": {"chunk_size": [32], "retriever": ["bm25"]}})
+    res = run_sweep(spec, layout=Layout(root / "first"), executor="serial", progress=False,
+                    store=f"file://{root}/store")  # fmt: skip
+    keys = sorted(f.conversion_key for cp in res.plan.corpora.values() for f in cp.files)
+    return root, spec, keys
+
+
+@pytest.mark.parametrize(
+    "rel",
+    ["Makefile", "README.md", "hepwb/planted.py", ".git/hooks/post-merge", "data/interim/documents/x.json"],
+)
+def test_a_planted_failure_manifest_writes_nothing_into_the_project(swept, rel):
+    root, spec, keys = swept
+    store = ArtefactStore(f"file://{root}/store")
+    _plant(store, "failure", keys[0], {rel: EVIL, f"data/interim/documents/.failed/{keys[0]}.json": b"{}"})
+    project = Layout(root / f"victim-{hashlib.sha256(rel.encode()).hexdigest()[:6]}")
+    project.root.mkdir()
+    (project.root / "README.md").write_text("mine\n")
+    before = _snapshot(project.root)
+    try:
+        with pytest.raises(StoreError, match=rf"manifests/failure/{keys[0]}\.json in the store .* lists"):
+            run_sweep(spec, layout=project, executor="serial", progress=False, store=store.url)
+    finally:
+        Path(store.root, "manifests", "failure", f"{keys[0]}.json").unlink()
+    assert _snapshot(project.root) == before  # nothing placed, nothing overwritten, even during planning
+
+
+def test_a_manifest_whose_base_leaves_the_store_is_refused(tmp_path):
+    secret = tmp_path / "secretdir"
+    secret.mkdir()
+    (secret / "id_rsa").write_text("PRIVATE")
+    store = ArtefactStore(f"file://{tmp_path}/store")
+    rel = f"{artefact_home('document', 'k1')}/id_rsa"
+    digest = hashlib.sha256(b"PRIVATE").hexdigest()
+    body = {"format": "hepwb-store/1", "kind": "document", "key": "k1", "base": "../secretdir", "meta": {},
+            "files": {rel: {"bytes": 7, "sha256": digest}}}  # fmt: skip
+    Path(store.root, "manifests", "document").mkdir(parents=True)
+    Path(store.root, "manifests", "document", "k1.json").write_text(json.dumps(body))
+    with pytest.raises(StoreError, match=r"manifests/document/k1\.json in the store .* points outside"):
+        store.fetch("document", "k1", tmp_path / "project")
+    with pytest.raises(StoreError, match="points outside"):
+        store.lancedb_uri("document", "k1")  # nor is a table opened there
+    assert not (tmp_path / "project").exists()
+
+
+def test_damaged_manifests_and_missing_objects_name_the_manifest_not_the_credentials(tmp_path):
+    store = ArtefactStore(f"file://{tmp_path}/store")
+    rel = f"{artefact_home('document', 'k2')}/document.json"
+    _plant(store, "document", "k2", {rel: b"{}"}, entry={"bytes": 2})  # no sha256
+    with pytest.raises(StoreError, match=r"manifests/document/k2\.json in the store .* no size and SHA-256"):
+        store.fetch("document", "k2", tmp_path / "p")
+    rel = f"{artefact_home('document', 'k3')}/document.json"
+    _plant(store, "document", "k3", {rel: b"{}"})
+    Path(store.root, "objects/document/k3/abcdef012345", rel).unlink()  # listed, but gone from the store
+    with pytest.raises(StoreError, match=r"missing from the store although its manifest") as missing:
+        store.fetch("document", "k3", tmp_path / "p")
+    assert "credentials" not in str(missing.value) and "delete that manifest" in str(missing.value)
+    Path(store.root, "manifests", "document", "k4.json").write_text("{not json")
+    with pytest.raises(StoreError, match=r"manifests/document/k4\.json in the store .* is damaged"):
+        store.has("document", "k4")
