@@ -51,6 +51,7 @@ __all__ = [
     "IncompleteArtefactError",
     "check_published",
     "clean_stale",
+    "pid_alive",
     "publish_folder",
     "published_problem",
     "read_manifest",
@@ -68,7 +69,7 @@ class IncompleteArtefactError(HepwbError, ValueError):
     """An artefact hepwb wrote is incomplete or damaged; the message names it and the fix (a command)."""
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
     """Whether process ``pid`` exists (on this machine)."""
     if pid == os.getpid():
         return True
@@ -141,7 +142,7 @@ def clean_stale(final: Path) -> None:
     """Remove the hidden siblings of ``final`` left by processes that are gone (killed mid-publication)."""
     for kind in ("tmp", "old"):
         for path, pid in _siblings(final, kind):
-            if not _pid_alive(pid) or (pid == os.getpid() and kind == "old"):
+            if not pid_alive(pid) or (pid == os.getpid() and kind == "old"):
                 _remove(path)
 
 
@@ -348,7 +349,7 @@ def recover(final: str | Path) -> bool:
     if final.exists():
         return False
     for path, pid in sorted(_siblings(final, "tmp"), key=lambda t: t[0].stat().st_mtime, reverse=True):
-        if not _pid_alive(pid) and published_problem(path) is None:
+        if not pid_alive(pid) and published_problem(path) is None:
             try:
                 path.rename(final)
             except OSError:  # another reader recovered it first

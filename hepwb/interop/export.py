@@ -22,6 +22,7 @@ is a damaged ``hits.parquet`` (:mod:`hepwb.pipeline.runfolder`). A failed export
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import shutil
 from collections.abc import Iterator, Sequence
@@ -45,6 +46,7 @@ from hepwb.pipeline.record import RunRecord
 from hepwb.pipeline.runfolder import read_hits
 from hepwb.pipeline.stages import EvalInputs, load_inputs
 from hepwb.plaintext import plain
+from hepwb.publish import pid_alive
 from hepwb.types import JSONObject
 
 __all__ = ["Exported", "export_runs", "resolve_runs", "scored_config"]
@@ -253,6 +255,7 @@ def _staging(out: Path) -> Path:
     staging = parent / f".{out.name or 'export'}.partial-{os.getpid()}-{secrets.token_hex(4)}"
     try:
         parent.mkdir(parents=True, exist_ok=True)
+        _clean_stale(parent, out.name or "export")
         staging.mkdir()
     except OSError as exc:
         msg = (
@@ -264,14 +267,32 @@ def _staging(out: Path) -> Path:
 
 
 def _publish(staging: Path, out: Path) -> None:
-    """Move the files written into ``staging`` to ``out``: the whole folder when new, else file by file."""
+    """Move the files written into ``staging`` to ``out``: the whole folder when new, else file by file.
+
+    Into an existing folder the manifests go last and the old ones first: a reader (who starts from a
+    ``manifest.json``) finds the old export whole, or none while the files move, or the new one whole; a
+    kill in between leaves no manifest naming a mix of runs (run the export again).
+    """
     if not out.exists():
         staging.rename(out)
         return
-    for path in sorted(p for p in staging.rglob("*") if p.is_file()):
+    files = sorted(p for p in staging.rglob("*") if p.is_file())
+    manifests = [p for p in files if p.name == "manifest.json"]
+    for path in manifests:
+        (out / path.relative_to(staging)).unlink(missing_ok=True)
+    for path in [p for p in files if p.name != "manifest.json"] + manifests:
         dest = out / path.relative_to(staging)
         dest.parent.mkdir(parents=True, exist_ok=True)
         path.replace(dest)
+
+
+def _clean_stale(parent: Path, name: str) -> None:
+    """Remove the hidden staging folders of exports to ``name`` whose process is gone (killed mid-export)."""
+    stale = re.compile(rf"\.{re.escape(name)}\.partial-(\d+)-[0-9a-f]{{8}}")
+    for path in parent.iterdir() if parent.is_dir() else ():
+        found = stale.fullmatch(path.name)
+        if found and not pid_alive(int(found.group(1))) and path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
 
 
 def _manifest_run(run_dir: Path, record: RunRecord, files: JSONObject) -> JSONObject:

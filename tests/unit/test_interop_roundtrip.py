@@ -237,3 +237,34 @@ def test_runs_are_found_by_folder_name_run_id_and_sweep(project):
     row = wide[wide["retriever"] == "run:papers"].iloc[0].to_dict()
     assert config_label(row) == "paper level · run:papers" and wide["chunk_size"].dtype == "Int64"
     assert verdict(wide, cat.per_question, "doc_mrr@5").table.shape[0] == 3
+
+
+def test_an_export_stopped_midway_into_an_existing_folder_never_leaves_a_manifest_of_a_mix(
+    project, tmp_path, monkeypatch
+):
+    out = tmp_path / "exports"
+    export_runs([project.run.run_dir], out, "trec", layout=project.layout, progress=False)
+    old = sorted(p.relative_to(out).as_posix() for p in out.rglob("*"))
+    (out / ".exports.partial-999999-deadbeef").mkdir()  # a staging folder of a killed export (pid gone)
+    moved = []
+    real_replace = Path.replace
+
+    def killed_after_two_files(self, target):
+        if ".exports.partial-" not in str(self) or ".partial-" in str(target):  # not a move into place
+            return real_replace(self, target)
+        if len(moved) == 2:
+            raise KeyboardInterrupt  # the process stops here (as a kill would, between two renames)
+        moved.append(target)
+        return real_replace(self, target)
+
+    monkeypatch.setattr(Path, "replace", killed_after_two_files)
+    with pytest.raises(KeyboardInterrupt):
+        export_runs([project.run.run_dir], out, "trec", layout=project.layout, progress=False)
+    monkeypatch.undo()
+    assert not (out / ".exports.partial-999999-deadbeef").exists()  # stale staging folders cleaned
+    assert all(p.name != "manifest.json" for p in moved)  # the manifest goes last...
+    assert not (out / "manifest.json").exists()  # ...and the old one first: none names a mix
+    export_runs([project.run.run_dir], out, "trec", layout=project.layout, progress=False)  # run again
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert all((out / f).is_file() for r in manifest["runs"] for f in r["files"].values())
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*")) == old
