@@ -1,8 +1,9 @@
 r"""Bounded parsers of the text :mod:`hepwb.readers` reads: JSON, JSONL and CSV.
 
 JSON is parsed with its nesting depth and integer digits bounded (repeated keys refused); JSONL line by
-line; CSV strictly, with a bound on a field's length. Every failure is a :class:`~hepwb.readers.ReadError`
-naming the file, the line where there is one, and the fix.
+line; CSV strictly, with a bound on a field's length. A UTF-8 byte-order mark opening a file (Excel's
+"CSV UTF-8", Windows Notepad) is dropped. Every failure is a :class:`~hepwb.readers.ReadError` naming the
+file, the line where there is one, and the fix.
 
 Example:
     >>> import tempfile, pathlib
@@ -146,6 +147,19 @@ def parse_json(
     return value
 
 
+def _file_text(path: str | Path, what: str, *, max_bytes: int, fix: str) -> str:
+    r"""The UTF-8 text of ``path`` (:func:`~hepwb.readers.read_text`) without a byte-order mark opening it.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> f = pathlib.Path(tempfile.mkdtemp()) / "q.csv"
+        >>> _ = f.write_bytes(b"\xef\xbb\xbfqid,question\n")
+        >>> _file_text(f, "question file", max_bytes=100, fix="")
+        'qid,question\n'
+    """
+    return read_text(path, what, max_bytes=max_bytes, fix=fix).removeprefix("\ufeff")
+
+
 def read_json_file(
     path: str | Path,
     what: str,
@@ -158,7 +172,7 @@ def read_json_file(
     Raises:
         ReadError: Naming the file, the line and ``fix``.
     """
-    return parse_json(read_text(path, what, max_bytes=max_bytes, fix=fix), f"{what} {path}", fix=fix)
+    return parse_json(_file_text(path, what, max_bytes=max_bytes, fix=fix), f"{what} {path}", fix=fix)
 
 
 def iter_jsonl(
@@ -170,10 +184,13 @@ def iter_jsonl(
 ) -> Iterator[tuple[int, Any]]:
     """``(line number, value)`` of every non-blank line of the JSONL file ``path``, each bounded as JSON.
 
+    Lines end at ``\\n`` only (a ``\\r`` before it is JSON whitespace): U+2028, U+2029 and U+0085 are
+    characters of a line, as a JSON string may hold them unescaped.
+
     Raises:
         ReadError: Naming the file and line.
     """
-    text = read_text(path, what, max_bytes=max_bytes, fix=fix)
+    text = _file_text(path, what, max_bytes=max_bytes, fix=fix)
     for lineno, line in enumerate(text.split("\n"), start=1):
         if line.strip():
             yield lineno, parse_json(line, f"{path} line {lineno}", fix=fix)
@@ -222,7 +239,7 @@ def read_csv(
         ReadError: Naming the file and line (a field too long, a quote opened and never closed, text after
             a closing quote, a NUL byte, a column named twice in the header …).
     """
-    text = read_text(path, what, max_bytes=max_bytes, fix=fix)
+    text = _file_text(path, what, max_bytes=max_bytes, fix=fix)
     old = csv.field_size_limit()
     csv.field_size_limit(max_field)
     reader = csv.DictReader(io.StringIO(text, newline=""), strict=True)

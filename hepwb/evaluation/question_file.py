@@ -4,8 +4,13 @@ A physicist selects a passage of a paper, types the question it answers (or pick
 and :func:`add_evidence` appends it: a new line, or one more evidence entry of an existing question. The
 quote is located in the document first (:func:`~hepwb.evaluation.matching.locate_evidence`), so a file
 built this way holds only evidence a run can score; a duplicate quote, an ambiguous short quote, a
-quote the converted text does not hold, an unknown document, an empty quote or question are refused with
-one line naming the file and the fix, and nothing is written. Other lines are kept byte for byte.
+quote the converted text does not hold, an unknown document, an empty quote or question, a page that is
+no page of the document are refused with one line naming the file and the fix, and nothing is written.
+Other lines are kept byte for byte.
+
+The file is read, changed and written under a lock (``.<name>.lock`` beside it), so two processes adding
+at once both land; it is split into lines at ``\\n`` only, as the question reader splits it (a question
+holding U+2028, U+2029 or U+0085 stays one line), and rewritten atomically.
 
 Example:
     >>> import tempfile
@@ -36,6 +41,7 @@ from hepwb.evaluation.questions import Evidence, Question, load_questions
 from hepwb.exceptions import ConfigError
 from hepwb.io import atomic_write_text
 from hepwb.limits import MAX_QUESTION_FILE_BYTES
+from hepwb.locks import building
 from hepwb.parsers import parse_json
 from hepwb.readers import read_text
 from hepwb.textkey import key
@@ -51,13 +57,54 @@ def read_question_file(path: str | Path) -> list[Question]:
         ConfigError: The file is not a ``.jsonl`` file, or a line is malformed (message from
             :func:`~hepwb.evaluation.questions.load_questions`).
     """
+    path = _jsonl_path(path)
+    if not path.exists() or not read_text(path, "question file", max_bytes=MAX_QUESTION_FILE_BYTES).strip():
+        return []
+    return load_questions(path)
+
+
+def _jsonl_path(path: str | Path) -> Path:
+    """``path`` as a :class:`~pathlib.Path`, refused when it names a CSV file (evidence goes to JSONL).
+
+    Raises:
+        ConfigError: ``path`` ends in ``.csv``.
+    """
     path = Path(path)
     if path.suffix.lower() == ".csv":
         msg = f"{path} is a CSV file; evidence is written to .jsonl question files: choose a .jsonl path"
         raise ConfigError(msg)
-    if not path.exists() or not read_text(path, "question file", max_bytes=MAX_QUESTION_FILE_BYTES).strip():
-        return []
-    return load_questions(path)
+    return path
+
+
+def _lock_path(path: Path) -> Path:
+    """The lock file held while ``path`` is read, changed and written: ``.<name>.lock`` beside it."""
+    return path.with_name(f".{path.name}.lock")
+
+
+def _checked_page(refused: str, doc: Document | str, page: object) -> None:
+    """Refuse a ``page`` that is not ``None`` or a positive whole number, or past the document's last page.
+
+    The document's page count is known when its metadata has ``pages`` (PDF and LaTeX conversions).
+
+    Raises:
+        ConfigError: One line naming the page given and the fix.
+    """
+    if page is None:
+        return
+    if isinstance(page, bool) or not isinstance(page, int) or page < 1:
+        shown = repr(page) if len(repr(page)) <= 40 else repr(page)[:39] + "…"
+        msg = (
+            f"{refused}: page {shown} is no page number; give the 1-based page the passage was selected on, "
+            "or None for a document without pages"
+        )
+        raise ConfigError(msg)
+    if isinstance(doc, str):
+        return  # a document that is not loaded: refused when the quote is located
+    pages = doc.meta_value("pages")
+    if isinstance(pages, int) and not isinstance(pages, bool) and 0 < pages < page:
+        msg = f"{refused}: page {page} is past the last page of {doc.label} ({pages}); give a page from 1 to "
+        msg += str(pages)
+        raise ConfigError(msg)
 
 
 def _next_qid(label: str, questions: list[Question]) -> str:
@@ -104,13 +151,32 @@ def add_evidence(
         The question as written, with all its evidence.
 
     Raises:
-        ConfigError: One line naming the file and the fix: an empty quote or question, an unknown
-            document, a quote that is ambiguous or not in the document's text, a quote of the same
-            document already in the file (compared by :func:`~hepwb.textkey.key`), or a malformed file.
+        ConfigError: One line naming the file and the fix: an empty quote or question, a page that is
+            not a positive whole number or past the document's last page, an unknown document, a quote
+            that is ambiguous or not in the document's text, a quote of the same document already in the
+            file (compared by :func:`~hepwb.textkey.key`), or a malformed file.
+        CatalogBusyError: Another process held the file's lock for longer than hepwb waits.
     """
-    path = Path(path)
+    path = _jsonl_path(path)
     quote, question = quote.strip(), question.strip()
     refused = f"not added to {path}"
+    _checked_page(refused, doc, page)
+    with building(_lock_path(path), f"the question file {path}"):
+        # read inside the lock: another process may have added a line since this one was called
+        return _add(path, refused, question, doc, page, quote, qid, (answer, kind))
+
+
+def _add(
+    path: Path,
+    refused: str,
+    question: str,
+    doc: Document | str,
+    page: int | None,
+    quote: str,
+    qid: str | None,
+    answer_kind: tuple[str, str],
+) -> Question:
+    """:func:`add_evidence` once the file is locked: read it, check, append, write it atomically."""
     questions = read_question_file(path)
     by_qid = {q.qid: q for q in questions}
     if qid is None:
@@ -127,9 +193,9 @@ def add_evidence(
     if target is not None:
         record, index, lines = _added_to(path, questions, qid, entry)
     else:
-        record, index, lines = _new_question(path, questions, qid, label, question, (answer, kind), entry)
+        record, index, lines = _new_question(path, questions, qid, label, question, answer_kind, entry)
     written = Question.from_dict(record, f"{path} line {index + 1}")  # validated before it is written
-    lines[index] = json.dumps(record, ensure_ascii=False)
+    lines[index] = _json_line(record)
     atomic_write_text(path, "\n".join(lines) + "\n")
     return written
 
@@ -171,10 +237,44 @@ def _checked_entry(
     return entry
 
 
+_LINE_BREAKS = {"\u0085": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+"""Characters that some readers take for a line break (``str.splitlines``, JavaScript), written escaped."""
+
+
+def _json_line(record: dict[str, Any]) -> str:
+    r"""``record`` as one JSON line: UTF-8 characters kept, those some readers break lines at escaped.
+
+    Example:
+        >>> _json_line({"question": "é\u2028x\x85"})
+        '{"question": "é\\u2028x\\u0085"}'
+    """
+    line = json.dumps(record, ensure_ascii=False)  # json escapes C0 controls (\x0b, \x0c, \x1c …) itself
+    for ch, escaped in _LINE_BREAKS.items():
+        line = line.replace(ch, escaped)  # in JSON text they stand only inside strings: the same value
+    return line
+
+
+def _split_jsonl(text: str) -> list[str]:
+    r"""The lines of JSON-lines ``text`` as the question reader counts them: split at ``\n`` only.
+
+    A ``\r`` ending a line is dropped, and a UTF-8 byte-order mark before the first; U+2028, U+2029,
+    U+0085, ``\x0b``, ``\x0c``, ``\x1c``-``\x1e`` are characters of a line (``str.splitlines`` breaks
+    lines there, which would cut a JSON string in two). No empty last line after a final newline.
+
+    Example:
+        >>> _split_jsonl('\ufeff{"q": "a\u2028b"}\r\n\n{}\n')
+        ['{"q": "a\u2028b"}', '', '{}']
+    """
+    lines = [line.removesuffix("\r") for line in text.removeprefix("\ufeff").split("\n")]
+    if lines[-1] == "":
+        lines.pop()
+    return lines
+
+
 def _lines(path: Path, questions: list[Question]) -> list[str]:
-    """The file's lines as they are (none when it holds no question yet)."""
+    """The file's lines (:func:`_split_jsonl`; none when it holds no question yet)."""
     text = read_text(path, "question file", max_bytes=MAX_QUESTION_FILE_BYTES) if questions else ""
-    return text.splitlines()
+    return _split_jsonl(text)
 
 
 def _added_to(

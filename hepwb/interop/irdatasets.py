@@ -5,7 +5,8 @@ queries (``query_id<TAB>text``) and TREC qrels (``query_id 0 doc_id relevance``)
 checks the files (regular files within :mod:`hepwb.limits`), builds that dataset and writes it with
 :func:`~hepwb.interop.collection.write_collection`. Files only: nothing is downloaded, no dataset id is looked
 up. :func:`import_dataset` takes any dataset object you built the same way (its documents, queries and qrels
-are read through its iterators, each bounded).
+are read through its iterators, each bounded). A UTF-8 byte-order mark opening a file (a TSV saved by Excel
+or Windows Notepad), which ``ir_datasets`` keeps in the first id, is dropped from it.
 
 Example:
     >>> import tempfile
@@ -74,6 +75,21 @@ def local_dataset(docs_tsv: str | Path, queries_tsv: str | Path, qrels_trec: str
     )
 
 
+_BOM = "\ufeff"
+"""The byte-order mark a file saved as "UTF-8 with BOM" opens with (``ir_datasets`` reads it into an id)."""
+
+
+def _first_id(value: Any, first: bool) -> str:
+    """``value`` as an id; the first record's without the byte-order mark its file may open with.
+
+    Example:
+        >>> _first_id("\ufeffq1", True), _first_id("q1", False)
+        ('q1', 'q1')
+    """
+    text = str(value)
+    return text.removeprefix(_BOM) if first else text
+
+
 def _text(record: Any) -> str:
     text = getattr(record, "text", None)
     if text is None and hasattr(record, "default_text"):
@@ -91,7 +107,7 @@ def _docs(dataset: Any, source: str) -> Iterator[BeirDoc]:
             msg = f"{source}: document {doc.doc_id!r} has {len(text):,} characters (at most "
             msg += f"{limits.MAX_COLLECTION_DOC_CHARS:,})"
             raise ConfigError(msg)
-        yield BeirDoc(str(doc.doc_id), str(getattr(doc, "title", "") or ""), text)
+        yield BeirDoc(_first_id(doc.doc_id, i == 0), str(getattr(doc, "title", "") or ""), text)
 
 
 def import_dataset(
@@ -134,7 +150,7 @@ def _import(out: str | Path, dataset: Any, source: str, files: tuple[str, str]) 
         if n > limits.MAX_RUN_LINES:
             msg = f"{qfile}: more than {limits.MAX_RUN_LINES:,} queries; import a part of it"
             raise ConfigError(msg)
-        qid = str(q.query_id)
+        qid = _first_id(q.query_id, n == 1)
         if problem := not_text(qid):
             msg = f"{qfile} query {n}: the query id {qid[:80]!r} {problem}; write it as plain text"
             raise ConfigError(msg)
@@ -147,7 +163,7 @@ def _import(out: str | Path, dataset: Any, source: str, files: tuple[str, str]) 
         if n > limits.MAX_RUN_LINES:
             msg = f"{rfile}: more than {limits.MAX_RUN_LINES:,} judgements; import a part of it"
             raise ConfigError(msg)
-        qid, doc, text = str(r.query_id), str(r.doc_id), str(r.relevance).strip()
+        qid, doc, text = _first_id(r.query_id, n == 1), str(r.doc_id), str(r.relevance).strip()
         if isinstance(r.relevance, bool) or not (text.lstrip("-").isascii() and text.lstrip("-").isdigit()):
             msg = f"{rfile} judgement {n}: relevance {text[:20]!r} is no whole number; give a grade: 0, 1, 2"
             raise ConfigError(msg)

@@ -308,3 +308,38 @@ def test_a_bool_chunk_size_is_refused(home):
     (home / "hepwb-defaults.json").write_text('{"retriever": "bm25", "chunk_size": false}')
     with pytest.raises(ConfigError, match=r"chunk_size: .*got False"):
         current_defaults(home)
+
+
+# a question file saved by Excel ("CSV UTF-8") or Windows Notepad opens with a byte-order mark
+
+
+@pytest.mark.parametrize(
+    ("name", "body"),
+    [
+        ("q.csv", f"qid,question,doc,quote,page\r\nQ1,Which value?,P01,{_QUOTE},\r\n"),
+        ("q.jsonl", json.dumps({"qid": "Q1", "question": "Which value?",
+                                "evidence": [{"doc": "P01", "quote": _QUOTE}]}) + "\n"),
+    ],
+)  # fmt: skip
+def test_a_question_file_opening_with_a_byte_order_mark_is_read(home, name, body):
+    path = home / name
+    path.write_text(body, encoding="utf-8-sig")
+    assert path.read_bytes().startswith(b"\xef\xbb\xbf")
+    (q,) = load_questions(path)
+    assert (q.qid, q.question, [(e.doc, e.page, e.quote) for e in q.evidence]) == (
+        "Q1",
+        "Which value?",
+        [("P01", None, _QUOTE)],
+    )
+    papers = home / "papers"
+    papers.mkdir()
+    (papers / "P01.md").write_text(f"# A note\n\n{_QUOTE} was measured.\n", encoding="utf-8")
+    res = runner.invoke(app, ["questions", "check", str(path), "--corpus", str(papers)])
+    assert res.exit_code == 0, res.output
+    assert "1 of 1 question can be scored; every quote located" in res.output
+
+
+def test_read_csv_drops_the_byte_order_mark_from_the_first_column(tmp_path):
+    path = tmp_path / "q.csv"
+    path.write_text("qid,question\nQ1,x\n", encoding="utf-8-sig")
+    assert read_csv(path, "question file") == (["qid", "question"], [(2, {"qid": "Q1", "question": "x"})])

@@ -137,3 +137,36 @@ def test_malformed_collections_are_one_line_naming_file_and_line(beir, tmp_path,
     )
     res = runner.invoke(app, [*args, "--qrels", str(tmp_path / "nope.txt")])
     assert res.exit_code == 2 and f"qrels file {tmp_path / 'nope.txt'} does not exist" in _error(res.output)
+
+
+BOM = "\ufeff"
+"""The byte-order mark a file saved as "UTF-8 with BOM" (Excel, Windows Notepad) opens with."""
+
+
+def test_collection_files_opening_with_a_byte_order_mark_import_like_plain_ones(beir, tmp_path):
+    files = tmp_path / "files"
+    files.mkdir()
+    (files / "docs.tsv").write_text("".join(f"{i}\t{x}\n" for i, _, x in DOCS), encoding="utf-8-sig")
+    (files / "queries.tsv").write_text(
+        "".join(f"{q}\t{t}\n" for q, t in QUERIES.items()), encoding="utf-8-sig"
+    )
+    (files / "qrels.txt").write_text(
+        "".join(f"{q} 0 {d} {r}\n" for q, docs in QRELS.items() for d, r in docs.items()),
+        encoding="utf-8-sig",
+    )
+    assert all(p.read_bytes().startswith(b"\xef\xbb\xbf") for p in files.iterdir())
+    local = import_local(tmp_path / "irds", files / "docs.tsv", files / "queries.tsv", files / "qrels.txt")
+    plain = import_beir(beir, tmp_path / "from-beir")
+    assert local.questions.read_text() == plain.questions.read_text()  # q1 judges d1: neither id keeps a BOM
+    assert local.skipped == plain.skipped and local.n_documents == plain.n_documents
+    assert sorted(p.name for p in local.corpus.glob("*.md")) == sorted(
+        p.name for p in plain.corpus.glob("*.md")
+    )
+    # a BEIR folder whose three files open with a byte-order mark
+    marked = tmp_path / "beir-bom"
+    marked.mkdir()
+    for name in ("corpus.jsonl", "queries.jsonl", "qrels/test.tsv"):
+        (marked / name).parent.mkdir(exist_ok=True)
+        (marked / name).write_text(BOM + (beir / name).read_text(encoding="utf-8"), encoding="utf-8")
+    again = import_beir(marked, tmp_path / "from-beir-bom")
+    assert again.questions.read_text() == plain.questions.read_text() and again.skipped == plain.skipped

@@ -84,6 +84,16 @@ def test_qrels_and_topics_round_trip(tmp_path):
         write_qrels(tmp_path / "bad.txt", {"my question": {"P01": 1}})
 
 
+def test_trec_files_opening_with_a_byte_order_mark_read_their_first_line(tmp_path):
+    bom = "\ufeff"
+    (tmp_path / "qrels.txt").write_text(bom + "N1 0 note-a 1\nN2 0 note-b 2\n", encoding="utf-8")
+    assert read_qrels(tmp_path / "qrels.txt") == {"N1": {"note-a": 1}, "N2": {"note-b": 2}}
+    (tmp_path / "topics.tsv").write_text(bom + "N1\tWhat is the fitted amplitude?\n", encoding="utf-8")
+    assert read_topics(tmp_path / "topics.tsv") == {"N1": "What is the fitted amplitude?"}
+    (tmp_path / "run.trec").write_text(bom + "N1 Q0 c1 1 0.5 t\n", encoding="utf-8")
+    assert read_run(tmp_path / "run.trec", qids={"N1"}).rankings == {"N1": [("c1", 0.5)]}
+
+
 @pytest.mark.parametrize(
     ("body", "expect"),
     [

@@ -1,14 +1,24 @@
-"""Evidence marked in the document view lands in a question file, checked, or is refused in one line."""
+"""Evidence marked in the document view lands in a question file, checked, or is refused in one line.
+
+Found by a probe of hostile input: a question or quote holding U+2028, U+2029 or U+0085 was cut in two
+lines on the next add (``str.splitlines``), two processes adding at once lost a line and wrote a qid twice
+(no lock), page 0 or a negative page became the page found, and a file opening with a byte-order mark was
+refused.
+"""
 
 from __future__ import annotations
 
 import json
+import multiprocessing
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from hepwb.evaluation.question_file import add_evidence, read_question_file
 from hepwb.evaluation.questions import load_questions
 from hepwb.exceptions import ConfigError
+from hepwb.pipeline.questions_check import check_questions
 from hepwb.types import Block, Document
 
 PAGE1 = "The HERMES experiment measured the beam-spin asymmetry with the positron beam of HERA."
@@ -140,3 +150,143 @@ def test_a_malformed_or_csv_file_is_refused(tmp_path):
     with pytest.raises(ConfigError, match=r"bad\.jsonl line 1: field 'evidence' is missing"):
         add_evidence(bad, question="Q?", doc=_doc(), page=1, quote="The HERMES experiment")
     assert bad.read_text(encoding="utf-8") == '{"qid": "A"}\n'
+
+
+SEPARATORS = "\u2028\u2029\x85"
+"""Characters ``str.splitlines`` breaks a line at, which a JSON string may hold unescaped."""
+
+
+def test_line_separators_in_a_question_or_quote_keep_it_on_one_line(home):
+    path = home / "qa.jsonl"
+    # a line another tool wrote, the separators raw (json.dumps with ensure_ascii=False keeps them)
+    first = json.dumps(
+        {
+            "qid": "X-01",
+            "question": f"Which{SEPARATORS}experiment?",
+            "evidence": [{"doc": "P01", "quote": f"The HERMES{SEPARATORS}experiment"}],
+        },
+        ensure_ascii=False,
+    )
+    path.write_text(first + "\n", encoding="utf-8")
+    q = add_evidence(path, question=f"Which value{SEPARATORS}is it?", doc=_doc(), page=None,
+                     quote=f"Its value is{SEPARATORS}-0.23 ± 0.04")  # fmt: skip
+    add_evidence(path, question="", qid=q.qid, doc=_doc(), page=None,
+                 quote=f"Radiative{SEPARATORS}corrections are small")  # fmt: skip
+    text = path.read_text(encoding="utf-8")
+    assert text.count("\n") == 2 and text.split("\n")[0] == first  # the other line kept byte for byte
+    back = load_questions(path)
+    assert [(x.qid, x.question) for x in back] == [
+        ("X-01", f"Which{SEPARATORS}experiment?"),
+        ("P01-01", f"Which value{SEPARATORS}is it?"),
+    ]
+    assert [e.quote for e in back[1].evidence] == [
+        f"Its value is{SEPARATORS}-0.23 ± 0.04",
+        f"Radiative{SEPARATORS}corrections are small",
+    ]
+    # hepwb questions check reads the file and locates every quote
+    papers = home / "papers"
+    papers.mkdir()
+    (papers / "P01.md").write_text("\n\n".join((PAGE1, PAGE2, PAGE3)) + "\n", encoding="utf-8")
+    result = check_questions(path, papers, progress=False)
+    assert not result.unlocated and result.n_scored == 2, result.rows()
+
+
+def test_the_question_reader_counts_lines_at_newlines_only(tmp_path):
+    path = tmp_path / "qa.jsonl"
+    record = {"qid": "A", "question": f"Q{SEPARATORS}?", "evidence": [{"doc": "P01", "quote": "x y"}]}
+    first = json.dumps(record, ensure_ascii=False)
+    path.write_text(f'{first}\r\n{{"qid": "B"}}\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"qa\.jsonl line 2: field 'evidence' is missing"):
+        load_questions(path)
+    with pytest.raises(ConfigError, match=r"qa\.jsonl line 2: field 'evidence' is missing"):
+        add_evidence(path, question="Q?", doc=_doc(), page=1, quote="The HERMES experiment")
+
+
+def test_a_file_opening_with_a_byte_order_mark_is_read_and_added_to(tmp_path):
+    path = tmp_path / "qa.jsonl"
+    first = {"qid": "X-01", "question": "Which experiment?", "evidence": [{"doc": "P01", "quote": "HERMES"}]}
+    path.write_text(json.dumps(first) + "\r\n", encoding="utf-8-sig")
+    assert [q.qid for q in read_question_file(path)] == ["X-01"]
+    q = add_evidence(path, question="Which value?", doc=_doc(), page=2, quote="Its value is -0.23 ± 0.04")
+    assert q.qid == "P01-01"
+    assert [x.qid for x in load_questions(path)] == ["X-01", "P01-01"]
+
+
+@pytest.mark.parametrize(
+    ("page", "says"),
+    [
+        (0, "page 0 is no page number; give the 1-based page the passage was selected on, or None"),
+        (-2, "page -2 is no page number"),
+        (True, "page True is no page number"),
+        ("2", "page '2' is no page number"),
+        (2.0, "page 2.0 is no page number"),
+        (4, "page 4 is past the last page of P01 (3); give a page from 1 to 3"),
+    ],
+)
+def test_a_page_that_is_no_page_of_the_document_is_refused(tmp_path, page, says):
+    path = tmp_path / "qa.jsonl"
+    assert _refused(path, page=page, quote="Its value is -0.23 ± 0.04").startswith(says)
+    add_evidence(path, question="Which value?", doc=_doc(), page=3, quote="Its value is -0.23 ± 0.04")
+    assert _refused(path, page=page, quote="Radiative corrections are small").startswith(says)
+
+
+WORDS = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet")
+
+
+def _sentence(worker: int, i: int) -> str:
+    return f"The {WORDS[worker]} detector recorded {WORDS[i]} events in its calibration run."
+
+
+def _many_sentences_doc(workers: int, adds: int) -> Document:
+    md, blocks = "", []
+    for w in range(workers):
+        for i in range(adds):
+            start = len(md)
+            md += _sentence(w, i) + "\n\n"
+            blocks.append(Block("text", start, start + len(_sentence(w, i)), 1 + w))
+    return Document("id-P01", "P01", md, tuple(blocks), {"pages": workers})
+
+
+def _add_many(path: str, worker: int, workers: int, adds: int, start: Any, out: Any) -> None:
+    """One process's adds (a spawned process: no state shared with the test but the file)."""
+    doc = _many_sentences_doc(workers, adds)
+    start.wait()
+    got: list[str] = []
+    try:
+        for i in range(adds):
+            q = add_evidence(path, question=f"Question {worker}-{i}?", doc=doc, page=1 + worker,
+                             quote=_sentence(worker, i))  # fmt: skip
+            got.append(q.qid)
+    except Exception as exc:  # told to the test, which fails naming it
+        out.put((worker, f"add {len(got) + 1} failed: {type(exc).__name__}: {exc}"))
+        return
+    out.put((worker, got))
+
+
+def test_two_processes_adding_at_once_land_every_add_once(tmp_path):
+    path = tmp_path / "qa.jsonl"
+    workers, adds = 2, 6
+    ctx = multiprocessing.get_context("spawn")
+    start, out = ctx.Barrier(workers), ctx.Queue()
+    procs = [
+        ctx.Process(target=_add_many, args=(str(path), w, workers, adds, start, out)) for w in range(workers)
+    ]
+    for proc in procs:
+        proc.start()
+    results = dict(out.get(timeout=120) for _ in procs)
+    for proc in procs:
+        proc.join(timeout=60)
+        assert proc.exitcode == 0
+    assert all(isinstance(got, list) for got in results.values()), results
+    qids = [qid for w in range(workers) for qid in results[w]]
+    assert len(set(qids)) == workers * adds  # every add reported its own question
+    back = load_questions(path)  # the file passes the question reader: no qid twice, every line whole
+    assert sorted(q.qid for q in back) == sorted(qids)
+    assert sorted(q.question for q in back) == sorted(
+        f"Question {w}-{i}?" for w in range(workers) for i in range(adds)
+    )
+    assert all(len(q.evidence) == 1 for q in back)
+    assert len(Path(path).read_text(encoding="utf-8").split("\n")) == workers * adds + 1
+    # and the file takes more
+    more = add_evidence(path, question="One more?", doc=_doc("P02"), page=1, quote="The HERMES experiment")
+    assert more.qid == "P02-01" and len(load_questions(path)) == workers * adds + 1
