@@ -14,6 +14,7 @@ import typer
 from hepwb.cli_show import run_lines
 from hepwb.evaluation.stats import SMALL_N
 from hepwb.exceptions import ConfigError
+from hepwb.ids import file_sha256
 from hepwb.interop import experiment_table, resolve_runs, score_run_file
 from hepwb.interop.runfile import LEVELS, Level
 from hepwb.labels import human
@@ -21,6 +22,7 @@ from hepwb.pipeline.cell import RunResult
 from hepwb.pipeline.config import ExperimentConfig
 from hepwb.pipeline.record import RunRecord
 from hepwb.pipeline.runfolder import read_per_question
+from hepwb.pipeline.stages import questions_path
 from hepwb.report.tables import DECISION_METRICS
 
 if TYPE_CHECKING:
@@ -112,15 +114,16 @@ def _load_baseline(baseline: str) -> tuple[str, RunRecord, pd.DataFrame]:
     return found[0].name, RunRecord.load(found[0]), read_per_question(found[0], then=then)
 
 
+def _another_question_set(baseline: str | None) -> str:
+    return f"--baseline {baseline!r} was scored on another question set; compare runs of the same questions"
+
+
 def _comparison_lines(
     res: RunResult, baseline: str, base: tuple[str, RunRecord, pd.DataFrame], level: str
 ) -> list[str]:
     name, record, per_question = base
     if record.inputs.questions_sha256 != res.record.inputs.questions_sha256:
-        msg = (
-            f"--baseline {baseline!r} was scored on another question set; compare runs of the same questions"
-        )
-        raise ConfigError(msg)
+        raise ConfigError(_another_question_set(baseline))
     frames = {name: per_question, res.run_name: res.per_question}
     wanted = headline(level, int(res.record.config.get("k") or 10))
     metrics = [m for m in wanted if all(m in f.columns for f in frames.values())]
@@ -158,6 +161,8 @@ def outside_run_lines(
         raise ConfigError(msg)
     chosen: Level = "chunk" if level == "chunk" else "paper"
     base = None if baseline is None else _load_baseline(baseline)  # refused before a run folder is written
+    if base is not None and base[1].inputs.questions_sha256 != file_sha256(questions_path(cfg.questions)):
+        raise ConfigError(_another_question_set(baseline))
     res = score_run_file(cfg, run_file, level=chosen, sweep=sweep)
     rec = res.record
     lines = run_lines(rec) if chosen == "chunk" else _metric_lines(rec, headline(chosen, cfg.k))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -175,11 +176,15 @@ class NERClient:
     def _post(self, body: JSONObject) -> Any:
         import httpx
 
+        start = time.monotonic()
         try:
             r = post_json(self.url.rstrip("/") + "/ner", body, timeout=self.timeout, attempts=self.attempts,
                           headers=self._headers, max_wait=2.0)  # fmt: skip
         except httpx.TimeoutException:
-            msg = f"{self._shown}/ner timed out after {self.timeout:g} s"
+            msg = (
+                f"{self._shown}/ner did not answer within {self.timeout:g} s in {self.attempts} tries "
+                f"({time.monotonic() - start:.0f} s in all)"
+            )
             raise NERUnavailableError(msg) from None
         except httpx.TransportError as exc:
             msg = f"cannot reach {self._shown}/ner ({exc})"

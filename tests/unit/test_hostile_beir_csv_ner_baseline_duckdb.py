@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import socket
+from pathlib import Path
 
 import pytest
 
@@ -215,6 +216,28 @@ def test_a_damaged_baseline_is_named_before_a_run_folder_is_written(home, monkey
     line = _one_line(err)
     assert code == 2 and f"{table} is damaged" in line and "then compare again" in line
     assert list(runs.iterdir()) == [base]  # refused before the new run folder was written
+
+
+def test_a_baseline_of_another_question_set_is_refused_before_a_run_folder_is_written(
+    home, monkeypatch, capsys
+):
+    evaluate = _papers(home)
+    (home / "base.trec").write_text("N1 Q0 note-a 1 2.0 base\nN2 Q0 note-a 1 1.0 base\n", encoding="utf-8")
+    code, _, err = run_main(monkeypatch, capsys, *evaluate, "--run-file", "base.trec")
+    assert code == 0, err
+    runs = Layout.default().runs
+    (base,) = runs.iterdir()
+    questions = Path(evaluate[evaluate.index("--questions") + 1])
+    other = questions.with_name("other.jsonl")
+    other.write_text(questions.read_text(encoding="utf-8") + "\n", encoding="utf-8")  # another file's hash
+    mine = [
+        *evaluate[: evaluate.index("--questions") + 1],
+        str(other),
+        *evaluate[evaluate.index("--questions") + 2 :],
+    ]
+    code, _, err = run_main(monkeypatch, capsys, *mine, "--run-file", "base.trec", "--baseline", str(base))
+    assert code == 2 and "was scored on another question set" in _one_line(err)
+    assert list(runs.iterdir()) == [base]  # refused before the new run was scored and recorded
 
 
 # M2: a corrupt block of catalog.duckdb or audit.duckdb ("Corrupt database file: computed checksum …") was

@@ -109,6 +109,18 @@ def test_a_service_that_is_down():
         NERClient(url, attempts=1).entities(["LHCb"])
 
 
+def test_a_service_that_never_answers_is_named_with_every_try_and_the_time_spent():
+    import socket
+
+    with socket.socket() as silent:  # accepts connections, never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        with pytest.raises(NERUnavailableError) as err:
+            NERClient(url, timeout=0.2, attempts=3).entities(["LHCb"])
+    assert "did not answer within 0.2 s in 3 tries (" in str(err.value) and "s in all)" in str(err.value)
+
+
 def test_ner_serve_command_serves_until_stopped():
     import socket
 
