@@ -13,6 +13,7 @@ from typing import Any
 
 from hepwb.catalog import Catalog
 from hepwb.sweep.executors import Executor
+from hepwb.sweep.executors.base import ClusterLostError
 from hepwb.sweep.plan import CellPlan, SweepPlan
 from hepwb.sweep.prepare import PreparedStages
 from hepwb.sweep.store_tasks import cell_task as store_cell_task
@@ -138,6 +139,8 @@ def _result(plan: SweepPlan, c: CellPlan, ex: Executor, fut: Any) -> Outcome:
     """A finished cell's outcome; a lost worker's cell fails (recorded); a store's run fetched here."""
     try:
         o: Outcome = ex.result(fut)
+    except ClusterLostError:
+        raise  # the whole cluster: no failure of this configuration, the sweep stops in one line
     except Exception as exc:  # a lost worker (killed, out of memory): the cell fails, the rest go on
         o = Outcome(
             "cell",

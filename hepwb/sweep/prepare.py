@@ -22,6 +22,7 @@ from hepwb.io import write_json
 from hepwb.pipeline.stages import needs_windows, table_parts_of
 from hepwb.sweep import store_tasks
 from hepwb.sweep.executors import Executor
+from hepwb.sweep.executors.base import ClusterLostError
 from hepwb.sweep.plan import CellPlan, IndexPlan, SweepPlan
 from hepwb.sweep.store_client import TableVectors
 from hepwb.sweep.tasks import Outcome, chunkset_task, convert_task, embed_task, index_task
@@ -57,6 +58,8 @@ class PreparedStages:
         for name, fut in self.index_futures.items():
             try:
                 self.stages.append(ex.result(fut))
+            except ClusterLostError:
+                raise
             except Exception as exc:  # a lost worker; its cells already failed
                 self.stages.append(Outcome("index", name, False, 0.0, "", 0.0, error=str(exc)))
         self.index_futures = {}

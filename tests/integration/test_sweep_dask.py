@@ -34,64 +34,81 @@ def _spec(base, name, **grid):
     return SweepSpec.from_dict({"name": name, **base, "grid": grid})
 
 
-@pytest.fixture
-def dask_cluster(tmp_path):
-    """A `dask scheduler` and two `dask worker` processes on 127.0.0.1 (killed afterwards)."""
+def _start_cluster(tmp_path, procs, n_workers=2):
+    """Start a `dask scheduler` and ``n_workers`` `dask worker` processes on 127.0.0.1, into ``procs``."""
     sched_file = tmp_path / "scheduler.json"
-    procs = [
+    procs.append(
         subprocess.Popen(
-            [
-                BIN / "dask",
-                "scheduler",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                "0",
-                "--no-dashboard",
-                "--scheduler-file",
-                str(sched_file),
-            ],
+            [BIN / "dask", "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+             "--scheduler-file", str(sched_file)],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-    ]
-    try:
-        deadline = time.time() + 60
-        while not sched_file.is_file() and time.time() < deadline:
-            time.sleep(0.2)
-        address = json.loads(sched_file.read_text())["address"]
-        for i in range(2):
-            procs.append(
-                subprocess.Popen(
-                    [
-                        BIN / "dask",
-                        "worker",
-                        address,
-                        "--nthreads",
-                        "1",
-                        "--host",
-                        "127.0.0.1",
-                        "--no-dashboard",
-                        "--name",
-                        f"w{i}",
-                        "--local-directory",
-                        str(tmp_path / f"w{i}"),
-                    ],
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
-                )
+    )  # fmt: skip
+    deadline = time.time() + 60
+    while not sched_file.is_file() and time.time() < deadline:
+        time.sleep(0.2)
+    address = json.loads(sched_file.read_text())["address"]
+    for i in range(n_workers):
+        procs.append(
+            subprocess.Popen(
+                [BIN / "dask", "worker", address, "--nthreads", "1", "--host", "127.0.0.1", "--no-dashboard",
+                 "--name", f"w{i}", "--local-directory", str(tmp_path / f"w{i}")],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
             )
-        from distributed import Client
+        )  # fmt: skip
+    from distributed import Client
 
-        with Client(address, timeout="30s") as client:
-            client.wait_for_workers(2, timeout=120)
-            workers = set(client.scheduler_info()["workers"])
-        yield address, workers
+    with Client(address, timeout="30s") as client:
+        client.wait_for_workers(n_workers, timeout=120)
+        workers = set(client.scheduler_info()["workers"])
+    return address, workers
+
+
+def _stop(procs):
+    for p in reversed(procs):
+        p.terminate()
+    for p in procs:
+        p.wait(timeout=30)
+
+
+@pytest.fixture
+def dask_cluster(tmp_path):
+    """A `dask scheduler` and two `dask worker` processes on 127.0.0.1 (killed afterwards)."""
+    procs: list = []
+    try:
+        yield _start_cluster(tmp_path, procs)
     finally:
-        for p in reversed(procs):
-            p.terminate()
-        for p in procs:
-            p.wait(timeout=30)
+        _stop(procs)
+
+
+def test_a_cluster_lost_mid_sweep_is_one_line_and_no_cell_is_recorded_as_failed(tiny, tmp_path):
+    _, base = tiny
+    spec_file = tmp_path / "grid.yaml"
+    grid = {"chunk_size": [24, 32, 40, 48, 56, 64], "retriever": ["bm25", "dense"]}
+    spec_file.write_text(yaml.safe_dump({"name": "lost", **base, "grid": grid}))
+    home = tmp_path / "home"
+    procs: list = []
+    try:
+        address, _ = _start_cluster(tmp_path, procs, n_workers=1)
+        env = {**os.environ, "HEPWB_HOME": str(home)}
+        cmd = [BIN / "hepwb", "sweep", str(spec_file), "--scheduler", address]
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.time() + 240
+        while time.time() < deadline and not list((home / "reports" / "runs").glob("*/metrics.json")):
+            assert proc.poll() is None, proc.stderr.read()[-2000:] if proc.stderr else ""
+            time.sleep(0.05)
+        procs[0].send_signal(signal.SIGKILL)  # the scheduler (a gateway cluster stopped, a node lost)
+        _, err = proc.communicate(timeout=300)
+    finally:
+        _stop(procs)
+    said = [line for line in err.splitlines() if line.startswith(("error", "ERROR", "WARNING", "Traceback"))]
+    assert proc.returncode == 2, err[-3000:]
+    assert len(said) == 1 and "was lost mid-sweep" in said[0] and "run the same command again" in said[0], err
+    cat = Catalog(home / "reports" / "catalog.duckdb")
+    assert cat.sql("SELECT count(*) AS n FROM runs WHERE status = 'failed'")["n"][0] == 0
+    assert not list((home / "reports" / "runs").glob("*/traceback.txt"))  # no cell blamed
 
 
 def test_sweep_through_a_scheduler_and_two_workers(tiny, dask_cluster):

@@ -12,9 +12,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Protocol, runtime_checkable
 
+from hepwb.exceptions import HepwbError
 from hepwb.registry import Registry
 
-__all__ = ["EXECUTORS", "Executor", "register_executor"]
+__all__ = ["EXECUTORS", "ClusterLostError", "Executor", "register_executor"]
+
+
+class ClusterLostError(HepwbError, ConnectionError):
+    """The cluster a sweep runs on went away mid-sweep: no cell's fault; the sweep stops, rerun resumes it."""
 
 
 @runtime_checkable

@@ -31,7 +31,7 @@ from hepwb.exceptions import ConfigError
 from hepwb.ids import code_fingerprint
 from hepwb.pipeline.keys import STAGE_PACKAGES
 from hepwb.store import store_problem
-from hepwb.sweep.executors.base import register_executor
+from hepwb.sweep.executors.base import ClusterLostError, register_executor
 from hepwb.sweep.executors.connect import check_scheduler_address, probe_scheduler
 from hepwb.types import JSONObject
 
@@ -219,8 +219,23 @@ class DaskExecutor:
         return iter(as_completed(list(futures)))
 
     def result(self, future: Any) -> Any:
-        """The task's result (a lost worker raises ``KilledWorker``)."""
-        return future.result()
+        """The task's result (a lost worker raises ``KilledWorker``).
+
+        Raises:
+            ClusterLostError: The scheduler went away (a gateway cluster stopped, the scheduler killed):
+                one line, and the sweep stops; the cells finished so far are kept for the rerun.
+        """
+        try:
+            return future.result()
+        except Exception as exc:
+            if self.client.status == "running":
+                raise  # the task's own error, or one lost worker: that cell fails, the others go on
+            address = getattr(self.client.scheduler, "address", None) or "its address"
+            msg = (
+                f"the Dask cluster at {address} was lost mid-sweep ({type(exc).__name__}); the cells "
+                "finished so far are kept: run the same command again to compute the rest"
+            )
+            raise ClusterLostError(msg) from None
 
     def n_workers(self) -> int:
         """Workers connected now (at least 1)."""
@@ -268,10 +283,15 @@ def _add_gpu_workers(cluster: Any, n: int) -> None:
 
 
 def _quiet() -> None:
-    """Dask logs every connection and worker start at INFO: keep its warnings unless hepwb runs verbose."""
+    """Dask logs every connection and worker start at INFO: keep its warnings unless hepwb runs verbose.
+
+    The client's own errors (a traceback for each failed reconnection to a scheduler that went away) are
+    said by hepwb in one line (:class:`~hepwb.sweep.executors.base.ClusterLostError`).
+    """
     if logging.getLogger().getEffectiveLevel() > logging.DEBUG:
         for name in ("distributed", "bokeh", "tornado"):
             logging.getLogger(name).setLevel(logging.WARNING)
+        logging.getLogger("distributed.client").setLevel(logging.CRITICAL)
 
 
 def _lean_worker_config() -> JSONObject:
