@@ -27,7 +27,7 @@ from hepwb.paths import Layout
 from hepwb.pipeline.config import ExperimentConfig
 from hepwb.pipeline.keys import cell_name
 from hepwb.pipeline.record import RunRecord
-from hepwb.store import StoreError
+from hepwb.store import StoreError, lease
 from hepwb.sweep import worker
 from hepwb.sweep.scratch import Scratch
 from hepwb.sweep.site import StoreSite
@@ -87,13 +87,16 @@ def chunkset_task(
     def body() -> JSONObject:
         if sc.store.has("chunkset", chunkset_id):
             return {"reused": True}
-        local = ExperimentConfig.from_params(**sc.inputs(config, documents))
-        cs = worker.chunkset(sc.home, local, inputs_key)
-        if cs.chunkset_id != chunkset_id:
-            msg = f"built chunk set {cs.chunkset_id}, planned {chunkset_id}: the corpus changed meanwhile"
-            raise RuntimeError(msg)
-        fingerprint = str(read_json(cs.root / "chunkset.json").get("fingerprint", ""))
-        sc.publish_chunkset(chunkset_id, cs.root, fingerprint)
+        with lease(sc.store, f"chunkset-{chunkset_id}", f"chunk set {chunkset_id}"):  # one builder at a time
+            if sc.store.has("chunkset", chunkset_id):  # built by the lease's holder while this one waited
+                return {"reused": True}
+            local = ExperimentConfig.from_params(**sc.inputs(config, documents))
+            cs = worker.chunkset(sc.home, local, inputs_key)
+            if cs.chunkset_id != chunkset_id:
+                msg = f"built chunk set {cs.chunkset_id}, planned {chunkset_id}: the corpus changed meanwhile"
+                raise RuntimeError(msg)
+            fingerprint = str(read_json(cs.root / "chunkset.json").get("fingerprint", ""))
+            sc.publish_chunkset(chunkset_id, cs.root, fingerprint)
         return {"n_chunks": len(cs.chunks)}
 
     return _done(run_stage("chunkset", chunkset_id, body), sc)
@@ -121,18 +124,21 @@ def index_task(
         local = ExperimentConfig.from_params(**sc.inputs(config, artefacts["documents"]))
         sc.chunkset(artefacts["chunkset"])
         tkey, wkey = artefacts["table"], artefacts["windows"] if windows else None
-        if sc.store.has("table", tkey):
-            sc.table(tkey, table)
-        if wkey and sc.store.has("windows", wkey):
-            sc.table(wkey, table, windows=True)
-        if artefacts["embeddings"]:
-            sc.embeddings(artefacts["embeddings"], config["embedding_model"])
-        emb = worker.embedder(config["embedding_model"])
-        before = emb.n_embedded
-        tbl = worker.table(sc.home, local, inputs_key, windows=windows, parts=parts)
-        sc.publish_table(tkey, table, artefacts["chunkset"])  # nothing is written when it is published
-        if wkey:
-            sc.publish_table(wkey, table, artefacts["chunkset"], windows=True)
+        with lease(
+            sc.store, f"table-{tkey}", f"table {table}"
+        ):  # one builder of an expensive table at a time
+            if sc.store.has("table", tkey):  # published, maybe by the lease's holder while this one waited
+                sc.table(tkey, table)
+            if wkey and sc.store.has("windows", wkey):
+                sc.table(wkey, table, windows=True)
+            if artefacts["embeddings"]:
+                sc.embeddings(artefacts["embeddings"], config["embedding_model"])
+            emb = worker.embedder(config["embedding_model"])
+            before = emb.n_embedded
+            tbl = worker.table(sc.home, local, inputs_key, windows=windows, parts=parts)
+            sc.publish_table(tkey, table, artefacts["chunkset"])  # nothing is written when it is published
+            if wkey:
+                sc.publish_table(wkey, table, artefacts["chunkset"], windows=True)
         return {"rows": int(tbl.count_rows()), "embedded_here": emb.n_embedded - before}
 
     return _done(run_stage("index", table, body), sc)

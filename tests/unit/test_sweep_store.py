@@ -109,6 +109,29 @@ def test_half_written_and_damaged_runs_are_never_read(tiny):
     assert not (Layout(root / "h3").runs / cell.name).exists()
 
 
+def test_chunk_sets_and_tables_are_built_under_a_store_lease_released_after(tiny, monkeypatch):
+    import hepwb.sweep.store_tasks as store_tasks
+
+    root, base = tiny
+    url = f"file://{root}/store-lease"
+    taken = []
+    real = store_tasks.lease
+
+    def spy(store, name, what, **kw):
+        taken.append(name)
+        return real(store, name, what, **kw)
+
+    monkeypatch.setattr(store_tasks, "lease", spy)
+    spec = SweepSpec.from_dict({"name": "l", **base, "grid": {"chunk_size": [36], "retriever": ["bm25"]}})
+    res = run_sweep(spec, layout=Layout(root / "lease"), executor="serial", progress=False, store=url)
+    assert not res.failed
+    store = ArtefactStore(url)
+    (cs_key,) = store.published("chunkset")
+    (table_key,) = store.published("table")
+    assert taken == [f"chunkset-{cs_key}", f"table-{table_key}"]
+    assert not list(Path(store.root, "locks").glob("*.json"))  # released
+
+
 def test_corpus_bundle_carries_the_sidecar_and_latex_sources(tmp_path):
     papers = tmp_path / "papers"
     (papers / "pdf").mkdir(parents=True)
