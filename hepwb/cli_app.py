@@ -149,13 +149,31 @@ Latex = Annotated[
 ]
 
 
-def parse_ints(text: str) -> list[int]:
-    """``"256,512"`` → ``[256, 512]``; anything else is a usage error saying what to write."""
+def parse_ints(text: str, flag: str = "--chunk-sizes") -> list[int]:
+    """``"256,512"`` → ``[256, 512]``; anything else, or no number at all, is a :class:`ConfigError`.
+
+    The message names the option ``flag`` and what to write (the CLI prints it in one line, exit 2).
+
+    Example:
+        >>> parse_ints(" 256, 512,")
+        [256, 512]
+        >>> parse_ints(",,,")
+        Traceback (most recent call last):
+        ...
+        hepwb.exceptions.ConfigError: --chunk-sizes ',,,' names no chunk size: give comma-separated \
+integers such as 256,512,1024
+    """
+    fix = "give comma-separated integers such as 256,512,1024"
+    shown = repr(text) if len(text) <= 60 else repr(text[:59] + "…")
     try:
-        return [int(x) for x in text.split(",") if x.strip()]
+        values = [int(x) for x in text.split(",") if x.strip()]
     except ValueError:
-        msg = f"expected comma-separated integers such as 256,512,1024, got {text!r}"
-        raise typer.BadParameter(msg) from None
+        msg = f"{flag} {shown}: expected comma-separated integers such as 256,512,1024"
+        raise ConfigError(msg) from None
+    if not values:
+        msg = f"{flag} {shown} names no chunk size: {fix}"
+        raise ConfigError(msg)
+    return values
 
 
 def parse_words(text: str) -> list[str]:

@@ -33,15 +33,20 @@ __all__ = [
     "corpus_labels",
     "default_corpus",
     "describe",
+    "escapes",
     "label_of",
     "load_sidecar",
     "resolve_corpus",
+    "tex_folder",
 ]
 
 SUFFIXES = (".pdf", ".md")
 
 _SKIPPED: set[str] = set()
 """Special entries already reported in this process (a command lists its corpus several times)."""
+
+_SYSTEM = (Path("/proc"), Path("/sys"), Path("/dev"))
+"""Kernel and device trees: a corpus link into one is never read (``/proc/self/environ`` holds secrets)."""
 
 _KINDS = (
     (stat.S_ISDIR, "a folder"),
@@ -115,21 +120,51 @@ def resolve_corpus(corpus: str | Path | None) -> Path:
     return path
 
 
+def escapes(path: Path, root: Path) -> str | None:
+    """Why ``path`` (an entry of the folder ``root``, maybe a link) must not be read as part of it, or None.
+
+    Its target (all links followed) must lie inside ``root`` (also followed) and outside ``/proc``,
+    ``/sys`` and ``/dev`` (unless ``root`` itself lies there, as a folder in ``/dev/shm`` may): a link to
+    ``/proc/self/environ`` or to a file elsewhere would put secrets in the artefacts. Only the paths are
+    resolved: nothing is opened.
+
+    Example:
+        >>> escapes(Path("/tmp/c/P01.md"), Path("/tmp/c")) is None
+        True
+        >>> escapes(Path("/proc/self/environ"), Path("/tmp/c"))
+        'leads into /proc (a kernel or device file)'
+    """
+    target, home = Path(os.path.realpath(path)), Path(os.path.realpath(root))
+    system = next((s for s in _SYSTEM if target.is_relative_to(s) and not home.is_relative_to(s)), None)
+    if system is not None:
+        return f"leads into {system} (a kernel or device file)"
+    if not target.is_relative_to(home):
+        return f"leads outside the folder {plain(str(root))}"
+    return None
+
+
 def corpus_files(corpus: Path, max_docs: int | None = None, only: list[str] | None = None) -> list[Path]:
     """Supported files of ``corpus`` in name order (only labels ``only``; the first ``max_docs``).
 
     An entry with a supported suffix that is not a regular file (a folder, a FIFO, a device, a socket, a
-    broken link, or a link to one of them) is skipped with one warning naming it and what it is, once per
-    process; it is never opened.
+    broken link, or a link to one of them), or a link whose target lies outside ``corpus`` or under
+    ``/proc``, ``/sys`` or ``/dev`` (:func:`escapes`), is skipped with one warning naming it and why, once
+    per process; it is never opened. A link to another file of the corpus folder is a file of it.
     """
     files = []
     for path in sorted(p for p in corpus.iterdir() if p.suffix.lower() in SUFFIXES):
         kind = describe(path)
-        if kind == "a file":
+        leaves = escapes(path, corpus) if kind == "a file" else None
+        if kind == "a file" and leaves is None:
             files.append(path)
         elif str(path) not in _SKIPPED:
             _SKIPPED.add(str(path))
-            _log.warning("%s is %s, not a file: skipped", _shown(path), kind or "gone")
+            why = (
+                f"is {kind or 'gone'}, not a file: skipped"
+                if leaves is None
+                else f"{leaves}: skipped, not read"
+            )
+            _log.warning("%s %s", _shown(path), why)
     if not files:
         msg = f"corpus folder {corpus} holds no .pdf or .md files; point --corpus at a folder of papers"
         raise CorpusNotFoundError(msg)
@@ -169,6 +204,30 @@ def _check_entry(sidecar: Path, index: int, entry: JSONObject) -> None:
         raise ConfigError(msg)
 
 
+def tex_folder(sidecar: Path, entry: JSONObject) -> str | None:
+    """The LaTeX folder an entry's ``tex`` names under ``tex/`` beside ``sidecar`` (resolved), or ``None``.
+
+    The folder, links followed, must lie inside ``tex/`` and inside the folder of ``sidecar`` (a ``tex/``
+    that is a link elsewhere, or a ``tex`` with ``..`` or a link leaving it, would point the converter at
+    files outside the corpus): otherwise a warning names the entry and why, and ``None`` is returned.
+    """
+    named = sidecar.parent / "tex" / str(entry["tex"])
+    tex_root, tex_dir = Path(os.path.realpath(sidecar.parent / "tex")), Path(os.path.realpath(named))
+    leaves = escapes(named, sidecar.parent)
+    if leaves is None and not tex_dir.is_relative_to(tex_root):
+        leaves = f"leaves {plain(str(tex_root))}"
+    if leaves is None:
+        return str(tex_dir)
+    _log.warning(
+        "%s: ignoring 'tex' %r of %s: it %s, so it is not read; name a folder under tex/ beside it",
+        plain(str(sidecar)),
+        entry["tex"],
+        entry.get("pid") or entry.get("pdf"),
+        leaves,
+    )
+    return None
+
+
 def load_sidecar(corpus: Path) -> dict[str, JSONObject]:
     """Metadata from ``papers.json`` beside or above the corpus, keyed by file name and by ``pid``.
 
@@ -194,19 +253,9 @@ def load_sidecar(corpus: Path) -> dict[str, JSONObject]:
                         "'tex', a folder under tex/ beside papers.json); remove it and give 'tex'"
                     )
                     raise ConfigError(msg)
-                if p.get("tex"):
-                    tex_root = (cand.parent / "tex").resolve()
-                    tex_dir = (tex_root / str(p["tex"])).resolve()
-                    if tex_dir.is_relative_to(tex_root):
-                        p = {**p, "tex_dir": str(tex_dir)}
-                    else:  # a sidecar must not point the converter outside the corpus
-                        _log.warning(
-                            "%s: ignoring 'tex' %r of %s: it leaves %s (name a folder inside it)",
-                            cand,
-                            p["tex"],
-                            p.get("pid") or p.get("pdf"),
-                            tex_root,
-                        )
+                tex_dir = tex_folder(cand, p) if p.get("tex") else None
+                if tex_dir is not None:
+                    p = {**p, "tex_dir": tex_dir}
                 name = Path(p["pdf"]).name if p.get("pdf") else str(p["pid"]) if p.get("pid") else None
                 if name is None:  # entries naming their file are matched by file name, the others by pid
                     continue

@@ -29,7 +29,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from hepwb.acquisition.folder import corpus_files, label_of, resolve_corpus
+from hepwb.acquisition.folder import corpus_files, label_of, resolve_corpus, tex_folder
 from hepwb.exceptions import ConfigError
 from hepwb.ids import file_sha256, short_hash
 from hepwb.io import read_json, read_json_object
@@ -182,13 +182,12 @@ def _copy_entry(
     if prefix and out.get("pid"):
         out["pid"] = prefix + str(out["pid"])
     tex = entry.get("tex")
-    if tex and sidecar is not None:
-        src = (sidecar.parent / "tex" / str(tex)).resolve()
-        if src.is_dir() and src.is_relative_to((sidecar.parent / "tex").resolve()):
-            out["tex"] = prefix + Path(str(tex)).name
-            _link(src, tmp / "tex" / out["tex"])
-        else:
-            out.pop("tex")
+    src = tex_folder(sidecar, entry) if tex and sidecar is not None else None
+    if src is not None and Path(src).is_dir():  # a tree leaving the corpus is not copied (one warning)
+        out["tex"] = prefix + Path(str(tex)).name
+        _link(Path(src), tmp / "tex" / out["tex"])
+    else:
+        out.pop("tex", None)
     return out
 
 

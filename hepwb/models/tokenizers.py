@@ -13,6 +13,7 @@ Example:
 
 from __future__ import annotations
 
+import os
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -37,6 +38,7 @@ __all__ = [
     "max_input_tokens",
     "model_folder_problem",
     "model_problem",
+    "path_named",
     "resolve_model_path",
 ]
 
@@ -98,6 +100,30 @@ def resolve_model_path(name: str) -> str:
         if problem:
             raise IncompleteArtefactError(problem)
     return _no_custom_code(folder, name)
+
+
+def path_named(name: str) -> Path | None:
+    """The path of the working folder that :func:`resolve_model_path` would load ``name`` from, or ``None``.
+
+    ``None`` for the default model (its offline copy), a model adapted by ``hepwb adapt`` (the project's
+    ``data/models/<name>``) and a name with nothing of that name here (a hub name). A file that names a
+    model (a ``.ragmd`` file) must not point hepwb at a folder this way.
+
+    Example:
+        >>> path_named("sentence-transformers/all-MiniLM-L6-v2") is None
+        True
+    """
+    if name.lower() in _OFFLINE_NAMES:
+        return None
+    if (
+        name
+        and "/" not in name
+        and not name.startswith(".")
+        and (Layout.default().data / "models" / name).is_dir()
+    ):
+        return None
+    path = Path(name).expanduser()
+    return path if os.path.lexists(path) else None
 
 
 def _no_custom_code(folder: Path, name: str) -> str:

@@ -120,8 +120,8 @@ def prepare(
     ``hepwb ingest`` does; a run records its chunk set when the catalog loads the run.
 
     Raises:
-        ConfigError: More than :data:`~hepwb.limits.MAX_CHUNK_SIZES` distinct sizes, a size or the overlap
-            out of range (all before anything is converted).
+        ConfigError: No chunk size, more than :data:`~hepwb.limits.MAX_CHUNK_SIZES` distinct sizes, a size or
+            the overlap out of range (all before anything is converted).
     """
     chunk_sizes = _checked_sizes(chunk_sizes, require_compliant)
     limits.CHUNK_OVERLAP.check(chunk_overlap)
@@ -149,6 +149,9 @@ def prepare(
 def _checked_sizes(sizes: list[int] | tuple[int, ...], compliant: bool) -> list[int]:
     """The distinct chunk sizes, in order; refused in one line when too many or one is out of range."""
     distinct = list(dict.fromkeys(sizes))
+    if not distinct:  # nothing would be built: a table of no chunk set is no result
+        msg = "no chunk size given: give at least one (--chunk-sizes 512, or chunk_sizes=[512])"
+        raise ConfigError(msg)
     if len(distinct) > limits.MAX_CHUNK_SIZES:
         msg = (
             f"{len(distinct):,} chunk sizes, more than the {limits.MAX_CHUNK_SIZES} one ingest builds "

@@ -28,7 +28,7 @@ from hepwb.index import get_embedder
 from hepwb.models.analyzer import search_terms
 from hepwb.models.embedder import Embedder
 from hepwb.ragmd.model import RagFile
-from hepwb.ragmd.reader import load_searchable
+from hepwb.ragmd.reader import load_searchable, model_name_problem
 from hepwb.retrieval.base import rows_to_hits
 from hepwb.types import Hit
 
@@ -78,6 +78,9 @@ class RagmdIndex:
     def dense_ranks(self, query: str, k: int) -> list[tuple[int, float]]:
         """``(position, cosine)`` of the ``k`` nearest chunks (exact)."""
         if self.embedder is None:
+            problem = model_name_problem(self.file.model_name)  # a file read elsewhere (a table) is checked
+            if problem:
+                raise ConfigError(problem)
             self.embedder = get_embedder(self.file.model_name)
         q = np.asarray(self.embedder.embed([query], progress=False)[0], dtype=np.float32)
         if q.shape[0] != self.file.embedding_dim:

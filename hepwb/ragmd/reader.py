@@ -18,6 +18,7 @@ from typing import Any
 from hepwb.exceptions import HepwbError
 from hepwb.limits import MAX_RAGMD_BYTES
 from hepwb.parsers import json_hooks
+from hepwb.plaintext import plain
 from hepwb.ragmd.contents import Problems, assemble
 from hepwb.ragmd.model import FORMAT_VERSION, RagFile
 from hepwb.ragmd.writer import VECTOR_ENCODING
@@ -25,7 +26,7 @@ from hepwb.readers import ReadError, read_text
 from hepwb.types import JSONObject
 from hepwb.yamlio import YamlError, load_yaml
 
-__all__ = ["RagmdError", "load", "load_searchable", "loads", "problems", "searchable"]
+__all__ = ["RagmdError", "load", "load_searchable", "loads", "model_name_problem", "problems", "searchable"]
 
 SECTIONS = ("Documents", "Chunks", "Document Metadata", "Vectors")
 _FENCES = {"Chunks": "```json", "Document Metadata": "```json", "Vectors": "```base64"}
@@ -222,18 +223,43 @@ def _front_matter(lines: list[str], source: str, probs: Problems) -> JSONObject:
     return fm
 
 
+def model_name_problem(model: object) -> str | None:
+    """Why ``model`` cannot be the ``model_name`` of a ``.ragmd`` file, or ``None``.
+
+    It must be a model identifier: ``NAME`` or a hub's ``ORG/NAME`` (letters, digits, ``.``, ``_``, ``-``;
+    no ``..``), and not the name of a file or folder of the working folder that hepwb would load as the
+    model (:func:`~hepwb.models.tokenizers.path_named`): a ``.ragmd`` file names the model it was embedded
+    with, it never points hepwb at a folder whose contents it would load and run.
+
+    Example:
+        >>> model_name_problem("sentence-transformers/all-MiniLM-L6-v2") is None
+        True
+        >>> print(model_name_problem("/tmp/x"))
+        model_name '/tmp/x' is not a model name (NAME or ORG/NAME, never a path): a .ragmd file names the \
+model it was embedded with, it does not point at folders
+    """
+    if not isinstance(model, str) or not _MODEL_NAME.fullmatch(model) or ".." in model:
+        return (
+            f"model_name {str(model)[:60]!r} is not a model name (NAME or ORG/NAME, never a path): a .ragmd "
+            "file names the model it was embedded with, it does not point at folders"
+        )
+    from hepwb.models.tokenizers import path_named
+
+    path = path_named(model)
+    if path is not None:
+        return (
+            f"model_name {model!r} is also the path of {plain(str(Path.cwd() / path))}, which hepwb would "
+            "load as the model: a .ragmd file names the model it was embedded with (NAME or ORG/NAME), it "
+            "does not point at folders; run hepwb from a folder without it"
+        )
+    return None
+
+
 def _check_front_values(fm: JSONObject, probs: Problems) -> None:
     """The front matter's model name, time stamps, distance, encoding, text and format version."""
-    model = fm.get("model_name")
-    if "model_name" in fm and (
-        not isinstance(model, str) or not _MODEL_NAME.fullmatch(model) or ".." in model
-    ):
-        probs.add(
-            1,
-            "front matter",
-            f"model_name {str(model)[:60]!r} is not a model name (NAME or ORG/NAME, never a path): a .ragmd "
-            "file names the model it was embedded with, it does not point at folders",
-        )
+    problem = model_name_problem(fm["model_name"]) if "model_name" in fm else None
+    if problem:
+        probs.add(1, "front matter", problem)
     for stamp in ("created_at", "updated_at"):
         value = fm.get(stamp)
         if value not in (None, "") and not _is_timestamp(value):

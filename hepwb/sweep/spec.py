@@ -50,6 +50,7 @@ from hepwb.models.device import check_device
 from hepwb.names import check_name
 from hepwb.options import bound_check
 from hepwb.pipeline.config import DIMENSIONS, ExperimentConfig
+from hepwb.plaintext import not_text, plain
 from hepwb.sweep.cellcheck import InputCache, short, to_config
 from hepwb.types import JSONObject
 from hepwb.yamlio import YamlError, load_yaml, read_yaml_text
@@ -129,6 +130,16 @@ class SweepSpec(BaseModel):
         if not isinstance(data, dict):
             got = short(data)
             msg = f"{source}: a sweep specification is a mapping of keys (name, grid, ...), got {got}"
+            raise SweepSpecError(msg)
+        bad = _not_text(data)
+        if bad is not None:  # refused here, in one line, before any of it is shown, stored or run
+            where, problem = bad
+            fix = (
+                "not Unicode text; write the character it stands for"
+                if "surrogate" in problem
+                else "remove it"
+            )
+            msg = f"{plain(source)}: {plain(where)} {problem}: {fix}"
             raise SweepSpecError(msg)
         known = [n for n in cls.model_fields if n != "source"]
         problems = [
@@ -330,6 +341,33 @@ def _entries(value: Any) -> list[JSONObject]:
     if isinstance(value, dict):
         return [value]
     return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def _not_text(data: Any) -> tuple[str, str] | None:
+    r"""The field (``description``, ``grid.retriever[1]``) of the first string that is no text, and why.
+
+    A lone surrogate (``"\ud800"`` in YAML or JSON) is no Unicode text: no database, file or terminal
+    takes it (the sweep's record failed deep in DuckDB); NUL neither. Keys are checked too.
+
+    Example:
+        >>> _not_text({"name": "s", "grid": {"retriever": ["bm25", "de\ud800nse"]}})
+        ('grid.retriever[1]', 'holds a lone surrogate (U+D800)')
+        >>> _not_text({"description": "Zoë's grid\nover sizes"}) is None
+        True
+    """
+    stack: list[tuple[str, Any]] = [("", data)]
+    while stack:
+        where, item = stack.pop()
+        if isinstance(item, dict):
+            for key in item:
+                if isinstance(key, str) and (problem := not_text(key, control=False)):
+                    return f"a key of {where or 'the specification'}", problem
+            stack.extend((f"{where}.{k}" if where else str(k), v) for k, v in reversed(item.items()))
+        elif isinstance(item, list):
+            stack.extend((f"{where}[{i}]", v) for i, v in reversed(list(enumerate(item))))
+        elif isinstance(item, str) and (problem := not_text(item, control=False)):
+            return where, problem
+    return None
 
 
 def _suggest(key: str, names: Any) -> str:

@@ -33,6 +33,27 @@ def test_bad_chunk_sizes_are_rejected():
     assert "comma-separated integers" in res.output
 
 
+@pytest.mark.parametrize("sizes", [",,,", " , "])
+def test_chunk_sizes_naming_no_size_are_one_line_and_exit_2_before_converting(sizes, tmp_path, monkeypatch):
+    from hepwb.exceptions import ConfigError
+    from hepwb.pipeline.prepare import prepare
+
+    monkeypatch.setenv("HEPWB_HOME", str(tmp_path / "home"))
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "A01_calo.md").write_text(MD["A01_calo.md"], encoding="utf-8")
+    res = runner.invoke(app, ["ingest", "--corpus", str(corpus), "--chunk-sizes", sizes])
+    lines = [line for line in res.output.splitlines() if line.strip()]
+    assert res.exit_code == 2 and len(lines) == 1, res.output
+    assert lines[0] == (
+        f"error: --chunk-sizes {sizes!r} names no chunk size: give comma-separated integers such as "
+        "256,512,1024"
+    )
+    with pytest.raises(ConfigError, match=r"no chunk size given: give at least one \(--chunk-sizes 512"):
+        prepare(str(corpus), chunk_sizes=[], progress=False)
+    assert not (tmp_path / "home" / "data").exists()  # refused before anything was converted
+
+
 MD = {
     "A01_calo.md": "# Calorimetry\n\nThe ATLAS electromagnetic calorimeter measures photon energies.",
     "A02_dvcs.md": "# DVCS\n\nCLAS12 measured the DVCS beam-spin asymmetry with a polarized electron beam.",

@@ -122,3 +122,20 @@ def test_a_run_over_few_papers_says_so_and_a_sweeps_max_docs_names_what_it_leave
     plan_sweep(spec, layout)
     said = [x.getMessage() for x in caplog.records if "left out" in x.getMessage()]
     assert said == ["max_docs=1: 1 of 2 papers used, 1 left out (N2); a larger max_docs reads more"]
+
+
+def test_a_background_latex_tree_behind_a_link_out_of_its_corpus_is_not_copied(project, caplog):
+    root, _, layout = project
+    outside = root / "outside" / "B2_src"
+    outside.mkdir(parents=True)
+    (outside / "main.tex").write_text("\\documentclass{article} AKIACANARY0000SECRET", encoding="utf-8")
+    (root / "background" / "tex").symlink_to(root / "outside")  # tex/ of the background leaves its folder
+    papers = [{"pid": "B2", "pdf": "B2_muon.md", "tex": "B2_src"}]
+    (root / "background" / "papers.json").write_text(json.dumps({"papers": papers}), encoding="utf-8")
+    with caplog.at_level(logging.WARNING, logger="hepwb.corpus"):
+        folder = haystack(root / "mine", root / "background", layout=layout)
+    assert isinstance(folder, str)
+    assert not (root / folder / "tex").exists()
+    (entry,) = json.loads((root / folder / "papers.json").read_text(encoding="utf-8"))["papers"]
+    assert entry["pid"] == "B2" and "tex" not in entry
+    assert "ignoring 'tex' 'B2_src' of B2: it leads outside the folder" in caplog.text

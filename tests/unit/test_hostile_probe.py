@@ -193,3 +193,64 @@ def test_ner_url_with_a_bad_port_is_refused_before_connecting(hub_env):
     assert r.exit_code == 2
     line = _one_error_line(r.output)
     assert "'http://***@127.0.0.1:99999' has port 99999" in line and "s3cr3t" not in line
+
+
+CANARY = "AKIACANARY0000SECRET"
+
+
+def _leaked(home: Path, secret: bytes) -> list[str]:
+    return [str(p) for p in home.rglob("*") if p.is_file() and secret in p.read_bytes()]
+
+
+def test_corpus_links_leaving_the_folder_are_named_and_never_read_by_ingest(
+    corpus, tmp_path, monkeypatch, capsys, caplog
+):
+    from tests.helpers import run_main
+
+    home = tmp_path / "home"
+    secret = tmp_path / "secret.md"
+    secret.write_text(f"# Keys\n\naws_access_key_id = {CANARY}\n", encoding="utf-8")
+    environ = Path("/proc/self/environ").read_bytes().split(b"\0")[0]  # what a link to it would leak
+    (corpus / "P03.md").symlink_to("/proc/self/environ")
+    (corpus / "P04.md").symlink_to(secret)
+    os.mkfifo(corpus / "P05.md")
+    (corpus / "P06.md").symlink_to("P01.md")  # a link staying inside the corpus folder is a paper
+    with caplog.at_level(logging.WARNING, logger="hepwb.corpus"):  # the lines the CLI prints on stderr
+        code, _, err = run_main(monkeypatch, capsys, "ingest", "--corpus", str(corpus))
+    assert code == 0, err
+    assert [r.getMessage() for r in caplog.records if r.name == "hepwb.corpus"] == [
+        f"{corpus}/P03.md (a link to /proc/self/environ) leads into /proc (a kernel or device file): "
+        "skipped, not read",
+        f"{corpus}/P04.md (a link to {secret}) leads outside the folder {corpus}: skipped, not read",
+        f"{corpus}/P05.md is a FIFO, not a file: skipped",
+    ]
+    labels = {p.name.split("-")[0] for p in (home / "data" / "interim" / "documents").iterdir()}
+    assert labels == {"P01", "P02", "P06"}
+    assert _leaked(home, CANARY.encode()) == []
+    assert not environ or _leaked(home, environ) == []
+
+
+@pytest.mark.parametrize("where", ["tex folder is a link out", "paper folder is a link out", "dotdot"])
+def test_a_latex_folder_of_papers_json_leaving_the_corpus_is_not_read(corpus, tmp_path, caplog, where):
+    outside = tmp_path / "outside"
+    (outside / "P01_src").mkdir(parents=True)
+    (outside / "P01_src" / "main.tex").write_text(f"\\documentclass{{article}}{CANARY}", encoding="utf-8")
+    tex = corpus / "tex"
+    if where == "tex folder is a link out":
+        tex.symlink_to(outside)
+    else:
+        tex.mkdir()
+        (tex / "P02_src").mkdir()
+        (tex / "alias").symlink_to("P02_src")  # a link inside tex/ is a folder of it
+        if where == "paper folder is a link out":
+            (tex / "P01_src").symlink_to(outside / "P01_src")
+    name = "../../outside/P01_src" if where == "dotdot" else "P01_src"
+    papers = [{"pid": "P01", "pdf": "P01.md", "tex": name}, {"pid": "P02", "pdf": "P02.md", "tex": "alias"}]
+    (corpus / "papers.json").write_text(json.dumps({"papers": papers}))
+    with caplog.at_level(logging.WARNING, logger="hepwb.corpus"):
+        sidecar = load_sidecar(corpus)
+    assert "tex_dir" not in sidecar["P01.md"]
+    (said,) = [r.getMessage() for r in caplog.records if " of P01: " in r.getMessage()]
+    assert f"ignoring 'tex' {name!r} of P01: it lea" in said and "so it is not read" in said
+    if where != "tex folder is a link out":
+        assert sidecar["P02.md"]["tex_dir"] == str((tex / "P02_src").resolve())

@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from hepwb.exceptions import ConfigError
 from hepwb.index.lance import connect, table_names
 from hepwb.paths import Layout
 from hepwb.pipeline.search import Searcher
@@ -354,3 +355,40 @@ def test_vectors_that_cannot_be_searched_are_refused_by_the_search_and_the_impor
     with pytest.raises(RagmdError, match="not of unit length"):
         import_file(path, db)
     assert not (db / "_complete").exists()  # nothing written
+
+
+@pytest.mark.parametrize("model", ["evilmodel", "org/model"])
+def test_a_model_name_that_is_a_local_folder_is_refused_by_validate_and_search(tmp_path, monkeypatch, model):
+    from hepwb.cli import app
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HEPWB_HOME", str(tmp_path / "home"))
+    (tmp_path / model).mkdir(parents=True)
+    (tmp_path / model / "modules.json").write_text("[]", encoding="utf-8")  # what would be loaded and run
+
+    def no_model(*_: object, **__: object) -> None:
+        raise AssertionError("the folder was loaded as the embedding model")
+
+    monkeypatch.setattr("hepwb.ragmd.index.get_embedder", no_model)
+    rf = RagFile(
+        model,
+        "cs-x",
+        "2026-01-01T00:00:00Z",
+        "2026-01-01T00:00:00Z",
+        [RagDocument("d1", "P01", "Gluons", "")],
+        [RagChunk("c1", "d1", 0, 0, 5, "gluon")],
+        np.array([[1.0, 0.0]], dtype="<f4"),
+    )
+    path = tmp_path / "f.ragmd"
+    path.write_text(dumps(rf), encoding="utf-8")
+    said = f"model_name {model!r} is also the path of {tmp_path / model}, which hepwb would load as the model"
+    runner = CliRunner()
+    r = runner.invoke(app, ["validate-ragmd", str(path)])
+    assert r.exit_code == 1 and said in r.output, r.output
+    r = runner.invoke(app, ["search", "gluon", "--ragmd", str(path), "--retrievers", "dense"])
+    lines = [line for line in r.output.splitlines() if line.strip()]
+    assert r.exit_code == 2 and len(lines) == 1 and lines[0].startswith("error: ") and said in lines[0], (
+        r.output
+    )
+    with pytest.raises(ConfigError, match="is also the path of"):  # a file read from a table: checked too
+        RagmdIndex(rf).search("gluon", "dense")

@@ -178,3 +178,48 @@ def test_embedding_model_by_folder_and_by_adapted_name(tmp_path, monkeypatch):
     assert [c.embedding_model for c in cells] == [folder, "my-adapted"]
     with pytest.raises(SweepSpecError, match="not-adapted-yet"):
         cells_of({"grid": {"embedding_model": ["not-adapted-yet"]}})
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "field"),
+    [
+        ("s.yaml", 'name: s1\ndescription: "\\ud800"\ngrid:\n  retriever: [bm25]\n', "description"),
+        (
+            "s.json",
+            '{"name": "s2", "description": "\\ud800", "grid": {"retriever": ["bm25"]}}',
+            "description",
+        ),
+        ("g.yaml", 'name: s3\ngrid:\n  retriever: [bm25, "x\\udcff"]\n', "grid.retriever[1]"),
+    ],
+)
+def test_a_lone_surrogate_in_a_sweep_file_is_one_line_naming_the_file_and_field(
+    tmp_path, monkeypatch, name, text, field
+):
+    from typer.testing import CliRunner
+
+    from hepwb.cli import app
+
+    monkeypatch.setenv("HEPWB_HOME", str(tmp_path / "home"))
+    corpus, questions = tiny_corpus(tmp_path)
+    spec = tmp_path / name
+    spec.write_text(text, encoding="utf-8")
+    args = [
+        "sweep",
+        str(spec),
+        "--executor",
+        "serial",
+        "--corpus",
+        str(corpus),
+        "--questions",
+        str(questions),
+    ]
+    res = CliRunner().invoke(app, args)
+    lines = [line for line in res.output.splitlines() if line.strip()]
+    assert res.exit_code == 2 and len(lines) == 1, res.output
+    surrogate = "D800" if field == "description" else "DCFF"
+    assert lines[0] == (
+        f"error: {spec}: {field} holds a lone surrogate (U+{surrogate}): not Unicode text; write the "
+        "character it stands for"
+    )
+    with pytest.raises(SweepSpecError, match=r"^parameters: description holds the control character U\+0000"):
+        SweepSpec.from_dict({"description": "a\x00b"})
