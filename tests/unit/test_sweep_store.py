@@ -170,3 +170,28 @@ def test_sweep_help_shows_the_store_option_and_a_bad_url_is_one_line(tmp_path):
                          capture_output=True, text=True, timeout=120, cwd=tmp_path)  # fmt: skip
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
     assert "holds credentials" in bad.stderr and "SECRET" not in bad.stderr
+
+
+def test_a_canary_credential_reaches_no_artefact_of_a_store_backed_sweep(tmp_path):
+    import yaml
+
+    corpus, questions = tiny_corpus(tmp_path)
+    (corpus / "P09_environ.md").symlink_to("/proc/self/environ")  # the process's credentials, as a paper
+    canary = "hepwbCANARYsecret0123456789"
+    spec = tmp_path / "grid.yaml"
+    grid = {"chunk_size": [32], "retriever": ["bm25"]}
+    body = {"name": "c", "corpus": str(corpus), "questions": str(questions), "tokenizer": "words"}
+    spec.write_text(yaml.safe_dump({**body, "grid": grid}))
+    env = {**os.environ, "HEPWB_HOME": str(tmp_path / "home"), "AWS_SECRET_ACCESS_KEY": canary,
+           "AWS_ACCESS_KEY_ID": "hepwbCANARYid"}  # fmt: skip
+    store = tmp_path / "store"
+    out = subprocess.run(
+        [BIN / "hepwb", "sweep", str(spec), "--executor", "serial", "--store", f"file://{store}"],
+        env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "P09_environ.md" in out.stderr and "/proc" in out.stderr  # named, not read
+    for root in (store, tmp_path / "home"):
+        for path in root.rglob("*"):
+            if path.is_file() and not path.is_symlink():
+                assert canary.encode() not in path.read_bytes(), path
