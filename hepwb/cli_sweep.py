@@ -70,11 +70,29 @@ def _grid(
 ) -> JSONObject:
     return {
         "chunk_size": parse_ints(chunk_sizes) if chunk_sizes else None,
-        "retriever": parse_words(retrievers) if retrievers else None,
-        "chunker": parse_words(chunkers) if chunkers else None,
-        "chunk_overlap": [float(x) for x in parse_words(overlaps)] if overlaps else None,
+        "retriever": _named(retrievers, "--retrievers", "bm25,dense") if retrievers else None,
+        "chunker": _named(chunkers, "--chunkers", "hepilot,recursive") if chunkers else None,
+        "chunk_overlap": _overlaps(overlaps) if overlaps else None,
         "k": k,
     }
+
+
+def _named(text: str, flag: str, example: str) -> list[str]:
+    """The comma-separated names of ``flag``; none at all is one line naming the option."""
+    names = parse_words(text)
+    if not names:
+        msg = f"{flag} {text[:60]!r} names nothing: give comma-separated values such as {example}"
+        raise ConfigError(msg)
+    return names
+
+
+def _overlaps(text: str) -> list[float]:
+    """The comma-separated overlaps of ``--overlaps`` (fractions); none or a non-number is one line."""
+    try:
+        return [float(x) for x in _named(text, "--overlaps", "0,0.1,0.25")]
+    except ValueError:
+        msg = f"--overlaps {text[:60]!r}: expected comma-separated fractions such as 0,0.1,0.25"
+        raise ConfigError(msg) from None
 
 
 def _check_where(executor: str, scheduler: str | None, security: Any = None) -> None:

@@ -54,6 +54,21 @@ def test_chunk_sizes_naming_no_size_are_one_line_and_exit_2_before_converting(si
     assert not (tmp_path / "home" / "data").exists()  # refused before anything was converted
 
 
+@pytest.mark.parametrize(
+    ("option", "value", "said"),
+    [
+        ("--retrievers", ",,,", "--retrievers ',,,' names nothing"),
+        ("--chunkers", " , ", "--chunkers ' , ' names nothing"),
+        ("--overlaps", "x", "--overlaps 'x': expected comma-separated fractions"),
+    ],
+)
+def test_sweep_grid_options_naming_nothing_are_one_line(option, value, said, tmp_path, monkeypatch):
+    monkeypatch.setenv("HEPWB_HOME", str(tmp_path / "home"))
+    res = runner.invoke(app, ["sweep", option, value, "--dry-run"])
+    lines = [line for line in res.output.splitlines() if line.strip()]
+    assert res.exit_code == 2 and len(lines) == 1 and said in lines[0], res.output
+
+
 MD = {
     "A01_calo.md": "# Calorimetry\n\nThe ATLAS electromagnetic calorimeter measures photon energies.",
     "A02_dvcs.md": "# DVCS\n\nCLAS12 measured the DVCS beam-spin asymmetry with a polarized electron beam.",
