@@ -64,6 +64,7 @@ __all__ = [
     "MAX_QID_CHARS",
     "MAX_QUESTION_CHARS",
     "MAX_QUESTION_FILE_BYTES",
+    "MAX_QUOTE_CHARS",
     "MAX_RUN_FILE_BYTES",
     "MAX_RUN_LINES",
     "MAX_RUN_LINE_CHARS",
@@ -88,6 +89,7 @@ __all__ = [
     "NER_MAX_REQUEST_CHARS",
     "NER_MAX_TEXTS",
     "NPROBES",
+    "PAGE",
     "PARENT_SIZE",
     "PARTITIONS",
     "PIECE_SIZE",
@@ -126,6 +128,7 @@ __all__ = [
     "WINDOW",
     "Bound",
     "K",
+    "pages_of",
 ]
 
 
@@ -272,6 +275,20 @@ K = Bound(
 
 MAX_DOCS = Bound("max_docs", 1, None, "a whole number of papers", "8, or null for all", integer=True)
 """Papers read from a corpus at most."""
+
+PAGE = Bound(
+    "page", 1, None, "the 1-based page the passage was selected on", "3, or None without pages", integer=True
+)
+"""The page of a passage marked as evidence (at most the paper's last page, when it has pages)."""
+
+
+def pages_of(n: int) -> Bound:
+    """The pages of a paper of ``n`` pages (1 to ``n``), for a page a user gives.
+
+    >>> pages_of(12).problem(13)
+    'page is a page of the paper from 1 to 12, got 13 (e.g. 1)'
+    """
+    return Bound("page", 1, n, "a page of the paper", "1", integer=True)
 
 VIEW_MAX_CHARS = Bound(
     "max_chars", 1, None, "a whole number of characters", "30000, or None for all", integer=True
@@ -422,6 +439,10 @@ MAX_QID_CHARS = 256
 
 MAX_QUESTION_FILE_BYTES = 50_000_000
 """Largest question file read (bytes): some 100 000 questions."""
+
+MAX_QUOTE_CHARS = 4_000
+"""Longest evidence quote (characters): a passage. hepqa-dev's longest is 393, Chroma's 775; locating a quote
+costs its length times the paper's, so a quote of a whole section is refused, not matched for minutes."""
 
 MAX_RAGMD_BYTES = 256 * 1_048_576
 """The largest .ragmd file read (bytes): about 100,000 chunks of 384-dimensional vectors with their text.

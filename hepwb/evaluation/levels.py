@@ -89,9 +89,11 @@ def relevant_chunks(
 
     The rule of :func:`~hepwb.evaluation.matching.is_relevant`, applied to all chunks of a quote's document
     at once: each chunk's key range is computed once per document, coverage is one vector operation per
-    quote, and a strict quote's verbatim repeats are found by searching the document's key for it (a
-    chunk holds a repeat when its key range contains one). Chroma's five corpora (472 questions, ~1,000
-    chunks a corpus) took some 100 s a run chunk by chunk.
+    quote, a strict quote's verbatim repeats are found by searching the document's key for it (a chunk
+    holds a repeat when its key range contains one), and a chunk holding one of the quote's
+    :attr:`~hepwb.evaluation.matching.Located.copies` whole is relevant (a repeated sentence, quoted
+    verbatim or with a typo). Chroma's five corpora (472 questions, ~1,000 chunks a corpus) took some
+    100 s a run chunk by chunk.
     """
     by_doc: dict[str, list[Chunk]] = defaultdict(list)
     for c in chunks:
@@ -120,6 +122,8 @@ def relevant_chunks(
             while at >= 0:
                 hit |= (ks <= at) & (ke >= at + len(quote))
                 at = idx.key.find(quote, at + 1)
+        for start, end in loc.copies:  # every other place the quote stands, held whole
+            hit |= (ks <= start) & (ke >= end)
         out[loc.qid].update(ids[i] for i in np.flatnonzero(hit))
     return dict(out)
 

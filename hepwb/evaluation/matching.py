@@ -10,9 +10,15 @@ How a quote is located (:func:`locate_evidence`):
 
 * A quote whose key has at least ``SHORT_KEY_CHARS`` (25) characters is located **strictly** (its
   whole key occurs in the document's key; the occurrence on the evidence page first) or, failing that,
-  **tolerantly** (check_quotes' rule: 90 % of its 16-character pieces in order). A long quote that
-  occurs several times is a repeated sentence (abstract and conclusion): every verbatim copy counts as
-  relevant (:func:`is_relevant`), so which copy is located changes no score.
+  **tolerantly** (check_quotes' rule: 90 % of its 16-character pieces in order, within twice the quote's
+  length; where most pieces are found, on the evidence page first). A long quote that stands in several
+  places is a repeated sentence (abstract and conclusion): it is located at one and every other place is
+  listed in :attr:`Located.copies` - each other verbatim occurrence of a strict quote; each other place
+  where a tolerant quote (a repeated sentence quoted with a typo) has as many pieces as where it is
+  located. Every copy counts as relevant (:func:`is_relevant`), so which copy is located changes no
+  score, and none is scored by guess. A place matching less well (a sibling sentence differing in a
+  word, e.g. another particle or energy) is no copy: a tolerant quote holds it to be another passage,
+  as a strict quote does.
 * A **short** quote (fewer key characters, e.g. ``"The fitted amplitude is"`` or one table row) is
   located only where it is **unambiguous**: exactly once on the page the evidence names, or exactly
   once in the document (when no page is named, or none of its copies is on that page). A short quote
@@ -20,13 +26,17 @@ How a quote is located (:func:`locate_evidence`):
   scored by guess; only the located copy counts as relevant.
 * Otherwise the evidence is :class:`Unlocated`, with a status (``no_document``, ``no_text``,
   ``ambiguous``, ``not_found``) and a reason a person can act on.
+* A quote of more than :data:`~hepwb.limits.MAX_QUOTE_CHARS` characters is refused (``ConfigError``).
+  Locating any other quote takes time about linear in the quote and the paper: each place a quote may
+  start is one of the first ``_MAX_OCCURRENCES`` occurrences of one of its opening pieces, and a place
+  already followed as part of another, or that can no longer reach 90 %, is not followed further.
 
 Relevance rule (used by :mod:`hepwb.evaluation.metrics`): a retrieved chunk is *relevant* to an
 evidence quote when it lies in the same document and covers at least ``min_coverage`` (default
-0.5) of the quote's key characters (:func:`coverage`). A quote wholly inside a chunk has coverage
-1.0 - the check_quotes strict rule applied to the chunk's text; a quote straddling two chunks
-counts for whichever chunk holds at least half of it (with overlapping chunks, possibly both).
-``min_coverage=1.0`` asks for strict containment.
+0.5) of the quote's key characters (:func:`coverage`), or holds one of its :attr:`~Located.copies`
+whole. A quote wholly inside a chunk has coverage 1.0 - the check_quotes strict rule applied to the
+chunk's text; a quote straddling two chunks counts for whichever chunk holds at least half of it (with
+overlapping chunks, possibly both). ``min_coverage=1.0`` asks for strict containment.
 
 Example:
     >>> from hepwb.types import Block, Document, Hit
@@ -44,6 +54,7 @@ Example:
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -52,6 +63,7 @@ from hepwb import defaults
 from hepwb.evaluation.keyindex import KeyIndex, as_index, build_keyindexes, key_index
 from hepwb.evaluation.questions import Evidence, Question
 from hepwb.exceptions import ConfigError
+from hepwb.limits import MAX_QUOTE_CHARS
 from hepwb.textkey import key
 from hepwb.types import Document, Hit, JSONObject
 
@@ -80,10 +92,15 @@ PIECE = defaults.QUOTE_PIECE_CHARS
 TOLERANT_SHARE = 0.9
 """Share of pieces that must be found, in order, for a tolerant match."""
 _MAX_OCCURRENCES = 200
+"""Most occurrences of one piece tried as the start of a match, and most places one quote is located at."""
 
 _HINT_MAX_KEY = 1_000
 """A quote not found gets the nearest passage as a hint when its key is at most this long (rapidfuzz's
 alignment costs the quote's length times the paper's)."""
+
+_HINT_MAX_WORK = 300_000_000
+"""...and when its key's length times the paper key's is at most this (some 0.3 s: 300 key characters in a
+1 MB paper, 1,000 in 300 kB): a quote not found is reported at once, with or without a hint."""
 
 _HINT_MIN_SCORE = 60.0
 """How alike (rapidfuzz's partial ratio, 0-100) the nearest passage must be to be shown as a hint."""
@@ -108,6 +125,11 @@ class Located:
             ``"unique"`` (a short quote found exactly once on its page or in its document).
         page: Page of the block containing ``start`` (None when the document has no blocks there).
         page_ok: Whether the evidence page lies within that block's pages.
+        copies: ``(key_start, key_end)`` of every other place the quote stands (a sentence repeated in
+            abstract and conclusion), in key order: the other verbatim occurrences of a strict quote; the
+            other places where a tolerant quote has as many pieces, in order, as where it is located (at
+            most ``_MAX_OCCURRENCES`` places in all). Each is as relevant as the located one; empty for a
+            quote found once and for short quotes.
     """
 
     eid: str
@@ -121,6 +143,12 @@ class Located:
     method: Literal["strict", "tolerant", "unique"]
     page: int | None
     page_ok: bool
+    copies: tuple[tuple[int, int], ...] = ()
+
+    def __post_init__(self) -> None:
+        """Keep ``copies`` a tuple of pairs when read back from JSON (lists of lists)."""
+        if not isinstance(self.copies, tuple) or any(not isinstance(c, tuple) for c in self.copies):
+            object.__setattr__(self, "copies", tuple((int(a), int(b)) for a, b in self.copies))
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,13 +210,13 @@ def _occurrences(text: str, sub: str, limit: int = _MAX_OCCURRENCES) -> Iterator
         j, count = text.find(sub, j + 1), count + 1
 
 
-def _strict(qk: str, index: KeyIndex, page: int | None) -> tuple[int, int] | None:
-    first: int | None = None
-    for j in _occurrences(index.key, qk):
-        if _page_info(index, int(index.starts[j]), page)[1]:
-            return j, j + len(qk)
-        first = j if first is None else first
-    return None if first is None else (first, first + len(qk))
+def _strict(qk: str, index: KeyIndex, page: int | None) -> list[tuple[int, int]]:
+    """Every verbatim occurrence of ``qk`` (at most ``_MAX_OCCURRENCES``), the first one on ``page`` first."""
+    found = list(_occurrences(index.key, qk))
+    if not found:
+        return []
+    at = next((j for j in found if _page_info(index, int(index.starts[j]), page)[1]), found[0])
+    return [(at, at + len(qk))] + [(j, j + len(qk)) for j in found if j != at]
 
 
 def _unique(qk: str, index: KeyIndex, page: int | None) -> tuple[int | None, list[int]]:
@@ -201,31 +229,95 @@ def _unique(qk: str, index: KeyIndex, page: int | None) -> tuple[int | None, lis
     return None, found
 
 
-def _tolerant(qk: str, index: KeyIndex, page: int | None) -> tuple[int, int] | None:
-    """check_quotes' tolerant rule, anchored at each occurrence of an early piece, within a window."""
+class _Next:
+    """The first occurrence of one piece at or after a position, remembering a stretch known to lack it.
+
+    Invariant: no occurrence starts in ``[lo, nxt)``, and ``nxt`` is one (``len(text)``: none). The places a
+    match is followed from are taken in key order, so most questions are answered from what is known, and
+    the text is searched about once per piece, not once per place.
+    """
+
+    __slots__ = ("_lo", "_nxt", "_piece", "_text")
+
+    def __init__(self, text: str, piece: str) -> None:
+        self._text, self._piece = text, piece
+        self._lo = self._nxt = -1  # nothing known yet
+
+    def at(self, cur: int) -> int:
+        """The first occurrence starting at or after ``cur``; ``len(text)`` when there is none."""
+        lo, nxt = self._lo, self._nxt
+        if 0 <= lo <= cur <= nxt:
+            return nxt
+        if lo < 0 or cur > nxt:
+            j = self._text.find(self._piece, cur)
+            nxt = len(self._text) if j < 0 else j
+        else:  # cur < lo: only the gap before the stretch known to lack it is searched
+            j = self._text.find(self._piece, cur, lo + len(self._piece) - 1)
+            nxt = nxt if j < 0 else j
+        self._lo, self._nxt = cur, nxt
+        return nxt
+
+
+def _tolerant(qk: str, index: KeyIndex, page: int | None) -> list[tuple[int, int]]:
+    """check_quotes' tolerant rule, anchored at each occurrence of an early piece, within a window.
+
+    Returns:
+        The best place the rule holds (most pieces found, then on ``page``, then shortest, then earliest:
+        the place of hepwb's former search, which followed every anchor; this one skips those that cannot
+        change the result), then every other place, apart from it, where as many pieces are found: key
+        spans, ``[]`` when the rule holds nowhere.
+    """
     pieces = [qk[i : i + PIECE] for i in range(0, len(qk), PIECE)]
     n = len(pieces)
     need = next(f for f in range(n + 1) if f / n >= TOLERANT_SHARE)
     window = 2 * len(qk) + 256
-    best: tuple[int, bool, int, int] | None = None  # found, page_ok, -span, -start
-    best_span = (0, 0)
     text = index.key
-    for a in range(n - need + 1):  # some piece among the first n-need+1 must be found
-        for pos in _occurrences(text, pieces[a]):
-            limit = min(pos + window, len(text))
-            found, cur = 1, pos + len(pieces[a])
-            end = cur
-            for p in pieces[a + 1 :]:
-                j = text.find(p, cur, limit)
-                if j >= 0:
-                    found += 1
-                    cur = end = j + len(p)
-            if found < need:
-                continue
-            cand = (found, _page_info(index, int(index.starts[pos]), page)[1], pos - end, -pos)
-            if best is None or cand > best:
-                best, best_span = cand, (pos, end)
-    return None if best is None else best_span
+    size = len(text)
+    nexts = {p: _Next(text, p) for p in pieces}
+    # some piece among the first n-need+1 must be found: each of their first occurrences is an anchor
+    anchors = sorted((pos, a) for a in range(n - need + 1) for pos in _occurrences(text, pieces[a]))
+    followed: set[tuple[int, int]] = set()
+    floor = need  # fewest pieces a place may have and still be returned: the most found so far
+    ranked: list[tuple[tuple[int, bool, int, int, int], int, int]] = []
+    for pos, a in anchors:
+        if (a, pos) in followed:  # a match from an earlier anchor went through it: the same, less its start
+            continue
+        limit = min(pos + window, size)
+        found, cur = 1, pos + len(pieces[a])
+        end, cut = cur, a  # cut: the last piece missed only because the window ends before it
+        matched = [(a, pos)]
+        for i in range(a + 1, n):
+            if found + n - i < floor:  # cannot reach the share, or the best place, any more
+                break
+            j = nexts[pieces[i]].at(cur)
+            if j + len(pieces[i]) <= limit:
+                found += 1
+                cur = end = j + len(pieces[i])
+                matched.append((i, j))
+            elif j < size:
+                cut = i
+        followed.update(m for m in matched if m[0] > cut)  # followed from there, the same pieces are found
+        if found >= floor:
+            floor = found
+            page_ok = _page_info(index, int(index.starts[pos]), page)[1]
+            ranked.append(((found, page_ok, pos - end, -pos, -a), pos, end))
+    ranked.sort(reverse=True)
+    most = ranked[0][0][0] if ranked else 0
+    starts: list[int] = []
+    spans: list[tuple[int, int]] = []  # ascending, disjoint: the places taken so far
+    best: list[tuple[int, int]] = []
+    for rank, start, end in ranked:
+        if rank[0] < most:  # fewer pieces: another passage, alike but not the same
+            break
+        i = bisect_left(starts, end)
+        if i and spans[i - 1][1] > start:
+            continue  # overlaps a better place: the same passage, matched from another anchor
+        starts.insert(i, start)
+        spans.insert(i, (start, end))
+        best.append((start, end))
+        if len(best) >= _MAX_OCCURRENCES:
+            break
+    return best
 
 
 def _pages(pages: Sequence[int | None]) -> str:
@@ -241,7 +333,7 @@ def _nearest(qk: str, index: KeyIndex) -> str:
 
     The page is named for a document with pages (a markdown note has one page: none is named).
     """
-    if len(qk) > _HINT_MAX_KEY or not index.key:
+    if len(qk) > _HINT_MAX_KEY or not index.key or len(qk) * len(index.key) > _HINT_MAX_WORK:
         return ""
     from rapidfuzz import fuzz
 
@@ -268,7 +360,17 @@ def locate_evidence(
 
     Returns:
         The :class:`Located` match, or an :class:`Unlocated` record with its status and reason.
+
+    Raises:
+        ConfigError: The quote is longer than :data:`~hepwb.limits.MAX_QUOTE_CHARS`.
     """
+    if len(evidence.quote) > MAX_QUOTE_CHARS:
+        msg = (
+            f"question {evidence.qid!r}, evidence {evidence.eid} ({evidence.doc}): the quote has "
+            f"{len(evidence.quote)} characters; at most {MAX_QUOTE_CHARS} are matched (quote the sentence "
+            "or paragraph that holds the answer, not a whole section)"
+        )
+        raise ConfigError(msg)
     doc = documents_by_label.get(evidence.doc)
     if doc is None:
         why = f"no document is labelled {evidence.doc!r}; fix the evidence's 'doc' or add the paper"
@@ -279,23 +381,25 @@ def locate_evidence(
     index = as_index(doc)
     method: Literal["strict", "tolerant", "unique"] = "strict"
     found: tuple[int, int] | None
+    places: list[tuple[int, int]] = []
     if len(qk) < SHORT_KEY_CHARS:
         method = "unique"
         at, every = _unique(qk, index, evidence.page)
         if at is None and every:
             pages = tuple(_page_info(index, int(index.starts[j]), None)[0] for j in every)
-            places = f"{len(every)}+" if len(every) > _MAX_OCCURRENCES else str(len(every))
+            count = f"{len(every)}+" if len(every) > _MAX_OCCURRENCES else str(len(every))
             why = (
-                f"the short quote {evidence.quote!r} matches in {places} places{_pages(pages)}; "
+                f"the short quote {evidence.quote!r} matches in {count} places{_pages(pages)}; "
                 "quote more of the passage so that it is unique"
             )
             return Unlocated(evidence, "ambiguous", why, pages)
         found = None if at is None else (at, at + len(qk))
     else:
-        found = _strict(qk, index, evidence.page)
-        if found is None:
+        places = _strict(qk, index, evidence.page)
+        if not places:
             method = "tolerant"
-            found = _tolerant(qk, index, evidence.page)
+            places = _tolerant(qk, index, evidence.page)
+        found = places[0] if places else None
     if found is None:
         why = (
             f"the quote is not in {evidence.doc}'s converted text; copy it verbatim from the paper "
@@ -317,6 +421,7 @@ def locate_evidence(
         method=method,
         page=page,
         page_ok=page_ok,
+        copies=tuple(sorted(places[1:])),
     )
 
 
@@ -390,14 +495,17 @@ def is_relevant(loc: Located, hit: Hit, idx: KeyIndex, min_coverage: float = def
     """Whether ``hit`` is relevant to the located quote ``loc``.
 
     True when the hit is in the quote's document and either covers at least ``min_coverage`` of the
-    located occurrence, or holds the quote verbatim elsewhere (the ``check_quotes.py`` strict rule
-    applied to the chunk: a repeated sentence, e.g. abstract and conclusion, counts wherever it is).
+    located occurrence, or holds one of its :attr:`~Located.copies` whole, or (a strict quote) holds the
+    quote verbatim elsewhere (the ``check_quotes.py`` strict rule applied to the chunk): a repeated
+    sentence, e.g. abstract and conclusion, counts wherever it is, whether quoted verbatim or with a typo.
     """
     if hit.document_id != loc.document_id:
         return False
     if coverage(loc, hit.start, hit.end, idx) >= min_coverage:
         return True
+    ks, ke = idx.key_range(hit.start, hit.end)
+    if any(ks <= start and end <= ke for start, end in loc.copies):
+        return True
     if loc.method != "strict":
         return False
-    ks, ke = idx.key_range(hit.start, hit.end)
     return ke - ks >= loc.key_end - loc.key_start and idx.key[loc.key_start : loc.key_end] in idx.key[ks:ke]

@@ -40,7 +40,7 @@ from hepwb.evaluation.matching import Located, locate_evidence
 from hepwb.evaluation.questions import Evidence, Question, load_questions
 from hepwb.exceptions import ConfigError
 from hepwb.io import atomic_write_text
-from hepwb.limits import MAX_QUESTION_FILE_BYTES
+from hepwb.limits import MAX_QUESTION_FILE_BYTES, PAGE, pages_of
 from hepwb.locks import building
 from hepwb.parsers import parse_json
 from hepwb.readers import read_text
@@ -91,7 +91,7 @@ def _checked_page(refused: str, doc: Document | str, page: object) -> None:
     """
     if page is None:
         return
-    if isinstance(page, bool) or not isinstance(page, int) or page < 1:
+    if PAGE.problem(page):
         shown = repr(page) if len(repr(page)) <= 40 else repr(page)[:39] + "…"
         msg = (
             f"{refused}: page {shown} is no page number; give the 1-based page the passage was selected on, "
@@ -101,7 +101,8 @@ def _checked_page(refused: str, doc: Document | str, page: object) -> None:
     if isinstance(doc, str):
         return  # a document that is not loaded: refused when the quote is located
     pages = doc.meta_value("pages")
-    if isinstance(pages, int) and not isinstance(pages, bool) and 0 < pages < page:
+    known = PAGE.problem(pages) is None  # PDF and LaTeX conversions know their pages
+    if known and pages_of(pages).problem(page):
         msg = f"{refused}: page {page} is past the last page of {doc.label} ({pages}); give a page from 1 to "
         msg += str(pages)
         raise ConfigError(msg)

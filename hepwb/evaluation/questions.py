@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from hepwb.exceptions import ConfigError
-from hepwb.limits import MAX_QID_CHARS, MAX_QUESTION_CHARS, MAX_QUESTION_FILE_BYTES
+from hepwb.limits import MAX_QID_CHARS, MAX_QUESTION_CHARS, MAX_QUESTION_FILE_BYTES, MAX_QUOTE_CHARS
 from hepwb.parsers import iter_jsonl, read_csv, read_json_file
 from hepwb.textkey import key
 from hepwb.types import JSONObject
@@ -117,6 +117,13 @@ class Question:
             if not key(quote):
                 msg = (
                     f"{ev_where}: field 'quote' has no letter or digit ({quote!r}); quote the passage's words"
+                )
+                raise ConfigError(msg)
+            if len(quote) > MAX_QUOTE_CHARS:  # locating it would cost its length times the paper's
+                msg = (
+                    f"{ev_where}: the quote of question {qid!r} has {len(quote)} characters; at most "
+                    f"{MAX_QUOTE_CHARS} are matched (quote the sentence or paragraph that holds the answer, "
+                    "not a whole section)"
                 )
                 raise ConfigError(msg)
             evidence.append(

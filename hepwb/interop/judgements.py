@@ -8,9 +8,11 @@ Two levels of qrels follow, each ``{qid: {docno: 1}}`` over the questions with a
 * **paper level**: the papers holding a question's located quotes (docno = the paper's label, ``P01``). It
   depends on no chunking, so systems with different chunkers, or none, compare on it.
 * **chunk level**, for one chunk set: every chunk holding at least ``min_coverage`` (default half) of a
-  located quote's letters and digits, or the whole quote verbatim anywhere in it (a sentence repeated in
-  abstract and conclusion counts where it repeats). That is :func:`~hepwb.evaluation.matching.is_relevant`,
-  the rule of every hepwb run (:func:`~hepwb.evaluation.levels.relevant_chunks`).
+  located quote's letters and digits, or the whole quote verbatim anywhere in it, or the whole of another
+  place the quote stands (:attr:`~hepwb.evaluation.matching.Located.copies`: a sentence repeated in
+  abstract and conclusion counts where it repeats, quoted verbatim or with a typo). That is
+  :func:`~hepwb.evaluation.matching.is_relevant`, the rule of every hepwb run
+  (:func:`~hepwb.evaluation.levels.relevant_chunks`).
 
 With these qrels, trec_eval's ``Success@k`` on the chunk level is hepwb's ``hit_rate@k`` (found@k) and the
 measures of both levels are hepwb's ``chunk_…`` and ``doc_…`` columns. hepwb's ``recall@k``, ``mrr@k`` and
@@ -45,7 +47,7 @@ RELEVANCE_RULE = (
     "A question is scored when at least one of its evidence quotes is located in its paper's converted "
     "text. Paper level: the papers holding its located quotes are relevant. Chunk level: a chunk is "
     "relevant when it holds at least min_coverage of a located quote's letters and digits, or the whole "
-    "quote verbatim."
+    "quote verbatim, or the whole of another place the quote stands (a repeated sentence)."
 )
 """The relevance rule in one paragraph (written into every export's ``manifest.json``)."""
 

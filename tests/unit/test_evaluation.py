@@ -180,6 +180,146 @@ def test_locate_tolerant() -> None:
     assert (loc.start, loc.end) == (spans[1][0], spans[1][1] - 1)  # the final "." has no key character
 
 
+def _tolerant_every_anchor(qk: str, idx: KeyIndex, page: int | None) -> list[tuple[int, int]]:
+    """The oracle: the tolerant rule followed from every anchor (as hepwb did before it skipped any), then
+    the best place and every other place apart from it with as many pieces."""
+    from hepwb.evaluation.matching import _page_info
+
+    pieces = [qk[i : i + 16] for i in range(0, len(qk), 16)]
+    n = len(pieces)
+    need = next(f for f in range(n + 1) if f / n >= 0.9)
+    window, text = 2 * len(qk) + 256, idx.key
+    ranked = []
+    for a in range(n - need + 1):
+        pos, count = text.find(pieces[a]), 0
+        while pos >= 0 and count < 200:
+            limit = min(pos + window, len(text))
+            found, cur = 1, pos + len(pieces[a])
+            end = cur
+            for p in pieces[a + 1 :]:
+                j = text.find(p, cur, limit)
+                if j >= 0:
+                    found, cur, end = found + 1, j + len(p), j + len(p)
+            if found >= need:
+                page_ok = _page_info(idx, int(idx.starts[pos]), page)[1]
+                ranked.append(((found, page_ok, pos - end, -pos, -a), pos, end))
+            pos, count = text.find(pieces[a], pos + 1), count + 1
+    ranked.sort(reverse=True)
+    places: list[tuple[int, int]] = []
+    for rank, start, end in ranked:
+        if rank[0] == ranked[0][0][0] and all(end <= s or e <= start for s, e in places):
+            places.append((start, end))
+    return places
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(alphabet="ab", min_size=160, max_size=400),
+    st.lists(st.tuples(st.integers(0, 10_000), st.sampled_from(["", "a", "b", "ab"]), st.integers(0, 3)),
+             max_size=6),
+    st.lists(st.integers(0, 400), max_size=5),
+    st.integers(0, 3),
+    st.integers(0, 2),
+)  # fmt: skip
+def test_tolerant_matching_locates_where_following_every_anchor_does(quote, edits, cuts, copies, page):
+    """Anchors that cannot change the result are skipped: the same places are found, the best first."""
+    from hepwb.evaluation.matching import _tolerant
+
+    def edit(text: str, changes: list[tuple[int, str, int]]) -> str:
+        for at, insert, drop in changes:
+            i = at % (len(text) + 1)
+            text = text[:i] + insert + text[i + drop :]
+        return text
+
+    paper = "ba" * 50 + "".join(edit(quote, edits[i:]) + "b" * (30 + 7 * i) for i in range(copies))
+    for cut in cuts:  # pages: a block break every so often
+        paper = paper[:cut] + " " + paper[cut:]
+    blocks = tuple(Block("text", i, min(i + 97, len(paper)), 1 + i // 97) for i in range(0, len(paper), 97))
+    idx = KeyIndex.build(Document("d", "P", paper, blocks))
+    qk = key(edit(quote, edits[:2]))
+    assert _tolerant(qk, idx, page or None) == _tolerant_every_anchor(qk, idx, page or None)
+
+
+def test_a_quote_longer_than_max_quote_chars_is_refused_in_one_line() -> None:
+    from hepwb.limits import MAX_QUOTE_CHARS
+
+    doc, _ = make_doc([FILL[0], QA])
+    quote = (QA + " ") * (MAX_QUOTE_CHARS // len(QA) + 1)
+    assert len(quote) > MAX_QUOTE_CHARS
+    with pytest.raises(ConfigError) as refused:
+        locate_evidence(Evidence("P01-07#e0", "P01", 2, quote), {"P01": doc})
+    line = str(refused.value)
+    assert "\n" not in line and line.startswith("question 'P01-07', evidence P01-07#e0 (P01)")
+    assert f"the quote has {len(quote)} characters; at most {MAX_QUOTE_CHARS} are matched" in line
+    assert "quote the sentence or paragraph that holds the answer" in line
+    q = Question("P01-07", "?", "", (Evidence("P01-07#e0", "P01", 2, quote),))
+    with pytest.raises(ConfigError, match=r"question 'P01-07'.*at most"):
+        locate_all([q], [doc])
+    at_cap = locate_evidence(Evidence("P01-07#e0", "P01", 2, quote[:MAX_QUOTE_CHARS]), {"P01": doc})
+    assert isinstance(at_cap, Unlocated) and at_cap.status == "not_found"  # matched as any quote
+
+
+def test_a_question_file_with_a_quote_longer_than_max_quote_chars_is_refused_when_read(
+    tmp_path: Path,
+) -> None:
+    from hepwb.evaluation.questions import question_schema
+    from hepwb.limits import MAX_QUOTE_CHARS
+
+    path = tmp_path / "qa.jsonl"
+    ok = {"qid": "Q1", "question": "?", "evidence": [{"doc": "P01", "quote": "q" * MAX_QUOTE_CHARS}]}
+    long = {"qid": "Q2", "question": "?", "evidence": [{"doc": "P01", "quote": "q" * (MAX_QUOTE_CHARS + 1)}]}
+    path.write_text(json.dumps(ok) + "\n" + json.dumps(long) + "\n")
+    with pytest.raises(ConfigError) as refused:
+        load_questions(path)
+    assert str(refused.value) == (
+        f"{path} line 2, evidence[0]: the quote of question 'Q2' has {MAX_QUOTE_CHARS + 1} characters; "
+        f"at most {MAX_QUOTE_CHARS} are matched (quote the sentence or paragraph that holds the answer, "
+        "not a whole section)"
+    )
+    assert (
+        question_schema()["properties"]["evidence"]["items"]["properties"]["quote"]["maxLength"]
+        == MAX_QUOTE_CHARS
+    )
+
+
+def _words(n: int, seed: int) -> str:
+    """``n`` characters of made-up words of six letters (a vocabulary of 5,000), different for every ``seed``.
+
+    Few letters make each search of the text slower, as a paper repeating its own phrases does.
+    """
+    import random
+
+    rng = random.Random(seed)
+    vocabulary = ["".join(rng.choices("abcdef", k=rng.randint(2, 9))) for _ in range(5000)]
+    return " ".join(rng.choices(vocabulary, k=n // 4 + 1))[:n]
+
+
+@pytest.mark.parametrize("present", [True, False], ids=["quoted with a typo", "not in the paper"])
+def test_a_long_quote_whose_opening_repeats_in_a_large_paper_is_matched_in_well_under_a_second(present):
+    import time
+
+    from hepwb.limits import MAX_QUOTE_CHARS
+
+    quote = _words(MAX_QUOTE_CHARS, 1)
+    opening, filler = quote[:600], _words(1_000_000, 2)
+    parts = [filler[i * 1000 : i * 1000 + 400] + " " + opening + " " for i in range(1000)]  # 1,000 times
+    if present:  # the whole quote once, early, and quoted with one letter changed
+        parts.insert(3, f" {quote} ")
+    paper = "".join(parts)
+    doc = Document("d", "P01", paper, (Block("text", 0, len(paper), 1),))
+    idx = KeyIndex.build(doc)
+    typo = quote[:2000] + "Q" + quote[2001:]
+    started = time.perf_counter()
+    found = locate_evidence(Evidence("Q#e0", "P01", 1, typo), {"P01": idx})
+    took = time.perf_counter() - started
+    assert took < 1.0, f"{took:.1f} s"  # following every anchor took 10 s
+    if present:
+        assert isinstance(found, Located) and found.method == "tolerant" and found.copies == ()
+        assert paper[found.start : found.end] == quote.strip()
+    else:
+        assert isinstance(found, Unlocated) and found.status == "not_found"
+
+
 def test_locate_none(doc_spans: tuple[Document, list[tuple[int, int]]]) -> None:
     doc, _ = doc_spans
     docs = {"P01": doc}
