@@ -72,6 +72,7 @@ __all__ = [
     "EXPLORE_SIZE_FROM",
     "EXPLORE_SIZE_STEP",
     "EXPLORE_SIZE_TO",
+    "EXPLORE_WORKERS",
     "FETCH",
     "FIGURE_DPI",
     "FUSION_FOLDS",
@@ -541,6 +542,13 @@ EXPLORE_SIZE_TO: Final = 2048
 
 EXPLORE_SIZE_STEP: Final = 64
 """The step between the chunk sizes the explorer tries unless told (128 to 2,048 by 64: 31 sizes)."""
+
+EXPLORE_WORKERS: Final = 2
+"""Processes computing a chunk-size curve's lexical points at once (never more than the machine's cores).
+
+Lexical points are CPU-bound Python (chunking, HEP search terms, scoring): one process per core. The second
+process starts while the first computes, so a curve of a few points gains nothing and loses nothing.
+"""
 
 QUICK_LOOK_DOCS: Final = 3
 """Papers of the *shipped* corpus a project notebook reads when given no ``corpus`` and no ``max_docs`` (a

@@ -13,6 +13,7 @@ The plot is an anywidget drawing SVG (no plotting server, nothing fetched); :met
 
 from __future__ import annotations
 
+import bisect
 import functools
 import logging
 import threading
@@ -184,7 +185,8 @@ class SizeExplorer:
         try:
             self.inputs = load_inputs(self.configs[0], self.layout, progress=False)
             for p in size_curve(self.configs, metric=self.metric, layout=self.layout, inputs=self.inputs):
-                self.points.append(p)
+                # points may arrive out of size order (computed by two processes): kept in plot order
+                bisect.insort(self.points, p, key=lambda q: (q.series, q.chunk_size))
                 self._show(done=False)
         except HepwbError as exc:  # no cell to raise in: shown in the widget, raised again by wait()
             self.error = exc

@@ -104,6 +104,21 @@ def test_a_curve_computes_lexical_points_first_each_with_its_interval(tiny, no_m
     assert all(p.reused for p in again) and [p.value for p in again] == [p.value for p in points]
 
 
+def test_a_curve_computed_by_two_processes_equals_one_computed_by_one(tiny, no_model):
+    root, base = tiny
+    configs = curve_configs([24, 40, 56, 72, 88], ["hepilot"], ["bm25"], **base)
+    serial, parallel = (
+        list(size_curve(configs, metric="mrr@10", layout=Layout(root / f"home-w{n}"), workers=n))
+        for n in (1, 2)
+    )
+    assert sorted((p.chunk_size, p.value, p.low, p.high) for p in parallel) == [
+        (p.chunk_size, p.value, p.low, p.high) for p in serial
+    ]
+    assert not any(p.reused for p in parallel) and {p.run_dir.parent for p in parallel} == {
+        Layout(root / "home-w2").runs
+    }
+
+
 def test_a_lexical_sweep_embeds_nothing(tiny, no_model):
     root, base = tiny
     spec = SweepSpec.from_dict(
