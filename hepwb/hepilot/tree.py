@@ -32,8 +32,8 @@ from typing import Any
 
 __all__ = ["WRITE_AHEAD", "TreeWriter"]
 
-WRITE_AHEAD = 16
-"""Steps of one tree queued for the background writer at most (each may hold a paper in memory)."""
+WRITE_AHEAD = 256
+"""Steps of one tree queued for the background writer at most (each may hold a paper in memory: a few MB)."""
 
 _WRITER: list[ThreadPoolExecutor] = []
 """The one background writer thread of this process (made on first use)."""

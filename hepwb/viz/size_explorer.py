@@ -146,6 +146,7 @@ class SizeExplorer:
         metric: The metric plotted (a key of the runs' summaries).
         layout: Artefact folders.
         start: Start computing at once (in a background thread).
+        workers: Processes computing lexical points (default :data:`~hepwb.defaults.EXPLORE_WORKERS`).
     """
 
     def __init__(
@@ -155,6 +156,7 @@ class SizeExplorer:
         metric: str = defaults.DECISION_METRIC,
         layout: Layout | None = None,
         start: bool = True,
+        workers: int | None = None,
     ) -> None:
         with extra("lab", "the chunk-size explorer"):
             import ipywidgets as w
@@ -162,6 +164,7 @@ class SizeExplorer:
         self.configs = list(configs)
         self.metric = metric
         self.layout = layout or Layout.default()
+        self.workers = workers
         self.points: list[CurvePoint] = []
         self.error: HepwbError | None = None
         self.inputs: EvalInputs | None = None
@@ -184,7 +187,10 @@ class SizeExplorer:
             h.addFilter(self._notes)
         try:
             self.inputs = load_inputs(self.configs[0], self.layout, progress=False)
-            for p in size_curve(self.configs, metric=self.metric, layout=self.layout, inputs=self.inputs):
+            curve = size_curve(
+                self.configs, metric=self.metric, layout=self.layout, inputs=self.inputs, workers=self.workers
+            )
+            for p in curve:
                 # points may arrive out of size order (computed by two processes): kept in plot order
                 bisect.insort(self.points, p, key=lambda q: (q.series, q.chunk_size))
                 self._show(done=False)
@@ -296,6 +302,7 @@ def explore(
     max_docs: int | None = None,
     home: str | None = None,
     start: bool = True,
+    workers: int | None = None,
     **options: Any,
 ) -> SizeExplorer:
     """Plot ``metric`` against chunk size for every chunker × retriever, live (see the module docstring).
@@ -312,6 +319,8 @@ def explore(
             is named, not scored).
         home: Artefact root (``data/``, ``reports/``); default this project's.
         start: Start computing at once.
+        workers: Processes computing the lexical points (default :data:`~hepwb.defaults.EXPLORE_WORKERS`, at
+            most the machine's cores; ``1``: this one only).
         **options: Other fields of :class:`~hepwb.pipeline.config.ExperimentConfig` (``k``, ...).
 
     Raises:
@@ -326,4 +335,4 @@ def explore(
         max_docs=max_docs,
         **options,
     )
-    return SizeExplorer(configs, metric=metric, layout=Layout.at(home), start=start)
+    return SizeExplorer(configs, metric=metric, layout=Layout.at(home), start=start, workers=workers)
