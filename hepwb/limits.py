@@ -290,6 +290,7 @@ def pages_of(n: int) -> Bound:
     """
     return Bound("page", 1, n, "a page of the paper", "1", integer=True)
 
+
 VIEW_MAX_CHARS = Bound(
     "max_chars", 1, None, "a whole number of characters", "30000, or None for all", integer=True
 )
