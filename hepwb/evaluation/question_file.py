@@ -93,10 +93,7 @@ def _checked_page(refused: str, doc: Document | str, page: object) -> None:
         return
     if PAGE.problem(page):
         shown = repr(page) if len(repr(page)) <= 40 else repr(page)[:39] + "…"
-        msg = (
-            f"{refused}: page {shown} is no page number; give the 1-based page the passage was selected on, "
-            "or None for a document without pages"
-        )
+        msg = f"{refused}: page {shown} is no page number; give {PAGE.what}, or None without pages"
         raise ConfigError(msg)
     if isinstance(doc, str):
         return  # a document that is not loaded: refused when the quote is located

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from hepwb import defaults
+from hepwb.env import configure_runtime
 from hepwb.exceptions import ConfigError, HepwbError
 from hepwb.paths import Layout
 from hepwb.pipeline.cell import RunResult
@@ -284,7 +285,5 @@ def _point(cfg: ExperimentConfig, res: RunResult, metric: str, seconds: float) -
 
 
 if __name__ == "__main__":  # a helper process of _lexical_in_parallel
-    from hepwb.env import configure_runtime
-
     configure_runtime(offline=None)
     _serve(sys.argv[1])

@@ -17,6 +17,7 @@ from typing import Any
 
 from hepwb.exceptions import HepwbError
 from hepwb.limits import MAX_RAGMD_BYTES
+from hepwb.models.tokenizers import path_named
 from hepwb.parsers import json_hooks
 from hepwb.plaintext import plain
 from hepwb.ragmd.contents import Problems, assemble
@@ -243,8 +244,6 @@ model it was embedded with, it does not point at folders
             f"model_name {str(model)[:60]!r} is not a model name (NAME or ORG/NAME, never a path): a .ragmd "
             "file names the model it was embedded with, it does not point at folders"
         )
-    from hepwb.models.tokenizers import path_named
-
     path = path_named(model)
     if path is not None:
         return (
