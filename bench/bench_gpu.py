@@ -24,7 +24,11 @@ Method:
 * Adaptation: one epoch of :func:`hepwb.adapt.finetune.adapt_embedder` over the pairs on this device
   (batch 32, hard negatives), wall time (target on an H100/H200: <= 30 s).
 
-Prints a markdown table and writes JSON to ``reports/bench/gpu.json`` (or ``--json``).
+Prints a markdown table and writes JSON to ``reports/bench/gpu.json`` (or ``--json``). On a CUDA GPU it also
+writes the results file ``docs/results/gpu.md`` (stamped; the docs' Results page shows it; ``--no-write``:
+none): hepwb against the bare loop, the agreement and the epoch, each beside its target. Elsewhere it says in
+one line that there is no GPU and writes no results file. With the defaults, on a GPU machine with the corpus:
+a few minutes, most of them the export (the papers converted and chunked); from ``--inputs``, about a minute.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from bench.common import REPORTS
+from bench.results import command_line, git_commit, write_results
 from hepwb import defaults
 from hepwb.adapt.finetune import AdaptSettings, adapt_embedder
 from hepwb.adapt.pairs import Pair, corpus_pairs
@@ -72,6 +77,7 @@ def export(folder: Path, max_docs: int | None) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "questions.json").write_text(json.dumps(questions), encoding="utf-8")
     (folder / "texts.json").write_text(json.dumps(texts), encoding="utf-8")
+    (folder / "papers.json").write_text(json.dumps([d.label for d in docs]), encoding="utf-8")
     rows = [[p.kind, p.query, p.passage, p.label] for p in pairs]
     (folder / "pairs.json").write_text(json.dumps(rows), encoding="utf-8")
     print(
@@ -154,7 +160,10 @@ def main(argv: list[str] | None = None) -> int:
         help="write hepwb's vectors of the texts (vectors.npy) and of each question embedded alone, as a "
         "query is (queries.npy), to this folder: bench.gpu_agreement compares them with CPU vectors",
     )
+    ap.add_argument("--no-write", action="store_true", help="no results file (docs/results/gpu.md)")
+    ap.add_argument("--results-folder", type=Path, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    commit = git_commit()
     configure_runtime()  # as hepwb's commands run: TOKENIZERS_PARALLELISM=false outside the Embedder
     if args.export:
         export(args.export, args.max_docs)
@@ -226,7 +235,54 @@ def main(argv: list[str] | None = None) -> int:
         "targets (GPU: hepwb >= 60 % of the bare loop, epoch <= 30 s; all: cosine >= 0.9999):",
         "met" if ok else "MISSED",
     )
+    papers_file = folder / "papers.json"
+    papers = json.loads(papers_file.read_text(encoding="utf-8")) if papers_file.is_file() else None
+    if not gpu:
+        print(f"no GPU (device {device}): no results file written (docs/results/gpu.md is measured on CUDA)")
+    elif not args.no_write:
+        body = results_table(result, n)
+        write_results(
+            "gpu",
+            body,
+            caption=caption(result, papers, args.limit),
+            folder=args.results_folder,
+            commit=commit,
+        )
     return 0 if ok else 1
+
+
+def results_table(result: dict[str, Any], checked: int) -> str:
+    """Markdown: each figure of ``result`` (a run on a GPU) beside its target."""
+    rate, ref = result["hepwb_texts_per_s"], result["bare_loop_texts_per_s"]
+    epoch = result["adapt_epoch_s"]
+    steps = "" if epoch is None else f", {result['adapt_steps']} steps"
+    lines = [
+        (f"hepwb `Embedder`, texts/s (batch {result['hepwb_batch']})", f"{rate:.1f}", ""),
+        ("bare PyTorch loop, texts/s (batch 256)", f"{ref:.1f}", ""),
+        ("hepwb against the bare loop", f"{result['ratio_hepwb_vs_bare']:.2f}×", "≥ 0.60×"),
+        (f"minimum cosine, hepwb's vectors on {result['device']} against the CPU's ({checked} texts)",
+         f"{result['min_cosine_vs_cpu']:.7f}", "≥ 0.9999"),
+        (f"minimum cosine, hepwb's vectors against the bare loop's ({checked} texts)",
+         f"{result['min_cosine_vs_bare_loop']:.7f}", ""),
+        (f"one adaptation epoch ({result['adapt_pairs']} pairs{steps}), seconds",
+         "not run (--no-adapt)" if epoch is None else f"{epoch:.1f}", "≤ 30"),
+    ]  # fmt: skip
+    return "| figure | value | target |\n|---|---:|---|\n" + "".join(
+        f"| {a} | {b} | {c} |\n" for a, b, c in lines
+    )
+
+
+def caption(result: dict[str, Any], papers: list[str] | None, limit: int | None) -> str:
+    """One line: the texts (and the papers they come from), the card, the baseline, the command."""
+    listed = (", ".join(papers) if len(papers) <= 8 else f"{papers[0]}–{papers[-1]}") if papers else ""
+    of = f"the {len(papers)} shared papers ({listed})" if papers else "the exported papers"
+    first = f"the first {result['texts']:,}" if limit is not None else f"the {result['texts']:,}"
+    return (
+        f"Embedding {first} chunk texts of the main job (HEPilot at 256, 512 and 1024 tokens, 10 % overlap, "
+        f"{of}, LaTeX preferred) on {result['card']} ({result['device']}): hepwb's `Embedder` against a bare "
+        "PyTorch loop (the same model, mean pooling, batch 256) in the same run, and one adaptation epoch; "
+        f"`{command_line()}`."
+    )
 
 
 if __name__ == "__main__":

@@ -19,6 +19,10 @@ headings, tables, display-math blocks, captions and (hepwb) reference entries. F
 come from its blocks; for the others from markdown regexes (``^#``, GFM separator rows, ``$$``
 blocks, ``Figure/Fig./Table N`` lines). Quote key: NFKC, lowercase, only ``[a-z0-9]``.
 Shared material comes from ``$HEPWB_SHARED`` or ``../shared``; the script exits 0 when absent.
+
+Results: ``docs/results/conversion.md`` (stamped; the docs' Results page shows it; ``--no-write``: print
+only): each converter's totals, then hepwb against each other converter on the papers both converted (pages/s
+and its ratio, quotes intact). With the defaults (all 32 papers, pymupdf4llm on 4) it takes about a minute.
 """
 
 from __future__ import annotations
@@ -34,10 +38,13 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import child, shared_material
+from bench.results import command_line, git_commit, write_results
 from hepwb.processing import pdf_to_document
 from hepwb.textkey import key, piece_coverage
 
 CONVERTERS = ("hepwb", "pymupdf", "pymupdf4llm")
+COUNTS = ("heading", "table", "math", "caption", "reference")
+TOTALS = ("pages", "sec", "quotes", "strict", "tolerant", *COUNTS)
 _MARK = "@@bench "
 _HEAD_RE = re.compile(r"^#{1,6}\s", re.M)
 _TABLE_RE = re.compile(r"^\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)+\|?\s*$", re.M)
@@ -112,6 +119,62 @@ def worker(name: str, pdfs: list[Path], qa: Path) -> int:
     return 0
 
 
+def total(rows: list[dict[str, Any]], docs: set[str] | None = None) -> dict[str, float]:
+    """The sums of :data:`TOTALS` over ``rows`` (only those of ``docs`` when given)."""
+    tot: dict[str, float] = defaultdict(float)
+    for row in rows:
+        if docs is None or row["doc"] in docs:
+            for k in TOTALS:
+                tot[k] += row[k]
+    return tot
+
+
+def _rate(tot: dict[str, float]) -> float:
+    return tot["pages"] / max(tot["sec"], 1e-9)
+
+
+def _intact(tot: dict[str, float], which: str = "strict") -> str:
+    n = int(tot["quotes"])
+    return f"{int(tot[which])}/{n} ({100 * tot[which] / max(n, 1):.1f} %)"
+
+
+def _papers(labels: list[str], every: int) -> str:
+    if len(labels) == every:
+        return f"all {every} shared papers ({labels[0]}–{labels[-1]})"
+    return f"{len(labels)} of the {every} shared papers ({', '.join(labels)})"
+
+
+def results_table(runs: dict[str, tuple[list[dict[str, Any]], float]], failed: list[str]) -> str:
+    """Markdown: each converter's totals, then hepwb against each other converter on the same papers."""
+    body = (
+        "| converter | papers | pages | pages/s | quotes intact (strict) | quotes intact (tolerant) "
+        "| headings | tables | display math | captions | references | peak RSS (MiB) |\n"
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+    )
+    for name, (rows, rss) in runs.items():
+        t = total(rows)
+        counts = " | ".join(str(int(t[k])) for k in COUNTS)
+        body += (f"| `{name}` | {len(rows)} | {int(t['pages'])} | {_rate(t):.1f} | {_intact(t)} "
+                 f"| {_intact(t, 'tolerant')} | {counts} | {rss:.0f} |\n")  # fmt: skip
+    body += "".join(f"| `{name}` | worker failed | | | | | | | | | | |\n" for name in failed)
+    if "hepwb" not in runs or len(runs) < 2:
+        return body
+    body += (
+        "\n| hepwb against | papers both converted | pages | hepwb pages/s | its pages/s | hepwb speed ratio "
+        "| quotes intact, hepwb | quotes intact, it |\n|---|---|---:|---:|---:|---:|---:|---:|\n"
+    )
+    ours = runs["hepwb"][0]
+    for name, (rows, _) in runs.items():
+        docs = {r["doc"] for r in rows} & {r["doc"] for r in ours}
+        if name == "hepwb" or not docs:
+            continue
+        a, b = total(ours, docs), total(rows, docs)
+        ratio = _rate(a) / max(_rate(b), 1e-9)
+        body += (f"| `{name}` | {', '.join(sorted(docs))} | {int(a['pages'])} | {_rate(a):.1f} "
+                 f"| {_rate(b):.1f} | {ratio:.2f}× | {_intact(a)} | {_intact(b)} |\n")  # fmt: skip
+    return body
+
+
 def main(argv: list[str] | None = None) -> int:
     """Measure and print the tables (or, with ``--worker``, convert in this process); returns 0."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -121,18 +184,24 @@ def main(argv: list[str] | None = None) -> int:
         "--pymupdf4llm-docs", default="P01,P03,P24,P32", help="labels, a count of leading documents, or all"
     )
     ap.add_argument("--show-missing", action="store_true", help="print the quotes that did not survive")
+    ap.add_argument("--no-write", action="store_true", help="print only; no results file")
+    ap.add_argument("--results-folder", type=Path, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--worker", default="", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     pdf_dir, qa = shared_material("corpus", "papers", "pdf"), shared_material("eval", "hepqa-dev.jsonl")
     if pdf_dir is None or qa is None:
         return 0
     wanted = {d for d in args.docs.split(",") if d}
-    pdfs = sorted(p for p in pdf_dir.glob("*.pdf") if not wanted or p.name.split("_")[0] in wanted)
+    every = sorted(pdf_dir.glob("*.pdf"))
+    pdfs = [p for p in every if not wanted or p.name.split("_")[0] in wanted]
     if args.worker:
         return worker(args.worker, pdfs, qa)
+    commit = git_commit()
     head = f"{'conv':11} {'doc':4} {'pages':>5} {'pg/s':>7} {'quotes':>6} {'strict':>6} {'toler':>5}"
     print(head + f" {'head':>5} {'table':>5} {'math':>5} {'capt':>5} {'refs':>5}")
     totals: list[str] = []
+    runs: dict[str, tuple[list[dict[str, Any]], float]] = {}
+    failed: list[str] = []
     for name in [c for c in args.converters.split(",") if c]:
         docs = pdfs
         sel = args.pymupdf4llm_docs
@@ -149,8 +218,9 @@ def main(argv: list[str] | None = None) -> int:
         proc = child(["-m", "bench.bench_processing", "--worker", name, "--docs", labels], env=env)
         if proc.returncode:
             print(f"{name}: worker failed\n{proc.stderr[-2000:]}")
+            failed.append(name)
             continue
-        tot: dict[str, float] = defaultdict(float)
+        rows: list[dict[str, Any]] = []
         rss = 0.0
         for line in proc.stdout.splitlines():
             if not line.startswith(_MARK):
@@ -159,19 +229,7 @@ def main(argv: list[str] | None = None) -> int:
             if "rss_mb" in row:
                 rss = row["rss_mb"]
                 continue
-            for k in (
-                "pages",
-                "sec",
-                "quotes",
-                "strict",
-                "tolerant",
-                "heading",
-                "table",
-                "math",
-                "caption",
-                "reference",
-            ):
-                tot[k] += row[k]
+            rows.append(row)
             print(
                 f"{name:11} {row['doc']:4} {row['pages']:5d} {row['pages'] / max(row['sec'], 1e-9):7.1f}"
                 f" {row['quotes']:6d} {row['strict']:6d} {row['tolerant']:5d} {row['heading']:5d}"
@@ -180,6 +238,8 @@ def main(argv: list[str] | None = None) -> int:
             if args.show_missing:
                 for q in row["missing"]:
                     print(f"      missing: {q}")
+        runs[name] = (rows, rss)
+        tot = total(rows)
         nq = max(tot["quotes"], 1)
         totals.append(
             f"{name:11} {int(tot['pages']):4d} pages {tot['pages'] / max(tot['sec'], 1e-9):7.1f} pg/s"
@@ -189,6 +249,19 @@ def main(argv: list[str] | None = None) -> int:
             f"  peak RSS {rss:.0f} MiB"
         )
     print("\nTOTAL\n" + "\n".join(totals))
+    if not runs:
+        return 0
+    body = results_table(runs, failed)
+    llm = sorted({r["doc"] for r in runs.get("pymupdf4llm", ([], 0.0))[0]})
+    papers = _papers([p.name.split("_")[0] for p in pdfs], len(every))
+    caption = (
+        f"PDF conversion of {papers} by {', '.join(runs)}, each converter in its own process"
+        + (f" (pymupdf4llm only on {', '.join(llm)}: it is slow)" if llm and len(llm) < len(pdfs) else "")
+        + f"; evidence quotes of hepqa-dev intact in the text; `{command_line()}`."
+    )
+    print("\n" + body)
+    if not args.no_write:
+        write_results("conversion", body, caption=caption, folder=args.results_folder, commit=commit)
     return 0
 
 

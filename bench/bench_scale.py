@@ -24,7 +24,11 @@ Method:
 * **Targets.** Every stage's time grows at most linearly (10× documents → ≤ 11× time); peak RSS per process ≤
   2 GiB at 3,200 documents; the report renders in < 60 s.
 
-Prints a markdown table and writes JSON to ``reports/bench/scale.json`` (or ``--json``).
+Prints a markdown table and writes JSON to ``reports/bench/scale.json`` (or ``--json``), and the results file
+``docs/results/scale.md`` (stamped; the docs' Results page shows it; ``--no-write``: none): seconds, peak RSS
+and disk per size, and each stage's growth in time against the documents' growth from one size to the next.
+Only a run that measures writes it (not ``--rows``, which summarizes earlier runs). With the defaults about
+25 minutes on 2 cores alone (3,200 documents about 12, the real embedding at 320 about 6).
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ from typing import Any
 import numpy as np
 
 from bench.common import REPORTS, timed_child
+from bench.results import command_line, git_commit, write_results
 from hepwb import defaults
 from hepwb.catalog import Catalog
 from hepwb.ids import text_sha256
@@ -246,6 +251,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--extra", default="{}", help=argparse.SUPPRESS)
     ap.add_argument("--result", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--rows", type=Path, nargs="+", help="only summarize these earlier outputs (last wins)")
+    ap.add_argument("--no-write", action="store_true", help="no results file (docs/results/scale.md)")
+    ap.add_argument("--results-folder", type=Path, default=None, help=argparse.SUPPRESS)
     ap.add_argument(
         "--plot",
         type=Path,
@@ -265,16 +272,43 @@ def main(argv: list[str] | None = None) -> int:
         res = _stage(args.stage, args.home, args.corpus, json.loads(args.extra))
         args.result.write_text(json.dumps(res), encoding="utf-8")
         return 0
+    commit = git_commit()
     sizes = sorted(int(s) for s in args.sizes.split(","))
     work = args.workdir or Path(tempfile.mkdtemp(prefix="hepwb-scale-"))
     seeds = seed_documents()
     print(f"{len(seeds)} seed papers; work folder {work}")
     rows, rate = [], args.derived_rate
+    source = f"the given rate, {rate} texts/s" if rate else ""
     for n in sizes:
         rows.append(measure(n, seeds, work, rate if n > args.real_max else None))
         if n <= args.real_max and args.derived_rate is None:
             rate = rows[-1]["embed"]["texts"] / rows[-1]["embed"]["wall_s"]
-    return summarize(rows, args.json)
+            source = f"the rate measured at {n} documents, {rate:.1f} texts/s"
+    code = summarize(rows, args.json)
+    if not args.no_write:
+        line = caption(rows, len(seeds), source)
+        write_results("scale", results_table(rows), caption=line, folder=args.results_folder, commit=commit)
+    return code
+
+
+def caption(rows: list[dict[str, Any]], seeds: int, derived: str) -> str:
+    """One line: the sizes, how the corpora are made, which embedding times are derived, the command."""
+    sizes = [r["documents"] for r in rows]
+    real = [n for n, r in zip(sizes, rows, strict=True) if r["embedding"] == "measured"]
+    papers = f"the {seeds} shared papers" if min(sizes) >= seeds else f"the first {min(sizes)} shared papers"
+    how = "every number measured"
+    if len(real) < len(sizes):
+        upto = (
+            f"measured up to {max(real):,} documents, derived above it" if real else "derived at every size"
+        )
+        how = (f"embedding time {upto} from {derived} (the cache filled with random unit vectors there: "
+               "their dense found@5 means nothing), everything else measured")  # fmt: skip
+    return (
+        f"Cost of every stage, each in its own process from an empty artefact folder, at "
+        f"{', '.join(f'{n:,}' for n in sizes)} documents ({papers}, then copies of them rewritten: "
+        f"paragraphs permuted within sections, digits shifted); {how}; found@5 on hepqa-dev; "
+        f"`{command_line()}`."
+    )
 
 
 def plot_curves(runs: list[tuple[str, list[dict[str, Any]]]], out: Path) -> None:
@@ -308,28 +342,54 @@ def plot_curves(runs: list[tuple[str, list[dict[str, Any]]]], out: Path) -> None
     print(f"cost curves: {out}")
 
 
-def summarize(rows: list[dict[str, Any]], out: Path) -> int:
-    """Print the table and the targets of ``rows`` (one per corpus size); write them to ``out``."""
-    secs = [stage_seconds(r) for r in rows]
-    cols = ["convert", "chunk", "embed", "index", "evaluate", "report"]
-    head = " | ".join(f"{c} s" for c in cols)
-    print(f"\n| documents | chunks | {head} | peak RSS MiB | disk MiB | found@5 bm25 / dense |")
-    print("|---" * (len(cols) + 5) + "|")
-    for r, s in zip(rows, secs, strict=True):
+COLS = ("convert", "chunk", "embed", "index", "evaluate", "report")
+"""The columns of seconds: the stages, the evaluate stage split into index and retrieve + score."""
+
+
+def size_table(rows: list[dict[str, Any]]) -> str:
+    """Markdown: one line per corpus size, each stage's seconds, peak RSS, disk and found@5."""
+    head = " | ".join(f"{c} s" for c in COLS)
+    out = f"| documents | chunks | {head} | peak RSS MiB | disk MiB | found@5 bm25 / dense |\n"
+    out += "|---" * (len(COLS) + 5) + "|\n"
+    for r in rows:
+        s = stage_seconds(r)
         peak = max(r[st]["peak_rss_mib"] for st in STAGES)
         disk = round(sum(r["disk_mib"].values()), 1)
         derived = r["embedding"] == "derived"
-        vals = [f"{s[c]} (derived)" if c == "embed" and derived else str(s[c]) for c in cols]
+        vals = [f"{s[c]} (derived)" if c == "embed" and derived else str(s[c]) for c in COLS]
         dense = "random vectors" if derived else f"{r['evaluate']['dense']['found@5']:.3f}"
         found = f"{r['evaluate']['bm25']['found@5']:.3f} / {dense}"
-        print(
+        out += (
             f"| {r['documents']} | {r['chunk']['chunks']} | {' | '.join(vals)} | {peak} | {disk} | {found} |"
         )
+        out += "\n"
+    return out
+
+
+def results_table(rows: list[dict[str, Any]]) -> str:
+    """:func:`size_table`, then each stage's growth in time from one size to the next (target: ≤ 1.1 × the
+    documents' growth; a stage under 1 s at the smaller size is noise, the report follows the runs)."""
+    grown = [c for c in COLS if c != "report"]
+    out = size_table(rows) + "\n| documents | × documents | " + " | ".join(f"× {c} time" for c in grown)
+    out += " | target |\n" + "|---" + "|---:" * (len(grown) + 2) + "|\n"
+    for a, b in itertools.pairwise(rows):
+        sa, sb = stage_seconds(a), stage_seconds(b)
+        factor = b["documents"] / a["documents"]
+        cells = [f"{sb[c] / sa[c]:.1f}" if sa[c] > 1.0 else "under 1 s" for c in grown]
+        out += (f"| {a['documents']:,} → {b['documents']:,} | {factor:.1f} | {' | '.join(cells)} "
+                f"| ≤ {1.1 * factor:.1f} |\n")  # fmt: skip
+    return out
+
+
+def summarize(rows: list[dict[str, Any]], out: Path) -> int:
+    """Print the table and the targets of ``rows`` (one per corpus size); write them to ``out``."""
+    secs = [stage_seconds(r) for r in rows]
+    print("\n" + size_table(rows), end="")
     ok = True
     pairs = list(zip(rows, secs, strict=True))
     for (a, sa), (b, sb) in itertools.pairwise(pairs):
         factor = b["documents"] / a["documents"]
-        for c in cols:
+        for c in COLS:
             if c == "report" or sa[c] <= 1.0:
                 continue  # the report's time follows the runs, not the documents; sub-second stages are noise
             growth = sb[c] / sa[c]
