@@ -169,6 +169,14 @@ class ArtefactStore:
         self.sent += len(data)
         return True
 
+    def put(self, rel: str, data: bytes) -> None:
+        """Write ``data`` to ``rel``, replacing what is there (a lease's renewal; never an artefact)."""
+        try:
+            self.fs.pipe_file(self._full(rel), data)
+        except FAILURES as exc:
+            raise self._problem(exc) from None
+        self.sent += len(data)
+
     def delete(self, rel: str, *, recursive: bool = False) -> None:
         """Remove ``rel`` (a prefix with ``recursive``); an absent one is fine."""
         with contextlib.suppress(FileNotFoundError):

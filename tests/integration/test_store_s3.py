@@ -22,7 +22,7 @@ def _files(folder: Path, **content: str) -> dict[str, Path]:
         path = folder / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
-        out[f"data/x/{name}"] = path
+        out[f"data/processed/chunksets/x/{name}"] = path
     return out
 
 
@@ -34,7 +34,7 @@ def test_publish_then_fetch_verified_and_published_once(s3_env, tmp_path):
     assert store.sent >= 5 + 4000
     body = store.fetch("chunkset", "k1", tmp_path / "dst", last=("a.txt",))
     assert body is not None and body["meta"] == {"fingerprint": "k1"}
-    assert (tmp_path / "dst/data/x/sub/b.txt").read_text() == "beta" * 1000
+    assert (tmp_path / "dst/data/processed/chunksets/x/sub/b.txt").read_text() == "beta" * 1000
     assert not list((tmp_path / "dst").rglob(".*part-*"))  # nothing half-downloaded left
     again = ArtefactStore(s3_env.url("t1"))
     assert not again.publish("chunkset", "k1", files)  # published already: nothing uploaded
@@ -49,7 +49,7 @@ def test_concurrent_publishers_leave_one_whole_artefact(s3_env, tmp_path):
 
     def publish(i: int) -> None:
         files = _files(tmp_path / f"p{i}", **{"a.txt": f"a{i}" * 500, "b.txt": f"b{i}" * 500})
-        results.append(ArtefactStore(s3_env.url("t2")).publish("table", "same", files))
+        results.append(ArtefactStore(s3_env.url("t2")).publish("chunkset", "same", files))
 
     threads = [threading.Thread(target=publish, args=(i,)) for i in range(4)]
     for t in threads:
@@ -57,12 +57,12 @@ def test_concurrent_publishers_leave_one_whole_artefact(s3_env, tmp_path):
     for t in threads:
         t.join()
     assert sorted(results) == [False, False, False, True]  # one manifest won (a conditional write)
-    store.fetch("table", "same", tmp_path / "dst")
-    a = (tmp_path / "dst/data/x/a.txt").read_text()
-    b = (tmp_path / "dst/data/x/b.txt").read_text()
+    store.fetch("chunkset", "same", tmp_path / "dst")
+    a = (tmp_path / "dst/data/processed/chunksets/x/a.txt").read_text()
+    b = (tmp_path / "dst/data/processed/chunksets/x/b.txt").read_text()
     assert a[1:] * 0 == "" and a[1] == b[1]  # both files from the same publisher, never a mix
-    body = store.manifest("table", "same")
-    left = store.fs.find(f"{store.root}/objects/table/same")
+    body = store.manifest("chunkset", "same")
+    left = store.fs.find(f"{store.root}/objects/chunkset/same")
     assert left and all(f"/{body['base']}/" in f"/{p}" for p in left), (
         left
     )  # the losers removed their uploads
@@ -72,15 +72,39 @@ def test_no_reader_sees_an_unfinished_or_damaged_artefact(s3_env, tmp_path):
     store = ArtefactStore(s3_env.url("t3"))
     files = _files(tmp_path / "src", **{"a.txt": "complete"})
     # a publisher killed before its manifest: its files are in the store, the artefact is not
-    store.fs.put(str(files["data/x/a.txt"]), f"{store.root}/objects/doc/k/dead0/data/x/a.txt")
+    store.fs.put(
+        str(files["data/processed/chunksets/x/a.txt"]),
+        f"{store.root}/objects/doc/k/dead0/data/processed/chunksets/x/a.txt",
+    )
     assert not store.has("doc", "k") and store.fetch("doc", "k", tmp_path / "dst") is None
     assert store.publish("doc", "k", files)
     body = store.manifest("doc", "k")
     assert body is not None
-    store.fs.pipe_file(f"{store.root}/{body['base']}/data/x/a.txt", b"tampered")  # damaged in the store
+    store.fs.pipe_file(
+        f"{store.root}/{body['base']}/data/processed/chunksets/x/a.txt", b"tampered"
+    )  # damaged in the store
     with pytest.raises(StoreError, match="does not match its manifest"):
         store.fetch("doc", "k", tmp_path / "dst2")
-    assert not (tmp_path / "dst2/data/x/a.txt").exists()  # nothing placed
+    assert not (tmp_path / "dst2/data/processed/chunksets/x/a.txt").exists()  # nothing placed
+
+
+def test_a_planted_manifest_places_nothing_outside_its_artefact(s3_env, tmp_path):
+    import hashlib
+
+    store = ArtefactStore(s3_env.url("t5"))
+    base = "objects/failure/k9/abcdef012345"
+    store.fs.pipe_file(f"{store.root}/{base}/Makefile", b"all:\n\techo owned\n")
+    digest = hashlib.sha256(b"all:\n\techo owned\n").hexdigest()
+    body = {"format": "hepwb-store/1", "kind": "failure", "key": "k9", "base": base, "meta": {},
+            "files": {"Makefile": {"bytes": 19, "sha256": digest}}}  # fmt: skip
+    store.fs.pipe_file(f"{store.root}/manifests/failure/k9.json", json.dumps(body).encode())
+    with pytest.raises(StoreError, match=r"manifests/failure/k9\.json in the store .* lists 'Makefile'"):
+        store.fetch("failure", "k9", tmp_path / "project")
+    body["base"] = "../../secretdir"
+    store.fs.pipe_file(f"{store.root}/manifests/failure/k9.json", json.dumps(body).encode())
+    with pytest.raises(StoreError, match="points outside its artefact"):
+        store.fetch("failure", "k9", tmp_path / "project")
+    assert not (tmp_path / "project").exists()
 
 
 def test_conditional_writes_and_leases(s3_env):

@@ -111,3 +111,26 @@ def test_damaged_manifests_and_missing_objects_name_the_manifest_not_the_credent
     Path(store.root, "manifests", "document", "k4.json").write_text("{not json")
     with pytest.raises(StoreError, match=r"manifests/document/k4\.json in the store .* is damaged"):
         store.has("document", "k4")
+
+
+def test_a_lease_of_a_killed_process_here_is_taken_over_at_once_and_a_held_one_is_renewed(tmp_path):
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    from hepwb.store import lease
+
+    store = ArtefactStore(f"file://{tmp_path}/store")
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    held = {"holder": f"{socket.gethostname()}:{gone.stdout.strip()}", "expires": time.time() + 3600}
+    store.put_if_absent("locks/t.json", json.dumps(held).encode())  # a worker killed while building
+    start = time.monotonic()
+    with lease(store, "t", "table t", ttl_s=0.6):
+        assert time.monotonic() - start < 5  # not an hour behind the dead worker's lease
+        first = json.loads(store.cat("locks/t.json") or b"{}")["expires"]
+        time.sleep(0.5)
+        assert json.loads(store.cat("locks/t.json") or b"{}")["expires"] > first  # renewed while held
+    assert store.cat("locks/t.json") is None
