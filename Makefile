@@ -41,8 +41,8 @@ report: $(STAMP)  ## Main job: ingest + sweep notebooks + HTML report (reports/r
 test: $(STAMP)  ## The test suite (CI runs exactly this)
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-check: $(STAMP)  ## Fast edit loop (a few minutes): unit tests, doctests, notebook structure; no end-to-end runs
-	$(PY) -m pytest -q -m "not (slow or integration or browser or notebook)" \
+check: $(STAMP)  ## Fast edit loop (≤ 3 min on 2 cores, 2 processes): unit tests, doctests, notebook structure; no kill points, servers, training or end-to-end runs
+	$(PY) -m pytest -q -n $${CHECK_WORKERS:-2} -m "not (slow or integration or browser or notebook or heavy)" \
 		tests/unit tests/notebooks hepwb bench $(PYTEST_ARGS)
 
 test-slow: $(STAMP)  ## Only the tests marked slow (the 32-paper golden grid, the other kill points, the slowest notebooks); .ci/run runs it after make test

@@ -36,9 +36,9 @@ from numpy.typing import NDArray
 from bench.common import REPORTS
 from hepwb.corpus import default_questions
 from hepwb.evaluation import load_questions
+from hepwb.files.io import write_json
 from hepwb.index import get_embedder
 from hepwb.index.ann import AnnTable, VectorIndex, ann_quality, with_vector_index
-from hepwb.io import write_json
 
 Vectors = NDArray[np.float32]
 CONFIGS: list[tuple[str, dict[str, int]]] = [

@@ -34,12 +34,12 @@ from bench.common import shared_material, timed_child
 from bench.results import git_commit, write_results
 from hepwb import defaults
 from hepwb.chunking import get_chunker
-from hepwb.env import configure_runtime
+from hepwb.experiment import ExperimentConfig, ingest, run_experiment
+from hepwb.experiment.cell import RunResult
+from hepwb.experiment.stages import EvalInputs, load_inputs
 from hepwb.models.analyzer import search_terms
 from hepwb.paths import Layout
-from hepwb.pipeline import ExperimentConfig, ingest, run_experiment
-from hepwb.pipeline.cell import RunResult
-from hepwb.pipeline.stages import EvalInputs, load_inputs
+from hepwb.runtime.env import configure_runtime
 from hepwb.viz.size_explorer import default_sizes, explore
 
 HEPWB = Path(sys.executable).parent / "hepwb"

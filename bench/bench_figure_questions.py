@@ -21,7 +21,7 @@ from bench.common import shared_material
 from hepwb.evaluation import build_keyindexes, evaluate, load_questions, locate_all
 from hepwb.evaluation.context import evidence_in_context
 from hepwb.evaluation.testset import structural_questions
-from hepwb.pipeline import Searcher
+from hepwb.experiment import Searcher
 
 
 def main(argv: list[str] | None = None) -> int:

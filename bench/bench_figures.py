@@ -32,12 +32,12 @@ from typing import Any
 
 from bench.common import shared_material
 from hepwb.chunking import get_chunker
-from hepwb.pipeline import ingest
+from hepwb.experiment import ingest
 from hepwb.processing import latex_to_document, pdf_to_document
 from hepwb.processing.frontmatter import author_list_like
 from hepwb.processing.latex import latex_source, pdf_page_keys
 from hepwb.processing.links import write_link_files
-from hepwb.textkey import key
+from hepwb.text.textkey import key
 from hepwb.types import Block, Document
 
 _ENV = re.compile(r"\\begin\{(figure|table)(\*?)\}(.*?)\\end\{\1\2\}", re.S)

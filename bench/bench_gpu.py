@@ -50,13 +50,13 @@ from hepwb import defaults
 from hepwb.adapt.finetune import AdaptSettings, adapt_embedder
 from hepwb.adapt.pairs import Pair, corpus_pairs
 from hepwb.corpus import default_questions
-from hepwb.env import configure_runtime
 from hepwb.evaluation import load_questions
-from hepwb.io import write_json
+from hepwb.experiment import build_chunkset, ingest
+from hepwb.files.io import write_json
 from hepwb.models.embedder import Embedder
 from hepwb.models.tokenizers import resolve_model_path
 from hepwb.paths import Layout
-from hepwb.pipeline import build_chunkset, ingest
+from hepwb.runtime.env import configure_runtime
 
 MAIN_JOB_SIZES = (256, 512, 1024)
 """The chunk sizes of the main job (``sweeps/default.yaml``): their chunk texts are what it embeds."""

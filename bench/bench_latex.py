@@ -24,10 +24,10 @@ from typing import Any
 
 from bench.common import shared_material
 from hepwb.exceptions import ProcessingError
-from hepwb.io import write_json
+from hepwb.files.io import write_json
 from hepwb.processing.latex import latex_to_document
-from hepwb.textkey import key as quote_key
-from hepwb.textkey import piece_coverage as coverage
+from hepwb.text.textkey import key as quote_key
+from hepwb.text.textkey import piece_coverage as coverage
 from hepwb.types import Document
 
 

@@ -25,9 +25,9 @@ from pathlib import Path
 
 from bench.common import ROOT, shared_material, timed_child
 from bench.results import git_commit, write_results
-from hepwb.env import configure_runtime
+from hepwb.experiment import ingest
 from hepwb.paths import Layout, shared_dir
-from hepwb.pipeline import ingest
+from hepwb.runtime.env import configure_runtime
 
 METRICS = ("hit_rate@5", "mrr@10")
 

@@ -23,8 +23,8 @@ helper processes such as pandoc are separate processes with their own, smaller f
 Targets: every stage below 1 GiB (issue #7); one evaluation process under 1 GiB at 1024 tokens on the
 32 papers (issue #17; it was 1.26 GB at 512 tokens and 1.5 GB for 3 papers before the rank metrics moved
 from ranx, whose numba compilation held ~200 MiB, to ir-measures, the embedder's CPU batch went from 32
-to 4 texts, and stages hand freed memory back, ``hepwb.env.release_memory``). The ratio column divides by
-the baseline of the same command. Exits 0 with a message when ``../shared`` is absent.
+to 4 texts, and stages hand freed memory back, ``hepwb.runtime.env.release_memory``). The ratio column
+divides by the baseline of the same command. Exits 0 with a message when ``../shared`` is absent.
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ import os, sys
 os.environ["HEPWB_HOME"] = {home!r}
 from pathlib import Path
 from hepwb.paths import Layout, shared_dir
-from hepwb.pipeline import ingest, build_chunkset
+from hepwb.experiment import ingest, build_chunkset
 from hepwb.hepilot.schemas import validate_tree
 layout = Layout.default()
 docs = ingest(Path({out!r}) / "local" / "pdf", layout=layout, progress=False)
@@ -81,7 +81,7 @@ EVALUATE = """
 import os
 os.environ["HEPWB_HOME"] = {home!r}
 from hepwb.paths import Layout
-from hepwb.pipeline import ExperimentConfig, run_experiment
+from hepwb.experiment import ExperimentConfig, run_experiment
 cfg = ExperimentConfig.from_params(chunk_size={size}, retriever="dense", max_docs={n})
 res = run_experiment(cfg, layout=Layout.default(), progress=False)
 print("evaluated", int(res.summary["n_questions_evaluated"]), "questions,", int(res.summary["n_chunks"]),

@@ -40,7 +40,7 @@ from typing import Any
 from bench.common import child, shared_material
 from bench.results import command_line, git_commit, write_results
 from hepwb.processing import pdf_to_document
-from hepwb.textkey import key, piece_coverage
+from hepwb.text.textkey import key, piece_coverage
 
 CONVERTERS = ("hepwb", "pymupdf", "pymupdf4llm")
 COUNTS = ("heading", "table", "math", "caption", "reference")

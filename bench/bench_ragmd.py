@@ -38,15 +38,15 @@ from typing import Any
 import numpy as np
 
 from bench.common import child, shared_material
-from hepwb.env import configure_runtime
 from hepwb.evaluation import load_questions
+from hepwb.experiment import Searcher
 from hepwb.index import connect, get_embedder
 from hepwb.paths import Layout, shared_dir
-from hepwb.pipeline import Searcher
 from hepwb.ragmd import RagFile, RagmdIndex, export_table, import_file, load
 from hepwb.ragmd.model import RagChunk, RagDocument
 from hepwb.ragmd.writer import dump
 from hepwb.retrieval import get_retriever
+from hepwb.runtime.env import configure_runtime
 
 MODEL = "all-MiniLM-L6-v2"
 

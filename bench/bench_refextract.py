@@ -47,7 +47,7 @@ from typing import Any
 
 from bench.common import REPORTS, shared_material
 from bench.refextract_ids import hepwb_ids, recall, refx_entries, refx_ids, text_ids, truth_for
-from hepwb.io import write_json
+from hepwb.files.io import write_json
 from hepwb.processing import latex_to_document, pdf_to_document
 
 DEFAULT_PY = "/tmp/refx-venv/bin/python"

@@ -7,7 +7,7 @@ Usage::
 Method:
 
 * The shared corpus (32 papers) is converted, chunked (``hepilot``, ``--chunk-size`` tokens,
-  overlap 0.1) and indexed by :class:`hepwb.pipeline.search.Searcher` (LanceDB table with both
+  overlap 0.1) and indexed by :class:`hepwb.experiment.search.Searcher` (LanceDB table with both
   full-text indexes; exact vector search below 20k rows). Queries are the ``hepqa-dev`` questions.
 * Query embedding (all-MiniLM-L6-v2 on CPU) costs the same at any corpus size, so it is measured
   once on its own ("query embedding" row) and then taken out: the questions are embedded before
@@ -51,10 +51,10 @@ from numpy.typing import NDArray
 from bench.common import shared_material
 from hepwb import DependencyError, RetrieverUnavailableError
 from hepwb.evaluation import load_questions
+from hepwb.experiment import Searcher
 from hepwb.index import Embedder, connect, search_terms
 from hepwb.index.chunk_store import ann_search, build_indexes
 from hepwb.paths import Layout
-from hepwb.pipeline import Searcher
 from hepwb.retrieval import get_retriever
 
 RETRIEVERS = [

@@ -14,7 +14,7 @@ Method:
 * **Stages**, each in its own Python process (its peak RSS read with ``wait4``), over one artefact folder
   per size: ``convert`` (:func:`hepwb.corpus.conversion.ingest` of the markdown folder), ``chunk`` (HEPilot,
   512 tokens, 10 % overlap), ``embed`` (every unique chunk text through the embedding cache), ``evaluate``
-  (:func:`hepwb.pipeline.experiment.run_experiment` over ``hepqa-dev.jsonl`` with ``dense`` and then ``bm25``:
+  (:func:`hepwb.experiment.run.run_experiment` over ``hepqa-dev.jsonl`` with ``dense`` and then ``bm25``:
   the table build is its ``index_s``, retrieval and scoring the rest), ``report`` (the catalog filled with
   both runs and its chunk set, and the report notebook rendered).
 * **Measured or derived.** Up to ``--real-max`` documents every number is measured. Above it the embedding
@@ -51,14 +51,14 @@ from bench.common import REPORTS, timed_child
 from bench.results import command_line, git_commit, write_results
 from hepwb import defaults
 from hepwb.catalog import Catalog
-from hepwb.ids import text_sha256
+from hepwb.experiment import ExperimentConfig, build_chunkset, ingest, run_experiment
+from hepwb.files.io import write_json
 from hepwb.index.cache import EmbeddingCache
 from hepwb.index.chunk_store import TABLE_SLICE, ChunkStore
-from hepwb.io import write_json
 from hepwb.models.embedder import get_embedder
 from hepwb.paths import Layout
-from hepwb.pipeline import ExperimentConfig, build_chunkset, ingest, run_experiment
 from hepwb.report.render import render_report
+from hepwb.text.ids import text_sha256
 
 STAGES = ("convert", "chunk", "embed", "evaluate", "report")
 _DIGIT = re.compile(r"\d")

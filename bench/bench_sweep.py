@@ -38,14 +38,14 @@ from typing import Any
 
 from bench.common import ROOT
 from hepwb.catalog import Catalog
-from hepwb.env import configure_runtime
 from hepwb.evaluation.stats import paired_test
+from hepwb.experiment import ExperimentConfig, ingest
+from hepwb.experiment.keys import cell_name
+from hepwb.experiment.notebook import EVALUATE_NOTEBOOK, run_notebook
 from hepwb.index.cache import EmbeddingCache
 from hepwb.paths import Layout
-from hepwb.pipeline import ExperimentConfig, ingest
-from hepwb.pipeline.keys import cell_name
-from hepwb.pipeline.notebook import EVALUATE_NOTEBOOK, run_notebook
-from hepwb.pipeline.record import RunRecord
+from hepwb.runs.record import RunRecord
+from hepwb.runtime.env import configure_runtime
 from hepwb.sweep import SweepResult, SweepSpec, default_spec_path, run_sweep
 from hepwb.sweep.halving import run_halving
 

@@ -33,9 +33,9 @@ from pathlib import Path
 
 from bench.common import shared_material
 from hepwb.acquisition.folder import corpus_files, label_of
-from hepwb.env import configure_runtime
 from hepwb.evaluation import load_questions
 from hepwb.paths import Layout
+from hepwb.runtime.env import configure_runtime
 from hepwb.tiers import TierConfig, Tiers, evaluate_tiers
 from hepwb.tiers.clock import ManualClock
 

@@ -34,7 +34,7 @@ from bench.common import ROOT, shared_material
 ONE_RUN = """
 import json, sys
 from hepwb.paths import Layout
-from hepwb.pipeline import ExperimentConfig, run_experiment
+from hepwb.experiment import ExperimentConfig, run_experiment
 cfg = ExperimentConfig.from_params(chunk_size=int(sys.argv[2]), retriever=sys.argv[3])
 res = run_experiment(cfg, layout=Layout.default(), progress=False)
 pq = res.per_question

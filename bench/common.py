@@ -136,7 +136,7 @@ def have_chroma() -> bool:
 
 
 QuestionSets = dict[str, tuple[str | None, str | None]]
-"""Question-set name → (corpus, questions) as :class:`~hepwb.pipeline.ExperimentConfig` takes them."""
+"""Question-set name → (corpus, questions) as :class:`~hepwb.experiment.ExperimentConfig` takes them."""
 
 
 def scratch_sets(home: Path | None, prefix: str) -> tuple[Layout, QuestionSets]:

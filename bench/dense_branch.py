@@ -14,7 +14,8 @@ chunk size, on hepwb's own chunk sets (``hepilot``, overlap 0.1, LaTeX preferred
 * each alone: found@5, and how many questions it finds in its top 5 that ``bm25(fields=context)``
   misses (``dense only``: the only questions a fusion can win) and the reverse (``bm25 only``);
 * each fused with ``bm25(fields=context)`` by the convex combination of min-max-normalised scores that
-  ``hybrid`` uses, the dense share chosen out of fold (:func:`hepwb.pipeline.fusion_fit.out_of_fold_choices`:
+  ``hybrid`` uses, the dense share chosen out of fold
+  (:func:`hepwb.experiment.fusion_fit.out_of_fold_choices`:
   folds grouped by paper, as ``fusion`` does; share 0 to 0.5 in steps of 0.05), against
   ``bm25(fields=context)`` alone: the found@5 difference with its 95 % interval and a paired permutation
   test;
@@ -44,13 +45,13 @@ from hepwb import defaults
 from hepwb.evaluation.levels import relevant_chunks
 from hepwb.evaluation.rank import rank_scores
 from hepwb.evaluation.stats import paired_test
+from hepwb.experiment import ExperimentConfig
+from hepwb.experiment.fusion_fit import out_of_fold_choices, paper_of
+from hepwb.experiment.stages import chunk_stage, index_stage, load_inputs
+from hepwb.files.io import write_json
 from hepwb.index import ChunkStore, get_embedder
 from hepwb.index.windows import window_size, windows_of
-from hepwb.io import write_json
 from hepwb.paths import Layout
-from hepwb.pipeline import ExperimentConfig
-from hepwb.pipeline.fusion_fit import out_of_fold_choices, paper_of
-from hepwb.pipeline.stages import chunk_stage, index_stage, load_inputs
 from hepwb.retrieval import get_retriever
 from hepwb.types import Chunk
 

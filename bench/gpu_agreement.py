@@ -32,11 +32,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from hepwb import defaults
-from hepwb.ids import text_sha256
+from hepwb.experiment import ExperimentConfig, run_experiment
 from hepwb.index import Embedder, get_embedder
 from hepwb.index.cache import EmbeddingCache
 from hepwb.paths import Layout
-from hepwb.pipeline import ExperimentConfig, run_experiment
+from hepwb.text.ids import text_sha256
 
 Vectors = NDArray[np.float32]
 

@@ -43,15 +43,15 @@ import numpy as np
 
 from bench.common import shared_material
 from hepwb.chunking import get_chunker
-from hepwb.env import configure_runtime
 from hepwb.evaluation.spans import precision_omega, span_scores
-from hepwb.ids import short_hash
+from hepwb.files.io import write_json
 from hepwb.index import ChunkStore, get_embedder
-from hepwb.io import write_json
 from hepwb.models.tokenizers import get_tokenizer
 from hepwb.paths import Layout
 from hepwb.processing import markdown_document
 from hepwb.retrieval import get_retriever
+from hepwb.runtime.env import configure_runtime
+from hepwb.text.ids import short_hash
 from hepwb.types import Document
 
 CORPORA = ("chatlogs", "finance", "pubmed", "state_of_the_union", "wikitexts")

@@ -44,13 +44,13 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import ROOT
-from hepwb.ids import canonical_json, short_hash
-from hepwb.io import atomic_write_text
+from hepwb.files.io import atomic_write_text
+from hepwb.files.parsers import parse_json
+from hepwb.files.readers import ReadError, read_text
 from hepwb.models.device import resolve_device
-from hepwb.names import under
-from hepwb.parsers import parse_json
-from hepwb.pipeline.record import RunRecord
-from hepwb.readers import ReadError, read_text
+from hepwb.runs.record import RunRecord
+from hepwb.text.ids import canonical_json, short_hash
+from hepwb.text.names import under
 from hepwb.types import JSONObject
 
 RESULTS = ROOT / "docs" / "results"

@@ -35,10 +35,10 @@ from bench.common import rounded, shared_material, versus
 from bench.results import Row, command_line, comparison_key, git_commit, run_key, write_results
 from hepwb.adapt.commands import fit_fusion_for
 from hepwb.evaluation import evaluate_by
+from hepwb.experiment import ExperimentConfig, run_experiment
+from hepwb.experiment.stages import EvalInputs, load_inputs
 from hepwb.models.tokenizers import model_problem
 from hepwb.paths import Layout
-from hepwb.pipeline import ExperimentConfig, run_experiment
-from hepwb.pipeline.stages import EvalInputs, load_inputs
 from hepwb.types import JSONObject
 
 BASE_MODEL = "all-MiniLM-L6-v2"

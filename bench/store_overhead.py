@@ -36,9 +36,9 @@ from typing import Any
 from bench.common import REPORTS, ROOT, shared_material
 from bench.results import write_results
 from hepwb.corpus import plan_corpus
-from hepwb.env import configure_runtime
+from hepwb.experiment import ingest
 from hepwb.paths import Layout
-from hepwb.pipeline import ingest
+from hepwb.runtime.env import configure_runtime
 from hepwb.sweep import SweepResult, SweepSpec, default_spec_path, run_sweep
 from tests.s3_server import seaweed
 

@@ -39,10 +39,10 @@ from typing import Any
 
 from bench.common import REPORTS, have_chroma, rounded, scratch_sets, versus
 from bench.results import Row, command_line, comparison_key, git_commit, run_key, write_results
-from hepwb.io import write_json
+from hepwb.experiment import ExperimentConfig, run_experiment
+from hepwb.experiment.stages import EvalInputs, load_inputs
+from hepwb.files.io import write_json
 from hepwb.paths import Layout
-from hepwb.pipeline import ExperimentConfig, run_experiment
-from hepwb.pipeline.stages import EvalInputs, load_inputs
 from hepwb.types import JSONObject
 
 METHODS = ("bm25", "bm25(fields=context)", "dense", "dense(read=max)", "hybrid", "hybrid_linear")

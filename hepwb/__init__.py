@@ -1,10 +1,13 @@
 """hepwb: a Jupyter-first workbench for chunking and retrieval experiments over HEP papers.
 
 The package is split by pipeline stage: :mod:`hepwb.processing` (PDF/markdown to documents),
-:mod:`hepwb.chunking`, :mod:`hepwb.hepilot` (HEPilot output layout), :mod:`hepwb.index` (embeddings
-and LanceDB), :mod:`hepwb.retrieval`, :mod:`hepwb.evaluation`, :mod:`hepwb.pipeline` (the experiment
-runner), :mod:`hepwb.catalog` (the DuckDB catalog of what was measured), :mod:`hepwb.report` (the report,
-its verdict and plots) and :mod:`hepwb.sweep`. Heavy dependencies load lazily.
+:mod:`hepwb.chunking`, :mod:`hepwb.hepilot` (HEPilot output layout), :mod:`hepwb.index` (embeddings and
+LanceDB), :mod:`hepwb.retrieval`, :mod:`hepwb.evaluation`, :mod:`hepwb.runs` (run folders),
+:mod:`hepwb.experiment` (the experiment runner), :mod:`hepwb.catalog` (the DuckDB catalog of what was
+measured), :mod:`hepwb.report` (the report, its verdict and plots) and :mod:`hepwb.sweep`, and the command
+line :mod:`hepwb.cli`. What every stage shares: :mod:`hepwb.files`, :mod:`hepwb.text`,
+:mod:`hepwb.components`, :mod:`hepwb.runtime` and the root's types, exceptions, paths, defaults and limits.
+Heavy dependencies load lazily.
 """
 
 from __future__ import annotations
@@ -12,7 +15,6 @@ from __future__ import annotations
 import sys
 from importlib.metadata import PackageNotFoundError, version
 
-from hepwb.env import hub_offline, show_errors_briefly, show_logs_in_kernel
 from hepwb.exceptions import (
     ConfigError,
     CorpusNotFoundError,
@@ -22,9 +24,12 @@ from hepwb.exceptions import (
     RetrieverUnavailableError,
     SchemaValidationError,
 )
+from hepwb.runtime import moved
+from hepwb.runtime.env import hub_offline, show_errors_briefly, show_logs_in_kernel
 from hepwb.types import Block, Chunk, Document, Hit
 
-hub_offline()  # no hub lookups unless HEPWB_ONLINE=1 (or the user's HF_HUB_OFFLINE=0): see hepwb.env
+moved.install()  # the old names of moved modules (hepwb.files.io, hepwb.cli.sweep, …) for one release
+hub_offline()  # no hub lookups unless HEPWB_ONLINE=1 (or the user's HF_HUB_OFFLINE=0): see hepwb.runtime.env
 
 try:
     __version__ = version("hepwb")

@@ -489,7 +489,7 @@ DISPLAY_MISS_SNIPPET_CHARS: Final = 360
 """Characters of the top hit's snippet shown with a missed question (``misses_html``)."""
 
 DISPLAY_MISSES: Final = 2
-"""Missed questions ``hepwb.pipeline.misses.missed`` returns to look at."""
+"""Missed questions ``hepwb.report.misses.missed`` returns to look at."""
 
 DISPLAY_LINK_CHARS: Final = 120
 """Characters of the one-line description of a link target (a figure's caption, an equation, a reference)."""
@@ -552,7 +552,7 @@ process starts while the first computes, so a curve of a few points gains nothin
 
 QUICK_LOOK_DOCS: Final = 3
 """Papers of the *shipped* corpus a project notebook reads when given no ``corpus`` and no ``max_docs`` (a
-quick look, :func:`hepwb.pipeline.notebook.quick_look`); a corpus you name is read whole unless you give
+quick look, :func:`hepwb.experiment.notebook.quick_look`); a corpus you name is read whole unless you give
 ``max_docs``."""
 
 LATENCY_NOISE_SHARE: Final = 0.1

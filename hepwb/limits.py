@@ -55,26 +55,39 @@ __all__ = [
     "MAX_COLLECTION_DOCS",
     "MAX_COLLECTION_DOC_CHARS",
     "MAX_DOCS",
+    "MAX_EMBEDDING_DIM",
+    "MAX_FIT_BYTES",
     "MAX_GPUS",
     "MAX_IMAGE_CHARS",
     "MAX_K",
+    "MAX_LATEX_DEPTH",
+    "MAX_MANIFEST_BYTES",
+    "MAX_MANIFEST_FILES",
     "MAX_MESSAGE_CHARS",
+    "MAX_MODULES_JSON_BYTES",
+    "MAX_NAME",
     "MAX_NOTE_CHARS",
     "MAX_PORT",
+    "MAX_PROJECT_DEFAULTS_BYTES",
     "MAX_QID_CHARS",
     "MAX_QUESTION_CHARS",
     "MAX_QUESTION_FILE_BYTES",
     "MAX_QUOTE_CHARS",
+    "MAX_QUOTE_OCCURRENCES",
+    "MAX_RANK",
+    "MAX_RELEVANCE_GRADE",
     "MAX_RUN_FILE_BYTES",
     "MAX_RUN_LINES",
     "MAX_RUN_LINE_CHARS",
     "MAX_SEQUENCE_REACH",
+    "MAX_STORE_SETTING_BYTES",
     "MAX_SWEEP_CELLS",
     "MAX_TEXT_FILE_BYTES",
     "MAX_TEX_BYTES",
     "MAX_TEX_FILES",
     "MAX_TIER_ROWS",
     "MAX_TIER_SECONDS",
+    "MAX_URL_CHARS",
     "MAX_WORKERS",
     "MAX_YAML_BYTES",
     "MAX_YAML_DEPTH",
@@ -525,8 +538,8 @@ HALVING_MIN_QUESTIONS = Bound(
 """Questions of successive halving's first rung."""
 
 MAX_JSON_BYTES = 256 * 1_048_576
-"""The most bytes hepwb reads from one JSON, JSONL or CSV file (:mod:`hepwb.readers`; question files have
-their own, smaller cap)."""
+"""The most bytes hepwb reads from one JSON, JSONL or CSV file (:mod:`hepwb.files.readers`; question files
+have their own, smaller cap)."""
 
 MAX_JSON_DEPTH = 100
 """The deepest nesting of lists and objects hepwb reads from JSON (HEPilot's files nest fewer than 10)."""
@@ -618,3 +631,45 @@ GATEWAY_MIN_WORKER_GIB = 0.25
 
 GATEWAY_MAX_WORKER_GIB = 4096
 """Most memory per Dask Gateway worker (GiB)."""
+
+
+# --- caps on files and values read by one module each (one home: here) ---
+
+MAX_NAME = 128
+"""The longest name a user gives that becomes a file or folder name (characters; :mod:`hepwb.text.names`)."""
+
+MAX_URL_CHARS = 2048
+"""The longest service URL accepted (what browsers and servers commonly accept; :mod:`hepwb.runtime.urls`)."""
+
+MAX_RELEVANCE_GRADE = 10**9
+"""A relevance grade has at most 9 digits, as in a BEIR qrels file (a longer number is no grade)."""
+
+MAX_RANK = 2**31 - 1
+"""The largest rank: the catalog's ``hits.rank`` is a 32-bit INTEGER (no run ranks two billion chunks)."""
+
+MAX_LATEX_DEPTH = 20
+"""How deep ``\\input``/``\\include`` may nest in a LaTeX source (deeper is a loop or a bomb)."""
+
+MAX_FIT_BYTES = 4 * 1_048_576
+"""The largest fusion fit file read: a fit holds a few numbers per fold, anything larger is not one."""
+
+MAX_MANIFEST_BYTES = 8 << 20
+"""The largest manifest read, of a published folder or a store object (it lists names, not data)."""
+
+MAX_MANIFEST_FILES = 100_000
+"""The most files one published folder's manifest may list."""
+
+MAX_MODULES_JSON_BYTES = 1 << 20
+"""The largest ``modules.json`` of a sentence-transformers model folder read."""
+
+MAX_EMBEDDING_DIM = 65_536
+"""The widest vectors a ``.ragmd`` file may declare (checked before any array is made)."""
+
+MAX_STORE_SETTING_BYTES = 16 * 1024
+"""The largest artefact-store setting file read."""
+
+MAX_PROJECT_DEFAULTS_BYTES = 64 * 1024
+"""The largest project-defaults file (``hepwb-defaults.json``) read."""
+
+MAX_QUOTE_OCCURRENCES = 200
+"""Most occurrences of a quote's piece tried as the start of a match, and most places one quote is located."""

@@ -26,16 +26,16 @@ from pathlib import Path
 
 from hepwb import defaults, limits
 from hepwb.exceptions import ConfigError
-from hepwb.io import atomic_write_text
-from hepwb.parsers import read_json_file
+from hepwb.files.io import atomic_write_text
+from hepwb.files.parsers import read_json_file
 from hepwb.paths import find_project_root
-from hepwb.plaintext import plain
+from hepwb.text.plaintext import plain
 
 __all__ = ["DEFAULTS_FILE", "ProjectDefaults", "current_defaults", "unpin_defaults", "write_defaults"]
 
 DEFAULTS_FILE = "hepwb-defaults.json"
 """The file at the project root that pins the project's defaults."""
-_MAX_BYTES = 64 * 1024
+_MAX_BYTES = limits.MAX_PROJECT_DEFAULTS_BYTES
 
 
 @dataclass(frozen=True)

@@ -221,3 +221,66 @@ def notes_project(folder: Path, notes: dict[str, str], questions: list[tuple[str
     qa = folder / "qa.jsonl"
     qa.write_text("".join(lines), encoding="utf-8")
     return papers, qa
+
+
+HEPWB = str(Path(sys.executable).with_name("hepwb"))
+"""The installed console script, beside this interpreter."""
+
+
+def run_hepwb(home: Path, *args: str | bytes) -> Any:
+    """The installed console script run as a user runs it, with ``HEPWB_HOME=home``: the finished process
+    (``subprocess.CompletedProcess[bytes]``; ``args`` may hold bytes that are no UTF-8)."""
+    import os
+    import subprocess
+
+    env = {**os.environ, "HEPWB_HOME": str(home)}
+    return subprocess.run([HEPWB, *args], capture_output=True, env=env, timeout=300, check=False)
+
+
+def one_error_line(output: str) -> str:
+    """The only line of ``output`` (stderr, or a CliRunner's output), asserted to be ``error: …`` with no
+    traceback."""
+    lines = output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in output, output
+    return lines[0]
+
+
+def assert_one_line_exit_2(res: Any, *needles: str) -> None:
+    """A CliRunner result that exited 2 with one line, ``error: …``, holding every one of ``needles``."""
+    assert res.exit_code == 2, res.output
+    assert res.output.startswith("error: ") and res.output.count("\n") == 1, res.output
+    for needle in needles:
+        assert needle in res.output, res.output
+
+
+def three_notes(folder: Path) -> Path:
+    """Three markdown notes, ``P00`` to ``P02``, in ``folder/c`` and a question quoting each in
+    ``folder/q.jsonl``; returns the corpus folder."""
+    import json
+
+    corpus = folder / "c"
+    corpus.mkdir()
+    for i in range(3):
+        (corpus / f"P0{i}_doc.md").write_text(
+            f"# Measurement {i}\n\n## Results\nThe W boson and Z boson backgrounds are small.\n"
+        )
+    quote = "The W boson and Z boson backgrounds are small."
+    rows = [
+        {
+            "qid": f"Q{i}",
+            "question": "Which backgrounds are small?",
+            "evidence": [{"doc": f"P0{i}", "quote": quote}],
+        }
+        for i in range(3)
+    ]
+    (folder / "q.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return corpus
+
+
+def evaluate_bm25(monkeypatch: Any, capsys: Any, home: Path, corpus: Path) -> None:
+    """One bm25 run of ``corpus``'s papers on ``home/q.jsonl`` (``hepwb evaluate``), asserted to succeed."""
+    code, _, err = run_main(
+        monkeypatch, capsys, "evaluate", "--corpus", str(corpus), "--questions", str(home / "q.jsonl"),
+        "--chunk-size", "64", "--retriever", "bm25",
+    )  # fmt: skip
+    assert code == 0, err

@@ -1,6 +1,6 @@
 """Which names each public hepwb module documents, for the API reference's autosummary template.
 
-A package's ``__init__`` re-exports names defined in its modules (``from hepwb.pipeline import
+A package's ``__init__`` re-exports names defined in its modules (``from hepwb.experiment import
 run_experiment``): each name is documented once, in the public module that defines it, and listed as a link
 where it is re-exported. A name defined in a private module (``hepwb.chunking._packing``) is documented in the
 first public module that exports it. Typer commands and apps are left to the CLI reference, which is generated

@@ -26,9 +26,9 @@ from hepwb.acquisition.arxiv import ArxivRecord
 from hepwb.acquisition.folder import corpus_files, load_sidecar
 from hepwb.acquisition.http import Download, PoliteClient, file_hashes
 from hepwb.exceptions import ProcessingError
+from hepwb.files.io import read_json_object, write_json
 from hepwb.hepilot.log import ProcessingLog, utc_now
-from hepwb.ids import content_uuid
-from hepwb.io import read_json_object, write_json
+from hepwb.text.ids import content_uuid
 from hepwb.types import JSONObject
 
 __all__ = [

@@ -34,14 +34,14 @@ from hepwb.acquisition.arxiv import ArxivAPI, ArxivOAI
 from hepwb.acquisition.http import PoliteClient
 from hepwb.acquisition.inspire import InspireAPI
 from hepwb.exceptions import ConfigError, ProcessingError
+from hepwb.files.io import read_json, write_json
 from hepwb.hepilot.log import ProcessingLog
 from hepwb.hepilot.schemas import validate_record
-from hepwb.ids import config_hash
-from hepwb.io import read_json, write_json
 from hepwb.paths import shared_dir
-from hepwb.plaintext import plain
+from hepwb.runtime.urls import check_http_url
+from hepwb.text.ids import config_hash
+from hepwb.text.plaintext import plain
 from hepwb.types import JSONObject
-from hepwb.urls import check_http_url
 
 __all__ = ["AcquireConfig", "AcquireResult", "acquire_corpus", "load_credentials"]
 

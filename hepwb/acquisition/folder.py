@@ -20,9 +20,9 @@ from pathlib import Path
 
 from hepwb import limits
 from hepwb.exceptions import ConfigError, CorpusNotFoundError
-from hepwb.io import read_json
+from hepwb.files.io import read_json
 from hepwb.paths import shared_dir
-from hepwb.plaintext import plain
+from hepwb.text.plaintext import plain
 from hepwb.types import JSONObject
 
 _log = logging.getLogger("hepwb.corpus")

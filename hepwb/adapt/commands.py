@@ -12,17 +12,17 @@ from hepwb.adapt.finetune import AdaptSettings, ModelCard, adapt_embedder
 from hepwb.adapt.generated import generated_pairs
 from hepwb.adapt.pairs import Pair, corpus_pairs
 from hepwb.corpus import ingest
-from hepwb.env import configure_runtime
 from hepwb.exceptions import RetrieverUnavailableError
+from hepwb.experiment.config import ExperimentConfig
+from hepwb.experiment.fusion_fit import FusionFit, fit_fusion
+from hepwb.experiment.run import run_experiment
+from hepwb.experiment.stages import chunk_stage, index_stage, load_inputs
+from hepwb.files.io import write_json
 from hepwb.index import get_embedder
-from hepwb.io import write_json
-from hepwb.llm import LLMEndpoint
-from hepwb.names import check_name, under
 from hepwb.paths import Layout
-from hepwb.pipeline.config import ExperimentConfig
-from hepwb.pipeline.experiment import run_experiment
-from hepwb.pipeline.fusion_fit import FusionFit, fit_fusion
-from hepwb.pipeline.stages import chunk_stage, index_stage, load_inputs
+from hepwb.runtime.env import configure_runtime
+from hepwb.runtime.llm import LLMEndpoint
+from hepwb.text.names import check_name, under
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -26,10 +26,10 @@ from hepwb import defaults
 from hepwb.adapt.finetune import ModelCard, checkpoints_dir, hard_negatives, save_model, seeded_split
 from hepwb.adapt.pairs import Pair
 from hepwb.adapt.progress import show_training
-from hepwb.deps import extra
-from hepwb.env import quiet_transformers
 from hepwb.models.device import resolve_device
 from hepwb.models.tokenizers import resolve_model_path
+from hepwb.runtime.deps import extra
+from hepwb.runtime.env import quiet_transformers
 from hepwb.types import JSONObject
 
 __all__ = [

@@ -27,14 +27,14 @@ import numpy as np
 from hepwb import defaults, limits
 from hepwb.adapt.pairs import Pair, pairs_sha256
 from hepwb.adapt.progress import show_training
-from hepwb.deps import extra
-from hepwb.env import quiet_transformers
 from hepwb.exceptions import ConfigError
-from hepwb.io import atomic_write_text, write_json
+from hepwb.experiment.cell import environment
+from hepwb.files.io import atomic_write_text, write_json
+from hepwb.files.publish import publish_folder
 from hepwb.models.device import resolve_device
 from hepwb.models.tokenizers import resolve_model_path
-from hepwb.pipeline.cell import environment
-from hepwb.publish import publish_folder
+from hepwb.runtime.deps import extra
+from hepwb.runtime.env import quiet_transformers
 from hepwb.types import JSONObject
 
 __all__ = [
@@ -165,7 +165,7 @@ def save_model(model: Any, card: ModelCard) -> Path:
 
     The folder keeps the layout sentence-transformers loads (``modules.json``, ``config.json``, weights,
     tokenizer, pooling and normalisation) plus ``model_card.json``, ``README.md`` and the manifest listing
-    every file (:func:`hepwb.publish.publish_folder`); a process killed while saving leaves the previous
+    every file (:func:`hepwb.files.publish.publish_folder`); a process killed while saving leaves the previous
     model of that name, or none, never part of one.
     """
 

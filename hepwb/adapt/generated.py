@@ -1,7 +1,7 @@
 """Pseudo-questions written by an LLM for passages of the corpus (GPL style), when an endpoint is configured.
 
 For a sample of prose paragraphs of every paper, the LLM (any OpenAI-compatible endpoint,
-:class:`hepwb.llm.LLMEndpoint`) is asked for one question that the paragraph answers, in a physicist's
+:class:`hepwb.runtime.llm.LLMEndpoint`) is asked for one question that the paragraph answers, in a physicist's
 words rather than the paper's. Each (question, paragraph) becomes a training pair of kind ``generated``.
 Nothing here reads a question set: the questions are about the corpus only.
 
@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 from hepwb import defaults
 from hepwb.adapt.pairs import Pair, cut, paragraphs
-from hepwb.llm import LLMEndpoint
+from hepwb.runtime.llm import LLMEndpoint
 from hepwb.types import Document
 
 __all__ = ["PROMPT", "first_question", "generated_pairs"]

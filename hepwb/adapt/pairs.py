@@ -36,8 +36,8 @@ from dataclasses import dataclass
 
 from hepwb import defaults
 from hepwb.chunking.sentences import sentence_spans
-from hepwb.ids import canonical_json, text_sha256
 from hepwb.index.lexicon import ACRONYM, long_form
+from hepwb.text.ids import canonical_json, text_sha256
 from hepwb.types import Document
 
 __all__ = ["KINDS", "Pair", "corpus_pairs", "cut", "pairs_sha256", "paragraphs"]

@@ -1,6 +1,6 @@
 """The DuckDB catalog of what hepwb measured: documents, chunk sets, chunks, runs, metrics, sweeps.
 
-It sits above :mod:`hepwb.pipeline` (it loads the folders a run writes) and below :mod:`hepwb.report`
+It sits above :mod:`hepwb.experiment` (it loads the folders a run writes) and below :mod:`hepwb.report`
 (which reads it). :class:`Catalog` is the file; :func:`connect_catalog` opens it waiting for another
 writer; :func:`lance_views` exposes a LanceDB folder's chunk tables to its SQL.
 

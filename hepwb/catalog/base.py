@@ -25,8 +25,8 @@ from hepwb import limits
 from hepwb.catalog.record import RecordCatalogMixin
 from hepwb.catalog.sql_fetch import More, fetch_bounded
 from hepwb.catalog.sweeps import SweepCatalogMixin
-from hepwb.dbfile import connect_waiting, named_if_damaged
 from hepwb.exceptions import ConfigError
+from hepwb.files.dbfile import connect_waiting, named_if_damaged
 from hepwb.index.chunk_store import ChunkStore
 from hepwb.index.lance import connect, table_names
 from hepwb.index.parts import table_parts_present
@@ -50,7 +50,7 @@ def _rebuild(path: str | Path) -> str:
 def connect_catalog(
     path: str | Path, *, read_only: bool = False, sandbox: bool = False, memory_mb: int = limits.SQL_MEMORY_MB
 ) -> Any:
-    """Open the catalog, waiting while another process holds it (:func:`hepwb.dbfile.connect_waiting`)."""
+    """Open the catalog, waiting while another process holds it (:func:`.dbfile.connect_waiting`)."""
     return connect_waiting(
         path,
         read_only=read_only,
@@ -180,7 +180,7 @@ class Catalog(RecordCatalogMixin, SweepCatalogMixin):
         """A connection for one ``with`` block, waiting (with a log line) while another process holds it.
 
         Closed when the block ends; DuckDB's word that a block of the file is corrupt, raised inside it, is
-        one line naming the catalog and how to rebuild it (:func:`hepwb.dbfile.named_if_damaged`).
+        one line naming the catalog and how to rebuild it (:func:`hepwb.files.dbfile.named_if_damaged`).
 
         ``sandbox``: no file access outside the catalog, no extensions, and ``memory_mb`` MiB of memory and
         :data:`~hepwb.limits.SQL_THREADS` threads at most, locked (user-typed SQL).

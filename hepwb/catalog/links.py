@@ -12,8 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from hepwb.files.parsers import read_json_file
 from hepwb.hepilot.writer import document_dir
-from hepwb.parsers import read_json_file
 from hepwb.processing.figures import image_name
 from hepwb.types import Document, JSONObject
 

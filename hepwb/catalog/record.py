@@ -1,8 +1,8 @@
 """Writing to the catalog: chunk sets (with their documents and chunks), runs and failed cells.
 
 :class:`RecordCatalogMixin` holds the methods of :class:`~hepwb.catalog.base.Catalog` that load what the
-run path wrote (a :class:`~hepwb.pipeline.chunksets.ChunkSet`, a run folder's
-:class:`~hepwb.pipeline.record.RunRecord` and tables, a failed cell's ``error.json``) into its tables.
+run path wrote (a :class:`~hepwb.chunking.chunksets.ChunkSet`, a run folder's
+:class:`~hepwb.runs.record.RunRecord` and tables, a failed cell's ``error.json``) into its tables.
 Re-recording replaces the earlier rows.
 """
 
@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from hepwb.catalog.links import record_links, record_links_from_folder
+from hepwb.chunking.chunksets import CHUNKSET_REBUILD, ChunkSet, document_record
 from hepwb.evaluation import load_questions
-from hepwb.io import read_json_object
-from hepwb.pipeline.chunksets import CHUNKSET_REBUILD, ChunkSet, document_record
-from hepwb.pipeline.keys import cell_name
-from hepwb.pipeline.record import CellFailure, RunRecord
-from hepwb.pipeline.runfolder import HITS_COLUMNS, read_hits, read_per_question
+from hepwb.experiment.keys import cell_name
+from hepwb.files.io import read_json_object
+from hepwb.runs.folder import HITS_COLUMNS, read_hits, read_per_question
+from hepwb.runs.record import CellFailure, RunRecord
 from hepwb.types import JSONObject
 
 __all__ = ["RecordCatalogMixin"]
@@ -83,7 +83,7 @@ class RecordCatalogMixin:
 
         Raises:
             DamagedRunError: Its ``hits.parquet`` or ``per_question.parquet`` is damaged
-                (:mod:`hepwb.pipeline.runfolder`): nothing of the run is recorded; the message names the
+                (:mod:`hepwb.runs.folder`): nothing of the run is recorded; the message names the
                 file and the command that rebuilds the run.
         """
         run_dir = Path(run_dir)
@@ -215,7 +215,7 @@ class RecordCatalogMixin:
 
     @staticmethod
     def _insert_document(con: Any, rec: JSONObject) -> None:
-        """Insert or replace one ``documents`` row (a :func:`~hepwb.pipeline.chunksets.document_record`).
+        """Insert or replace one ``documents`` row (a :func:`~hepwb.chunking.chunksets.document_record`).
 
         Keyed by paper and label: a paper under another label (a renamed copy) is a row of its own.
         """

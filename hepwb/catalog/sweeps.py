@@ -13,14 +13,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hepwb.callspec import call_string
+from hepwb import defaults
+from hepwb.components.callspec import call_string
 from hepwb.evaluation.evidence import unscored_frame
 from hepwb.evaluation.stats import SMALL_N, mean_ci
+from hepwb.experiment.config import DIMENSIONS
 from hepwb.hepilot.log import utc_now
 from hepwb.index.chunk_store import table_name
-from hepwb.pipeline.config import DIMENSIONS
-from hepwb.pipeline.record import RunRecord
-from hepwb.pipeline.runfolder import DamagedRunError
+from hepwb.runs.folder import DamagedRunError
+from hepwb.runs.record import RunRecord
 from hepwb.types import JSONObject
 
 _log = logging.getLogger("hepwb.catalog")
@@ -102,7 +103,7 @@ class SweepCatalogMixin:
     def sync_runs(self, runs_dir: str | Path) -> list[str]:
         """Record every finished run folder under ``runs_dir`` not recorded yet; returns their ids.
 
-        A run folder whose tables are damaged (:class:`~hepwb.pipeline.runfolder.DamagedRunError`) is
+        A run folder whose tables are damaged (:class:`~hepwb.runs.folder.DamagedRunError`) is
         skipped with one logged line naming it and its rebuild command (in a notebook, and so in the
         report, that line is cell output); the other runs are recorded.
         """
@@ -197,7 +198,7 @@ class SweepCatalogMixin:
             drop=True
         )
 
-    def intervals(self, metric: str = "hit_rate@5") -> pd.DataFrame:
+    def intervals(self, metric: str = defaults.DECISION_METRIC) -> pd.DataFrame:
         """``run_id, ci_low, ci_high``: the 95 % interval of ``metric`` for every run."""
         return self.sql("SELECT run_id, ci_low, ci_high FROM metric_ci WHERE metric = ?", [metric])
 
@@ -213,7 +214,7 @@ class SweepCatalogMixin:
 
     def breakdown(
         self,
-        metric: str = "hit_rate@5",
+        metric: str = defaults.DECISION_METRIC,
         by: str = "kind",
         sweep: str | None = "all",
         runs: Sequence[str] | None = None,

@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from hepwb.ids import content_uuid, text_sha256
 from hepwb.models.tokenizers import Tokenizer
 from hepwb.processing.figures import caption_label, roman
 from hepwb.processing.xrefs import find_mentions
+from hepwb.text.ids import content_uuid, text_sha256
 from hepwb.types import Block, Chunk, Document, JSONObject
 
 if TYPE_CHECKING:

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from typing import Any, Protocol, runtime_checkable
 
-from hepwb.ids import short_hash
-from hepwb.options import checked_init
-from hepwb.registry import Registry
+from hepwb.components.options import checked_init
+from hepwb.components.registry import Registry
+from hepwb.text.ids import short_hash
 from hepwb.types import Chunk, Document, JSONObject
 
 __all__ = ["CHUNKERS", "Chunker", "get_chunker", "register_chunker"]

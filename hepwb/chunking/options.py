@@ -1,10 +1,11 @@
 """Chunker options, declared once: the option types of the chunkers' constructor signatures.
 
-Each is an ``Annotated`` type built from a :class:`~hepwb.limits.Bound` (:func:`hepwb.options.bounded`), so
-a chunker's signature is its declaration: :func:`~hepwb.chunking.base.register_chunker` makes every
-registered chunker check it on construction, whether built by name (:func:`~hepwb.chunking.base.get_chunker`,
-the configuration, a sweep file) or directly (``HepilotChunker(min_section_fill=2)``), with the bound's one
-message. Rules between options (``parent_size`` larger than ``chunk_size``) stay in the constructors.
+Each is an ``Annotated`` type built from a :class:`~hepwb.limits.Bound`
+(:func:`hepwb.components.options.bounded`), so a chunker's signature is its declaration:
+:func:`~hepwb.chunking.base.register_chunker` makes every registered chunker check it on construction, whether
+built by name (:func:`~hepwb.chunking.base.get_chunker`, the configuration, a sweep file) or directly
+(``HepilotChunker(min_section_fill=2)``), with the bound's one message. Rules between options (``parent_size``
+larger than ``chunk_size``) stay in the constructors.
 
 Example:
     >>> from hepwb.chunking import HepilotChunker
@@ -17,7 +18,7 @@ Example:
 from __future__ import annotations
 
 from hepwb import limits
-from hepwb.options import bounded
+from hepwb.components.options import bounded
 
 __all__ = ["ChunkSize", "Overlap", "ParentSize", "Percentile", "PieceSize", "SectionFill", "Window"]
 

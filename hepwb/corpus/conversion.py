@@ -19,11 +19,11 @@ from hepwb.corpus.plan import SourceFile, plan_corpus
 from hepwb.corpus.sources import convert
 from hepwb.corpus.stored import StoredDocument, store_document
 from hepwb.exceptions import CorpusNotFoundError, ProcessingError
+from hepwb.files.io import UNREADABLE, discard_folder, read_json, write_json
+from hepwb.files.locks import building
+from hepwb.files.readers import ReadError
 from hepwb.hepilot.log import ProcessingLog, utc_now
-from hepwb.io import UNREADABLE, discard_folder, read_json, write_json
-from hepwb.locks import building
 from hepwb.paths import Layout, shared_dir
-from hepwb.readers import ReadError
 from hepwb.types import Document
 
 _log = logging.getLogger("hepwb.corpus")

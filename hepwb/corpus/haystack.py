@@ -31,9 +31,9 @@ from typing import Any
 
 from hepwb.acquisition.folder import corpus_files, label_of, resolve_corpus, tex_folder
 from hepwb.exceptions import ConfigError
-from hepwb.ids import file_sha256, short_hash
-from hepwb.io import read_json, read_json_object
+from hepwb.files.io import read_json, read_json_object
 from hepwb.paths import Layout, shared_dir
+from hepwb.text.ids import file_sha256, short_hash
 
 __all__ = ["MANIFEST", "SHIPPED", "describe", "haystack", "haystack_of"]
 

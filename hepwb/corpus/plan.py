@@ -2,7 +2,7 @@
 
 Nothing here converts a document: a sweep lists thousands of papers and computes every conversion key
 (:attr:`~hepwb.corpus.plan.SourceFile.conversion_key`, the convert stage's key in
-:mod:`hepwb.pipeline.keys`) in well under a second, and a widget lists a corpus without reading a PDF.
+:mod:`hepwb.experiment.keys`) in well under a second, and a widget lists a corpus without reading a PDF.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from pathlib import Path
 from hepwb.acquisition.folder import corpus_files, label_of, load_sidecar, resolve_corpus
 from hepwb.corpus.sources import source_key, text_too_large
 from hepwb.hepilot.log import ProcessingLog
-from hepwb.ids import code_fingerprint, file_sha256, short_hash
-from hepwb.names import is_plain_name
-from hepwb.plaintext import plain
+from hepwb.text.ids import code_fingerprint, file_sha256, short_hash
+from hepwb.text.names import is_plain_name
+from hepwb.text.plaintext import plain
 from hepwb.types import JSONObject
 
 __all__ = ["SourceFile", "labelled_files", "plain_label", "plan_corpus", "safe_label"]

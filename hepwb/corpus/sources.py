@@ -18,14 +18,14 @@ from pathlib import Path
 from hepwb import limits
 from hepwb.acquisition.folder import label_of
 from hepwb.exceptions import ConfigError, ProcessingError
+from hepwb.files.readers import FileTooLargeError, ReadError, read_bytes
 from hepwb.limits import MAX_TEXT_FILE_BYTES
-from hepwb.plaintext import plain
 from hepwb.processing import pdf_to_document
 from hepwb.processing.equations import math_records, math_summary
 from hepwb.processing.latex import latex_to_document
 from hepwb.processing.markdown import markdown_document
-from hepwb.readers import FileTooLargeError, ReadError, read_bytes
-from hepwb.textkey import key
+from hepwb.text.plaintext import plain
+from hepwb.text.textkey import key
 from hepwb.types import Document, JSONObject
 
 __all__ = [

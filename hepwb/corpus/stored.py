@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from hepwb import defaults, limits
-from hepwb.io import atomic_write_bytes, read_json_object, write_json
-from hepwb.readers import ReadError, check_file, read_text
+from hepwb.files.io import atomic_write_bytes, read_json_object, write_json
+from hepwb.files.readers import ReadError, check_file, read_text
 from hepwb.types import Block, Document, JSONObject
 
 __all__ = ["StoredDocument", "read_document", "store_document"]
@@ -70,7 +70,7 @@ def read_document(folder: Path, conversion_key: str) -> Document:
 
     Raises:
         OSError, ValueError, KeyError, TypeError: a missing, unreadable, damaged or truncated cache entry
-            (:class:`~hepwb.readers.ReadError` naming the file is a ``ValueError``).
+            (:class:`~hepwb.files.readers.ReadError` naming the file is a ``ValueError``).
     """
     rec = read_json_object(folder / "document.json", "cached conversion record", fix=_FIX)
     rec["meta"]["conversion_key"] = conversion_key

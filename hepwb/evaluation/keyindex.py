@@ -1,6 +1,6 @@
 """A document's matching key with a map from every key character back to markdown offsets.
 
-The key is :func:`hepwb.textkey.key` of the document's markdown (the rule of
+The key is :func:`hepwb.text.textkey.key` of the document's markdown (the rule of
 ``shared/eval/check_quotes.py``); a match in key space maps back to a ``[start, end)`` span of
 ``Document.markdown`` and to the block (and page) it lies in.
 """
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from hepwb.exceptions import ConfigError
-from hepwb.textkey import NON_KEY, key
+from hepwb.text.textkey import NON_KEY, key
 from hepwb.types import Block, Document
 
 __all__ = ["KeyIndex", "as_index", "build_keyindexes", "key_index"]

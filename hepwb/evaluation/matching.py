@@ -59,12 +59,12 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from hepwb import defaults
+from hepwb import defaults, limits
 from hepwb.evaluation.keyindex import KeyIndex, as_index, build_keyindexes, key_index
 from hepwb.evaluation.questions import Evidence, Question
 from hepwb.exceptions import ConfigError
 from hepwb.limits import MAX_QUOTE_CHARS
-from hepwb.textkey import key
+from hepwb.text.textkey import key
 from hepwb.types import Document, Hit, JSONObject
 
 __all__ = [
@@ -91,8 +91,7 @@ PIECE = defaults.QUOTE_PIECE_CHARS
 """Length of the key pieces of the tolerant rule."""
 TOLERANT_SHARE = 0.9
 """Share of pieces that must be found, in order, for a tolerant match."""
-_MAX_OCCURRENCES = 200
-"""Most occurrences of one piece tried as the start of a match, and most places one quote is located at."""
+_MAX_OCCURRENCES = limits.MAX_QUOTE_OCCURRENCES
 
 _HINT_MAX_KEY = 1_000
 """A quote not found gets the nearest passage as a hint when its key is at most this long (rapidfuzz's

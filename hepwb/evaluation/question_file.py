@@ -39,12 +39,12 @@ from typing import Any
 from hepwb.evaluation.matching import Located, locate_evidence
 from hepwb.evaluation.questions import Evidence, Question, load_questions
 from hepwb.exceptions import ConfigError
-from hepwb.io import atomic_write_text
+from hepwb.files.io import atomic_write_text
+from hepwb.files.locks import building
+from hepwb.files.parsers import parse_json
+from hepwb.files.readers import read_text
 from hepwb.limits import MAX_QUESTION_FILE_BYTES, PAGE, pages_of
-from hepwb.locks import building
-from hepwb.parsers import parse_json
-from hepwb.readers import read_text
-from hepwb.textkey import key
+from hepwb.text.textkey import key
 from hepwb.types import Document
 
 __all__ = ["add_evidence", "read_question_file"]
@@ -152,7 +152,7 @@ def add_evidence(
         ConfigError: One line naming the file and the fix: an empty quote or question, a page that is
             not a positive whole number or past the document's last page, an unknown document, a quote
             that is ambiguous or not in the document's text, a quote of the same document already in the
-            file (compared by :func:`~hepwb.textkey.key`), or a malformed file.
+            file (compared by :func:`~hepwb.text.textkey.key`), or a malformed file.
         CatalogBusyError: Another process held the file's lock for longer than hepwb waits.
     """
     path = _jsonl_path(path)
@@ -213,7 +213,7 @@ def _checked_entry(
 
     Raises:
         ConfigError: The quote is not located (unknown document, ambiguous or absent quote), or the file
-            already quotes it from the same document (compared by :func:`~hepwb.textkey.key`).
+            already quotes it from the same document (compared by :func:`~hepwb.text.textkey.key`).
     """
     found = locate_evidence(
         Evidence(f"{qid or 'new'}#e0", label, page, quote), {} if isinstance(doc, str) else {label: doc}

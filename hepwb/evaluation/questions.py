@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from hepwb.exceptions import ConfigError
+from hepwb.files.parsers import iter_jsonl, read_csv, read_json_file
 from hepwb.limits import MAX_QID_CHARS, MAX_QUESTION_CHARS, MAX_QUESTION_FILE_BYTES, MAX_QUOTE_CHARS
-from hepwb.parsers import iter_jsonl, read_csv, read_json_file
-from hepwb.textkey import key
+from hepwb.text.textkey import key
 from hepwb.types import JSONObject
 
 __all__ = ["QUESTION_KINDS", "SCHEMA_PATH", "Evidence", "Question", "load_questions", "question_schema"]

@@ -15,7 +15,7 @@ Always (no LLM, no network):
   / ``NonLLMContextRecall`` (rapidfuzz string similarity of contexts and quotes, threshold 0.5);
 * ``answer_in_context`` - ragas ``StringPresence`` of the reference answer in the retrieved text.
 
-With an OpenAI-compatible endpoint (:class:`hepwb.llm.LLMEndpoint`): ``llm_context_precision``,
+With an OpenAI-compatible endpoint (:class:`hepwb.runtime.llm.LLMEndpoint`): ``llm_context_precision``,
 ``llm_context_recall``, ``faithfulness`` and ``answer_relevancy`` (ragas collections metrics; the
 response they judge is an answer the same LLM writes from the retrieved contexts, and answer
 relevancy embeds with hepwb's embedding model).
@@ -30,12 +30,12 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from hepwb import defaults
-from hepwb.aio import run_isolated
-from hepwb.deps import extra
 from hepwb.evaluation.matching import Located
 from hepwb.evaluation.questions import Question
-from hepwb.llm import LLMEndpoint
 from hepwb.models.tokenizers import resolve_model_path
+from hepwb.runtime.aio import run_isolated
+from hepwb.runtime.deps import extra
+from hepwb.runtime.llm import LLMEndpoint
 from hepwb.types import Document, Hit, JSONObject
 
 if TYPE_CHECKING:

@@ -388,7 +388,9 @@ def holm_levels(p_values: Sequence[float], alpha: float = ALPHA) -> list[float]:
 
 
 def compare_runs(
-    per_question: Mapping[str, pd.DataFrame], metric: str = "hit_rate@5", baseline: str | None = None
+    per_question: Mapping[str, pd.DataFrame],
+    metric: str = defaults.DECISION_METRIC,
+    baseline: str | None = None,
 ) -> pd.DataFrame:
     """Paired comparison of each run against ``baseline`` (default: the first) on ``metric``.
 

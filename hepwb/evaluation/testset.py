@@ -38,14 +38,14 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from hepwb import defaults
-from hepwb.aio import off_loop
-from hepwb.deps import extra
-from hepwb.env import seed_tiktoken_cache
 from hepwb.evaluation.questions import Evidence, Question
 from hepwb.evaluation.ragas_eval import no_user_file
-from hepwb.io import atomic_write_text
-from hepwb.llm import LLMEndpoint
+from hepwb.files.io import atomic_write_text
 from hepwb.models.tokenizers import resolve_model_path
+from hepwb.runtime.aio import off_loop
+from hepwb.runtime.deps import extra
+from hepwb.runtime.env import seed_tiktoken_cache
+from hepwb.runtime.llm import LLMEndpoint
 from hepwb.types import Document
 
 __all__ = ["ragas_questions", "save_questions", "structural_questions"]

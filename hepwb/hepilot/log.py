@@ -9,8 +9,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from hepwb.files.io import read_json, write_json
 from hepwb.hepilot.records import LogEntry
-from hepwb.io import read_json, write_json
 
 __all__ = ["ProcessingLog", "utc_now"]
 

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from hepwb.exceptions import SchemaValidationError
-from hepwb.parsers import parse_json, read_json_file
-from hepwb.readers import ReadError, read_text
+from hepwb.files.parsers import parse_json, read_json_file
+from hepwb.files.readers import ReadError, read_text
 
 __all__ = ["schema_for_file", "validate_record", "validate_tree"]
 

@@ -22,6 +22,7 @@ import shutil
 from pathlib import Path
 
 from hepwb import __version__
+from hepwb.files.io import atomic_write_text, json_bytes, write_json, write_private_bytes, write_private_text
 from hepwb.hepilot.log import utc_now
 from hepwb.hepilot.records import (
     CatalogEntry,
@@ -33,7 +34,6 @@ from hepwb.hepilot.records import (
     OverlapInfo,
     ProcessingMetadata,
 )
-from hepwb.io import atomic_write_text, json_bytes, write_json, write_private_bytes, write_private_text
 from hepwb.types import Chunk, Document, JSONObject
 
 __all__ = [
@@ -213,7 +213,7 @@ def write_chunk_files(root: Path, doc: Document, chunks: list[Chunk]) -> Catalog
     for i, ch in enumerate(chunks):
         nxt = chunks[i + 1].overlap_tokens if i + 1 < total else 0
         stem = f"chunk_{ch.index + 1:04d}"
-        # inside the chunk set's private build folder, published whole (hepwb.io.write_private_text)
+        # inside the chunk set's private build folder, published whole (hepwb.files.io.write_private_text)
         write_private_text(chunk_dir / f"{stem}.md", ch.text)
         write_private_bytes(
             chunk_dir / f"{stem}_metadata.json", json_bytes(_chunk_metadata(ch, total, nxt).dump())

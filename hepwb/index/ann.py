@@ -42,11 +42,11 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from hepwb import defaults, limits
+from hepwb.components.options import bound_check, problem_lines
 from hepwb.exceptions import ConfigError
-from hepwb.ids import code_fingerprint, short_hash
+from hepwb.files.io import read_json_object, write_json
 from hepwb.index.lance import connect, replace_table, table_lock
-from hepwb.io import read_json_object, write_json
-from hepwb.options import bound_check, problem_lines
+from hepwb.text.ids import code_fingerprint, short_hash
 
 __all__ = ["INDEX_TYPES", "KINDS", "AnnTable", "VectorIndex", "ann_quality", "with_vector_index"]
 

@@ -21,9 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hepwb.env import release_memory
 from hepwb.exceptions import CorpusNotFoundError
-from hepwb.ids import code_fingerprint, short_hash, text_sha256
+from hepwb.files.io import read_json_object, write_json
 from hepwb.index.cache import EmbeddingCache
 from hepwb.index.lance import connect, replace_table, table_lock, table_names
 from hepwb.index.lexicon import corpus_lexicon, save_lexicon
@@ -37,11 +36,12 @@ from hepwb.index.parts import (
     table_marker,
 )
 from hepwb.index.windows import build_window_tables, windows_complete, windows_key
-from hepwb.io import read_json_object, write_json
 from hepwb.models.analyzer import search_terms
 from hepwb.models.embedder import Embedder, model_slug
 from hepwb.models.tokenizers import model_identity
 from hepwb.ner.source import EntitySource, LocalNER, ner_source
+from hepwb.runtime.env import release_memory
+from hepwb.text.ids import code_fingerprint, short_hash, text_sha256
 from hepwb.types import Chunk, Document, JSONObject, one_at_a_time
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-from hepwb.locks import building
+from hepwb.files.locks import building
 
 __all__ = ["chunkset_of", "connect", "drop_unfinished", "replace_table", "table_lock", "table_names"]
 
@@ -71,5 +71,5 @@ def table_names(db: Any) -> set[str]:
 
 
 def table_lock(db_path: str | Path, name: str, what: str) -> AbstractContextManager[None]:
-    """The build lock of table ``name`` in the LanceDB folder ``db_path`` (:func:`hepwb.locks.building`)."""
+    """The build lock of table ``name`` in LanceDB folder ``db_path`` (:func:`.locks.building`)."""
     return building(Path(db_path) / "_locks" / f"{name}.lock", what)

@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
-from hepwb.io import read_json_object, write_json
+from hepwb.files.io import read_json_object, write_json
 
 __all__ = [
     "ACRONYM",

@@ -27,7 +27,7 @@ from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 from typing import Any
 
-from hepwb.io import read_json_object
+from hepwb.files.io import read_json_object
 from hepwb.models.analyzer import search_terms
 from hepwb.types import JSONObject
 

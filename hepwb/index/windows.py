@@ -21,11 +21,11 @@ from typing import Any
 
 import numpy as np
 
-from hepwb.ids import code_fingerprint, short_hash
+from hepwb.files.io import read_json_object, write_json
 from hepwb.index.lance import chunkset_of, replace_table
-from hepwb.io import read_json_object, write_json
 from hepwb.models.embedder import Embedder
 from hepwb.models.tokenizers import get_tokenizer, model_identity
+from hepwb.text.ids import code_fingerprint, short_hash
 from hepwb.types import Chunk
 
 __all__ = [

@@ -11,7 +11,7 @@
   per-question scores.
 
 The format modules (:mod:`hepwb.interop.trec`, :mod:`hepwb.interop.beir`) read every file through
-:mod:`hepwb.readers` within the bounds of :mod:`hepwb.limits`.
+:mod:`hepwb.files.readers` within the bounds of :mod:`hepwb.limits`.
 """
 
 from __future__ import annotations

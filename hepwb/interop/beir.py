@@ -7,7 +7,7 @@ The layout of BEIR (Thakur et al. 2021) that its ``GenericDataLoader``, MTEB, Py
 * ``qrels/<split>.tsv``: a header ``query-id<TAB>corpus-id<TAB>score``, then one judgement per line.
 
 Writing streams the corpus to disk a line at a time (a chunk set of 10^5 chunks is never one string);
-reading does too (:func:`hepwb.readers.iter_lines`), each file within the bounds of :mod:`hepwb.limits`.
+reading does too (:func:`hepwb.files.readers.iter_lines`), each file within the bounds of :mod:`hepwb.limits`.
 
 Example:
     >>> import tempfile
@@ -29,10 +29,10 @@ from typing import Any
 
 from hepwb import limits
 from hepwb.exceptions import ConfigError
-from hepwb.names import check_name
-from hepwb.parsers import parse_json
-from hepwb.plaintext import not_text
-from hepwb.readers import ReadError, iter_lines
+from hepwb.files.parsers import parse_json
+from hepwb.files.readers import ReadError, iter_lines
+from hepwb.text.names import check_name
+from hepwb.text.plaintext import not_text
 from hepwb.types import JSONObject
 
 __all__ = ["BeirDoc", "iter_corpus", "read_beir_qrels", "read_queries", "write_beir", "write_jsonl"]
@@ -116,7 +116,7 @@ def _plain(value: str, key: str, where: str) -> None:
         >>> _plain("a\\ud800b", "text", "corpus.jsonl line 1")  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        hepwb.readers.ReadError: corpus.jsonl line 1: field 'text' holds a lone surrogate (U+D800): not ...
+        hepwb.files.readers.ReadError: corpus.jsonl line 1: field 'text' holds a lone surrogate (U+D800)...
     """
     problem = not_text(value, control=False)
     if problem.startswith("holds a lone surrogate"):
@@ -206,7 +206,7 @@ def read_queries(folder: str | Path) -> dict[str, str]:
 def read_beir_qrels(folder: str | Path, split: str = "test") -> dict[str, dict[str, int]]:
     """``{query id: {corpus id: score}}`` of ``folder/qrels/<split>.tsv`` (the header line skipped).
 
-    ``split`` is a name (:func:`hepwb.names.check_name`), never a path: no ``/``, no ``..``.
+    ``split`` is a name (:func:`hepwb.text.names.check_name`), never a path: no ``/``, no ``..``.
 
     Raises:
         ReadError: Naming the file and line: not three tab-separated columns, a score that is not a whole
@@ -217,7 +217,7 @@ def read_beir_qrels(folder: str | Path, split: str = "test") -> dict[str, dict[s
         >>> read_beir_qrels("/no/such/folder", "../../x")  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        hepwb.readers.ReadError: qrels split name '../../x' is not a plain name: ...; the splits of ...
+        hepwb.files.readers.ReadError: qrels split name '../../x' is not a plain name: ...; the splits of ...
     """
     qrels = Path(folder) / "qrels"
     have = sorted(p.stem for p in qrels.glob("*.tsv")) if qrels.is_dir() else []

@@ -31,12 +31,12 @@ from hepwb import __version__, limits
 from hepwb.corpus import plain_label
 from hepwb.evaluation import load_questions
 from hepwb.exceptions import ConfigError
-from hepwb.ids import short_hash, text_sha256
+from hepwb.files.io import atomic_write_text, write_json
 from hepwb.interop.beir import BeirDoc
-from hepwb.io import atomic_write_text, write_json
-from hepwb.names import is_plain_name
-from hepwb.plaintext import not_text
-from hepwb.textkey import key
+from hepwb.text.ids import short_hash, text_sha256
+from hepwb.text.names import is_plain_name
+from hepwb.text.plaintext import not_text
+from hepwb.text.textkey import key
 
 __all__ = ["ImportedCollection", "label_for", "write_collection"]
 

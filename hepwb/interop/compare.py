@@ -7,7 +7,7 @@ columns from hepwb's per-question scores, with hepwb's statistics (:mod:`hepwb.e
 sign-flip permutation test, its interval of the difference (which agrees with it by construction) and
 Holm's correction over the runs compared on each measure; it adds the questions unchanged (``=``) and the
 difference with its interval. It compares runs already made (an outside system's run file among them);
-:func:`hepwb.pipeline.compare.compare` runs several hepwb systems and compares them in one call.
+:func:`hepwb.experiment.compare.compare` runs several hepwb systems and compares them in one call.
 
 Example:
     >>> import pandas as pd

@@ -16,7 +16,7 @@ level) and the runs (``runs/<run>.trec``): into ``DIR`` for one chunk set, ``DIR
 
 Every file is rebuilt from the run folder, the question file and hepwb's caches of converted papers and
 chunk sets, and checked against the run: a question file or chunk set that changed since is refused, and so
-is a damaged ``hits.parquet`` (:mod:`hepwb.pipeline.runfolder`). A failed export leaves ``DIR`` as it was.
+is a damaged ``hits.parquet`` (:mod:`hepwb.runs.folder`). A failed export leaves ``DIR`` as it was.
 """
 
 from __future__ import annotations
@@ -32,21 +32,21 @@ from typing import Literal
 
 from hepwb import __version__
 from hepwb.catalog import Catalog
+from hepwb.chunking.chunksets import ChunkSet, saved_chunkset
 from hepwb.exceptions import ConfigError
-from hepwb.ids import short_hash
+from hepwb.experiment.config import ExperimentConfig
+from hepwb.experiment.stages import EvalInputs, load_inputs
+from hepwb.files.io import write_json
+from hepwb.files.publish import pid_alive
 from hepwb.interop.beir import write_beir
 from hepwb.interop.judgements import RELEVANCE_RULE, Judgements, question_judgements
 from hepwb.interop.trec import write_qrels, write_run, write_topics
-from hepwb.io import write_json
-from hepwb.names import is_plain_name
 from hepwb.paths import Layout
-from hepwb.pipeline.chunksets import ChunkSet, saved_chunkset
-from hepwb.pipeline.config import ExperimentConfig
-from hepwb.pipeline.record import RunRecord
-from hepwb.pipeline.runfolder import read_hits
-from hepwb.pipeline.stages import EvalInputs, load_inputs
-from hepwb.plaintext import plain
-from hepwb.publish import pid_alive
+from hepwb.runs.folder import read_hits
+from hepwb.runs.record import RunRecord
+from hepwb.text.ids import short_hash
+from hepwb.text.names import is_plain_name
+from hepwb.text.plaintext import plain
 from hepwb.types import JSONObject
 
 __all__ = ["Exported", "export_runs", "resolve_runs", "scored_config"]
@@ -162,7 +162,7 @@ def _rankings(run_dir: Path) -> tuple[_Ranking, _Ranking]:
 
     Raises:
         DamagedRunError: ``hits.parquet`` is damaged (no Parquet file, a column missing or of another type,
-            values hepwb never writes: :func:`~hepwb.pipeline.runfolder.read_hits`), naming it and the
+            values hepwb never writes: :func:`~hepwb.runs.folder.read_hits`), naming it and the
             command that rebuilds the run.
     """
     hits = read_hits(run_dir, then=", then export")

@@ -28,16 +28,15 @@ from typing import Any
 
 from hepwb import limits
 from hepwb.exceptions import ConfigError, DependencyError, HepwbError
+from hepwb.files.readers import check_file
 from hepwb.interop.beir import BeirDoc
 from hepwb.interop.collection import ImportedCollection, write_collection
 from hepwb.paths import Layout
-from hepwb.plaintext import not_text
-from hepwb.readers import check_file
+from hepwb.text.plaintext import not_text
 
 __all__ = ["import_dataset", "import_local", "local_dataset"]
 
-_MAX_RELEVANCE = 10**9
-"""A relevance grade has at most 9 digits, as in a BEIR qrels file (a longer number is no grade)."""
+_MAX_RELEVANCE = limits.MAX_RELEVANCE_GRADE
 
 
 def _ir_datasets() -> Any:

@@ -25,13 +25,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from hepwb.chunking.chunksets import ChunkSet
 from hepwb.evaluation import KeyIndex, Located
 from hepwb.evaluation.levels import relevant_chunks
 from hepwb.exceptions import ConfigError
+from hepwb.experiment.config import ExperimentConfig
+from hepwb.experiment.stages import EvalInputs, chunk_stage, load_inputs
 from hepwb.paths import Layout
-from hepwb.pipeline.chunksets import ChunkSet
-from hepwb.pipeline.config import ExperimentConfig
-from hepwb.pipeline.stages import EvalInputs, chunk_stage, load_inputs
 from hepwb.types import Chunk
 
 __all__ = [

@@ -6,7 +6,7 @@ orders it and cut at ``k``), then scored at one of two levels:
 
 * **chunk** (the default): each docno is a chunk id of the chunk set the configuration builds (the
   ``corpus.jsonl`` ids of ``hepwb export --format beir``). The run goes through the code that scores
-  hepwb's own runs (:func:`~hepwb.pipeline.scoring.score`): found@k, recall, MRR and nDCG per evidence
+  hepwb's own runs (:func:`~hepwb.experiment.scoring.score`): found@k, recall, MRR and nDCG per evidence
   quote, the chunk, paper and span levels, the ragas metrics, and their 95 % intervals.
 * **paper**: each docno is a paper label (``P01``) or ``LABEL#anything`` (a passage of that paper, as
   msmarco-document's segments are named); a paper counts at its first appearance. The paper-level
@@ -27,22 +27,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from hepwb.catalog import Catalog
+from hepwb.chunking.chunksets import ChunkSet
 from hepwb.corpus import plain_label
 from hepwb.evaluation import load_questions
 from hepwb.evaluation.levels import document_level, level_columns
 from hepwb.evaluation.stats import summary_with_ci
 from hepwb.exceptions import ConfigError
+from hepwb.experiment.cell import RunResult, environment, worker_name
+from hepwb.experiment.config import ExperimentConfig
+from hepwb.experiment.scoring import score, scored_hits_frame
+from hepwb.experiment.stages import EvalInputs, Timer, chunk_stage, load_inputs
 from hepwb.hepilot.log import utc_now
-from hepwb.ids import code_fingerprint, file_sha256, short_hash
 from hepwb.interop.trec import RunFile, check_run_file, read_run
-from hepwb.names import under
 from hepwb.paths import Layout
-from hepwb.pipeline.cell import RunResult, environment, worker_name
-from hepwb.pipeline.chunksets import ChunkSet
-from hepwb.pipeline.config import ExperimentConfig
-from hepwb.pipeline.record import RunInputs, RunRecord
-from hepwb.pipeline.scoring import score, scored_hits_frame
-from hepwb.pipeline.stages import EvalInputs, Timer, chunk_stage, load_inputs
+from hepwb.runs.record import RunInputs, RunRecord
+from hepwb.text.ids import code_fingerprint, file_sha256, short_hash
+from hepwb.text.names import under
 from hepwb.types import Hit, JSONObject
 
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ LEVELS: tuple[Level, ...] = ("chunk", "paper")
 
 
 def _ks(k: int) -> tuple[int, ...]:
-    """The cutoffs of a run with ``k`` hits per question (as :func:`~hepwb.pipeline.scoring.score`)."""
+    """The cutoffs of a run with ``k`` hits per question (as :func:`~hepwb.experiment.scoring.score`)."""
     return tuple(sorted({c for c in (1, 3, 5, 10) if c <= k} | {k}))
 
 
@@ -254,7 +254,7 @@ def _scores(
 ) -> tuple[pd.DataFrame, dict[str, float], dict[str, tuple[float, float]], dict[tuple[str, int], bool]]:
     """Per-question metrics, their means and intervals, and which hits are relevant, at the run's level.
 
-    Chunk level scores as hepwb's own runs are scored (:func:`~hepwb.pipeline.scoring.score`); paper
+    Chunk level scores as hepwb's own runs are scored (:func:`~hepwb.experiment.scoring.score`); paper
     level by :func:`_paper_scores`.
     """
     if cs is not None:

@@ -34,8 +34,8 @@ from pathlib import Path
 
 from hepwb import limits
 from hepwb.exceptions import ConfigError
-from hepwb.io import atomic_write_text
-from hepwb.readers import ReadError, count_lines, iter_lines
+from hepwb.files.io import atomic_write_text
+from hepwb.files.readers import ReadError, count_lines, iter_lines
 
 __all__ = [
     "RunFile",

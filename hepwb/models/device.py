@@ -79,11 +79,11 @@ def batch_size(device: str) -> int:
 def parallel_tokenizers(device: str) -> Iterator[None]:
     """Let Hugging Face's fast tokenizers use every core while a model on an accelerator reads their output.
 
-    hepwb runs with ``TOKENIZERS_PARALLELISM=false`` (:func:`hepwb.env.configure_runtime`): on a CPU the
-    model is the bottleneck and forked workers stay quiet. On a GPU one core tokenizing is the bottleneck
-    (an H100 embedded 1,059 texts/s with it, the forward passes alone would allow several times that),
-    so on ``cuda``/``mps`` the variable is ``true`` for the duration (the library reads it on each call)
-    and restored after. On the CPU nothing changes.
+    hepwb runs with ``TOKENIZERS_PARALLELISM=false`` (:func:`~hepwb.runtime.env.configure_runtime`): on a CPU
+    the model is the bottleneck and forked workers stay quiet. On a GPU one core tokenizing is the bottleneck
+    (an H100 embedded 1,059 texts/s with it, the forward passes alone would allow several times that), so on
+    ``cuda``/``mps`` the variable is ``true`` for the duration (the library reads it on each call) and
+    restored after. On the CPU nothing changes.
 
     Example:
         >>> os.environ["TOKENIZERS_PARALLELISM"] = "false"

@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from hepwb import defaults
-from hepwb.env import quiet_transformers, release_memory
 from hepwb.exceptions import DependencyError
 from hepwb.models.device import PRECISION, batch_size, check_device, parallel_tokenizers, resolve_device
 from hepwb.models.tokenizers import resolve_model_path
+from hepwb.runtime.env import quiet_transformers, release_memory
 from hepwb.types import JSONObject
 
 if TYPE_CHECKING:

@@ -30,8 +30,8 @@ from importlib.resources import files
 from pathlib import Path
 
 from hepwb.exceptions import ConfigError
+from hepwb.files.yamlio import load_yaml, read_yaml_text
 from hepwb.models.analyzer import normalize
-from hepwb.yamlio import load_yaml, read_yaml_text
 
 __all__ = ["EntityExtractor", "EntityMatch"]
 

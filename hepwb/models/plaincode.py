@@ -11,15 +11,16 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from hepwb.parsers import read_json_file
-from hepwb.plaintext import plain
-from hepwb.readers import ReadError
+from hepwb import limits
+from hepwb.files.parsers import read_json_file
+from hepwb.files.readers import ReadError
+from hepwb.text.plaintext import plain
 
 __all__ = ["custom_code_problem"]
 
 _MODULES = "modules.json"
 _PLAIN_CLASS = re.compile(r"sentence_transformers(\.[A-Za-z_][A-Za-z0-9_]*)+")
-_MAX_MODULES_BYTES = 1 << 20
+_MAX_MODULES_BYTES = limits.MAX_MODULES_JSON_BYTES
 
 
 def custom_code_problem(folder: Path) -> str | None:

@@ -23,11 +23,11 @@ import numpy as np
 
 from hepwb import defaults
 from hepwb.exceptions import ConfigError, DependencyError
+from hepwb.files.parsers import read_json_file
+from hepwb.files.publish import MANIFEST, IncompleteArtefactError, check_published, recover
+from hepwb.files.readers import ReadError
 from hepwb.models.plaincode import custom_code_problem
-from hepwb.parsers import read_json_file
 from hepwb.paths import Layout
-from hepwb.publish import MANIFEST, IncompleteArtefactError, check_published, recover
-from hepwb.readers import ReadError
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray

@@ -21,11 +21,11 @@ from typing import Any
 
 from hepwb import defaults, limits
 from hepwb.exceptions import HepwbError
-from hepwb.jsonpost import RetriesExhausted, post_json
 from hepwb.ner.handler import TOKEN_ENV, check_token_text
-from hepwb.plaintext import plain
+from hepwb.runtime.jsonpost import RetriesExhausted, post_json
+from hepwb.runtime.urls import check_http_url, redact
+from hepwb.text.plaintext import plain
 from hepwb.types import JSONObject
-from hepwb.urls import check_http_url, redact
 
 __all__ = ["NERClient", "NERUnavailableError", "check_url", "redact"]
 
@@ -47,7 +47,7 @@ _NER_FIX = "give the service's base URL, e.g. http://127.0.0.1:8000 (`hepwb ner-
 
 
 def check_url(url: str, what: str = "the NER service URL") -> str:
-    """``url`` when it is an ``http(s)://host[:port][/path]`` URL (:func:`hepwb.urls.check_http_url`).
+    """``url`` when it is an ``http(s)://host[:port][/path]`` URL (:func:`hepwb.runtime.urls.check_http_url`).
 
     Example:
         >>> check_url("http://[::1")  # doctest: +ELLIPSIS

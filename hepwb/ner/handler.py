@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 from hepwb import limits
 from hepwb.exceptions import ConfigError
-from hepwb.parsers import parse_json
+from hepwb.files.parsers import parse_json
 from hepwb.types import JSONObject
 
 __all__ = [
@@ -85,7 +85,7 @@ def parse_body(body: bytes) -> Any:
     """The JSON value of a ``POST /ner`` body, read as RFC 8259 has it (raises ``ValueError`` naming why not).
 
     UTF-8 only; ``NaN``, ``Infinity`` and a key given twice are refused, nesting and integers are bounded
-    (:func:`hepwb.parsers.parse_json`): every refusal is answered HTTP 400 with the reason.
+    (:func:`hepwb.files.parsers.parse_json`): every refusal is answered HTTP 400 with the reason.
 
     Example:
         >>> parse_body(b'{"texts": ["a"]}')
@@ -93,7 +93,7 @@ def parse_body(body: bytes) -> Any:
         >>> parse_body(b'{"texts": ["a"], "texts": ["b"]}')  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        hepwb.readers.ReadError: request body: key 'texts' appears twice in one object ...
+        hepwb.files.readers.ReadError: request body: key 'texts' appears twice in one object ...
     """
     try:
         text = body.decode("utf-8")

@@ -34,9 +34,9 @@ from typing import Any
 
 from hepwb import limits
 from hepwb.exceptions import ConfigError
-from hepwb.ids import text_sha256
 from hepwb.models.entities import EntityExtractor
 from hepwb.ner.handler import TOKEN_ENV, BoundedServer, RequestTooLarge, check_token_text, handler_for
+from hepwb.text.ids import text_sha256
 from hepwb.types import JSONObject
 
 __all__ = ["TOKEN_ENV", "NERService", "check_token", "is_loopback", "model_name"]

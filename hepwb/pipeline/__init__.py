@@ -1,18 +1,37 @@
-"""The run path: ingest a corpus, build chunk sets, run experiments and compare retrievers.
+"""The old name of :mod:`hepwb.experiment`, kept for one release: importing it warns.
 
-The DuckDB catalog of what was measured is :mod:`hepwb.catalog`; the report people read is
-:mod:`hepwb.report`. Both sit above this package: it imports neither.
+Its modules moved to :mod:`hepwb.experiment`, :mod:`hepwb.chunking`, :mod:`hepwb.runs` and
+:mod:`hepwb.report`.
+
+``from hepwb.pipeline import run_experiment`` still works; write ``from hepwb.experiment import
+run_experiment``. Its old modules (``hepwb.pipeline.cell``, ``hepwb.pipeline.chunksets``, …) import as the
+moved modules themselves (:data:`hepwb.runtime.moved.MOVED`).
 """
 
 from __future__ import annotations
 
-from hepwb.acquisition.folder import resolve_corpus
-from hepwb.corpus import ingest
-from hepwb.pipeline.chunksets import ChunkSet, build_chunkset
-from hepwb.pipeline.compare import Comparison, compare
-from hepwb.pipeline.experiment import ExperimentConfig, RunResult, run_experiment
-from hepwb.pipeline.questions_check import check_questions
-from hepwb.pipeline.search import Searcher
+import warnings
+
+from hepwb.experiment import (
+    ChunkSet,
+    Comparison,
+    ExperimentConfig,
+    RunResult,
+    Searcher,
+    build_chunkset,
+    check_questions,
+    compare,
+    ingest,
+    resolve_corpus,
+    run_experiment,
+)
+
+warnings.warn(
+    "hepwb.pipeline is hepwb.experiment now (chunk sets: hepwb.chunking, run folders: hepwb.runs); "
+    "the old name goes in the next release",
+    DeprecationWarning,
+    stacklevel=2,
+)
 
 __all__ = [
     "ChunkSet",
@@ -27,7 +46,3 @@ __all__ = [
     "resolve_corpus",
     "run_experiment",
 ]
-
-
-def __dir__() -> list[str]:
-    return __all__

@@ -18,7 +18,7 @@ import bisect
 import re
 from pathlib import Path
 
-from hepwb.textkey import key
+from hepwb.text.textkey import key
 
 __all__ = ["locate_pages", "pdf_page_keys"]
 
@@ -51,7 +51,7 @@ def locate_pages(texts: list[str], page_keys: list[str]) -> list[tuple[int, int]
 
     Args:
         texts: Block texts in document order.
-        page_keys: :func:`hepwb.textkey.key` of each PDF page.
+        page_keys: :func:`hepwb.text.textkey.key` of each PDF page.
     """
     starts, acc = [], 0
     for k in page_keys:

@@ -17,10 +17,11 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hepwb import limits
 from hepwb.exceptions import ProcessingError
+from hepwb.files.readers import FileTooLargeError, ReadError, read_bytes
 from hepwb.limits import MAX_TEXT_FILE_BYTES
 from hepwb.processing._latex_macros import prelude
-from hepwb.readers import FileTooLargeError, ReadError, read_bytes
 
 __all__ = [
     "BibEntry",
@@ -47,7 +48,7 @@ _PRINTBIB = re.compile(r"\\printbibliography(?:\[[^\]]*\])?")
 _CITE = re.compile(r"\\(?:[A-Za-z]*cite[A-Za-z]*)\*?\s*(?:\[[^\]]*\]\s*){0,2}\{([^{}]*)\}")
 # TeX box primitives pandoc cannot parse; their braces stay as a plain group
 _BOXES = re.compile(r"\\(?:vbox|hbox|vtop)(?:\s*(?:to|spread)\s*-?[\d.]+\s*[a-z]{2})?\s*(?=\{)")
-MAX_DEPTH = 20
+MAX_DEPTH = limits.MAX_LATEX_DEPTH
 
 
 @dataclass

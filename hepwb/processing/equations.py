@@ -21,7 +21,7 @@ from __future__ import annotations
 import difflib
 import re
 
-from hepwb.textkey import key
+from hepwb.text.textkey import key
 from hepwb.types import Document, JSONObject
 
 __all__ = ["MIN_SIMILARITY", "latex_key", "math_records", "math_summary"]

@@ -51,7 +51,7 @@ import tempfile
 from pathlib import Path
 
 from hepwb.exceptions import ProcessingError
-from hepwb.ids import content_uuid
+from hepwb.files.readers import ReadError, read_bytes
 from hepwb.limits import MAX_TEXT_FILE_BYTES
 from hepwb.processing._latex_filter import LUA_FILTER, WRITER_FORMAT
 from hepwb.processing._latex_pages import locate_pages, pdf_page_keys
@@ -59,7 +59,7 @@ from hepwb.processing._latex_refs import bib_to_csl, csl_text, entry_csl, split_
 from hepwb.processing._latex_source import BibEntry, LatexSource, read_project, read_source, strip_comments
 from hepwb.processing.links import annotate
 from hepwb.processing.markdown import parse_blocks
-from hepwb.readers import ReadError, read_bytes
+from hepwb.text.ids import content_uuid
 from hepwb.types import Block, Document, JSONObject
 
 __all__ = ["find_main_tex", "latex_source", "latex_to_document", "pdf_page_keys"]

@@ -30,12 +30,12 @@ import shutil
 from pathlib import Path
 
 from hepwb import defaults
-from hepwb.ids import code_fingerprint, file_sha256, short_hash
-from hepwb.io import read_json, write_json
+from hepwb.files.io import read_json, write_json
 from hepwb.processing.equations import math_records, math_summary
 from hepwb.processing.figures import PageLayout, figure_records, locate_figures, pdf_of, render_figures
 from hepwb.processing.frontmatter import mark_front_matter
 from hepwb.processing.xrefs import equation_records, find_mentions, link_mentions, section_records
+from hepwb.text.ids import code_fingerprint, file_sha256, short_hash
 from hepwb.types import Document, JSONObject
 
 __all__ = [

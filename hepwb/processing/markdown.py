@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import re
 
-from hepwb.ids import content_uuid, text_sha256
 from hepwb.processing.links import annotate
+from hepwb.text.ids import content_uuid, text_sha256
 from hepwb.types import Block, BlockKind, Document
 
 __all__ = ["markdown_document", "parse_blocks"]

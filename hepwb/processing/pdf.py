@@ -25,7 +25,6 @@ from typing import Any
 
 from hepwb import __version__
 from hepwb.exceptions import ProcessingError
-from hepwb.ids import content_uuid, file_sha256
 from hepwb.processing._bibtail import recover_bibliography
 from hepwb.processing._blocks import build_blocks
 from hepwb.processing._diacritics import repair_diacritics
@@ -35,6 +34,7 @@ from hepwb.processing.figures import PageLayout, figure_regions
 from hepwb.processing.frontmatter import mark_front_matter
 from hepwb.processing.links import annotate
 from hepwb.processing.references import parse_references
+from hepwb.text.ids import content_uuid, file_sha256
 from hepwb.types import Block, Document, JSONObject
 
 __all__ = ["pdf_to_document"]

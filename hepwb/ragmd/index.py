@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from hepwb import defaults
-from hepwb.callspec import named
+from hepwb.components.callspec import named
 from hepwb.exceptions import ConfigError
 from hepwb.index import get_embedder
 from hepwb.models.analyzer import search_terms

@@ -15,17 +15,18 @@ import re
 from pathlib import Path
 from typing import Any
 
+from hepwb import limits
 from hepwb.exceptions import HepwbError
+from hepwb.files.parsers import json_hooks
+from hepwb.files.readers import ReadError, read_text
+from hepwb.files.yamlio import YamlError, load_yaml
 from hepwb.limits import MAX_RAGMD_BYTES
 from hepwb.models.tokenizers import path_named
-from hepwb.parsers import json_hooks
-from hepwb.plaintext import plain
 from hepwb.ragmd.contents import Problems, assemble
 from hepwb.ragmd.model import FORMAT_VERSION, RagFile
 from hepwb.ragmd.writer import VECTOR_ENCODING
-from hepwb.readers import ReadError, read_text
+from hepwb.text.plaintext import plain
 from hepwb.types import JSONObject
-from hepwb.yamlio import YamlError, load_yaml
 
 __all__ = ["RagmdError", "load", "load_searchable", "loads", "model_name_problem", "problems", "searchable"]
 
@@ -63,8 +64,8 @@ class RagmdError(HepwbError, ValueError):
         return str(self.args[0]) if self.args else ""
 
 
-MAX_EMBEDDING_DIM = 65_536
-"""The widest vectors a ``.ragmd`` file may declare (checked before any array is made)."""
+MAX_EMBEDDING_DIM = limits.MAX_EMBEDDING_DIM
+"""The widest vectors a ``.ragmd`` file may declare (:data:`hepwb.limits.MAX_EMBEDDING_DIM`)."""
 
 
 def problems(text: str, source: str = "<ragmd>") -> list[str]:
@@ -88,7 +89,7 @@ def load(path: str | Path) -> RagFile:
     """The contents of the file at ``path`` (see :func:`loads`), read by the bounded reader.
 
     A FIFO, device or socket is refused before it is opened; at most
-    :data:`~hepwb.limits.MAX_RAGMD_BYTES` are read (:func:`hepwb.readers.read_text`).
+    :data:`~hepwb.limits.MAX_RAGMD_BYTES` are read (:func:`hepwb.files.readers.read_text`).
     """
     try:
         text = read_text(path, ".ragmd file", max_bytes=MAX_RAGMD_BYTES, fix="give an exported .ragmd file")

@@ -16,19 +16,19 @@ from typing import Any
 import numpy as np
 
 from hepwb.exceptions import ConfigError
-from hepwb.ids import file_sha256
+from hepwb.files.io import read_json_object, write_json
 from hepwb.index.chunk_store import ChunkStore, build_indexes, chunk_arrow, open_chunk_table
 from hepwb.index.lance import connect, replace_table, table_names
 from hepwb.index.lexicon import acronyms_of, save_lexicon
 from hepwb.index.parts import PARTS
-from hepwb.io import read_json_object, write_json
 from hepwb.models.embedder import get_embedder, model_slug
 from hepwb.models.tokenizers import model_identity
-from hepwb.names import check_name
 from hepwb.ner.source import EntitySource, ner_source
 from hepwb.ragmd.model import RagChunk, RagDocument, RagFile
 from hepwb.ragmd.reader import load_searchable
 from hepwb.ragmd.writer import dump, front_matter
+from hepwb.text.ids import file_sha256
+from hepwb.text.names import check_name
 from hepwb.types import Chunk, Document, JSONObject
 
 __all__ = ["META_KEY", "export_table", "import_file", "imported_name", "recorded_model", "table_file"]

@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from hepwb.io import atomic_write_text
+from hepwb.files.io import atomic_write_text
 from hepwb.ragmd.model import FORMAT_VERSION, RagFile
 from hepwb.types import JSONObject
 

@@ -1,6 +1,6 @@
 """What people read: the HTML report, its tables and plots, the verdict over a sweep, pinned defaults.
 
-It reads :mod:`hepwb.catalog` (and the run records of :mod:`hepwb.pipeline`); neither imports it.
+It reads :mod:`hepwb.catalog` (and the run records of :mod:`hepwb.experiment`); neither imports it.
 :func:`render_report` executes the report notebook into ``reports/report.html``; :func:`verdict` picks the
 best and the recommended configuration of a sweep; :func:`pin_from_report` makes that recommendation the
 project's default (:func:`pin_defaults` pins one by name).

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from hepwb import defaults
 from hepwb.catalog import Catalog
 from hepwb.paths import find_project_root
-from hepwb.plaintext import escape_html
+from hepwb.text.plaintext import escape_html
 
 if TYPE_CHECKING:
     import pandas as pd

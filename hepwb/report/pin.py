@@ -3,7 +3,7 @@
 :func:`pin_from_report` takes the configuration the verdict of a sweep recommends (the cheapest that
 cannot be told apart from the best, :mod:`hepwb.report.verdict`) and writes it to the project's
 ``hepwb-defaults.json`` (:mod:`hepwb.project_defaults`); :func:`pin_defaults` writes one given by name.
-Both validate it as every configuration is validated (:class:`~hepwb.pipeline.config.ExperimentConfig`).
+Both validate it as every configuration is validated (:class:`~hepwb.experiment.config.ExperimentConfig`).
 
 Example:
     >>> import tempfile
@@ -17,10 +17,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hepwb import defaults
 from hepwb.catalog import Catalog
 from hepwb.exceptions import ConfigError
+from hepwb.experiment.config import ExperimentConfig
 from hepwb.paths import Layout
-from hepwb.pipeline.config import ExperimentConfig
 from hepwb.project_defaults import ProjectDefaults, current_defaults, write_defaults
 from hepwb.report.verdict import verdict
 
@@ -66,7 +67,7 @@ def pin_defaults(
 
 
 def pin_from_report(
-    layout: Layout | None = None, sweep: str = "latest", metric: str = "hit_rate@5"
+    layout: Layout | None = None, sweep: str = "latest", metric: str = defaults.DECISION_METRIC
 ) -> tuple[Path, str]:
     """Pin the configuration the verdict of ``sweep`` recommends; returns the file and the verdict sentence.
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from hepwb.labels import human
+from hepwb import defaults
+from hepwb.text.labels import human
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -15,7 +16,7 @@ __all__ = ["metric_heatmap", "metric_vs_chunk_size", "metrics_with_ci", "stage_t
 
 def metric_vs_chunk_size(
     wide: pd.DataFrame,
-    metrics: tuple[str, ...] = ("hit_rate@5", "mrr@10"),
+    metrics: tuple[str, ...] = (defaults.DECISION_METRIC, "mrr@10"),
     intervals: Mapping[str, pd.DataFrame] | None = None,
 ) -> Any:
     """Line plot of each metric against chunk size, one line per retriever (and chunker, when several).
@@ -91,7 +92,7 @@ def metric_heatmap(
     wide: pd.DataFrame,
     x: str,
     y: str,
-    metric: str = "hit_rate@5",
+    metric: str = defaults.DECISION_METRIC,
     ci: pd.DataFrame | None = None,
 ) -> Any:
     """Heatmap of ``metric`` over two sweep dimensions, each cell annotated with its 95 % interval.

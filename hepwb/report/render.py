@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 from hepwb.catalog import Catalog
 from hepwb.catalog.sweeps import CONFIG_COLUMNS
+from hepwb.experiment.notebook import run_notebook
 from hepwb.paths import Layout
-from hepwb.pipeline.notebook import run_notebook
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING
 
 from hepwb import defaults
 from hepwb.evaluation.stats import SMALL_N, mean_ci
-from hepwb.labels import human
-from hepwb.pipeline.record import RunRecord
 from hepwb.report.tables import DECISION_METRICS
+from hepwb.runs.record import RunRecord
+from hepwb.text.labels import human
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -60,7 +60,7 @@ def headline(record: RunRecord, metrics: Sequence[str] = DECISION_METRICS) -> pd
     return pd.DataFrame(rows, columns=["metric", "mean", "95 % interval", "questions", "note"])
 
 
-def by_group(per_question: pd.DataFrame, by: str, metric: str = "hit_rate@5") -> pd.DataFrame:
+def by_group(per_question: pd.DataFrame, by: str, metric: str = defaults.DECISION_METRIC) -> pd.DataFrame:
     """``metric`` per value of ``by`` (``kind``, ``style``, ``paper``) over the scored questions, with *n*."""
     import pandas as pd
 

@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hepwb import defaults
-from hepwb.labels import LABELS, config_label, human
-from hepwb.plaintext import escape_html, plain
 from hepwb.report.links import HEADER_TERMS, term_link
 from hepwb.report.verdict import INDEX_RECALL, Verdict
+from hepwb.text.labels import LABELS, config_label, human
+from hepwb.text.plaintext import escape_html, plain
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -47,7 +47,7 @@ __all__ = [
 
 IDENTITY_COLUMNS = ("chunker", "chunk_size", "chunk_overlap", "retriever")
 """The columns that say which configuration a row is."""
-DECISION_METRICS = ("hit_rate@5", "recall@5", "mrr@10", "ndcg@10", "doc_recall@5")
+DECISION_METRICS = (defaults.DECISION_METRIC, "recall@5", "mrr@10", "ndcg@10", "doc_recall@5")
 """The five metrics of the compact decision table, the decision metric first."""
 
 _LOWER_IS_BETTER = {

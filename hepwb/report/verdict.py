@@ -35,8 +35,8 @@ from typing import TYPE_CHECKING, Any
 
 from hepwb import defaults
 from hepwb.evaluation.stats import ALPHA, SMALL_N, compare_runs, mean_ci
-from hepwb.labels import config_label, human
-from hepwb.plaintext import escape_html
+from hepwb.text.labels import config_label, human
+from hepwb.text.plaintext import escape_html
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -164,7 +164,7 @@ def _cost(row: Mapping[Any, Any], column: str, unit: str) -> str:
 def verdict(
     wide: pd.DataFrame,
     per_question: Callable[[str], pd.DataFrame],
-    metric: str = "hit_rate@5",
+    metric: str = defaults.DECISION_METRIC,
     compute_s: Callable[[str], float] | None = None,
 ) -> Verdict:
     """Rank every run of ``wide`` by ``metric`` and test the best against all the others.

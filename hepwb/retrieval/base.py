@@ -14,11 +14,11 @@ from contextvars import ContextVar
 from typing import Any, Protocol, runtime_checkable
 
 from hepwb import defaults
-from hepwb.callspec import named
+from hepwb.components.callspec import named
+from hepwb.components.registry import Registry
 from hepwb.exceptions import ConfigError
 from hepwb.index.parts import PARTS
 from hepwb.models.embedder import Embedder
-from hepwb.registry import Registry
 from hepwb.retrieval.explain import explain_match, query_words
 from hepwb.retrieval.options import check_options
 from hepwb.types import Hit, JSONObject

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from hepwb import defaults
 from hepwb.models.analyzer import normalize
-from hepwb.plaintext import escape_html, plain, sequence_around
+from hepwb.text.plaintext import escape_html, plain, sequence_around
 from hepwb.types import Document, Hit
 
 if TYPE_CHECKING:
@@ -235,7 +235,7 @@ def snippet(
 ) -> str:
     """About ``width`` characters of the hit around its first highlights, highlights marked.
 
-    Control sequences and characters of the corpus text are removed (:func:`hepwb.plaintext.plain`): a
+    Control sequences and characters of the corpus text are removed (:func:`hepwb.text.plaintext.plain`): a
     snippet is safe to print on a terminal.
     """
     text = hit.text
@@ -315,7 +315,7 @@ def section_of(hit: Hit, doc: Document | None = None) -> str:
 def citation(hit: Hit) -> str:
     """One-line citation: paper label and title, arXiv id, page(s), section, character offsets and score.
 
-    Control sequences and characters of the corpus text are removed (:func:`hepwb.plaintext.plain`).
+    Control sequences and characters of the corpus text are removed (:func:`hepwb.text.plaintext.plain`).
     """
     name = (
         f"{hit.label} · {hit.title}"

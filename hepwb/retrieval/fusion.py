@@ -16,18 +16,18 @@ from typing import Annotated, Any, get_args
 
 from pydantic import AfterValidator
 
-from hepwb import defaults
+from hepwb import defaults, limits
 from hepwb.exceptions import ConfigError
+from hepwb.files.parsers import read_json_file
+from hepwb.files.publish import IncompleteArtefactError
+from hepwb.files.readers import ReadError
 from hepwb.models.embedder import Embedder, model_slug
 from hepwb.models.tokenizers import model_identity
-from hepwb.names import under
-from hepwb.parsers import read_json_file
 from hepwb.paths import Layout
-from hepwb.publish import IncompleteArtefactError
-from hepwb.readers import ReadError
 from hepwb.retrieval.base import register_retriever
 from hepwb.retrieval.hybrid import HybridRetriever
 from hepwb.retrieval.options import Fusion, LexicalFields, Read
+from hepwb.text.names import under
 from hepwb.types import Hit, JSONObject
 
 __all__ = ["FusionRetriever", "check_fit", "fit_path", "fit_problem", "fit_reads", "load_fit"]
@@ -41,8 +41,7 @@ def fit_path(fitted: str) -> Path:
     return under(Layout.default().data / "models" / "fusion", fitted, "fusion fit", ".json")
 
 
-_MAX_FIT_BYTES = 4 * 1_048_576
-"""A fit holds a few numbers per fold: anything larger is not one."""
+_MAX_FIT_BYTES = limits.MAX_FIT_BYTES
 
 
 def load_fit(fitted: str) -> JSONObject:
@@ -203,7 +202,7 @@ def _size(chunkset_id: str) -> str:
 
 
 def _fit_exists(fitted: str) -> str:
-    if fitted:  # empty: the run fits one itself (hepwb.pipeline.fusion_fit.fit_in_run)
+    if fitted:  # empty: the run fits one itself (hepwb.experiment.fusion_fit.fit_in_run)
         load_fit(fitted)
     return fitted
 

@@ -6,7 +6,7 @@
 * ``hyde`` (Hypothetical Document Embeddings): the LLM writes a short passage that would answer
   the question; question and passage are searched with ``base`` and fused the same way.
 
-The endpoint is any OpenAI-compatible chat API (:class:`hepwb.llm.LLMEndpoint`: ``llm_url=`` and
+The endpoint is any OpenAI-compatible chat API (:class:`hepwb.runtime.llm.LLMEndpoint`: ``llm_url=`` and
 ``llm_model=``, or ``HEPWB_LLM_URL`` / ``HEPWB_LLM_MODEL``). Without one these retrievers raise
 :class:`~hepwb.exceptions.RetrieverUnavailableError` when built. Generated texts are cached per
 process, so a sweep asks the LLM once per question.
@@ -19,10 +19,10 @@ import re
 from typing import Any
 
 from hepwb import defaults
-from hepwb.llm import LLMEndpoint
 from hepwb.models.embedder import Embedder
 from hepwb.retrieval.base import get_retriever, register_retriever
 from hepwb.retrieval.options import Count, Fetch
+from hepwb.runtime.llm import LLMEndpoint
 from hepwb.types import Hit
 
 __all__ = ["HydeRetriever", "MultiQueryRetriever", "rrf_fuse"]

@@ -1,4 +1,4 @@
-"""Retriever options, declared once: by the constructor's signature, checked from it (:mod:`hepwb.options`).
+"""Retriever options, declared once: by the constructor's signature (:mod:`hepwb.components.options`).
 
 A retriever's keyword options are the parameters of its ``__init__`` after ``table`` and ``embedder``;
 their annotations carry the bounds, built from :mod:`hepwb.limits` (``Fetch``, ``Count``, ``Share``, …:
@@ -26,8 +26,9 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from hepwb import limits, options
-from hepwb.options import bounded
+from hepwb import limits
+from hepwb.components import options
+from hepwb.components.options import bounded
 from hepwb.types import JSONObject
 
 __all__ = [

@@ -18,16 +18,16 @@ from pathlib import Path
 from typing import Any
 
 from hepwb import defaults
-from hepwb.callspec import named
-from hepwb.env import online_requested, quiet_transformers
+from hepwb.components.callspec import named
 from hepwb.exceptions import RetrieverUnavailableError
+from hepwb.files.publish import IncompleteArtefactError
 from hepwb.models.device import resolve_device
 from hepwb.models.embedder import Embedder
 from hepwb.models.tokenizers import resolve_model_path
 from hepwb.paths import Layout
-from hepwb.publish import IncompleteArtefactError
 from hepwb.retrieval.base import get_retriever, register_retriever
 from hepwb.retrieval.options import TopN
+from hepwb.runtime.env import online_requested, quiet_transformers
 from hepwb.types import Hit
 
 __all__ = ["DEFAULT_CROSS_ENCODER", "RerankRetriever", "cross_encoder_name", "load_cross_encoder"]

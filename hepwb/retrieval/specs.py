@@ -2,8 +2,8 @@
 
 Each registered retriever has a spec class named after it. A spec holds the retriever's options, checked
 at construction against the retriever's own signature (:mod:`hepwb.retrieval.options`), and is accepted
-wherever a retriever name is: :class:`~hepwb.pipeline.config.ExperimentConfig`,
-:func:`~hepwb.pipeline.compare.compare`, :meth:`~hepwb.pipeline.search.Searcher.search` and
+wherever a retriever name is: :class:`~hepwb.experiment.config.ExperimentConfig`,
+:func:`~hepwb.experiment.compare.compare`, :meth:`~hepwb.experiment.search.Searcher.search` and
 :func:`get_retriever`. ``str(spec)`` is the call string the CLI and sweep files take, so a spec and its
 string give the same run (the same configuration hash). :meth:`RetrieverSpec.over` binds one to a table.
 
@@ -23,7 +23,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from hepwb.callspec import Spec
+from hepwb.components.callspec import Spec
 from hepwb.models.embedder import Embedder
 from hepwb.retrieval.base import RETRIEVERS, Retriever, check_retriever_options, get_retriever
 from hepwb.retrieval.options import options_model

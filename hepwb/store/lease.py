@@ -1,6 +1,6 @@
 """A lease in the artefact store: one builder of an expensive artefact at a time, across machines.
 
-``fcntl`` locks (:mod:`hepwb.locks`) do not reach across machines that share no file system. A lease is
+``fcntl`` locks (:mod:`hepwb.files.locks`) do not reach across machines that share no file system. A lease is
 an object ``locks/<name>.json`` created with a conditional write (``If-None-Match: *``, which AWS S3 and
 SeaweedFS honour): the process whose write succeeds holds it; the others wait, polling, and build nothing.
 A lease carries its holder (host and process) and its expiry, renewed by the holder while it builds: one
@@ -36,8 +36,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from hepwb.exceptions import CatalogBusyError
-from hepwb.locks import WAIT_S
-from hepwb.publish import pid_alive
+from hepwb.files.locks import WAIT_S
+from hepwb.files.publish import pid_alive
 from hepwb.store.objects import ArtefactStore
 
 __all__ = ["LEASE_S", "lease"]

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from hepwb.exceptions import ConfigError, HepwbError
-from hepwb.names import is_plain_name
 from hepwb.paths import Layout
+from hepwb.text.names import is_plain_name
 
 __all__ = [
     "REBUILD",

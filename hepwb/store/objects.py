@@ -43,9 +43,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from hepwb import limits
-from hepwb.deps import extra
 from hepwb.exceptions import HepwbError
-from hepwb.names import is_plain_name
+from hepwb.runtime.deps import extra
 from hepwb.store.manifest import (
     REBUILD,
     StoreError,
@@ -57,11 +56,12 @@ from hepwb.store.manifest import (
 )
 from hepwb.store.s3 import FAILURES, s3_filesystem
 from hepwb.store.url import check_store_url
+from hepwb.text.names import is_plain_name
 
 __all__ = ["FORMAT", "ArtefactStore", "StoreError", "artefact_home", "store_problem"]
 
 FORMAT = "hepwb-store/1"
-_MAX_MANIFEST = 8 << 20
+_MAX_MANIFEST = limits.MAX_MANIFEST_BYTES
 
 
 def _sha256(path: Path) -> str:

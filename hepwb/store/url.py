@@ -21,10 +21,11 @@ import os
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from hepwb import limits
 from hepwb.exceptions import ConfigError
-from hepwb.parsers import read_json_file
+from hepwb.files.parsers import read_json_file
 from hepwb.paths import find_project_root
-from hepwb.plaintext import not_text, plain
+from hepwb.text.plaintext import not_text, plain
 
 __all__ = ["SCHEMES", "STORE_FILE", "check_store_url", "resolve_store"]
 
@@ -32,7 +33,7 @@ STORE_FILE = "hepwb-store.json"
 """The project file naming its store once: ``{"url": "s3://bucket/prefix"}`` at the project root."""
 SCHEMES = ("s3", "file")
 _LOCAL = ("", "local", "none")
-_MAX_BYTES = 16 * 1024
+_MAX_BYTES = limits.MAX_STORE_SETTING_BYTES
 
 
 def check_store_url(url: str) -> str:

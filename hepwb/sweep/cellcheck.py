@@ -1,7 +1,7 @@
 """One raw cell of a sweep file → a validated configuration, or every problem placed in the file.
 
 A raw cell (a dict of a grid combination or an ``include`` entry, with the fixed settings) is validated
-through :class:`~hepwb.pipeline.config.ExperimentConfig`; each problem names where its value came from
+through :class:`~hepwb.experiment.config.ExperimentConfig`; each problem names where its value came from
 (``grid.chunk_size[1]``), the value and the fix, in the configuration's own words. Corpus folders and
 question files are resolved to absolute paths once per distinct value.
 
@@ -19,8 +19,8 @@ from typing import Any, TypeAlias
 
 from hepwb.acquisition.folder import corpus_files, resolve_corpus
 from hepwb.exceptions import HepwbError
-from hepwb.pipeline.config import DIMENSIONS, ExperimentConfig, validated
-from hepwb.pipeline.stages import questions_path
+from hepwb.experiment.config import DIMENSIONS, ExperimentConfig, validated
+from hepwb.experiment.stages import questions_path
 from hepwb.types import JSONObject
 
 __all__ = ["InputCache", "short", "to_config"]

@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hepwb import defaults
-from hepwb.ids import ListHash
 from hepwb.paths import Layout
 from hepwb.sweep.engine import load_spec, sweep_id_of
 from hepwb.sweep.plan import CellPlan, Planner, plan_row, stage_counts, summarize_counts
 from hepwb.sweep.spec import SweepSpec
+from hepwb.text.ids import ListHash
 from hepwb.types import JSONObject
 
 if TYPE_CHECKING:

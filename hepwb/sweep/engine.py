@@ -20,13 +20,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hepwb import defaults
 from hepwb.catalog import Catalog
-from hepwb.env import configure_runtime
 from hepwb.exceptions import ConfigError
-from hepwb.ids import ListHash
+from hepwb.experiment.config import ExperimentConfig
+from hepwb.experiment.stages import table_parts_of
 from hepwb.paths import Layout
-from hepwb.pipeline.config import ExperimentConfig
-from hepwb.pipeline.stages import table_parts_of
+from hepwb.runtime.env import configure_runtime
 from hepwb.store import resolve_store
 from hepwb.sweep.cells import membership, reused, run_cells
 from hepwb.sweep.executors import Executor, get_executor
@@ -35,6 +35,7 @@ from hepwb.sweep.prepare import PreparedStages, convert_pending, mark_built, pre
 from hepwb.sweep.spec import SweepSpec
 from hepwb.sweep.store_client import StoreSweep
 from hepwb.sweep.tasks import Outcome
+from hepwb.text.ids import ListHash
 from hepwb.types import JSONObject
 
 if TYPE_CHECKING:
@@ -71,7 +72,7 @@ def load_spec(spec: SweepSpec | str | Path | JSONObject | None, layout: Layout |
 def sweep_id_of(spec: SweepSpec, cells: Iterable[Any] | ListHash) -> str:
     """Deterministic id of a sweep: its name and the hash of its cells' configurations.
 
-    ``cells`` may be a :class:`~hepwb.ids.ListHash` already fed every cell's ``to_dict()``.
+    ``cells`` may be a :class:`~hepwb.text.ids.ListHash` already fed every cell's ``to_dict()``.
     """
     if not isinstance(cells, ListHash):
         h = ListHash()
@@ -135,7 +136,7 @@ class SweepResult:
                 out[o.worker] = max(out.get(o.worker, 0.0), o.peak_rss_mib)
         return out
 
-    def frame(self, metric: str = "hit_rate@5") -> pd.DataFrame:
+    def frame(self, metric: str = defaults.DECISION_METRIC) -> pd.DataFrame:
         """One row per cell: name, status, whether reused, ``metric``, wall time, worker, error."""
         import pandas as pd
 

@@ -31,12 +31,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from hepwb import limits
-from hepwb.deps import extra
-from hepwb.env import OFFLINE_VARIABLES, online_requested
 from hepwb.exceptions import ConfigError
-from hepwb.plaintext import plain
+from hepwb.runtime.deps import extra
+from hepwb.runtime.env import OFFLINE_VARIABLES, online_requested
+from hepwb.runtime.urls import check_http_url, redact
+from hepwb.text.plaintext import plain
 from hepwb.types import JSONObject
-from hepwb.urls import check_http_url, redact
 
 __all__ = [
     "AUTH_TYPES",

@@ -22,12 +22,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hepwb.catalog import Catalog
-from hepwb.env import configure_runtime
 from hepwb.evaluation import load_questions
-from hepwb.io import write_json
+from hepwb.experiment.stages import questions_path
+from hepwb.files.io import write_json
 from hepwb.paths import Layout
-from hepwb.pipeline.record import RunRecord
-from hepwb.pipeline.stages import questions_path
+from hepwb.runs.record import RunRecord
+from hepwb.runtime.env import configure_runtime
 from hepwb.sweep.cells import run_cells
 from hepwb.sweep.engine import load_spec, sweep_id_of
 from hepwb.sweep.executors import Executor, get_executor

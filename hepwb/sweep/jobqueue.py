@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from hepwb import defaults
-from hepwb.deps import extra
-from hepwb.env import OFFLINE_VARIABLES, online_requested
 from hepwb.exceptions import ConfigError
+from hepwb.runtime.deps import extra
+from hepwb.runtime.env import OFFLINE_VARIABLES, online_requested
 from hepwb.types import JSONObject
 
 __all__ = ["KINDS", "job_prologue", "make_cluster"]

@@ -16,18 +16,19 @@ from typing import TYPE_CHECKING, Any
 from hepwb.acquisition.folder import file_labels, resolve_corpus
 from hepwb.catalog.sweeps import option_label
 from hepwb.chunking import get_chunker
+from hepwb.chunking.chunksets import finished_fingerprint
+from hepwb.chunking.keys import chunkset_id_of, chunkset_key
 from hepwb.corpus import SourceFile, failure_marker, plan_corpus
 from hepwb.evaluation import load_questions
-from hepwb.ids import canonical_json, file_sha256, short_hash
+from hepwb.experiment.config import ExperimentConfig
+from hepwb.experiment.keys import cell_key, cell_name
+from hepwb.experiment.stages import left_out, needs_windows, questions_path, say_once, table_parts_of
 from hepwb.index.chunk_store import index_complete, index_key, table_name
 from hepwb.index.parts import table_parts_present
 from hepwb.index.windows import windows_complete, windows_key
 from hepwb.paths import Layout
-from hepwb.pipeline.chunksets import finished_fingerprint
-from hepwb.pipeline.config import ExperimentConfig
-from hepwb.pipeline.keys import cell_key, cell_name, chunkset_id_of, chunkset_key
-from hepwb.pipeline.record import RunRecord, run_folder
-from hepwb.pipeline.stages import left_out, needs_windows, questions_path, say_once, table_parts_of
+from hepwb.runs.record import RunRecord, run_folder
+from hepwb.text.ids import canonical_json, file_sha256, short_hash
 from hepwb.types import JSONObject
 
 if TYPE_CHECKING:

@@ -14,18 +14,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hepwb.corpus import failure_marker
-from hepwb.ids import short_hash, text_sha256
+from hepwb.experiment.stages import needs_windows, table_parts_of
+from hepwb.files.io import write_json
 from hepwb.index.cache import EmbeddingCache
 from hepwb.index.parts import PARTS
 from hepwb.index.windows import window_size, windows_of
-from hepwb.io import write_json
-from hepwb.pipeline.stages import needs_windows, table_parts_of
 from hepwb.sweep import store_tasks
 from hepwb.sweep.executors import Executor
 from hepwb.sweep.executors.base import ClusterLostError
 from hepwb.sweep.plan import CellPlan, IndexPlan, SweepPlan
 from hepwb.sweep.store_client import TableVectors
 from hepwb.sweep.tasks import Outcome, chunkset_task, convert_task, embed_task, index_task
+from hepwb.text.ids import short_hash, text_sha256
 from hepwb.types import JSONObject
 
 __all__ = ["PreparedStages", "mark_built", "prepare_stages"]

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from hepwb.corpus import failure_marker
+from hepwb.files.io import write_json
 from hepwb.index.cache import EmbeddingCache
-from hepwb.io import write_json
 from hepwb.paths import Layout
 from hepwb.store import ArtefactStore
 from hepwb.sweep.site import StoreSite

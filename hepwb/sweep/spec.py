@@ -42,18 +42,18 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from hepwb import defaults, limits
-from hepwb.callspec import named
 from hepwb.catalog.sweeps import option_label
+from hepwb.components.callspec import named
+from hepwb.components.options import bound_check
 from hepwb.exceptions import ConfigError
-from hepwb.ids import canonical_json
+from hepwb.experiment.config import DIMENSIONS, ExperimentConfig
+from hepwb.files.yamlio import YamlError, load_yaml, read_yaml_text
 from hepwb.models.device import check_device
-from hepwb.names import check_name
-from hepwb.options import bound_check
-from hepwb.pipeline.config import DIMENSIONS, ExperimentConfig
-from hepwb.plaintext import not_text, plain
 from hepwb.sweep.cellcheck import InputCache, short, to_config
+from hepwb.text.ids import canonical_json
+from hepwb.text.names import check_name
+from hepwb.text.plaintext import not_text, plain
 from hepwb.types import JSONObject
-from hepwb.yamlio import YamlError, load_yaml, read_yaml_text
 
 __all__ = ["DIMENSIONS", "HalvingSettings", "SweepSpec", "SweepSpecError"]
 
@@ -84,7 +84,7 @@ class SweepSpec(BaseModel):
 
     name: str = "sweep"
     description: str = ""
-    metric: str = "hit_rate@5"
+    metric: str = defaults.DECISION_METRIC
     search: Literal["grid", "halving"] = "grid"
     halving: HalvingSettings = HalvingSettings()
     # fixed settings: only those the file sets are applied; the rest are ExperimentConfig's defaults

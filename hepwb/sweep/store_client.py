@@ -28,20 +28,20 @@ from typing import Any
 
 from hepwb.acquisition.folder import corpus_files, label_of, load_sidecar, resolve_corpus
 from hepwb.corpus import failure_marker
-from hepwb.ids import file_sha256, short_hash
+from hepwb.experiment.config import ExperimentConfig
+from hepwb.experiment.notebook import write_rerun_files
+from hepwb.experiment.stages import needs_windows, questions_path
+from hepwb.files.io import discard_folder, read_json
 from hepwb.index.parts import PARTS
 from hepwb.index.windows import windows_key
-from hepwb.io import discard_folder, read_json
 from hepwb.paths import Layout
-from hepwb.pipeline.config import ExperimentConfig
-from hepwb.pipeline.notebook import write_rerun_files
-from hepwb.pipeline.record import RunRecord
-from hepwb.pipeline.stages import needs_windows, questions_path
+from hepwb.runs.record import RunRecord
 from hepwb.store import ArtefactStore, StoreError, store_problem
 from hepwb.sweep.plan import CellPlan, ChunkSetPlan, IndexPlan, SweepPlan, plan_cells
 from hepwb.sweep.scratch import HEPILOT_TAR, files_under, write_vectors
 from hepwb.sweep.site import StoreSite, embeddings_key, entry, table_key
 from hepwb.sweep.tasks import Outcome, record_cell_failure
+from hepwb.text.ids import file_sha256, short_hash
 from hepwb.types import JSONObject
 
 __all__ = ["StoreSweep", "TableVectors", "corpus_bundle"]

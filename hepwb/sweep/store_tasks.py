@@ -20,18 +20,18 @@ from typing import Any
 
 from hepwb.corpus import failure_marker
 from hepwb.exceptions import ConfigError
-from hepwb.ids import config_hash
+from hepwb.experiment.config import ExperimentConfig
+from hepwb.experiment.keys import cell_name
+from hepwb.files.io import read_json, write_json
 from hepwb.index.parts import PARTS
-from hepwb.io import read_json, write_json
 from hepwb.paths import Layout
-from hepwb.pipeline.config import ExperimentConfig
-from hepwb.pipeline.keys import cell_name
-from hepwb.pipeline.record import RunRecord
+from hepwb.runs.record import RunRecord
 from hepwb.store import StoreError, lease
 from hepwb.sweep import worker
 from hepwb.sweep.scratch import Scratch
 from hepwb.sweep.site import StoreSite
 from hepwb.sweep.tasks import Outcome, convert_keyed, run_stage
+from hepwb.text.ids import config_hash
 from hepwb.types import JSONObject
 
 __all__ = ["cell_task", "chunkset_task", "convert_task", "index_task"]

@@ -18,13 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from hepwb.corpus import convert_source, plan_corpus
+from hepwb.experiment.cell import worker_name
+from hepwb.experiment.config import ExperimentConfig
+from hepwb.experiment.keys import cell_name
 from hepwb.hepilot.log import ProcessingLog, utc_now
 from hepwb.index.parts import PARTS
 from hepwb.paths import Layout
-from hepwb.pipeline.cell import worker_name
-from hepwb.pipeline.config import ExperimentConfig
-from hepwb.pipeline.keys import cell_name
-from hepwb.pipeline.record import CellFailure
+from hepwb.runs.record import CellFailure
 from hepwb.sweep import worker
 from hepwb.types import JSONObject
 

@@ -15,18 +15,18 @@ from pathlib import Path
 from typing import Any
 
 from hepwb import defaults
-from hepwb.env import configure_runtime, release_memory
+from hepwb.chunking.chunksets import ChunkSet
+from hepwb.experiment.cell import run_cell
+from hepwb.experiment.config import ExperimentConfig
+from hepwb.experiment.notebook import EVALUATE_NOTEBOOK, notebook_parameters, run_notebook
+from hepwb.experiment.stages import EvalInputs, Timer, chunk_stage, index_stage, load_inputs, needs_windows
 from hepwb.index import get_embedder
 from hepwb.index.chunk_store import index_key
 from hepwb.models.embedder import Embedder
 from hepwb.paths import Layout
-from hepwb.pipeline.cell import run_cell
-from hepwb.pipeline.chunksets import ChunkSet
-from hepwb.pipeline.config import ExperimentConfig
-from hepwb.pipeline.notebook import EVALUATE_NOTEBOOK, notebook_parameters, run_notebook
-from hepwb.pipeline.record import RunRecord
-from hepwb.pipeline.stages import EvalInputs, Timer, chunk_stage, index_stage, load_inputs, needs_windows
 from hepwb.retrieval.base import table_parts
+from hepwb.runs.record import RunRecord
+from hepwb.runtime.env import configure_runtime, release_memory
 
 __all__ = ["cell", "cell_notebook", "chunkset", "embedder", "inputs", "size_bytes", "table"]
 
@@ -166,7 +166,7 @@ def cell(
 
     ``recorded``: the configuration the run is keyed and recorded by, when ``cfg`` reads copies of its
     corpus and question file (a store-backed sweep's scratch folder) under other paths. ``run_dir``: the
-    plan's run folder (else the configuration's own, see :func:`~hepwb.pipeline.cell.run_cell`).
+    plan's run folder (else the configuration's own, see :func:`~hepwb.experiment.cell.run_cell`).
     """
     timings = Timer()
     with timings("load_s"):

@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from hepwb import limits
-from hepwb.dbfile import connect_waiting, damaged, named_if_damaged
 from hepwb.exceptions import ConfigError
-from hepwb.ids import text_sha256
-from hepwb.plaintext import not_text
+from hepwb.files.dbfile import connect_waiting, damaged, named_if_damaged
+from hepwb.text.ids import text_sha256
+from hepwb.text.plaintext import not_text
 from hepwb.types import JSONObject
 
 __all__ = ["SIGNAL_KINDS", "AuditLog", "check_actor", "check_note", "new_event_id", "running"]

@@ -19,17 +19,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
 from hepwb import defaults, limits
+from hepwb.chunking.chunksets import build_chunkset
 from hepwb.corpus import ingest
 from hepwb.exceptions import ConfigError, CorpusNotFoundError
+from hepwb.files.io import write_json
 from hepwb.index import ChunkStore, get_embedder
 from hepwb.index.chunk_store import build_indexes
 from hepwb.index.lance import connect, table_names
-from hepwb.io import write_json
 from hepwb.models.embedder import Embedder
-from hepwb.names import under
 from hepwb.ner.source import EntitySource, ner_source
 from hepwb.paths import Layout
-from hepwb.pipeline.chunksets import build_chunkset
+from hepwb.text.names import under
 from hepwb.tiers import journal
 from hepwb.tiers.audit import AuditLog, check_actor
 from hepwb.tiers.settings import TierConfig

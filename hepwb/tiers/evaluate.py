@@ -16,7 +16,7 @@ from hepwb import defaults
 from hepwb.corpus import ingest
 from hepwb.evaluation import build_keyindexes, evaluate, load_questions, locate_all
 from hepwb.exceptions import ConfigError
-from hepwb.pipeline.stages import questions_path
+from hepwb.experiment.stages import questions_path
 from hepwb.tiers.store import Tiers
 from hepwb.types import Document
 

@@ -21,9 +21,9 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from hepwb import defaults, limits
+from hepwb.components.options import bound_check
 from hepwb.exceptions import ConfigError
-from hepwb.options import bound_check
-from hepwb.yamlio import load_yaml, read_yaml_text
+from hepwb.files.yamlio import load_yaml, read_yaml_text
 
 __all__ = ["TierConfig", "load_config"]
 

@@ -14,8 +14,8 @@ from typing import Any
 from hepwb import defaults, limits
 from hepwb.acquisition.folder import resolve_corpus
 from hepwb.exceptions import ConfigError
-from hepwb.io import read_json, write_json
-from hepwb.readers import ReadError
+from hepwb.files.io import read_json, write_json
+from hepwb.files.readers import ReadError
 from hepwb.types import JSONObject
 
 __all__ = ["STATE_FILE", "ingest_settings", "read_state", "remember_source", "state_problem", "update_state"]

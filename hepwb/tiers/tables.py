@@ -26,7 +26,7 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from hepwb.ids import short_hash
+from hepwb.text.ids import short_hash
 
 if TYPE_CHECKING:
     import pyarrow as pa

@@ -14,10 +14,10 @@ from typing import Any
 
 from hepwb import defaults, limits
 from hepwb.chunking import CHUNKERS, get_chunker
-from hepwb.deps import extra
 from hepwb.exceptions import HepwbError
 from hepwb.paths import Layout
-from hepwb.plaintext import escape_html
+from hepwb.runtime.deps import extra
+from hepwb.text.plaintext import escape_html
 from hepwb.types import Chunk, Document, JSONObject
 from hepwb.viz.chunk_view import OVERSIZED_COLOUR, chunks_html, summary_html, token_histogram
 from hepwb.viz.document_view import by_label, corpus_papers
@@ -32,7 +32,7 @@ class ChunkExplorer:
     ``value`` re-chunks and refreshes ``summary``/``view`` (HTML widgets) and ``histogram`` (Output).
 
     Args:
-        documents: Processed documents (e.g. ``hepwb.pipeline.ingest(...)``).
+        documents: Processed documents (e.g. ``hepwb.experiment.ingest(...)``).
         label: Paper shown first (default: the first).
         strategy: Chunker name (see ``hepwb.chunking.CHUNKERS.names()``).
         chunk_size: Token budget per chunk (:data:`hepwb.limits.CHUNK_SIZE`; the slider spans its usual part).

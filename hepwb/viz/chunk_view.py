@@ -23,8 +23,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from hepwb import limits
-from hepwb.pipeline.chunksets import truncation_report
-from hepwb.plaintext import escape_html
+from hepwb.chunking.chunksets import truncation_report
+from hepwb.text.plaintext import escape_html
 from hepwb.types import Block, Chunk, Document
 
 __all__ = [

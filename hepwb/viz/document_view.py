@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING
 
 from hepwb import defaults
 from hepwb.corpus import ingest, labelled_files
-from hepwb.deps import extra
 from hepwb.exceptions import ConfigError
 from hepwb.paths import Layout
-from hepwb.plaintext import escape_html
 from hepwb.processing.figures import crop_box
 from hepwb.processing.links import describe_target, targets_of
+from hepwb.runtime.deps import extra
+from hepwb.text.plaintext import escape_html
 from hepwb.types import Block, Document, JSONObject
 from hepwb.viz.evidence_marker import EvidenceMarker, page_text_widget
 
@@ -244,7 +244,7 @@ class DocumentBrowser:
     (:class:`~hepwb.viz.evidence_marker.EvidenceMarker`, the row below the page).
 
     Args:
-        documents: Processed documents (e.g. ``hepwb.pipeline.ingest(...)``).
+        documents: Processed documents (e.g. ``hepwb.experiment.ingest(...)``).
         label: Paper shown first (default: the first).
         page: Page shown first.
         labels: Every paper the list offers (default: those of ``documents``); with ``loader`` the others

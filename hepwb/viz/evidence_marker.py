@@ -27,12 +27,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hepwb import defaults
-from hepwb.deps import extra
 from hepwb.evaluation.question_file import add_evidence, read_question_file
 from hepwb.evaluation.questions import QUESTION_KINDS, Question
 from hepwb.exceptions import ConfigError
 from hepwb.paths import Layout
-from hepwb.plaintext import escape_html
+from hepwb.runtime.deps import extra
+from hepwb.text.plaintext import escape_html
 from hepwb.types import Document
 
 if TYPE_CHECKING:

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from hepwb import defaults, limits
-from hepwb.deps import extra
 from hepwb.exceptions import DependencyError, RetrieverUnavailableError
-from hepwb.pipeline.search import Searcher
-from hepwb.plaintext import escape_html
+from hepwb.experiment.search import Searcher
 from hepwb.retrieval import RETRIEVERS
 from hepwb.retrieval.explain import hits_html
+from hepwb.runtime.deps import extra
+from hepwb.text.plaintext import escape_html
 from hepwb.types import Hit, JSONObject
 
 __all__ = ["SearchExplorer", "availability_lines", "side_by_side_html"]

@@ -1,7 +1,7 @@
 """A metric against chunk size, live in JupyterLab: points appear as they are computed, a click shows misses.
 
 :func:`explore` lays out a grid of chunk sizes × chunkers × retrievers
-(:func:`~hepwb.pipeline.curve.curve_configs`) and evaluates it in a background thread while the notebook
+(:func:`~hepwb.experiment.curve.curve_configs`) and evaluates it in a background thread while the notebook
 stays usable: the configurations whose retriever reads no vector first (no model is loaded for them),
 then the dense ones behind the progress bar; a point whose run already finished is read back at once.
 Each point is the metric's mean over the scored questions with its 95 % interval. Clicking a point lists
@@ -21,14 +21,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from hepwb import defaults
-from hepwb.deps import extra
 from hepwb.exceptions import HepwbError
+from hepwb.experiment.config import ExperimentConfig
+from hepwb.experiment.curve import CurvePoint, curve_configs, size_curve
+from hepwb.experiment.stages import EvalInputs, load_inputs, needs_vectors
 from hepwb.paths import Layout
-from hepwb.pipeline.config import ExperimentConfig
-from hepwb.pipeline.curve import CurvePoint, curve_configs, size_curve
-from hepwb.pipeline.misses import missed, misses_html
-from hepwb.pipeline.stages import EvalInputs, load_inputs, needs_vectors
-from hepwb.plaintext import escape_html
+from hepwb.report.misses import missed, misses_html
+from hepwb.runtime.deps import extra
+from hepwb.text.plaintext import escape_html
 
 __all__ = ["SizeExplorer", "default_sizes", "explore"]
 
@@ -321,7 +321,7 @@ def explore(
         start: Start computing at once.
         workers: Processes computing the lexical points (default :data:`~hepwb.defaults.EXPLORE_WORKERS`, at
             most the machine's cores; ``1``: this one only).
-        **options: Other fields of :class:`~hepwb.pipeline.config.ExperimentConfig` (``k``, ...).
+        **options: Other fields of :class:`~hepwb.experiment.config.ExperimentConfig` (``k``, ...).
 
     Raises:
         ConfigError: An empty list, an unknown name or a value out of its bounds, before anything runs.

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hepwb.deps import extra
 from hepwb.exceptions import HepwbError
-from hepwb.plaintext import escape_html
+from hepwb.runtime.deps import extra
+from hepwb.text.plaintext import escape_html
 from hepwb.tiers.store import Tiers
 from hepwb.types import Hit
 

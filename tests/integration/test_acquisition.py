@@ -18,7 +18,7 @@ from hepwb.acquisition.arxiv import ArxivRecord
 from hepwb.acquisition.inspire import InspireAPI
 from hepwb.exceptions import ProcessingError
 from hepwb.hepilot.schemas import validate_record
-from hepwb.ids import file_sha256
+from hepwb.text.ids import file_sha256
 from tests.helpers import SCHEMAS, SHARED
 from tests.replay_server import ReplayServer
 
@@ -227,9 +227,9 @@ def test_acquired_papers_flow_into_processing_with_their_metadata(srv, client, t
     """INSPIRE discovery -> arXiv PDF + LaTeX -> papers.json -> ingest -> schema-valid HEPilot metadata."""
     from hepwb.acquisition.acquire import discovered_inspire, write_sidecar
     from hepwb.acquisition.inspire import parse_inspire
+    from hepwb.experiment import ingest
     from hepwb.hepilot.writer import document_metadata
     from hepwb.paths import Layout
-    from hepwb.pipeline import ingest
 
     rec = parse_inspire(
         json.loads((SHARED / "corpus/fixtures/inspire/pyinspirehep__literature.json").read_text())

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from hepwb.catalog import Catalog, lance_views
+from hepwb.experiment import ExperimentConfig, run_experiment
 from hepwb.hepilot import validate_tree
 from hepwb.paths import Layout
-from hepwb.pipeline import ExperimentConfig, run_experiment
 from hepwb.report.render import render_report
 from hepwb.sweep import SweepSpec, run_sweep
 from tests.helpers import PDF_DIR, QUESTIONS, SCHEMAS, notebook_warnings

@@ -58,7 +58,7 @@ def _consistent(home: Path) -> None:
     """Every artefact present is whole: cached documents, chunk sets, marked tables and run records."""
     import lancedb
 
-    from hepwb.pipeline.record import RunRecord
+    from hepwb.runs.record import RunRecord
 
     lay = Layout(home)
     for doc in lay.interim.glob("*/document.json"):

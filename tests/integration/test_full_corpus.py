@@ -8,9 +8,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from hepwb.chunking.prepare import prepare
 from hepwb.hepilot import validate_tree
 from hepwb.paths import Layout
-from hepwb.pipeline.prepare import prepare
 from tests.helpers import PDF_DIR, SCHEMAS, assert_chunk_invariants
 
 pytestmark = pytest.mark.shared

@@ -15,7 +15,7 @@ import yaml
 
 from hepwb.catalog import Catalog
 from hepwb.paths import Layout
-from hepwb.pipeline.record import RunRecord
+from hepwb.runs.record import RunRecord
 from hepwb.sweep import SweepSpec, run_sweep
 from hepwb.sweep.jobqueue import make_cluster
 from tests.helpers import notebook_warnings, tiny_corpus

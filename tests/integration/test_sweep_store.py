@@ -21,7 +21,7 @@ import yaml
 
 from hepwb.catalog import Catalog
 from hepwb.paths import Layout
-from hepwb.pipeline.record import RunRecord
+from hepwb.runs.record import RunRecord
 from hepwb.store import ArtefactStore
 from hepwb.sweep import SweepSpec, plan_sweep, run_sweep
 from tests.gateway_server import descendants

@@ -9,7 +9,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from hepwb.pipeline import ExperimentConfig
+from hepwb.experiment import ExperimentConfig
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[2] / "notebooks").glob("*.ipynb"))
 

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from hepwb.runtime.env import OFFLINE_VARIABLES
+
 
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
@@ -14,3 +16,11 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tmp_path / "proj").mkdir(exist_ok=True)
     monkeypatch.chdir(tmp_path)
     return tmp_path
+
+
+@pytest.fixture
+def hub_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    """``monkeypatch``, with the hub's offline variables and ``HEPWB_ONLINE`` unset (and restored after)."""
+    for key in (*OFFLINE_VARIABLES, "HEPWB_ONLINE"):
+        monkeypatch.delenv(key, raising=False)
+    return monkeypatch

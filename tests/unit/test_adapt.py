@@ -10,9 +10,9 @@ import pytest
 from hepwb.adapt.finetune import AdaptSettings, adapt_embedder, hard_negatives
 from hepwb.adapt.pairs import KINDS, corpus_pairs, pairs_sha256
 from hepwb.exceptions import ConfigError, HepwbError
+from hepwb.experiment import ExperimentConfig, run_experiment
 from hepwb.models.embedder import Embedder
 from hepwb.paths import Layout
-from hepwb.pipeline import ExperimentConfig, run_experiment
 from hepwb.processing.markdown import markdown_document
 from hepwb.retrieval import get_retriever
 from tests.helpers import TINY_DOCS, TINY_QUESTIONS, tiny_corpus
@@ -80,6 +80,7 @@ def test_hard_negatives_are_never_the_answer():
         assert neg and neg != p.passage and p.query.lower() not in neg.lower()
 
 
+@pytest.mark.heavy
 def test_adapted_model_is_saved_with_a_card_and_used_by_name(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("HEPWB_HOME", str(tmp_path))
     pairs = corpus_pairs(_prose_docs(), seed=0)
@@ -97,7 +98,7 @@ def test_adapted_model_is_saved_with_a_card_and_used_by_name(tmp_path, monkeypat
     assert saved["pairs_sha256"] == pairs_sha256(pairs) and saved["base_model"] == "all-MiniLM-L6-v2"
     assert card.steps >= 1 and saved["settings"]["seed"] == 0 and saved["seconds"] > 0
     assert "held-out" in (out / "README.md").read_text().lower()
-    from hepwb.publish import check_published
+    from hepwb.files.publish import check_published
 
     assert check_published(out) is None  # published whole, with its manifest; nothing left beside it
     assert not [p.name for p in out.parent.iterdir() if p.name.startswith(".")]
@@ -110,6 +111,7 @@ def test_adapted_model_is_saved_with_a_card_and_used_by_name(tmp_path, monkeypat
     assert abs(float(vec[0] @ base[0])) < 0.99999, "the adapted model did not change"
 
 
+@pytest.mark.heavy
 def test_fitted_fusion_is_scored_out_of_fold(tmp_path):
     from hepwb.adapt.commands import fit_fusion_for
 
@@ -150,11 +152,12 @@ def test_fitted_fusion_is_scored_out_of_fold(tmp_path):
         run_experiment(resized, layout=layout, progress=False)
 
 
+@pytest.mark.heavy
 def test_llm_pseudo_questions_join_the_pairs(tmp_path, monkeypatch):
     """GPL style: with an endpoint, an LLM question per sampled paragraph becomes a `generated` pair."""
     from hepwb.adapt.commands import adapt_corpus
     from hepwb.adapt.generated import generated_pairs
-    from hepwb.llm import LLMEndpoint
+    from hepwb.runtime.llm import LLMEndpoint
     from tests.llm_server import LLMServer
 
     docs = _prose_docs()
@@ -175,12 +178,13 @@ def test_llm_pseudo_questions_join_the_pairs(tmp_path, monkeypatch):
     assert card.pairs.get("generated") and card.n_train + card.n_heldout > len(pairs) // 2
 
 
+@pytest.mark.heavy
 def test_a_cross_encoder_trained_on_corpus_pairs_reranks_by_name(tmp_path, monkeypatch):
     """`hepwb adapt --cross-encoder` end to end on a tiny corpus: card, rerank by name, key per weights."""
     from typer.testing import CliRunner
 
     from hepwb.cli import app
-    from hepwb.pipeline.keys import cell_key
+    from hepwb.experiment.keys import cell_key
     from hepwb.retrieval.rerank import cross_encoder_name, load_cross_encoder
 
     monkeypatch.setenv("HEPWB_HOME", str(tmp_path))
@@ -219,7 +223,7 @@ def test_a_cross_encoder_trained_on_corpus_pairs_reranks_by_name(tmp_path, monke
     assert result.record.config["retriever"] == "rerank" and len(result.hits) == len(plain.hits) > 0
     assert list(result.hits["score"]) != list(plain.hits["score"])  # cross-encoder scores, not BM25's
     key = cell_key(cfg.to_dict(), chunkset_id="c", index="i", questions_sha256="q")
-    from hepwb.publish import publish_folder, read_manifest
+    from hepwb.files.publish import publish_folder, read_manifest
 
     assert read_manifest(out)["rebuild"] == "hepwb adapt --cross-encoder hep-reranker"
     (out / "model.safetensors").write_bytes((out / "model.safetensors").read_bytes() + b" ")
@@ -236,7 +240,7 @@ def test_a_cross_encoder_trained_on_corpus_pairs_reranks_by_name(tmp_path, monke
 
 
 def test_nested_retriever_options_parse_with_their_commas():
-    from hepwb.callspec import named
+    from hepwb.components.callspec import named
 
     assert named("rerank(base=hybrid(method=linear, weight=0.1), top_n=20)") == (
         "rerank",
@@ -269,9 +273,9 @@ def test_a_fusion_run_without_a_fit_fits_one_out_of_fold_and_reuses_it(tmp_path)
 def test_a_fusion_run_on_evidence_in_one_paper_says_it_needs_two(tmp_path):
     import dataclasses
 
+    from hepwb.experiment.fusion_fit import fit_in_run
+    from hepwb.experiment.stages import chunk_stage, index_stage, load_inputs
     from hepwb.index import get_embedder
-    from hepwb.pipeline.fusion_fit import fit_in_run
-    from hepwb.pipeline.stages import chunk_stage, index_stage, load_inputs
 
     corpus, questions = tiny_corpus(tmp_path)
     layout = Layout(tmp_path)

@@ -70,8 +70,14 @@ _block = st.one_of(
     st.lists(_para, min_size=2, max_size=4).map("\n".join),
 )
 
+# the strategies that embed every piece are in `make test`, not in `make check`
+EMBEDDING_HEAVY = [
+    pytest.param(n, marks=pytest.mark.heavy) if n in ("semantic", "cluster_semantic") else n
+    for n in STRATEGIES
+]
 
-@pytest.mark.parametrize("name", STRATEGIES)
+
+@pytest.mark.parametrize("name", EMBEDDING_HEAVY)
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(blocks=st.lists(_block, min_size=1, max_size=10), size=st.integers(8, 60), overlap=st.floats(0, 0.5))
 def test_invariants_hold_on_random_markdown(name, blocks, size, overlap):

@@ -35,8 +35,8 @@ def test_bad_chunk_sizes_are_rejected():
 
 @pytest.mark.parametrize("sizes", [",,,", " , "])
 def test_chunk_sizes_naming_no_size_are_one_line_and_exit_2_before_converting(sizes, tmp_path, monkeypatch):
+    from hepwb.chunking.prepare import prepare
     from hepwb.exceptions import ConfigError
-    from hepwb.pipeline.prepare import prepare
 
     monkeypatch.setenv("HEPWB_HOME", str(tmp_path / "home"))
     corpus = tmp_path / "corpus"

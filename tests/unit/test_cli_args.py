@@ -1,12 +1,17 @@
-"""An option given twice on one command line is refused before any work (issue 38 item 2)."""
+"""An option given twice on one command line, or two that contradict each other, is refused before any work
+(issue 38 item 2); an option's message names the option it came from."""
 
 from __future__ import annotations
 
 import sys
 
 import pytest
+from typer.testing import CliRunner
 
-from hepwb.cli import main
+from hepwb.cli import app, main
+from hepwb.exceptions import ConfigError
+
+runner = CliRunner()
 
 
 @pytest.mark.parametrize(
@@ -40,3 +45,19 @@ def test_repeatable_options_may_repeat(monkeypatch, capsys, tmp_path):
     out = capsys.readouterr()
     assert info.value.code in (0, None), out.err
     assert '"acronyms": true' in out.out and '"fields": "context"' in out.out, out.out
+
+
+def test_option_messages_name_the_option_they_came_from():
+    from hepwb.cli.base import parse_options
+
+    with pytest.raises(ConfigError, match="--index-option nprobes is given twice"):
+        parse_options(["nprobes=1", "nprobes=2"], "--index-option")
+    with pytest.raises(ConfigError, match="write a number, a word or true/false") as info:
+        parse_options(["fields=\x1b[31m"])
+    assert "re-save the file" not in str(info.value) and "\x1b" not in str(info.value)
+
+
+def test_search_refuses_two_indexes(monkeypatch, tmp_path):
+    monkeypatch.setenv("HEPWB_HOME", str(tmp_path))
+    res = runner.invoke(app, ["search", "q", "--ragmd", str(tmp_path / "x.ragmd"), "--table", "t"])
+    assert res.exit_code == 2 and "not both" in res.output

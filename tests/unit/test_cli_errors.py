@@ -1,16 +1,24 @@
 """The CLI never shows a traceback (issue #38 item 2): input problems are one line and exit 2, anything
-unexpected one line naming the exception and a saved traceback file, exit 3."""
+unexpected one line naming the exception and a saved traceback file, exit 3. Command-line mistakes, arguments
+that are no UTF-8 and messages holding a lone surrogate are one line too; a saved traceback holds no secret
+from the command line, and only its owner can read it."""
 
 from __future__ import annotations
 
 import errno
+import stat
 import sys
 
 import pytest
 from typer.testing import CliRunner
 
 import hepwb.cli
-from hepwb.cli import app
+import hepwb.cli.core
+import hepwb.cli.ner
+from hepwb.cli import app, main
+from hepwb.cli.crash import save_traceback
+from hepwb.exceptions import ConfigError
+from tests.helpers import run_hepwb
 
 
 def _one_error_line(output: str) -> str:
@@ -62,7 +70,7 @@ def test_option_the_yaml_reader_cannot_read_is_one_line(home, monkeypatch):
     def broken(*_a, **_k):
         raise ValueError("month must be in 1..12")
 
-    monkeypatch.setattr(hepwb.cli_app, "load_yaml", broken)
+    monkeypatch.setattr(hepwb.cli.base, "load_yaml", broken)
     r = CliRunner().invoke(app, ["evaluate", "--option", "fetch=2001-13-45", "--show-config"])
     assert r.exit_code == 2, r.output
     assert "--option fetch: cannot read the value '2001-13-45'" in _one_error_line(r.output)
@@ -102,7 +110,7 @@ def test_unexpected_error_is_one_line_exit_3_with_a_saved_traceback(home, monkey
     def boom(*_a, **_k):
         raise RuntimeError("boom\nsecond line")
 
-    monkeypatch.setattr(hepwb.cli, "render_report", boom)
+    monkeypatch.setattr(hepwb.cli.core, "render_report", boom)
     code, err = _main(monkeypatch, capsys, "report")
     assert code == 3
     line = _one_error_line(err)
@@ -121,7 +129,7 @@ def test_traceback_goes_to_the_temporary_folder_when_reports_cannot_be_written(
     (home / "reports").write_text("not a folder")
     tmp = tmp_path_factory.mktemp("tmp")
     monkeypatch.setattr("tempfile.tempdir", str(tmp))
-    monkeypatch.setattr(hepwb.cli, "render_report", lambda *_a, **_k: 1 / 0)
+    monkeypatch.setattr(hepwb.cli.core, "render_report", lambda *_a, **_k: 1 / 0)
     code, err = _main(monkeypatch, capsys, "report")
     assert code == 3
     (saved,) = (tmp / "hepwb-tracebacks").glob("*-report.txt")
@@ -132,7 +140,7 @@ def test_disk_full_is_still_exit_2(home, monkeypatch, capsys):
     def full(*_a, **_k):
         raise OSError(errno.ENOSPC, "No space left on device", str(home / "x"))
 
-    monkeypatch.setattr(hepwb.cli, "render_report", full)
+    monkeypatch.setattr(hepwb.cli.core, "render_report", full)
     code, err = _main(monkeypatch, capsys, "report")
     assert code == 2
     assert "Free disk space" in _one_error_line(err)
@@ -143,3 +151,74 @@ def test_input_problem_through_main_is_exit_2(home, monkeypatch, capsys):
     code, err = _main(monkeypatch, capsys, "sweep", "--scheduler", "inproc://x")
     assert code == 2
     assert "inproc://" in _one_error_line(err)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        [b"tiers", b"mark", b"x", b"--actor", b"\xed\xa0\x80"],
+        [b"tiers", b"history", b"--limit", b"-1", b"--chunk", b"\xff"],
+        [b"ner-serve", b"--port", b"70000", b"--token", b"\xff"],
+    ],
+)
+def test_an_argument_that_is_no_utf8_is_one_line_and_exit_2(home, args):
+    res = run_hepwb(home, *args)
+    err = res.stderr.decode("utf-8")
+    assert res.returncode == 2, err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert "is not UTF-8 text" in err and "\\x" in err
+    assert not (home / "reports" / "tracebacks").exists()
+
+
+def test_the_traceback_saver_writes_what_is_no_utf8_escaped(home, monkeypatch):
+    monkeypatch.setattr(sys, "argv", ["hepwb", "tiers", "mark", "x", "--actor", "ev\udced\udca0\udc80"])
+    try:
+        raise RuntimeError("boom \udcff")
+    except RuntimeError as exc:
+        saved = save_traceback(exc, "hepwb tiers mark")
+    assert saved is not None and saved.parent == home / "reports" / "tracebacks"
+    text = saved.read_text(encoding="utf-8")
+    assert "command: hepwb tiers mark x --actor ev\\udced\\udca0\\udc80" in text
+    assert "RuntimeError: boom \\udcff" in text
+
+
+def test_a_message_with_a_lone_surrogate_still_prints(home, monkeypatch, capsys):
+    def boom(*_a, **_k):
+        raise ConfigError("bad title 'Evil \ud800 title' in x.ragmd")
+
+    monkeypatch.setattr(hepwb.cli.core, "render_report", boom)
+    code, err = _main(monkeypatch, capsys, "report")
+    assert code == 2 and err == "error: bad title 'Evil \ufffd title' in x.ragmd\n"
+
+
+def test_a_saved_traceback_holds_no_secret_and_only_its_owner_reads_it(home, monkeypatch, capsys):
+    def boom(*_a, **_k):
+        raise RuntimeError("cannot serve")
+
+    monkeypatch.setattr(hepwb.cli.ner, "NERService", boom)
+    argv = ["ner-serve", "--port", "0", "--host", "127.0.0.1", "--token", "s3cret-TOKEN"]
+    code, err = _main(monkeypatch, capsys, *argv)
+    assert code == 3 and "s3cret" not in err
+    (saved,) = (home / "reports" / "tracebacks").glob("*-ner-serve.txt")
+    text = saved.read_text(encoding="utf-8")
+    assert "s3cret" not in text
+    assert "command: hepwb ner-serve --port 0 --host 127.0.0.1 --token ***" in text
+    assert stat.S_IMODE(saved.stat().st_mode) == 0o600
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["evaluate", "--k", "abc"], "Invalid value for '--k'"),
+        (["evaluate", "--nosuch", "1"], "No such option: --nosuch"),
+        (["questions", "check"], "Missing argument 'file'"),
+        (["nosuch"], "No such command 'nosuch'"),
+    ],
+)
+def test_command_line_mistakes_are_one_line(monkeypatch, capsys, tmp_path, args, words):
+    monkeypatch.setenv("HEPWB_HOME", str(tmp_path))
+    monkeypatch.setattr(sys, "argv", ["hepwb", *args])
+    with pytest.raises(SystemExit) as info:
+        main()
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and words in err and err.count("\n") == 1 and "--help" in err, err

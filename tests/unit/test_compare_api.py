@@ -9,8 +9,8 @@ import pytest
 
 from hepwb.chunking import HierarchicalChunker
 from hepwb.exceptions import ConfigError
+from hepwb.experiment import ExperimentConfig, compare
 from hepwb.paths import Layout
-from hepwb.pipeline import ExperimentConfig, compare
 from hepwb.retrieval import BM25, RETRIEVERS, Dense, Hybrid, Rerank, RetrieverSpec
 from hepwb.retrieval import specs as specs_module
 

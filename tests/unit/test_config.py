@@ -14,7 +14,7 @@ from hepwb import defaults, limits
 from hepwb.chunking import get_chunker
 from hepwb.cli import app
 from hepwb.exceptions import ConfigError
-from hepwb.pipeline.config import ExperimentConfig
+from hepwb.experiment.config import ExperimentConfig
 from hepwb.sweep.spec import SweepSpec, SweepSpecError
 
 PACKAGE = Path(hepwb.__file__).parent

@@ -20,9 +20,9 @@ from tests.helpers import run_main
 
 def _project(root: Path, sizes: tuple[int, ...]) -> list[Path]:
     """bm25 runs over the three tiny markdown papers at ``sizes`` tokens; their run folders."""
+    from hepwb.experiment.config import ExperimentConfig
+    from hepwb.experiment.run import run_experiment
     from hepwb.paths import Layout
-    from hepwb.pipeline.config import ExperimentConfig
-    from hepwb.pipeline.experiment import run_experiment
     from tests.helpers import tiny_corpus
 
     with pytest.MonkeyPatch.context() as mp:
@@ -180,7 +180,7 @@ def test_sync_skips_a_damaged_run_with_one_line_and_records_the_others(two_runs,
 def test_recording_a_run_with_a_damaged_per_question_file_names_it_and_records_nothing(two_runs):
     from hepwb.catalog import Catalog
     from hepwb.paths import Layout
-    from hepwb.pipeline.runfolder import DamagedRunError
+    from hepwb.runs.folder import DamagedRunError
 
     root, (bad, _) = two_runs
     layout = Layout(root)

@@ -1,7 +1,7 @@
 """The path a sweep cell's configuration takes to its metrics stays short (issue #39).
 
 The tracer follows the configuration: every hepwb function that receives it (the cell's dict or its
-validated :class:`~hepwb.pipeline.config.ExperimentConfig`) while the cell's chunk-set, index and cell tasks
+validated :class:`~hepwb.experiment.config.ExperimentConfig`) while the cell's chunk-set, index and cell tasks
 run, in the order first called. Two numbers measure the path:
 
 - *calls*: how many distinct functions the configuration passes through;
@@ -22,8 +22,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from hepwb.experiment.config import ExperimentConfig
 from hepwb.paths import Layout
-from hepwb.pipeline.config import ExperimentConfig
 from hepwb.sweep import SweepSpec, run_sweep
 from tests.helpers import tiny_corpus
 
@@ -97,10 +97,10 @@ def returns_up(path: list[tuple[str, str]], layers: list[list[str]]) -> list[str
     """The steps of ``path`` that lie in a higher layer than the step before them.
 
     Example:
-        >>> layers = [["hepwb.sweep"], ["hepwb.pipeline"], ["hepwb.ids"]]
-        >>> returns_up([("hepwb.sweep.tasks", "a"), ("hepwb.pipeline.cell", "b"), ("hepwb.ids", "c"),
-        ...             ("hepwb.pipeline.cell", "d"), ("hepwb.sweep.tasks", "e")], layers)
-        ['hepwb.pipeline.cell.d', 'hepwb.sweep.tasks.e']
+        >>> layers = [["hepwb.sweep"], ["hepwb.experiment"], ["hepwb.text.ids"]]
+        >>> returns_up([("hepwb.sweep.tasks", "a"), ("hepwb.experiment.cell", "b"), ("hepwb.text.ids", "c"),
+        ...             ("hepwb.experiment.cell", "d"), ("hepwb.sweep.tasks", "e")], layers)
+        ['hepwb.experiment.cell.d', 'hepwb.sweep.tasks.e']
     """
     out, before = [], None
     for module, function in path:
@@ -118,7 +118,7 @@ def test_a_cells_configuration_reaches_its_metrics_in_few_calls(tmp_path):
     )
     path = trace_cell(spec, Layout(tmp_path / "home"))
     steps = [f"{m}.{f}" for m, f in path]
-    assert "hepwb.pipeline.cell.run_cell" in steps  # the tracer saw the run (never passes on nothing)
+    assert "hepwb.experiment.cell.run_cell" in steps  # the tracer saw the run (never passes on nothing)
     assert len(path) <= MAX_CALLS, f"{len(path)} calls on the configuration's path: {steps}"
     up = returns_up(path, _layers())
     assert len(up) <= MAX_RETURNS_UP, f"{len(up)} returns to a higher layer: {up} on {steps}"

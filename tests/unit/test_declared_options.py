@@ -31,17 +31,17 @@ ALLOWED_BOUND_CHECKS = {
     ("hepilot/records.py", "Field(ge=HEPILOT_CHUNK_SIZE.low, le=HEPILOT_CHUNK_SIZE.high)"),
     ("hepilot/records.py", "Field(ge=HEPILOT_CHUNK_OVERLAP.low, lt=HEPILOT_CHUNK_OVERLAP.high)"),
     # a TCP port of a URL or address: TCP's range, not an option of a component
-    ("urls.py", "parsed.port is not None and (not 0 < parsed.port <= 65535)"),
+    ("runtime/urls.py", "parsed.port is not None and (not 0 < parsed.port <= 65535)"),
     # control characters (C0, DEL and C1): Unicode's ranges, not a setting
-    ("urls.py", "any((ch.isspace() or ord(ch) < 32 or 127 <= ord(ch) < 160 for ch in url))"),
+    ("runtime/urls.py", "any((ch.isspace() or ord(ch) < 32 or 127 <= ord(ch) < 160 for ch in url))"),
     ("sweep/executors/connect.py", "not host or not 1 <= int(port) <= 65535"),
     # the page of a PDF: the file's range
     ("viz/document_view.py", "not 1 <= page <= d.page_count"),
     # facts, not settings: an index needs two rows to train, a comparison two systems, grouped folds two
     # papers; a TREC run names one system; a batch directive holds no control character
     ("index/ann.py", "rows < 2"),
-    ("pipeline/compare.py", "len(named) < 2"),
-    ("pipeline/fusion_fit.py", "len(papers) < 2"),
+    ("experiment/compare.py", "len(named) < 2"),
+    ("experiment/fusion_fit.py", "len(papers) < 2"),
     ("interop/runfile.py", "len(run.tags) > 1"),
     ("sweep/jobqueue.py", "value is not None and any((ord(ch) < 32"),
 }
@@ -116,7 +116,7 @@ def _component_defaults() -> Iterator[str]:
 
 
 def _command_defaults() -> Iterator[str]:
-    for path in sorted(PACKAGE.glob("cli*.py")):
+    for path in sorted((PACKAGE / "cli").glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if not isinstance(node, ast.FunctionDef):
                 continue
@@ -128,7 +128,7 @@ def _command_defaults() -> Iterator[str]:
                 and d.func.attr in ("command", "callback")
             ]
             if commands:
-                yield from (f"{path.name}:{found}" for found in _literal_defaults(node))
+                yield from (f"cli/{path.name}:{found}" for found in _literal_defaults(node))
 
 
 def _option_bounds(path: Path) -> Iterator[str]:
@@ -146,7 +146,7 @@ def test_every_option_range_of_a_command_names_a_limit(tmp_path):
     toy = tmp_path / "cli_toy.py"
     toy.write_text("x = typer.Option(min=5, max=9)\ny = typer.Option(min=1, max=limits.CAP)\n")
     assert list(_option_bounds(toy)) == ["cli_toy.py:1: min=5", "cli_toy.py:1: max=9"]  # the scan sees them
-    found = [hit for path in sorted(PACKAGE.glob("cli*.py")) for hit in _option_bounds(path)]
+    found = [hit for path in sorted((PACKAGE / "cli").glob("*.py")) for hit in _option_bounds(path)]
     assert found == [], f"name these ranges in hepwb/limits.py: {found}"
 
 
@@ -201,8 +201,8 @@ ALLOWED_LITERAL_DEFAULTS = {
     ("viz/document_view.py", "DocumentBrowser.from_corpus", "page"),
     # 12 hex digits: the length of hepwb's ids and cache keys (chunk sets, cells), a format, not a setting;
     # another length would rename every stored artefact
-    ("ids.py", "short_hash", "n"),
-    ("ids.py", "ListHash.short", "n"),
+    ("text/ids.py", "short_hash", "n"),
+    ("text/ids.py", "ListHash.short", "n"),
 }
 """Numeric literal defaults allowed outside hepwb/defaults.py and hepwb/limits.py, sentinels and facts only:
 ``(module, function or class, parameter or field)``."""

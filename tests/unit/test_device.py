@@ -12,14 +12,14 @@ from typer.testing import CliRunner
 
 from hepwb.cli import app
 from hepwb.exceptions import ConfigError
-from hepwb.ids import text_sha256
+from hepwb.experiment.config import ExperimentConfig
+from hepwb.experiment.run import run_experiment
 from hepwb.index.lance import connect
 from hepwb.models.device import resolve_device
 from hepwb.models.embedder import Embedder, get_embedder
 from hepwb.paths import Layout
-from hepwb.pipeline.config import ExperimentConfig
-from hepwb.pipeline.experiment import run_experiment
 from hepwb.sweep.spec import SweepSpec, SweepSpecError
+from hepwb.text.ids import text_sha256
 from tests.helpers import SHARED, tiny_corpus
 
 GPU = torch.cuda.is_available()

@@ -27,7 +27,7 @@ import typer
 
 from hepwb.chunking import CHUNKERS
 from hepwb.cli import app
-from hepwb.pipeline.config import DIMENSIONS
+from hepwb.experiment.config import DIMENSIONS
 from hepwb.retrieval import RETRIEVERS
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -620,8 +620,8 @@ def test_markdown_corpus_with_questions_without_pages(tmp_path: Path) -> None:
     """Markdown has no pages: evidence without `page` is located anywhere and evaluated end to end."""
     import json
 
+    from hepwb.experiment import ExperimentConfig, run_experiment
     from hepwb.paths import Layout
-    from hepwb.pipeline import ExperimentConfig, run_experiment
     from tests.helpers import tiny_corpus
 
     corpus, questions = tiny_corpus(tmp_path)

@@ -186,7 +186,7 @@ def test_compare_runs_table():
 
 def test_ragas_llm_metrics_against_a_local_openai_compatible_server(case):
     from hepwb.evaluation.ragas_eval import LLM_METRICS, llm_scores
-    from hepwb.llm import LLMEndpoint
+    from hepwb.runtime.llm import LLMEndpoint
     from tests.llm_server import LLMServer
 
     keyidx = build_keyindexes(case["docs"].values())
@@ -207,8 +207,8 @@ def test_ragas_llm_metrics_against_a_local_openai_compatible_server(case):
 def test_ragas_testset_generator_runs_against_the_local_server():
     """Wiring only: ragas' generator talks to the endpoint offline (its questions need a real LLM)."""
     from hepwb.evaluation.testset import ragas_questions
-    from hepwb.llm import LLMEndpoint
     from hepwb.processing.markdown import markdown_document
+    from hepwb.runtime.llm import LLMEndpoint
     from tests.helpers import SAMPLE_MD
     from tests.llm_server import LLMServer
 
@@ -251,3 +251,23 @@ def test_relevant_chunks_agree_with_the_rule_chunk_by_chunk(sentences, size, ove
             if is_relevant(loc, hit, idx[doc.document_id], min_coverage):
                 brute.setdefault(loc.qid, set()).add(c.chunk_id)
     assert relevant_chunks(located, chunks, idx, min_coverage) == brute
+
+
+def test_ragas_scores_a_question_that_retrieved_nothing_as_nan():
+    pytest.importorskip("ragas")
+    from hepwb.evaluation.ragas_eval import OFFLINE_METRICS, offline_scores
+
+    quote = "An average value of -0.23"
+    base = {
+        "user_input": "q",
+        "reference_context_ids": ["c1"],
+        "reference_contexts": [quote],
+        "reference": "",
+    }
+    samples = {
+        "Q1": {**base, "retrieved_contexts": [], "retrieved_context_ids": []},
+        "Q2": {**base, "retrieved_contexts": [quote], "retrieved_context_ids": ["c1"]},
+    }
+    df = offline_scores(samples)
+    assert all(math.isnan(df.loc["Q1", m]) for m in OFFLINE_METRICS)
+    assert df.loc["Q2", "id_context_recall"] == 1.0

@@ -11,6 +11,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 SCRIPT = textwrap.dedent(
     """
     import asyncio, json
@@ -33,6 +35,7 @@ SCRIPT = textwrap.dedent(
 )
 
 
+@pytest.mark.heavy
 def test_offline_ragas_scores_in_a_running_loop_do_not_patch_it():
     out = subprocess.run(
         [sys.executable, "-c", SCRIPT], capture_output=True, text=True, check=True, timeout=300

@@ -1,4 +1,4 @@
-"""Lighter installs: a missing extra names `pip install 'hepwb[extra]'`; pyproject and hepwb.deps agree."""
+"""Lighter installs: a missing extra names `pip install 'hepwb[extra]'`; pyproject and runtime.deps agree."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from hepwb.deps import EXTRAS
+from hepwb.runtime.deps import EXTRAS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -48,7 +48,7 @@ def test_a_run_without_ragas_skips_only_the_ragas_metrics(monkeypatch, caplog):
     """Without the ragas extra the offline ragas metrics are skipped with one info line; nothing fails."""
     from types import SimpleNamespace
 
-    from hepwb.pipeline import scoring
+    from hepwb.experiment import scoring
 
     for name in [m for m in sys.modules if m == "ragas" or m.startswith("ragas.")] or ["ragas"]:
         monkeypatch.setitem(sys.modules, name, None)  # as if `hepwb[ragas]` were not installed

@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 
 from hepwb.cli import app
 from hepwb.corpus.haystack import haystack, haystack_of
+from hepwb.experiment import ExperimentConfig, compare, run_experiment
 from hepwb.paths import Layout
-from hepwb.pipeline import ExperimentConfig, compare, run_experiment
 
 MINE = {
     "N1_calo.md": "# Calorimetry\n\nThe ATLAS electromagnetic calorimeter measures photon energies with a "

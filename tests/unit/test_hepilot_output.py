@@ -5,11 +5,11 @@ import json
 
 import pytest
 
+from hepwb.chunking.chunksets import build_chunkset
 from hepwb.hepilot import chunk_output_record, validate_record, validate_tree
-from hepwb.ids import config_hash
 from hepwb.paths import Layout
-from hepwb.pipeline.chunksets import build_chunkset
 from hepwb.processing.markdown import markdown_document
+from hepwb.text.ids import config_hash
 from tests.helpers import SAMPLE_MD, SCHEMAS
 
 pytestmark = pytest.mark.shared
@@ -257,7 +257,7 @@ def test_a_failed_background_write_is_raised_on_wait_and_publishes_nothing(tmp_p
 
 
 def test_a_papers_files_published_by_another_process_meanwhile_are_kept(tmp_path, monkeypatch):
-    import hepwb.pipeline.chunksets as chunksets
+    import hepwb.chunking.chunksets as chunksets
 
     real = chunksets.write_link_files
     theirs = []

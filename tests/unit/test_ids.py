@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import uuid
 
-from hepwb.ids import canonical_json, config_hash, content_uuid, short_hash
+from hepwb.text.ids import canonical_json, config_hash, content_uuid, short_hash
 
 
 def test_content_uuid_is_deterministic_and_v4():

@@ -5,10 +5,10 @@ import pytest
 
 import hepwb.index.chunk_store as store_module
 import hepwb.models.embedder as embedder_module
+from hepwb.chunking.chunksets import build_chunkset
 from hepwb.exceptions import ConfigError
 from hepwb.index import ChunkStore, get_embedder
 from hepwb.paths import Layout
-from hepwb.pipeline.chunksets import build_chunkset
 from hepwb.processing.markdown import markdown_document
 from hepwb.retrieval import get_retriever
 

@@ -19,16 +19,16 @@ import pytest
 from typer.testing import CliRunner
 
 from hepwb.catalog import Catalog
+from hepwb.chunking.chunksets import build_chunkset
 from hepwb.cli import app
 from hepwb.corpus import ingest
+from hepwb.experiment.config import ExperimentConfig
+from hepwb.experiment.run import run_experiment
 from hepwb.interop import experiment_table, export_runs, import_beir, resolve_runs, score_run_file
 from hepwb.interop.trec import read_run
-from hepwb.labels import config_label
 from hepwb.paths import Layout
-from hepwb.pipeline.chunksets import build_chunkset
-from hepwb.pipeline.config import ExperimentConfig
-from hepwb.pipeline.experiment import run_experiment
 from hepwb.report.verdict import verdict
+from hepwb.text.labels import config_label
 from tests.helpers import tiny_corpus
 
 FAMILIES = {"recall": "R", "precision": "P", "hit_rate": "Success", "mrr": "RR", "ndcg": "nDCG"}

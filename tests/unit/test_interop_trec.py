@@ -16,6 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from hepwb.cli import app
+from hepwb.files.readers import ReadError
 from hepwb.interop.trec import (
     check_run_file,
     read_qrels,
@@ -26,7 +27,6 @@ from hepwb.interop.trec import (
     write_run,
     write_topics,
 )
-from hepwb.readers import ReadError
 from tests.helpers import two_notes
 
 runner = CliRunner()

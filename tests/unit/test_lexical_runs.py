@@ -7,13 +7,13 @@ import pytest
 from scipy.stats import bootstrap
 
 from hepwb.evaluation.stats import SEED, bootstrap_ci
+from hepwb.experiment import ExperimentConfig, run_experiment
+from hepwb.experiment.curve import curve_configs, size_curve
+from hepwb.experiment.stages import load_inputs
 from hepwb.index.chunk_store import has_vectors
 from hepwb.index.lance import connect, table_names
 from hepwb.models import embedder as embedder_module
 from hepwb.paths import Layout
-from hepwb.pipeline import ExperimentConfig, run_experiment
-from hepwb.pipeline.curve import curve_configs, size_curve
-from hepwb.pipeline.stages import load_inputs
 from hepwb.sweep import SweepSpec, run_sweep
 from tests.helpers import tiny_corpus
 
@@ -104,6 +104,7 @@ def test_a_curve_computes_lexical_points_first_each_with_its_interval(tiny, no_m
     assert all(p.reused for p in again) and [p.value for p in again] == [p.value for p in points]
 
 
+@pytest.mark.heavy
 def test_a_curve_computed_by_two_processes_equals_one_computed_by_one(tiny, no_model):
     root, base = tiny
     configs = curve_configs([24, 40, 56, 72, 88], ["hepilot"], ["bm25"], **base)
@@ -160,9 +161,9 @@ def test_exporting_a_lexical_table_to_ragmd_adds_its_vectors_first(tiny):
 def test_parts_added_when_first_read_answer_as_a_table_built_whole(tiny):
     """A default (fields=context) table gets entities, HEP terms and indexes in place when other retrievers
     first read them, and they rank exactly as on a table built with every part from the start."""
+    from hepwb.experiment.stages import chunk_stage
     from hepwb.index import ChunkStore, get_embedder
     from hepwb.index.parts import PARTS, table_parts_present
-    from hepwb.pipeline.stages import chunk_stage
 
     root, base = tiny
     lazy, whole = Layout(root / "home-lazy"), Layout(root / "home-whole")

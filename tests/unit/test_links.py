@@ -12,8 +12,8 @@ pymupdf = pytest.importorskip("pymupdf")
 
 from hepwb.catalog import Catalog  # noqa: E402
 from hepwb.chunking import get_chunker  # noqa: E402
+from hepwb.chunking.chunksets import build_chunkset  # noqa: E402
 from hepwb.paths import Layout  # noqa: E402
-from hepwb.pipeline.chunksets import build_chunkset  # noqa: E402
 from hepwb.processing import pdf_to_document  # noqa: E402
 from hepwb.processing._diacritics import SPACING_ACCENTS  # noqa: E402
 from hepwb.processing.frontmatter import author_list_like, document_header  # noqa: E402

@@ -7,8 +7,8 @@ from typer.testing import CliRunner
 
 from hepwb.cli import app
 from hepwb.exceptions import ConfigError
-from hepwb.names import check_name, under
 from hepwb.sweep.spec import SweepSpec, SweepSpecError
+from hepwb.text.names import check_name, under
 from hepwb.tiers.store import Tiers
 
 HOSTILE = ["../../x", "/tmp/abs", "a/b", ".hidden", "", "x" * 129, "a..b", "a b", "tab\tname"]

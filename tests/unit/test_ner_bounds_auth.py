@@ -1,8 +1,10 @@
 """``POST /ner`` work per request is bounded (HTTP 413 naming the limit; the client splits), and a service
-off loopback needs a token (issue 38 items 5 and 8). Servers bind 127.0.0.1 only."""
+off loopback needs a token (issue 38 items 5 and 8), one an HTTP header can carry (ASCII). Servers bind
+127.0.0.1 only."""
 
 from __future__ import annotations
 
+import socket
 import time
 
 import httpx
@@ -15,6 +17,8 @@ from hepwb.exceptions import ConfigError
 from hepwb.models.entities import EntityExtractor
 from hepwb.ner import NERClient, NERService, NERUnavailableError
 from hepwb.ner import service as service_module
+from hepwb.ner.source import ner_source
+from tests.helpers import one_error_line, run_main
 
 WORDS = "LHCb ATLAS CMS ALICE BaBar "
 
@@ -80,6 +84,7 @@ def test_a_reply_over_its_bound_gets_413(monkeypatch):
     assert r.status_code == 413 and "limits.NER_MAX_REPLY_BYTES" in r.json()["error"]
 
 
+@pytest.mark.heavy
 def test_the_client_splits_its_batches_to_stay_under_the_bounds(monkeypatch):
     """Small bounds: many texts, a long text and replies over the bound still give every entity."""
     monkeypatch.setattr(limits, "NER_MAX_TEXTS", 3)
@@ -156,3 +161,23 @@ def test_a_client_that_goes_away_prints_no_traceback_on_the_service_terminal(cap
     messages = [r.getMessage() for r in caplog.records]
     assert "NER request from 127.0.0.1 failed: RuntimeError: a bug" in messages  # anything else: one line
     assert not [m for m in messages if "Error" in m and "RuntimeError" not in m]  # a client leaving: nothing
+
+
+@pytest.mark.parametrize("token", ["pässwort", "tok\x1b]52;c;aGk=\x07en", " padded "])
+def test_ner_serve_refuses_a_token_no_http_header_carries(home, monkeypatch, capsys, token):
+    monkeypatch.setenv("HEPWB_NER_TOKEN", token)
+    with socket.socket() as taken:  # a port in use: were the token let through, binding fails (no hang)
+        taken.bind(("127.0.0.1", 0))
+        port = str(taken.getsockname()[1])
+        code, _, err = run_main(monkeypatch, capsys, "ner-serve", "--port", port)
+    line = one_error_line(err)
+    assert code == 2 and "HEPWB_NER_TOKEN" in line and "an HTTP header carries ASCII only" in line
+    assert token.strip() not in line and "\x1b" not in line  # the secret is not shown
+
+
+def test_the_ner_client_refuses_a_token_it_cannot_send(monkeypatch):
+    monkeypatch.setenv("HEPWB_NER_TOKEN", "pässwort")
+    with pytest.raises(ConfigError, match=r"^HEPWB_NER_TOKEN holds a character that is not ASCII: an HTTP"):
+        ner_source("http://127.0.0.1:1")
+    monkeypatch.setenv("HEPWB_NER_TOKEN", "s3cret-token_~+/=")
+    assert ner_source("http://127.0.0.1:1").token == "s3cret-token_~+/="  # type: ignore[attr-defined]

@@ -1,4 +1,5 @@
-"""The NER service over real HTTP on 127.0.0.1, and the client's behaviour when the service fails."""
+"""The NER service over real HTTP on 127.0.0.1, and the client's behaviour when the service fails; a service
+URL with a space, a control character or a bad port is refused before connecting, its password never shown."""
 
 from __future__ import annotations
 
@@ -13,9 +14,14 @@ from pathlib import Path
 
 import httpx
 import pytest
+from typer.testing import CliRunner
 
+from hepwb.cli import app
+from hepwb.exceptions import ConfigError
 from hepwb.models.entities import EntityExtractor
 from hepwb.ner import NERClient, NERService, NERUnavailableError
+from hepwb.ner.client import check_url
+from tests.helpers import one_error_line
 
 TEXTS = [
     "LHCb measured the J/psi production cross section at sqrt(s) = 13 TeV.",
@@ -149,3 +155,34 @@ def test_ner_serve_command_serves_until_stopped():
         proc.terminate()
         out, _ = proc.communicate(timeout=20)
     assert f"127.0.0.1:{port}/ner" in out
+
+
+@pytest.mark.parametrize(
+    "url", ["http://127.0.0.1:1 /x", "http://127.0.0.1:1/\tner", "http://127.0.0.1:1/\x1b]8;;x"]
+)
+def test_a_ner_url_with_a_space_or_control_character_is_refused_before_connecting(url):
+    from hepwb.ner.client import check_url
+
+    with pytest.raises(ConfigError, match="space or control character"):
+        check_url(url)
+
+
+def test_ner_url_password_is_never_shown(hub_env):
+    with pytest.raises(ConfigError) as bad:
+        check_url("http://user:s3cr3t@[::1")
+    assert "s3cr3t" not in str(bad.value) and "'http://***@[::1' is malformed (Invalid port" in str(bad.value)
+    client = NERClient("http://user:secretpw@127.0.0.1:1", attempts=1, timeout=2)
+    with pytest.raises(NERUnavailableError) as down:
+        client.entities(["LHCb"])
+    assert "secretpw" not in str(down.value) and "cannot reach http://***@127.0.0.1:1/ner" in str(down.value)
+
+
+def test_ner_url_with_a_bad_port_is_refused_before_connecting(hub_env):
+    for url in ("http://127.0.0.1:99999", "http://u:s3cr3t@127.0.0.1:0/x"):
+        with pytest.raises(ConfigError, match=r"has port \d+, outside 1-65535") as bad:
+            check_url(url, "--ner-url (HEPWB_NER_URL)")
+        assert "s3cr3t" not in str(bad.value)
+    r = CliRunner().invoke(app, ["--ner-url", "http://user:s3cr3t@127.0.0.1:99999", "retrievers"])
+    assert r.exit_code == 2
+    line = one_error_line(r.output)
+    assert "'http://***@127.0.0.1:99999' has port 99999" in line and "s3cr3t" not in line

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
+from hepwb.experiment import ExperimentConfig, run_experiment
 from hepwb.paths import Layout
-from hepwb.pipeline import ExperimentConfig, run_experiment
-from hepwb.pipeline.misses import missed, misses_html
 from hepwb.processing.markdown import markdown_document
+from hepwb.report.misses import missed, misses_html
 from hepwb.viz.chunk_explorer import ChunkExplorer
 from hepwb.viz.chunk_view import chunks_html
 from hepwb.viz.document_view import DocumentBrowser, page_view_html

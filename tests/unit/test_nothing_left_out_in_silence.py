@@ -13,10 +13,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from hepwb.cli_show import run_lines
+from hepwb.cli.show import run_lines
+from hepwb.experiment import ExperimentConfig, run_experiment
+from hepwb.experiment.notebook import notebook_parameters, quick_look
 from hepwb.paths import Layout
-from hepwb.pipeline import ExperimentConfig, run_experiment
-from hepwb.pipeline.notebook import notebook_parameters, quick_look
 from hepwb.report.run_tables import headline
 from tests.helpers import notes_project
 
@@ -99,7 +99,7 @@ def test_no_project_notebook_cuts_a_corpus_by_default(name):
 
 def test_a_paper_converted_from_its_pdf_instead_of_its_latex_is_named_by_each_run():
     from hepwb.corpus.sources import substitution_line
-    from hepwb.pipeline.record import RunInputs, RunRecord
+    from hepwb.runs.record import RunInputs, RunRecord
     from hepwb.types import Document
 
     why = "LaTeX source /t/P29 not used: it agrees with the PDF on 69% of the prose (< 90%), so it is …"

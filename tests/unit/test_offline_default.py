@@ -1,5 +1,6 @@
 """Offline by default (issue #38 item 6): `import hepwb` and the CLI set the hub libraries offline unless the
-user opts in (HEPWB_ONLINE=1, or their own HF_HUB_OFFLINE=0); batch jobs inherit the choice."""
+user opts in (HEPWB_ONLINE=1, or their own HF_HUB_OFFLINE=0); batch jobs inherit the choice. Only an explicit
+yes or off opts in: any other value of either variable means offline."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import sys
 
 import pytest
 
-from hepwb.env import OFFLINE_VARIABLES, configure_runtime, hub_offline, online_requested
+from hepwb.runtime.env import OFFLINE_VARIABLES, configure_runtime, hub_offline, online_requested
 from hepwb.sweep.jobqueue import job_prologue
 
 _SHOW = (
@@ -66,3 +67,30 @@ def test_batch_jobs_inherit_the_choice(clean_env, monkeypatch, tmp_path):
     monkeypatch.setenv("HEPWB_ONLINE", "1")
     lines = job_prologue(tmp_path)
     assert "export HEPWB_ONLINE=1" in lines and not any("OFFLINE" in line for line in lines)
+
+
+@pytest.mark.parametrize("value", ["garbage", "2", "", " "])
+def test_a_garbage_hf_hub_offline_is_offline(hub_env, value):
+    hub_env.setenv("HEPWB_ONLINE", "0")
+    hub_env.setenv("HF_HUB_OFFLINE", value)
+    assert not online_requested()
+    assert hub_offline()
+    assert [os.environ[k] for k in OFFLINE_VARIABLES] == ["1", "1", "1"]
+
+
+@pytest.mark.parametrize("value", ["0", "false", "No", "OFF"])
+def test_only_an_explicit_off_turns_the_hub_on(hub_env, value):
+    hub_env.setenv("HF_HUB_OFFLINE", value)
+    assert online_requested() and not hub_offline()
+    assert os.environ["HF_HUB_OFFLINE"] == value
+
+
+@pytest.mark.parametrize(
+    ("value", "online"), [("1", True), ("Yes", True), ("on", True), ("2", False), ("x", False)]
+)
+def test_hepwb_online_is_on_only_for_an_explicit_yes(hub_env, value, online):
+    hub_env.setenv("HEPWB_ONLINE", value)
+    assert online_requested() is online
+    hub_env.setenv("TRANSFORMERS_OFFLINE", "maybe")  # never left for the library to read as off
+    hub_offline()
+    assert os.environ["TRANSFORMERS_OFFLINE"] == "1"

@@ -17,10 +17,10 @@ from typer.testing import CliRunner
 from hepwb.cli import app
 from hepwb.evaluation.evidence import UnscoredError
 from hepwb.evaluation.questions import question_schema
+from hepwb.experiment.config import ExperimentConfig
+from hepwb.experiment.run import run_experiment
 from hepwb.paths import Layout
-from hepwb.pipeline.config import ExperimentConfig
-from hepwb.pipeline.experiment import run_experiment
-from hepwb.pipeline.record import RunRecord
+from hepwb.runs.record import RunRecord
 
 runner = CliRunner()
 

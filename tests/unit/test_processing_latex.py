@@ -15,8 +15,8 @@ import pytest
 pytest.importorskip("pypandoc")
 
 from hepwb.exceptions import ProcessingError
-from hepwb.ids import content_uuid
 from hepwb.processing.latex import find_main_tex, latex_to_document
+from hepwb.text.ids import content_uuid
 from hepwb.types import Document
 from tests.helpers import SHARED
 

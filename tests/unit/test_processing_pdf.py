@@ -13,10 +13,10 @@ import pytest
 pymupdf = pytest.importorskip("pymupdf")
 
 from hepwb.exceptions import ProcessingError  # noqa: E402
-from hepwb.ids import content_uuid, file_sha256  # noqa: E402
 from hepwb.processing import pdf_to_document  # noqa: E402
 from hepwb.processing._blocks import join_rows  # noqa: E402
 from hepwb.processing._layout import clean_text  # noqa: E402
+from hepwb.text.ids import content_uuid, file_sha256  # noqa: E402
 from hepwb.types import Document  # noqa: E402
 
 SHARED = Path(os.environ.get("HEPWB_SHARED", Path(__file__).resolve().parents[2].parent / "shared"))

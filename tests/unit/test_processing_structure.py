@@ -171,6 +171,7 @@ def test_real_determinism():
     assert json.dumps(a.meta["references"]) == json.dumps(b.meta["references"])
 
 
+@pytest.mark.heavy
 @pytest.mark.shared
 def test_quote_rate_all_papers():
     if not QUESTIONS.is_file():

@@ -4,9 +4,9 @@ import hepwb
 import hepwb.catalog
 import hepwb.chunking
 import hepwb.evaluation
+import hepwb.experiment
 import hepwb.hepilot
 import hepwb.index
-import hepwb.pipeline
 import hepwb.report
 import hepwb.retrieval
 import hepwb.sweep
@@ -37,7 +37,7 @@ def test_subpackages_declare_their_api():
         hepwb.evaluation,
         hepwb.hepilot,
         hepwb.index,
-        hepwb.pipeline,
+        hepwb.experiment,
         hepwb.report,
         hepwb.retrieval,
         hepwb.sweep,

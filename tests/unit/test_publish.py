@@ -1,6 +1,6 @@
 """Atomic publication of multi-file artefacts: kill tests at seeded points, manifests, damaged fits.
 
-A publication (:func:`hepwb.publish.publish_folder`) and the adapted model's save path
+A publication (:func:`hepwb.files.publish.publish_folder`) and the adapted model's save path
 (:func:`hepwb.adapt.finetune.save_model`) run in a process that SIGKILLs itself at a seeded point: just
 before its N-th file write or rename under the models folder (counted by an audit hook on ``open`` and
 ``os.rename``; weights written by native code are covered by the write that follows them). After every kill
@@ -18,8 +18,10 @@ import time
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
-from hepwb.publish import (
+from hepwb.cli import app
+from hepwb.files.publish import (
     MANIFEST,
     IncompleteArtefactError,
     check_published,
@@ -59,7 +61,7 @@ PLAIN = (
     HOOK
     + """
 from pathlib import Path
-from hepwb.publish import publish_folder
+from hepwb.files.publish import publish_folder
 
 final, kill_at, version = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 
@@ -90,6 +92,7 @@ def _hidden(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.parent.iterdir() if p.name.startswith("."))
 
 
+@pytest.mark.heavy
 def test_a_publication_killed_at_every_write_leaves_the_old_folder_or_none_or_the_new(tmp_path):
     script = tmp_path / "publish.py"
     script.write_text(PLAIN)
@@ -153,6 +156,45 @@ def test_a_publication_checks_and_names_what_is_incomplete(tmp_path):
     (final.parent / f".{final.name}.tmp-999999999").mkdir()  # a publisher that is gone
     publish_folder(final, write)
     assert check_published(final) is None and _hidden(final) == []
+
+
+@pytest.mark.parametrize("added", ["added_tokens.json", "1_Pooling/extra.json", "link"])
+def test_a_published_model_folder_with_an_unlisted_file_is_refused(tmp_path, monkeypatch, added):
+    """Hostile-input probe 5 (issue 38), F12: a file added to a published model after publication (an
+    ``added_tokens.json`` the tokenizer then read: IndexError, exit 3) passed the manifest check, which looked
+    at listed files only."""
+    import shutil
+
+    from hepwb.files.publish import publish_folder, published_problem
+    from hepwb.models.tokenizers import resolve_model_path
+    from tests.helpers import tiny_corpus
+
+    corpus, questions = tiny_corpus(tmp_path)
+    monkeypatch.setenv("HEPWB_HOME", str(tmp_path / "home"))
+    base = Path(resolve_model_path("all-MiniLM-L6-v2"))
+    final = tmp_path / "home" / "data" / "models" / "fakem"
+    publish_folder(final, lambda tmp: shutil.copytree(base, tmp, dirs_exist_ok=True), {"rebuild": "make it"})
+    assert published_problem(final) is None
+    if added == "link":
+        (final / "link").symlink_to(final / "config.json")
+    else:
+        (final / added).write_text('{"higgs": 30522, "boson": 30523, "mass": 30524}', encoding="utf-8")
+    assert published_problem(final) == f"{added} is not listed in its manifest (added after publication)"
+    args = [
+        "--corpus",
+        str(corpus),
+        "--questions",
+        str(questions),
+        "--chunk-size",
+        "48",
+        "--retriever",
+        "dense",
+    ]
+    res = CliRunner().invoke(app, ["evaluate", *args, "--embedding-model", "fakem"])
+    out = res.output
+    assert res.exit_code == 2 and out.count("\n") == 1, out
+    assert f"adapted model {final} is incomplete or damaged ({added} is not listed" in out, out
+    assert "rebuild it with `make it`" in out, out
 
 
 # --- the adapted model's save path, killed at seeded points -----------------------------------------
@@ -234,6 +276,7 @@ print(json.dumps(out))
 )
 
 
+@pytest.mark.heavy
 def test_adapt_save_killed_at_seeded_points_never_leaves_part_of_a_model(tmp_path, monkeypatch):
     from typer.testing import CliRunner
 
@@ -288,7 +331,7 @@ def test_adapt_save_killed_at_seeded_points_never_leaves_part_of_a_model(tmp_pat
 
 def test_a_damaged_fusion_fit_is_named_with_its_fix_at_once(tmp_path, monkeypatch):
     from hepwb.exceptions import ConfigError
-    from hepwb.pipeline import ExperimentConfig
+    from hepwb.experiment import ExperimentConfig
     from hepwb.retrieval.fusion import fit_problem, load_fit
 
     monkeypatch.setenv("HEPWB_HOME", str(tmp_path))
@@ -336,3 +379,45 @@ def test_a_damaged_fusion_fit_is_named_with_its_fix_at_once(tmp_path, monkeypatc
     res = CliRunner().invoke(app, ["search", "drift velocity", "--retrievers", "bm25,fusion(fitted=f)"])
     assert res.exit_code == 2 and "hepwb fit-fusion --name f" in res.output, res.output  # before chunking
     assert time.perf_counter() - t0 < 5
+
+
+def test_a_fusion_fit_whose_folds_were_damaged_is_refused(tmp_path, monkeypatch):
+    """Hostile-input probe 5 (issue 38), F11: ``folds: {}`` (or folds disagreeing with ``fold_params``) was
+    accepted, and every question of the fit's own set was then scored with the weights fitted on it, as an
+    out-of-fold run."""
+    from tests.helpers import tiny_corpus
+
+    corpus, questions = tiny_corpus(tmp_path)
+    monkeypatch.setenv("HEPWB_HOME", str(tmp_path / "home"))
+    common = ["--corpus", str(corpus), "--questions", str(questions), "--chunk-size", "48"]
+    res = CliRunner().invoke(app, ["fit-fusion", "--name", "f1", *common, "--folds", "2"])
+    assert res.exit_code == 0, res.output
+    path = tmp_path / "home" / "data" / "models" / "fusion" / "f1.json"
+    good = json.loads(path.read_text(encoding="utf-8"))
+    moved = sorted(good["fold_params"]["0"]["papers"])[0]  # a paper of fold 0, said to be in fold 1 too
+
+    def empty(d):
+        d["folds"] = {}
+
+    def lost(d):
+        del d["folds"][moved]
+
+    def listed_twice(d):
+        d["fold_params"]["1"]["papers"].append(moved)
+
+    def more_folds(d):
+        d["n_folds"] = 5
+
+    for damage, why in [
+        (empty, "folds is empty: no paper has weights fitted without it"),
+        (lost, "fold_params[0].papers and folds disagree on the papers of fold 0"),
+        (listed_twice, "fold_params[1].papers and folds disagree on the papers of fold 1"),
+        (more_folds, "n_folds is 5, fold_params has 2 folds"),
+    ]:
+        fit = json.loads(json.dumps(good))
+        damage(fit)
+        path.write_text(json.dumps(fit), encoding="utf-8")
+        res = CliRunner().invoke(app, ["evaluate", *common, "--retriever", "fusion(fitted=f1)"])
+        out = res.output
+        assert res.exit_code == 2 and f"fusion fit {path} is damaged ({why})" in out, out
+        assert "hepwb fit-fusion --name f1" in out and out.count("\n") == 1, out

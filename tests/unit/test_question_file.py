@@ -18,7 +18,7 @@ import pytest
 from hepwb.evaluation.question_file import add_evidence, read_question_file
 from hepwb.evaluation.questions import load_questions
 from hepwb.exceptions import ConfigError
-from hepwb.pipeline.questions_check import check_questions
+from hepwb.experiment.questions_check import check_questions
 from hepwb.types import Block, Document
 
 PAGE1 = "The HERMES experiment measured the beam-spin asymmetry with the positron beam of HERA."

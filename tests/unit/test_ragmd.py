@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from hepwb.exceptions import ConfigError
+from hepwb.experiment.search import Searcher
 from hepwb.index.lance import connect, table_names
 from hepwb.paths import Layout
-from hepwb.pipeline.search import Searcher
 from hepwb.ragmd import RagFile, RagmdError, RagmdIndex, dumps, export_table, import_file, loads, problems
 from hepwb.ragmd.model import RagChunk, RagDocument
 from tests.helpers import tiny_corpus

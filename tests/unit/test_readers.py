@@ -1,11 +1,14 @@
 """Every file hepwb reads goes through one bounded reader (issue 38 items 1, 3 and 9).
 
 * A test walks the package's source and fails on a direct ``json.load``, ``yaml.*load``, ``csv.reader`` or
-  ``json.loads(path.read_text())`` outside :mod:`hepwb.readers` and :mod:`hepwb.yamlio`.
+  ``json.loads(path.read_text())`` outside :mod:`hepwb.files.readers` and :mod:`hepwb.files.yamlio`.
 * Special files (FIFO, a symlink to ``/dev/zero``, a socket, a folder) are refused before they are opened.
 * Property-based: hostile bytes, deep nesting, huge numbers, truncations of valid files and bad encodings
   given to each reader end in a :class:`~hepwb.exceptions.HepwbError` (or a value) within 5 s and 200 MB,
   never another exception, a hang or a crash.
+* A text file read whole (a corpus markdown file, a LaTeX source) over ``limits.MAX_TEXT_FILE_BYTES`` is
+  refused unread; a key repeated in a JSON object, or a column in a CSV header, is named; a CSV file's
+  byte-order mark is dropped.
 """
 
 from __future__ import annotations
@@ -26,17 +29,20 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import hepwb
+from hepwb import limits
 from hepwb.acquisition.folder import load_sidecar
 from hepwb.evaluation.questions import load_questions
 from hepwb.exceptions import HepwbError
+from hepwb.files.parsers import parse_json, read_csv, read_json_file
+from hepwb.files.readers import ReadError
 from hepwb.hepilot.schemas import validate_tree
-from hepwb.parsers import read_json_file
 from hepwb.paths import shared_dir
-from hepwb.pipeline.record import RunRecord
 from hepwb.project_defaults import current_defaults
 from hepwb.ragmd import reader as ragmd
+from hepwb.runs.record import RunRecord
 from hepwb.sweep.spec import SweepSpec
 from hepwb.tiers.settings import load_config
+from tests.helpers import run_hepwb
 
 PACKAGE = Path(hepwb.__file__).parent
 READER_MODULES = {"readers.py", "parsers.py", "yamlio.py"}
@@ -69,7 +75,7 @@ def test_no_module_reads_a_file_around_the_bounded_reader():
         if path.name not in READER_MODULES
         for hit in _direct_reads(path)
     ]
-    assert not found, f"read these through hepwb.readers (or hepwb.yamlio): {found}"
+    assert not found, f"read these through hepwb.files.readers (or hepwb.files.yamlio): {found}"
 
 
 @contextmanager
@@ -211,7 +217,7 @@ def test_a_damaged_hepilot_tree_is_reported_file_by_file(tmp_path):
 
 
 def test_json_values_are_bounded():
-    from hepwb.parsers import parse_json
+    from hepwb.files.parsers import parse_json
 
     assert parse_json('{"a": [1, 2.5, "x", null, true]}', "s") == {"a": [1, 2.5, "x", None, True]}
     for text, words in (("[" * 101 + "]" * 101, "nested deeper"), ("9" * 65, "integer of 65 digits"),
@@ -219,3 +225,64 @@ def test_json_values_are_bounded():
         with pytest.raises(HepwbError, match=words):
             parse_json(text, "s")
     assert json.dumps(parse_json("[" * 100 + "]" * 100, "s")).count("[") == 100
+
+
+@pytest.mark.heavy
+def test_a_huge_corpus_markdown_file_is_skipped_unread(tmp_path):
+    """Hostile-input probe 5 (issue 38), F4: a 3 GB sparse ``.md`` was hashed and read whole (3.2 GB,
+    MemoryError, exit 0)."""
+    from tests.helpers import tiny_corpus
+
+    corpus, _ = tiny_corpus(tmp_path)
+    big = corpus / "Z09_big.md"
+    with big.open("wb") as fh:
+        fh.truncate(3 * 1024**3)
+    res = run_hepwb(tmp_path / "home", "ingest", "--corpus", str(corpus), "--chunk-sizes", "48")
+    code, out = res.returncode, (res.stdout + res.stderr).decode()
+    assert code == 0, out
+    line = next(ln for ln in out.splitlines() if ln.startswith("PROC_TOO_LARGE"))
+    assert f"{big} has 3,221,225,472 bytes" in line and "limits.MAX_TEXT_FILE_BYTES" in line, line
+    assert "MemoryError" not in out and "PROC_UNEXPECTED" not in out, out
+    cached = sorted(p.name.split("-")[0] for p in (tmp_path / "home/data/interim/documents").iterdir())
+    assert cached == ["A01", "B02", "C03"]  # the others converted
+
+
+def test_latex_sources_are_read_by_the_bounded_reader(tmp_path):
+    """The sibling of F4: a LaTeX file ``\\input`` (or given as the main file) was read whole."""
+    pytest.importorskip("pypandoc")
+    from hepwb.exceptions import ProcessingError
+    from hepwb.processing.latex import latex_to_document
+
+    (tmp_path / "main.tex").write_text(
+        "\\documentclass{article}\n\\begin{document}\nHello.\n\\input{big}\n\\end{document}\n",
+        encoding="utf-8",
+    )
+    with (tmp_path / "big.tex").open("wb") as fh:
+        fh.truncate(limits.MAX_TEXT_FILE_BYTES + 1)
+    with pytest.raises(ProcessingError, match=r"big\.tex: 67,108,865 bytes .* more than the") as info:
+        latex_to_document(tmp_path)
+    assert info.value.code == "PROC_TOO_LARGE"
+    with pytest.raises(ProcessingError, match=r"big\.tex: 67,108,865 bytes") as info:
+        latex_to_document(tmp_path / "big.tex")  # named as the main file
+    assert info.value.code == "PROC_TOO_LARGE"
+
+
+def test_a_repeated_json_key_is_named():
+    with pytest.raises(ReadError, match=r"q.jsonl line 1: key 'qid' appears twice in one object"):
+        parse_json('{"qid": "Q1", "qid": "Q2"}', "q.jsonl line 1")
+    with pytest.raises(ReadError, match="key 'b' appears twice"):
+        parse_json('{"a": [{"b": 1, "c": 2, "b": 3}]}', "f.json")
+    assert parse_json('{"a": {"a": 1}, "b": NaN}', "f.json")["a"] == {"a": 1}
+
+
+def test_a_repeated_csv_column_is_named(tmp_path):
+    path = tmp_path / "q.csv"
+    path.write_text("qid,question,doc,quote,quote\nQ1,x,P01,An average value of -0.23,other\n")
+    with pytest.raises(ReadError, match=r"q.csv: column 'quote' appears twice in the header"):
+        read_csv(path, "question file")
+
+
+def test_read_csv_drops_the_byte_order_mark_from_the_first_column(tmp_path):
+    path = tmp_path / "q.csv"
+    path.write_text("qid,question\nQ1,x\n", encoding="utf-8-sig")
+    assert read_csv(path, "question file") == (["qid", "question"], [(2, {"qid": "Q1", "question": "x"})])

@@ -6,8 +6,8 @@ import os
 import subprocess
 import sys
 
+from hepwb.experiment.notebook import EVALUATE_NOTEBOOK, notebook_path, write_rerun_files
 from hepwb.paths import Layout
-from hepwb.pipeline.notebook import EVALUATE_NOTEBOOK, notebook_path, write_rerun_files
 
 EVIL = "a $(touch PWNED1) `touch PWNED2` 'q' \"d\" ;touch PWNED3\nline2"
 

@@ -6,12 +6,12 @@ import itertools
 
 import pytest
 
+from hepwb.chunking.chunksets import build_chunkset
 from hepwb.exceptions import ConfigError, RetrieverUnavailableError
 from hepwb.index import ChunkStore, get_embedder
 from hepwb.index.lexicon import acronyms_of, expand_acronyms
 from hepwb.index.windows import window_size, windows_of
 from hepwb.paths import Layout
-from hepwb.pipeline.chunksets import build_chunkset
 from hepwb.processing.markdown import markdown_document
 from hepwb.retrieval import get_retriever
 

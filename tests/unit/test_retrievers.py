@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from hepwb.chunking.chunksets import build_chunkset
 from hepwb.exceptions import ConfigError, RetrieverUnavailableError
 from hepwb.index import ChunkStore, get_embedder
 from hepwb.paths import Layout
-from hepwb.pipeline.chunksets import build_chunkset
 from hepwb.processing.markdown import markdown_document
 from hepwb.retrieval import RETRIEVERS, citation, get_retriever, hits_frame, hits_html
 from tests.llm_server import LLMServer
@@ -224,8 +224,8 @@ def test_xref_puts_the_named_figure_caption_first(tmp_path):
 
 def test_a_searcher_takes_a_retriever_with_its_options_in_one_name(tmp_path):
     """`hepwb search --retrievers 'bm25(fields=context),hybrid'` and Searcher.search say the same thing."""
-    from hepwb.cli_app import parse_words
-    from hepwb.pipeline.search import Searcher
+    from hepwb.cli.base import parse_words
+    from hepwb.experiment.search import Searcher
 
     layout = Layout(tmp_path)
     docs = [markdown_document(t, label) for label, t in TEXTS.items()]
@@ -259,7 +259,7 @@ def test_rerank_availability_is_one_whole_sentence(setup, monkeypatch):
     """Offline, the hub's multi-line error never reaches `hepwb retrievers` (it came cut off mid-URL)."""
     import sentence_transformers
 
-    from hepwb.pipeline.search import availability
+    from hepwb.experiment.search import availability
     from hepwb.retrieval.rerank import load_cross_encoder
     from hepwb.viz.search_explorer import availability_lines
 
@@ -300,7 +300,7 @@ SECTIONED = (
 
 def test_compare_fills_the_section_of_every_hit(tmp_path):
     """Tutorial 3's table: a letter has no section headings, yet no hit's section is empty."""
-    from hepwb.pipeline.search import Searcher
+    from hepwb.experiment.search import Searcher
 
     layout = Layout(tmp_path)
     docs = [markdown_document(LETTER, "L1"), markdown_document(SECTIONED, "S1")]

@@ -14,9 +14,9 @@ import logging
 import pytest
 
 from hepwb.catalog import Catalog
+from hepwb.experiment import compare
 from hepwb.paths import Layout
-from hepwb.pipeline import compare
-from hepwb.pipeline.record import RunRecord
+from hepwb.runs.record import RunRecord
 from hepwb.sweep import SweepSpec, run_sweep
 from tests.helpers import notes_project
 

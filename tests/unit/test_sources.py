@@ -8,8 +8,8 @@ import pytest
 
 from hepwb.acquisition.folder import load_sidecar
 from hepwb.corpus.sources import MIN_AGREEMENT, convert, text_agreement
+from hepwb.experiment import ingest
 from hepwb.paths import Layout
-from hepwb.pipeline import ingest
 from tests.helpers import PDF_DIR
 
 pytestmark = pytest.mark.shared

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 import hepwb.sweep.cellcheck as cellcheck_module
-from hepwb.ids import short_hash
 from hepwb.paths import Layout
 from hepwb.sweep.dryrun import dry_run
 from hepwb.sweep.engine import plan_sweep, sweep_id_of
 from hepwb.sweep.spec import SweepSpec, SweepSpecError
+from hepwb.text.ids import short_hash
 from tests.helpers import tiny_corpus
 
 

@@ -10,7 +10,7 @@ from hepwb.catalog import Catalog
 from hepwb.exceptions import ConfigError
 from hepwb.index.cache import EmbeddingCache
 from hepwb.paths import Layout
-from hepwb.pipeline.record import CellFailure, RunRecord
+from hepwb.runs.record import CellFailure, RunRecord
 from hepwb.sweep import SweepSpec, plan_sweep, run_sweep
 from hepwb.sweep.halving import run_halving
 from tests.helpers import tiny_corpus

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from hepwb.pipeline.keys import cell_name
+from hepwb.experiment.keys import cell_name
 from hepwb.sweep import SweepSpec, SweepSpecError, default_spec_path
-from tests.helpers import HAVE_SHARED_PDFS, tiny_corpus
+from tests.helpers import HAVE_SHARED_PDFS, run_main, tiny_corpus
 
 
 def cells_of(data, **kw):
@@ -223,3 +223,32 @@ def test_a_lone_surrogate_in_a_sweep_file_is_one_line_naming_the_file_and_field(
     )
     with pytest.raises(SweepSpecError, match=r"^parameters: description holds the control character U\+0000"):
         SweepSpec.from_dict({"description": "a\x00b"})
+
+
+def test_a_setting_both_fixed_and_in_the_grid_is_refused_unless_the_command_line_sets_it():
+    from hepwb.sweep.spec import SweepSpec, SweepSpecError
+
+    with pytest.raises(SweepSpecError, match="chunk_size is both a fixed setting"):
+        SweepSpec.from_dict({"chunk_size": 128, "grid": {"chunk_size": [64]}}, "s.yaml")
+    spec = SweepSpec.from_dict({"chunk_size": 128, "grid": {"retriever": ["bm25"]}}, "s.yaml")
+    assert spec.with_grid(chunk_size=[64, 256]).count() == 2  # --chunk-sizes replaces the file's fixed value
+
+
+def test_an_empty_list_in_a_grid_is_named_not_blamed_on_exclude():
+    from hepwb.sweep import SweepSpec
+    from hepwb.sweep.spec import SweepSpecError
+
+    spec = SweepSpec.from_dict({"grid": {"chunker": [], "chunk_size": [64]}}, source="s.yaml")
+    with pytest.raises(SweepSpecError, match=r"s\.yaml: grid\.chunker is an empty list") as info:
+        spec.check()
+    assert "exclude" not in str(info.value)
+
+
+def test_a_base_60_k_in_a_sweep_file_is_one_line(home, monkeypatch, capsys):
+    corpus = home / "c"
+    corpus.mkdir()
+    (corpus / "P01_a.md").write_text("# A\n\nThe W boson and Z boson backgrounds are small.\n")
+    sweep = home / "s.yaml"
+    sweep.write_text(f"corpus: {corpus}\nk: 1:00\ngrid: {{chunk_size: [1:04]}}\n")
+    code, _, err = run_main(monkeypatch, capsys, "sweep", str(sweep), "--dry-run")
+    assert code == 2 and "k = '1:00'" in err and "chunk_size" in err

@@ -18,11 +18,11 @@ import pytest
 from hepwb.corpus import failure_marker
 from hepwb.exceptions import ConfigError
 from hepwb.paths import Layout
-from hepwb.pipeline.record import RunRecord
+from hepwb.runs.record import RunRecord
 from hepwb.store import ArtefactStore, StoreError
 from hepwb.sweep import SweepSpec, run_sweep
 from hepwb.sweep.store_client import corpus_bundle
-from tests.helpers import tiny_corpus
+from tests.helpers import run_main, tiny_corpus
 
 BIN = Path(sys.executable).parent
 
@@ -172,6 +172,7 @@ def test_sweep_help_shows_the_store_option_and_a_bad_url_is_one_line(tmp_path):
     assert "holds credentials" in bad.stderr and "SECRET" not in bad.stderr
 
 
+@pytest.mark.heavy
 def test_a_canary_credential_reaches_no_artefact_of_a_store_backed_sweep(tmp_path):
     import yaml
 
@@ -195,3 +196,22 @@ def test_a_canary_credential_reaches_no_artefact_of_a_store_backed_sweep(tmp_pat
         for path in root.rglob("*"):
             if path.is_file() and not path.is_symlink():
                 assert canary.encode() not in path.read_bytes(), path
+
+
+def test_a_store_folder_that_cannot_be_made_is_one_line(home, monkeypatch, capsys):
+    corpus = home / "c"
+    corpus.mkdir()
+    (corpus / "P01_a.md").write_text("# A\n\nThe W boson and Z boson backgrounds are small.\n")
+    questions = home / "q.jsonl"
+    quote = "The W boson and Z boson backgrounds are small."
+    questions.write_text(
+        json.dumps({"qid": "Q1", "question": "Which?", "evidence": [{"doc": "P01", "quote": quote}]})
+    )
+    sweep = home / "s.yaml"
+    sweep.write_text(
+        f"corpus: {corpus}\nquestions: {questions}\ntokenizer: words\ngrid: {{chunk_size: [64]}}\n"
+    )
+    code, _, err = run_main(
+        monkeypatch, capsys, "sweep", str(sweep), "--executor", "serial", "--store", "file:///proc/self/x"
+    )
+    assert code == 2 and "its folder cannot be made" in err and len(err.strip().splitlines()) == 1

@@ -8,8 +8,8 @@ from typer.testing import CliRunner
 from hepwb.cli import app
 from hepwb.evaluation import load_questions, locate_all
 from hepwb.evaluation.testset import save_questions, structural_questions
+from hepwb.experiment import ingest
 from hepwb.paths import Layout
-from hepwb.pipeline import ingest
 from hepwb.processing.markdown import markdown_document
 from tests.helpers import PDF_DIR, SAMPLE_MD
 

@@ -58,6 +58,7 @@ def _c03_rows(t):
     return t.table("lt").count_rows("doc_key = 'label:C03'")
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("mode", ["before", "after"])
 def test_a_promotion_killed_midway_leaves_lt_unchanged_or_fully_promoted(material, tmp_path, mode):
     root, _ = material
@@ -231,6 +232,7 @@ print(count)
 """
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("share", ["quick", pytest.param("rest", marks=pytest.mark.slow)])
 def test_an_eviction_killed_anywhere_leaves_every_removed_row_accounted_for(material, tmp_path, share):
     """Kills at seeded random lines of the job (and between LanceDB's delete and the audit row's close).
@@ -306,6 +308,7 @@ print(rows, finish, count)
 """
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("share", ["quick", pytest.param("rest", marks=pytest.mark.slow)])
 @pytest.mark.parametrize("job", ["warm", "acquire"])
 def test_a_hot_write_killed_anywhere_leaves_every_written_row_accounted_for(material, tmp_path, job, share):

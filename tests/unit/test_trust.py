@@ -95,7 +95,7 @@ def test_a_catalog_held_too_long_names_the_holder(tmp_path, monkeypatch):
 
 
 def test_files_are_written_with_the_users_umask(tmp_path):
-    from hepwb.io import write_json
+    from hepwb.files.io import write_json
 
     old = os.umask(0o002)
     try:
@@ -107,7 +107,7 @@ def test_files_are_written_with_the_users_umask(tmp_path):
 
 def test_local_acquisition_never_maps_two_sources_to_one_file(tmp_path):
     from hepwb.acquisition.acquire_corpus import acquire_corpus
-    from hepwb.ids import file_sha256
+    from hepwb.text.ids import file_sha256
     from tests.helpers import PDF_DIR
 
     if not PDF_DIR.is_dir():
@@ -172,7 +172,7 @@ def test_ids_from_files_cannot_leave_their_folders(tmp_path, caplog):
 )
 def test_every_parameter_is_bounded(params, expected):
     from hepwb.exceptions import ConfigError
-    from hepwb.pipeline.config import ExperimentConfig
+    from hepwb.experiment.config import ExperimentConfig
 
     with pytest.raises(ConfigError, match=expected):
         ExperimentConfig.from_params(**params)
@@ -226,8 +226,8 @@ def test_a_run_cleared_by_a_killed_rerun_leaves_the_catalog_and_the_report(tmp_p
     """A re-run clears metrics.json before writing the new one; killed in between, the folder no longer
     backs the recorded run: the next sync drops its rows (the report then lists it no more), and the
     finished re-run is recorded again. A folder that is gone altogether (a moved project) is left alone."""
+    from hepwb.experiment import ExperimentConfig, run_experiment
     from hepwb.paths import Layout
-    from hepwb.pipeline import ExperimentConfig, run_experiment
     from tests.helpers import tiny_corpus
 
     corpus, questions = tiny_corpus(tmp_path)

@@ -9,13 +9,13 @@ import pytest
 
 from hepwb.catalog import Catalog
 from hepwb.exceptions import ConfigError
+from hepwb.experiment.config import ExperimentConfig, config_problems
+from hepwb.experiment.keys import cell_name
 from hepwb.index.ann import AnnTable, VectorIndex, ann_quality, with_vector_index
 from hepwb.paths import Layout
-from hepwb.pipeline.config import ExperimentConfig, config_problems
-from hepwb.pipeline.keys import cell_name
-from hepwb.pipeline.record import RunRecord
 from hepwb.report.tables import verdict_html
 from hepwb.report.verdict import verdict
+from hepwb.runs.record import RunRecord
 from hepwb.sweep import SweepSpec, run_sweep
 from tests.helpers import tiny_corpus
 

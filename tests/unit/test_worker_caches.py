@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from hepwb import defaults
-from hepwb.pipeline.chunksets import ChunkSet
+from hepwb.chunking.chunksets import ChunkSet
 from hepwb.sweep import worker
 from hepwb.types import Chunk
 

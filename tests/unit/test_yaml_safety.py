@@ -1,4 +1,5 @@
-"""Every YAML hepwb reads goes through one bounded loader: no alias bombs, duplicate keys, huge files."""
+"""Every YAML hepwb reads goes through one bounded loader: no alias bombs, duplicate keys, huge files, and
+decimal numbers only (no YAML 1.1 base-60, octal or hexadecimal numbers)."""
 
 from __future__ import annotations
 
@@ -14,10 +15,10 @@ from typer.testing import CliRunner
 from hepwb import limits
 from hepwb.cli import app
 from hepwb.exceptions import HepwbError
+from hepwb.files.yamlio import YamlError, load_yaml
 from hepwb.ragmd import reader as ragmd
 from hepwb.sweep.spec import SweepSpec, SweepSpecError
 from hepwb.tiers.settings import load_config
-from hepwb.yamlio import YamlError, load_yaml
 
 # the "billion laughs" pattern: 9 levels of 9 aliases (9**9 strings once expanded)
 BOMB = "a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
@@ -144,3 +145,8 @@ def test_mutated_valid_files_fail_only_with_the_projects_errors_naming_the_file(
         assert lines and all(path.name in line for line in lines) and len(str(exc)) < 5000, str(exc)[:300]
     assert time.perf_counter() - start < 5
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss < 100_000  # KiB
+
+
+def test_yaml_reads_decimal_numbers_only():
+    got = load_yaml("[1:30, '1:30', 012, 0x10, 0o17, 0b11, 1:30.5, 20_000, 1e3, -2.5]", source="t.yaml")
+    assert got == ["1:30", "1:30", 12, "0x10", "0o17", "0b11", "1:30.5", 20_000, 1000.0, -2.5]

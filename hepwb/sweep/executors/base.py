@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Protocol, runtime_checkable
 
+from hepwb.components.registry import Registry
 from hepwb.exceptions import HepwbError
-from hepwb.registry import Registry
 
 __all__ = ["EXECUTORS", "ClusterLostError", "Executor", "register_executor"]
 

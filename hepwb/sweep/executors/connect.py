@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from hepwb import limits
-from hepwb.deps import extra
 from hepwb.exceptions import ConfigError
+from hepwb.runtime.deps import extra
 
 __all__ = ["check_scheduler_address", "probe_scheduler", "scheduler_security"]
 

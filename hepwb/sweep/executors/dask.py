@@ -26,13 +26,13 @@ from typing import Any
 
 import hepwb
 from hepwb import limits
-from hepwb.deps import extra
 from hepwb.exceptions import ConfigError
-from hepwb.ids import code_fingerprint
-from hepwb.pipeline.keys import STAGE_PACKAGES
+from hepwb.experiment.keys import STAGE_PACKAGES
+from hepwb.runtime.deps import extra
 from hepwb.store import store_problem
 from hepwb.sweep.executors.base import ClusterLostError, register_executor
 from hepwb.sweep.executors.connect import check_scheduler_address, probe_scheduler
+from hepwb.text.ids import code_fingerprint
 from hepwb.types import JSONObject
 
 __all__ = ["DaskExecutor", "check_scheduler_address", "local_cluster_size", "local_security"]
