@@ -248,6 +248,7 @@ def test_nested_retriever_options_parse_with_their_commas():
     )
 
 
+@pytest.mark.heavy
 def test_a_fusion_run_without_a_fit_fits_one_out_of_fold_and_reuses_it(tmp_path):
     corpus, questions = tiny_corpus(tmp_path)
     layout = Layout(tmp_path)

@@ -587,6 +587,7 @@ def test_load_questions_missing_file_and_csv_columns(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- real question set
 
 
+@pytest.mark.heavy
 @pytest.mark.shared
 def test_hepqa_dev_quotes_locatable_in_pdf_text() -> None:
     qa = SHARED / "eval" / "hepqa-dev.jsonl"

@@ -79,6 +79,7 @@ def test_a_table_built_slice_by_slice_equals_one_built_at_once(tmp_path, monkeyp
     assert np.allclose(a, b, atol=1e-6)
 
 
+@pytest.mark.heavy
 def test_many_texts_are_embedded_in_blocks_with_the_same_vectors(monkeypatch):
     emb = get_embedder()
     texts = [f"{t} (variant {i})" for i in range(30) for t in TEXTS.values()]

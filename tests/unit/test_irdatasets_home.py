@@ -12,7 +12,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 
+
+@pytest.mark.heavy
 def test_import_ir_datasets_writes_nothing_in_home(tmp_path):
     home, project = tmp_path / "home", tmp_path / "project"
     home.mkdir()

@@ -87,6 +87,7 @@ def test_a_finished_run_is_read_back_and_never_rewritten(tiny, no_model):
     assert not fresh.reused and fresh.summary == first.summary
 
 
+@pytest.mark.heavy
 def test_a_curve_computes_lexical_points_first_each_with_its_interval(tiny, no_model):
     root, base = tiny
     layout = Layout(root / "home-curve")

@@ -97,6 +97,7 @@ def test_ner_bodies_go_through_the_bounded_json_reader(body, words):
     assert ok.status_code == 200 and ok.json()["entities"][0][0]["entity"] == "experiment:lhcb"
 
 
+@pytest.mark.heavy
 def test_slow_clients_cannot_keep_the_ner_service_from_everyone(monkeypatch):
     monkeypatch.setattr(limits, "NER_MAX_CONNECTIONS", 8)
     stop = threading.Event()

@@ -282,6 +282,7 @@ def test_real_papers(label: str) -> None:
     assert sum(a <= b for a, b in itertools.pairwise(pages)) >= 0.9 * (len(pages) - 1)
 
 
+@pytest.mark.heavy
 @pytest.mark.shared
 @pytest.mark.skipif(not QA.is_file(), reason=f"{QA} not found (set HEPWB_SHARED)")
 @needs_shared

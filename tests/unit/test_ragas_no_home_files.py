@@ -29,6 +29,7 @@ print("scored")
 """
 
 
+@pytest.mark.heavy
 def test_offline_ragas_scoring_writes_nothing_in_home(tmp_path):
     home = tmp_path / "home"
     home.mkdir()

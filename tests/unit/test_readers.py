@@ -163,6 +163,7 @@ HOSTILE = st.one_of(
 )
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("name", sorted(READERS))
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=HOSTILE)

@@ -86,6 +86,7 @@ def test_a_promotion_killed_midway_leaves_lt_unchanged_or_fully_promoted(materia
     assert t.promote().skipped and _c03_rows(t) == n_hot  # idempotent
 
 
+@pytest.mark.heavy
 def test_queries_during_promotion_and_eviction_never_see_half_a_job(material, tmp_path):
     t = _session(material, tmp_path / "c", ttl_s=1)
     n_hot = t.table("hot").count_rows()

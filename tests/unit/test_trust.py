@@ -82,6 +82,7 @@ def test_a_writer_waits_for_another_process_and_says_so(tmp_path, caplog):
     assert cat.sql("SELECT value FROM metrics")["value"].tolist() == [0.5]  # no row lost
 
 
+@pytest.mark.heavy
 def test_a_catalog_held_too_long_names_the_holder(tmp_path, monkeypatch):
     path = tmp_path / "catalog.duckdb"
     Catalog(path)
