@@ -38,8 +38,8 @@ tutorials: $(STAMP)  ## Re-execute notebooks/tutorials/ in place: refreshes the 
 report: $(STAMP)  ## Main job: ingest + sweep notebooks + HTML report (reports/report.html)
 	$(VENV)/bin/hepwb run $(ARGS)
 
-test: $(STAMP)  ## The test suite (CI runs exactly this)
-	$(PY) -m pytest $(PYTEST_ARGS)
+test: $(STAMP)  ## The test suite (CI runs exactly this), in two processes (TEST_WORKERS=0: one)
+	$(PY) -m pytest -n $${TEST_WORKERS:-2} $(PYTEST_ARGS)
 
 check: $(STAMP)  ## Fast edit loop (≤ 3 min on 2 cores, 2 processes): unit tests, doctests, notebook structure; no kill points, servers, training or end-to-end runs
 	$(PY) -m pytest -q -n $${CHECK_WORKERS:-2} -m "not (slow or integration or browser or notebook or heavy)" \

@@ -127,22 +127,11 @@ class EvalInputs:
         return {d.label: d.meta_value("file_hash") for d in self.documents}
 
 
-def load_inputs(cfg: ExperimentConfig, layout: Layout, *, progress: bool = True) -> EvalInputs:
-    """Convert (or load) the corpus, read the question set and locate every evidence quote.
-
-    Raises:
-        UnscoredError: Fewer than half of the questions can be scored and ``cfg.accept_unscored`` is off.
-    """
-    log = ProcessingLog()
-    qpath = questions_path(cfg.questions)
-    every = load_questions(qpath)  # a bad question file fails before any paper is converted
-    folder = resolve_corpus(cfg.corpus).resolve()
-    files = file_labels(folder)
-    hay = haystack_of(folder)
-    if hay is not None:
-        say_once((str(folder), None, "haystack"), describe_haystack(hay))
-    _check_documents_exist(every, qpath, {name for pair in files for name in pair}, cfg.corpus)
-    docs = ingest(
+def load_documents(
+    cfg: ExperimentConfig, layout: Layout, log: ProcessingLog, *, progress: bool = True
+) -> list[Document]:
+    """Convert (or load) the documents of ``cfg``'s corpus: all a chunk set needs (no question is read)."""
+    return ingest(
         cfg.corpus,
         layout=layout,
         max_docs=cfg.max_docs,
@@ -151,6 +140,33 @@ def load_inputs(cfg: ExperimentConfig, layout: Layout, *, progress: bool = True)
         progress=progress,
         require=True,
     )
+
+
+def load_inputs(
+    cfg: ExperimentConfig,
+    layout: Layout,
+    *,
+    progress: bool = True,
+    documents: list[Document] | None = None,
+    log: ProcessingLog | None = None,
+) -> EvalInputs:
+    """Convert (or load) the corpus, read the question set and locate every evidence quote.
+
+    ``documents`` and ``log``: the corpus's documents already loaded (:func:`load_documents`) and their log.
+
+    Raises:
+        UnscoredError: Fewer than half of the questions can be scored and ``cfg.accept_unscored`` is off.
+    """
+    log = log if log is not None else ProcessingLog()
+    qpath = questions_path(cfg.questions)
+    every = load_questions(qpath)  # a bad question file fails before any paper is converted
+    folder = resolve_corpus(cfg.corpus).resolve()
+    files = file_labels(folder)
+    hay = haystack_of(folder)
+    if hay is not None:
+        say_once((str(folder), None, "haystack"), describe_haystack(hay))
+    _check_documents_exist(every, qpath, {name for pair in files for name in pair}, cfg.corpus)
+    docs = documents if documents is not None else load_documents(cfg, layout, log, progress=progress)
     labels = {d.label for d in docs}
     swapped = substitution_line(docs)
     if swapped:

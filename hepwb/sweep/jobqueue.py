@@ -118,6 +118,10 @@ def make_cluster(
         "interface": interface,
         **options,
     }
+    # the dashboard on a free port (its link is printed): a second sweep on the same login node is no clash
+    scheduler = dict(common.get("scheduler_options") or {})
+    scheduler.setdefault("dashboard_address", ":0")
+    common["scheduler_options"] = scheduler
     directives_list = list(job_extra or [])
     if gpus_per_job:
         common["worker_extra_args"] = [*common.get("worker_extra_args", []), "--resources", "GPU=1"]

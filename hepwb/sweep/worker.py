@@ -19,7 +19,16 @@ from hepwb.chunking.chunksets import ChunkSet
 from hepwb.experiment.cell import run_cell
 from hepwb.experiment.config import ExperimentConfig
 from hepwb.experiment.notebook import EVALUATE_NOTEBOOK, notebook_parameters, run_notebook
-from hepwb.experiment.stages import EvalInputs, Timer, chunk_stage, index_stage, load_inputs, needs_windows
+from hepwb.experiment.stages import (
+    EvalInputs,
+    Timer,
+    chunk_stage,
+    index_stage,
+    load_documents,
+    load_inputs,
+    needs_windows,
+)
+from hepwb.hepilot.log import ProcessingLog
 from hepwb.index import get_embedder
 from hepwb.index.chunk_store import index_key
 from hepwb.models.embedder import Embedder
@@ -27,8 +36,9 @@ from hepwb.paths import Layout
 from hepwb.retrieval.base import table_parts
 from hepwb.runs.record import RunRecord
 from hepwb.runtime.env import configure_runtime, release_memory
+from hepwb.types import Document
 
-__all__ = ["cell", "cell_notebook", "chunkset", "embedder", "inputs", "size_bytes", "table"]
+__all__ = ["cell", "cell_notebook", "chunkset", "documents", "embedder", "inputs", "size_bytes", "table"]
 
 
 def size_bytes(value: Any) -> int:
@@ -81,6 +91,7 @@ class _LRU(OrderedDict[Any, Any]):
         return value
 
 
+_DOCUMENTS = _LRU(2, defaults.WORKER_CACHE_MIB)
 _INPUTS = _LRU(2, defaults.WORKER_CACHE_MIB)
 _CHUNKSETS = _LRU(6, defaults.WORKER_CACHE_MIB)
 _TABLES = _LRU(16)
@@ -102,16 +113,33 @@ def embedder(model: str) -> Embedder:
     return get_embedder(model)
 
 
+def documents(home: str, cfg: ExperimentConfig, inputs_key: str) -> tuple[list[Document], ProcessingLog]:
+    """The converted documents of ``cfg``'s corpus and their log (no question read: chunking needs none)."""
+    _setup()
+    key = (home, inputs_key, cfg.corpus, cfg.max_docs, cfg.prefer_latex)
+
+    def load() -> tuple[list[Document], ProcessingLog]:
+        log = ProcessingLog()
+        return load_documents(cfg, Layout(Path(home)), log, progress=False), log
+
+    return _DOCUMENTS.get_or(key, load)  # type: ignore[no-any-return]
+
+
 def inputs(home: str, cfg: ExperimentConfig, inputs_key: str) -> EvalInputs:
     """Documents, questions and located evidence of ``cfg``'s corpus and question set."""
     _setup()
     key = (home, inputs_key, cfg.corpus, cfg.max_docs, cfg.prefer_latex, cfg.questions, cfg.accept_unscored)
-    return _INPUTS.get_or(key, lambda: load_inputs(cfg, Layout(Path(home)), progress=False))  # type: ignore[no-any-return]
+
+    def load() -> EvalInputs:
+        docs, log = documents(home, cfg, inputs_key)
+        return load_inputs(cfg, Layout(Path(home)), progress=False, documents=docs, log=log)
+
+    return _INPUTS.get_or(key, load)  # type: ignore[no-any-return]
 
 
 def chunkset(home: str, cfg: ExperimentConfig, inputs_key: str) -> ChunkSet:
-    """The chunk set of ``cfg`` (built on first use, then read from disk or memory)."""
-    ins = inputs(home, cfg, inputs_key)
+    """The chunk set of ``cfg`` (built on first use, then read from disk or memory); reads no question."""
+    docs, log = documents(home, cfg, inputs_key)
     key = (
         home,
         inputs_key,
@@ -122,7 +150,7 @@ def chunkset(home: str, cfg: ExperimentConfig, inputs_key: str) -> ChunkSet:
         tuple(sorted(cfg.chunker_options.items())),
     )
     return _CHUNKSETS.get_or(  # type: ignore[no-any-return]
-        key, lambda: chunk_stage(cfg, ins.documents, Layout(Path(home)), ins.log, progress=False)
+        key, lambda: chunk_stage(cfg, docs, Layout(Path(home)), log, progress=False)
     )
 
 

@@ -214,6 +214,26 @@ def test_notebooks_are_the_record(tiny):
 
 
 @pytest.mark.parametrize("kind", ["slurm", "htcondor"])
+def test_a_batch_cluster_beside_another_dashboard_starts_without_a_clash(kind, tmp_path):
+    import socket
+
+    taken = socket.socket()
+    try:
+        try:
+            taken.bind(("0.0.0.0", 8787))  # Dask's default dashboard port, held by "another cluster"
+            taken.listen()
+        except OSError:
+            pass  # already held by something else: the same situation
+        cluster = make_cluster(kind, home=tmp_path, cores=1, memory="1GiB")  # warnings are errors here
+        try:
+            assert cluster.scheduler.http_server.port != 8787
+        finally:
+            cluster.close()
+    finally:
+        taken.close()
+
+
+@pytest.mark.parametrize("kind", ["slurm", "htcondor"])
 def test_batch_job_scripts(kind, tmp_path):
     cluster = make_cluster(
         kind,
