@@ -271,6 +271,7 @@ def test_a_fusion_run_without_a_fit_fits_one_out_of_fold_and_reuses_it(tmp_path)
         get_retriever("fusion", None)
 
 
+@pytest.mark.heavy
 def test_a_fusion_run_on_evidence_in_one_paper_says_it_needs_two(tmp_path):
     import dataclasses
 

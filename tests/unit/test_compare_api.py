@@ -79,6 +79,7 @@ def test_a_chunker_object_is_taken_where_its_name_is_and_gives_the_same_configur
         ExperimentConfig.from_params(chunker=HierarchicalChunker(chunk_size=128), chunk_size=256)
 
 
+@pytest.mark.heavy
 def test_compare_runs_three_systems_in_one_call_and_tests_them_against_the_baseline(project):
     papers, qa, layout = project
     result = compare(

@@ -131,6 +131,7 @@ def test_a_lexical_sweep_embeds_nothing(tiny, no_model):
     assert res.embedded == res.unique_texts == 0
 
 
+@pytest.mark.heavy
 def test_bootstrap_intervals_are_scipys():
     """The shared-resample bootstrap draws scipy's resamples: the same interval for the same seed."""
     rng = np.random.default_rng(7)

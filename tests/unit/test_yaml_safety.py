@@ -62,6 +62,7 @@ def test_duplicate_keys_name_both_lines(tmp_path):
         load_yaml("{k: 1, k: 2}", source="flow")
 
 
+@pytest.mark.heavy
 def test_size_depth_and_count_are_bounded(tmp_path):
     big = tmp_path / "big.yaml"
     big.write_text("# " + "x" * limits.MAX_YAML_BYTES + "\n", encoding="utf-8")
