@@ -35,7 +35,6 @@ __all__ = ["DEFAULTS_FILE", "ProjectDefaults", "current_defaults", "unpin_defaul
 
 DEFAULTS_FILE = "hepwb-defaults.json"
 """The file at the project root that pins the project's defaults."""
-_MAX_BYTES = limits.MAX_PROJECT_DEFAULTS_BYTES
 
 
 @dataclass(frozen=True)
@@ -54,7 +53,7 @@ def _file(root: str | Path | None) -> Path:
 
 def _read(path: Path) -> ProjectDefaults:
     fix = f"repair it, or remove it with `hepwb defaults unpin` (or delete {path})"
-    data = read_json_file(path, "project defaults", fix=fix, max_bytes=_MAX_BYTES)
+    data = read_json_file(path, "project defaults", fix=fix, max_bytes=limits.MAX_PROJECT_DEFAULTS_BYTES)
     try:
         retriever, size = data["retriever"], data["chunk_size"]
     except (KeyError, TypeError) as exc:

@@ -28,7 +28,7 @@ How a quote is located (:func:`locate_evidence`):
   ``ambiguous``, ``not_found``) and a reason a person can act on.
 * A quote of more than :data:`~hepwb.limits.MAX_QUOTE_CHARS` characters is refused (``ConfigError``).
   Locating any other quote takes time about linear in the quote and the paper: each place a quote may
-  start is one of the first ``_MAX_OCCURRENCES`` occurrences of one of its opening pieces, and a place
+  start is one of the first ``MAX_QUOTE_OCCURRENCES`` occurrences of one of its opening pieces, and a place
   already followed as part of another, or that can no longer reach 90 %, is not followed further.
 
 Relevance rule (used by :mod:`hepwb.evaluation.metrics`): a retrieved chunk is *relevant* to an
@@ -91,7 +91,6 @@ PIECE = defaults.QUOTE_PIECE_CHARS
 """Length of the key pieces of the tolerant rule."""
 TOLERANT_SHARE = 0.9
 """Share of pieces that must be found, in order, for a tolerant match."""
-_MAX_OCCURRENCES = limits.MAX_QUOTE_OCCURRENCES
 
 _HINT_MAX_KEY = 1_000
 """A quote not found gets the nearest passage as a hint when its key is at most this long (rapidfuzz's
@@ -127,7 +126,7 @@ class Located:
         copies: ``(key_start, key_end)`` of every other place the quote stands (a sentence repeated in
             abstract and conclusion), in key order: the other verbatim occurrences of a strict quote; the
             other places where a tolerant quote has as many pieces, in order, as where it is located (at
-            most ``_MAX_OCCURRENCES`` places in all). Each is as relevant as the located one; empty for a
+            most ``MAX_QUOTE_OCCURRENCES`` places in all). Each is as relevant as the located one; empty for a
             quote found once and for short quotes.
     """
 
@@ -202,7 +201,7 @@ def _page_info(index: KeyIndex, offset: int, wanted: int | None) -> tuple[int | 
     return block.page, block.page <= wanted <= max(block.page, block.page_end)
 
 
-def _occurrences(text: str, sub: str, limit: int = _MAX_OCCURRENCES) -> Iterator[int]:
+def _occurrences(text: str, sub: str, limit: int = limits.MAX_QUOTE_OCCURRENCES) -> Iterator[int]:
     j, count = text.find(sub), 0
     while j >= 0 and count < limit:
         yield j
@@ -210,7 +209,7 @@ def _occurrences(text: str, sub: str, limit: int = _MAX_OCCURRENCES) -> Iterator
 
 
 def _strict(qk: str, index: KeyIndex, page: int | None) -> list[tuple[int, int]]:
-    """Every verbatim occurrence of ``qk`` (at most ``_MAX_OCCURRENCES``), the first one on ``page`` first."""
+    """Every verbatim occurrence of ``qk`` (at most ``MAX_QUOTE_OCCURRENCES``), the one on ``page`` first."""
     found = list(_occurrences(index.key, qk))
     if not found:
         return []
@@ -220,7 +219,7 @@ def _strict(qk: str, index: KeyIndex, page: int | None) -> list[tuple[int, int]]
 
 def _unique(qk: str, index: KeyIndex, page: int | None) -> tuple[int | None, list[int]]:
     """A short quote's only occurrence on its page (else in its document), and every occurrence."""
-    found = list(_occurrences(index.key, qk, _MAX_OCCURRENCES + 1))
+    found = list(_occurrences(index.key, qk, limits.MAX_QUOTE_OCCURRENCES + 1))
     on_page = [j for j in found if _page_info(index, int(index.starts[j]), page)[1]]
     for candidates in (on_page, found):
         if candidates:
@@ -314,7 +313,7 @@ def _tolerant(qk: str, index: KeyIndex, page: int | None) -> list[tuple[int, int
         starts.insert(i, start)
         spans.insert(i, (start, end))
         best.append((start, end))
-        if len(best) >= _MAX_OCCURRENCES:
+        if len(best) >= limits.MAX_QUOTE_OCCURRENCES:
             break
     return best
 
@@ -386,7 +385,7 @@ def locate_evidence(
         at, every = _unique(qk, index, evidence.page)
         if at is None and every:
             pages = tuple(_page_info(index, int(index.starts[j]), None)[0] for j in every)
-            count = f"{len(every)}+" if len(every) > _MAX_OCCURRENCES else str(len(every))
+            count = f"{len(every)}+" if len(every) > limits.MAX_QUOTE_OCCURRENCES else str(len(every))
             why = (
                 f"the short quote {evidence.quote!r} matches in {count} places{_pages(pages)}; "
                 "quote more of the passage so that it is unique"

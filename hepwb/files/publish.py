@@ -62,8 +62,6 @@ __all__ = [
 MANIFEST = "hepwb-manifest.json"
 """The file that marks a published folder complete: every other file with its size and SHA-256."""
 FORMAT = "hepwb-manifest/1"
-_MAX_MANIFEST = limits.MAX_MANIFEST_BYTES
-_MAX_FILES = limits.MAX_MANIFEST_FILES
 
 
 class IncompleteArtefactError(HepwbError, ValueError):
@@ -223,9 +221,9 @@ def read_manifest(folder: str | Path) -> dict[str, Any]:
             msg = f"{path} is not a regular file"
             raise IncompleteArtefactError(msg)
         with path.open("rb") as fh:
-            raw = fh.read(_MAX_MANIFEST + 1)
-        if len(raw) > _MAX_MANIFEST:
-            msg = f"{path} is larger than {_MAX_MANIFEST} bytes"
+            raw = fh.read(limits.MAX_MANIFEST_BYTES + 1)
+        if len(raw) > limits.MAX_MANIFEST_BYTES:
+            msg = f"{path} is larger than {limits.MAX_MANIFEST_BYTES} bytes"
             raise IncompleteArtefactError(msg)
         body = parse_json(raw.decode("utf-8"), MANIFEST, fix="publish the folder again")
     except FileNotFoundError:
@@ -242,7 +240,7 @@ def read_manifest(folder: str | Path) -> dict[str, Any]:
         not isinstance(body, dict)
         or body.get("format") != FORMAT
         or not isinstance(files, dict)
-        or len(files) > _MAX_FILES
+        or len(files) > limits.MAX_MANIFEST_FILES
         or not all(
             isinstance(v, dict)
             and type(v.get("bytes")) is int
@@ -315,8 +313,8 @@ def _unlisted(folder: Path, files: dict[str, Any]) -> str | None:
             if rel != MANIFEST and rel not in files:
                 return f"{rel} is not listed in its manifest (added after publication)"
             seen += 1
-            if seen > _MAX_FILES:
-                return f"it holds more than the {_MAX_FILES:,} files a manifest lists"
+            if seen > limits.MAX_MANIFEST_FILES:
+                return f"it holds more than the {limits.MAX_MANIFEST_FILES:,} files a manifest lists"
     return None
 
 

@@ -36,8 +36,6 @@ from hepwb.text.plaintext import not_text
 
 __all__ = ["import_dataset", "import_local", "local_dataset"]
 
-_MAX_RELEVANCE = limits.MAX_RELEVANCE_GRADE
-
 
 def _ir_datasets() -> Any:
     """The ``ir_datasets`` module, its home inside the project (``data/interim/ir_datasets``).
@@ -166,8 +164,8 @@ def _import(out: str | Path, dataset: Any, source: str, files: tuple[str, str]) 
         if isinstance(r.relevance, bool) or not (text.lstrip("-").isascii() and text.lstrip("-").isdigit()):
             msg = f"{rfile} judgement {n}: relevance {text[:20]!r} is no whole number; give a grade: 0, 1, 2"
             raise ConfigError(msg)
-        rel = int(text) if len(text) < 20 else _MAX_RELEVANCE
-        if abs(rel) >= _MAX_RELEVANCE:
+        rel = int(text) if len(text) < 20 else limits.MAX_RELEVANCE_GRADE
+        if abs(rel) >= limits.MAX_RELEVANCE_GRADE:
             msg = (
                 f"{rfile} judgement {n}: relevance {str(rel)[:20]}… is not a grade; give a small whole number"
             )

@@ -20,7 +20,6 @@ __all__ = ["custom_code_problem"]
 
 _MODULES = "modules.json"
 _PLAIN_CLASS = re.compile(r"sentence_transformers(\.[A-Za-z_][A-Za-z0-9_]*)+")
-_MAX_MODULES_BYTES = limits.MAX_MODULES_JSON_BYTES
 
 
 def custom_code_problem(folder: Path) -> str | None:
@@ -44,7 +43,7 @@ def custom_code_problem(folder: Path) -> str | None:
         return None
     fix = "rebuild or re-download the model"
     try:
-        modules = read_json_file(path, "model modules file", fix=fix, max_bytes=_MAX_MODULES_BYTES)
+        modules = read_json_file(path, "model modules file", fix=fix, max_bytes=limits.MAX_MODULES_JSON_BYTES)
     except ReadError as exc:
         return str(exc)
     entries = modules if isinstance(modules, list) else [modules]

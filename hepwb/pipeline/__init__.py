@@ -11,20 +11,9 @@ moved modules themselves (:data:`hepwb.runtime.moved.MOVED`).
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
-from hepwb.experiment import (
-    ChunkSet,
-    Comparison,
-    ExperimentConfig,
-    RunResult,
-    Searcher,
-    build_chunkset,
-    check_questions,
-    compare,
-    ingest,
-    resolve_corpus,
-    run_experiment,
-)
+from hepwb import experiment
 
 warnings.warn(
     "hepwb.pipeline is hepwb.experiment now (chunk sets: hepwb.chunking, run folders: hepwb.runs); "
@@ -33,16 +22,15 @@ warnings.warn(
     stacklevel=2,
 )
 
-__all__ = [
-    "ChunkSet",
-    "Comparison",
-    "ExperimentConfig",
-    "RunResult",
-    "Searcher",
-    "build_chunkset",
-    "check_questions",
-    "compare",
-    "ingest",
-    "resolve_corpus",
-    "run_experiment",
-]
+__all__ = list(experiment.__all__)
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        return getattr(experiment, name)
+    msg = f"module 'hepwb.pipeline' has no attribute {name!r}"
+    raise AttributeError(msg)
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -41,9 +41,6 @@ def fit_path(fitted: str) -> Path:
     return under(Layout.default().data / "models" / "fusion", fitted, "fusion fit", ".json")
 
 
-_MAX_FIT_BYTES = limits.MAX_FIT_BYTES
-
-
 def load_fit(fitted: str) -> JSONObject:
     """A fitted fusion as saved by ``hepwb fit-fusion`` (a clear error naming the fix when missing)."""
     if not fitted:
@@ -57,7 +54,7 @@ def load_fit(fitted: str) -> JSONObject:
         msg = f"no fitted fusion {fitted!r} ({path}): fit one with `hepwb fit-fusion --name {fitted}`"
         raise ConfigError(msg)
     try:
-        fit = read_json_file(path, "fusion fit", max_bytes=_MAX_FIT_BYTES)
+        fit = read_json_file(path, "fusion fit", max_bytes=limits.MAX_FIT_BYTES)
     except ReadError as exc:
         why = str(exc).removeprefix(f"fusion fit {path}").lstrip(",: ").split("; ")[0]
         raise IncompleteArtefactError(_damaged(path, f"it does not parse: {why}")) from None

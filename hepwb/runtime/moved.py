@@ -77,13 +77,12 @@ class _Alias(importlib.abc.Loader):
 
     def __init__(self, new: str) -> None:
         self.new = new
-        self.module: ModuleType | None = None
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
         self.old = spec.name
-        self.module = importlib.import_module(self.new)
-        self.real_spec = self.module.__spec__
-        return self.module
+        module = importlib.import_module(self.new)
+        self.real_spec = module.__spec__
+        return module
 
     def exec_module(self, module: ModuleType) -> None:
         module.__spec__ = self.real_spec  # the import system set the old name's spec on it

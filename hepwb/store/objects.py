@@ -61,7 +61,6 @@ from hepwb.text.names import is_plain_name
 __all__ = ["FORMAT", "ArtefactStore", "StoreError", "artefact_home", "store_problem"]
 
 FORMAT = "hepwb-store/1"
-_MAX_MANIFEST = limits.MAX_MANIFEST_BYTES
 
 
 def _sha256(path: Path) -> str:
@@ -199,7 +198,7 @@ class ArtefactStore:
         if raw is None:
             return None
         try:
-            body = json.loads(raw[:_MAX_MANIFEST].decode("utf-8"))
+            body = json.loads(raw[: limits.MAX_MANIFEST_BYTES].decode("utf-8"))
         except (UnicodeDecodeError, ValueError):
             body = None
         ok = (

@@ -33,7 +33,6 @@ STORE_FILE = "hepwb-store.json"
 """The project file naming its store once: ``{"url": "s3://bucket/prefix"}`` at the project root."""
 SCHEMES = ("s3", "file")
 _LOCAL = ("", "local", "none")
-_MAX_BYTES = limits.MAX_STORE_SETTING_BYTES
 
 
 def check_store_url(url: str) -> str:
@@ -88,7 +87,7 @@ def resolve_store(override: str | None = None, root: str | Path | None = None) -
     if not (path.exists() or path.is_symlink()):  # a broken link is refused by the reader, not skipped
         return None
     fix = f'write {{"url": "s3://BUCKET/PREFIX"}} in it, or delete {path}'
-    data = read_json_file(path, "store setting", fix=fix, max_bytes=_MAX_BYTES)
+    data = read_json_file(path, "store setting", fix=fix, max_bytes=limits.MAX_STORE_SETTING_BYTES)
     if not isinstance(data, dict) or set(data) - {"url"} or not isinstance(data.get("url"), str):
         msg = f'{path} must hold only {{"url": "s3://BUCKET/PREFIX"}}; {fix}'
         raise ConfigError(msg)
