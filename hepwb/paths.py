@@ -83,6 +83,11 @@ class Layout:
         return self.data / "interim" / "documents"
 
     @property
+    def spans(self) -> Path:
+        """Sentence splits of the converted documents' paragraphs, one file per paper (a cache)."""
+        return self.data / "interim" / "spans"
+
+    @property
     def chunksets(self) -> Path:
         """HEPilot output trees, one per chunk set."""
         return self.data / "processed" / "chunksets"

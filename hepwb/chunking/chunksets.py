@@ -22,6 +22,7 @@ from typing import Any
 from hepwb import __version__, defaults
 from hepwb.chunking import get_chunker
 from hepwb.chunking.keys import chunkset_id_of, chunkset_key
+from hepwb.chunking.sentences import remembered
 from hepwb.chunking.table import load_chunks, save_chunks
 from hepwb.exceptions import ConfigError
 from hepwb.files.io import UNREADABLE, discard_folder, read_json_object, write_json
@@ -205,7 +206,7 @@ def build_chunkset(
     final, root = root, root.parent / f".{chunkset_id}.part-{os.getpid()}"
     shutil.rmtree(root, ignore_errors=True)
     tree = ChunkSetTree(root, chunkset_id, shared=layout.chunksets.parent, background=background)
-    chunks = _chunk_documents(docs, ch, tree, log, progress=progress)
+    chunks = _chunk_documents(docs, ch, tree, log, progress=progress, spans=layout.spans)
     body = {
         "chunkset_id": chunkset_id,
         "fingerprint": fingerprint,
@@ -258,9 +259,12 @@ def _forget(final: Path) -> None:
 
 
 def _chunk_documents(
-    docs: list[Document], ch: Any, tree: ChunkSetTree, log: ProcessingLog, *, progress: bool
+    docs: list[Document], ch: Any, tree: ChunkSetTree, log: ProcessingLog, *, progress: bool, spans: Path
 ) -> list[Chunk]:
     """Chunk each of ``docs`` with ``ch``, each paper's files written by ``tree`` (:func:`_write_document`).
+
+    The sentence splits of each paper are kept in ``spans`` (:func:`~hepwb.chunking.sentences.remembered`):
+    another process chunking it at another size reuses them.
 
     Oversized atomic units (tables, equations, code blocks longer than the chunk size, kept whole) are
     logged per document and in sum. Returns the chunks, in document order.
@@ -270,7 +274,9 @@ def _chunk_documents(
     chunks: list[Chunk] = []
     oversized: dict[str, int] = {}
     for doc in tqdm(docs, desc=f"chunking {tree.chunkset_id}", unit="doc", disable=not progress):
-        doc_chunks = ch.chunk(doc)
+        paragraphs = (doc.markdown[b.start : b.end] for b in doc.blocks if b.retrievable and not b.atomic)
+        with remembered(spans / f"{text_sha256(doc.markdown)[:32]}.json", paragraphs):
+            doc_chunks = ch.chunk(doc)
         n_over = sum(c.oversized for c in doc_chunks)
         if n_over:
             log.add(

@@ -31,6 +31,7 @@ from hepwb import defaults
 from hepwb.exceptions import ConfigError, HepwbError
 from hepwb.experiment.cell import RunResult
 from hepwb.experiment.config import ExperimentConfig
+from hepwb.experiment.keys import cell_name
 from hepwb.experiment.run import run_experiment
 from hepwb.experiment.stages import EvalInputs, load_inputs, needs_vectors
 from hepwb.paths import Layout
@@ -138,7 +139,11 @@ def size_curve(
         inputs = load_inputs(configs[0], layout, progress=False)
     lexical = deque(c for c in configs if not needs_vectors(c))
     helpers = min(defaults.EXPLORE_WORKERS if workers is None else workers, os.cpu_count() or 1) - 1
-    while lexical:  # finished runs are read back at once; other processes help once a point is computed
+    while lexical:  # finished runs are read back at once; other processes help when a point is computed
+        if helpers > 0 and len(lexical) > 2 and not _ran_before(lexical[0], layout):
+            # a size never run here: the helpers start now (their start-up beside this point), not after it
+            yield from _lexical_in_parallel(lexical, helpers, metric, layout, inputs)
+            break
         cfg = lexical.popleft()
         start = time.perf_counter()
         res = run_experiment(cfg, layout=layout, progress=False, inputs=inputs)
@@ -149,6 +154,11 @@ def size_curve(
         start = time.perf_counter()
         res = run_experiment(cfg, layout=layout, progress=False, inputs=inputs)
         yield _point(cfg, res, metric, time.perf_counter() - start)
+
+
+def _ran_before(cfg: ExperimentConfig, layout: Layout) -> bool:
+    """Whether ``cfg`` has a run folder (then it is probably read back: no helper is started for it)."""
+    return (Path(cfg.run_dir) if cfg.run_dir else layout.runs / cell_name(cfg.to_dict())).exists()
 
 
 def _lexical_in_parallel(

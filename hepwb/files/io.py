@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -97,6 +98,31 @@ def write_private_bytes(path: str | Path, data: bytes) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(data)
+
+
+def write_private_files(folder: str | Path, files: Iterable[tuple[str, bytes]]) -> None:
+    """:func:`write_private_bytes` for many ``(name, data)`` files of one folder, made once.
+
+    Each file is one ``open``/``write``/``close``: half the time of ``Path.write_bytes`` for a chunk set's
+    thousands of files.
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp()) / "chunks"
+    >>> write_private_files(folder, [("a.md", b"A"), ("b.md", b"B")])
+    >>> sorted(p.name for p in folder.iterdir()), (folder / "b.md").read_bytes()
+    (['a.md', 'b.md'], b'B')
+    """
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    base = str(folder)
+    for name, data in files:
+        fd = os.open(f"{base}{os.sep}{name}", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+        try:
+            view = memoryview(data)
+            while view:  # os.write may write less than asked
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
 
 
 def json_text(obj: Any) -> str:

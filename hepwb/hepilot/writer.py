@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import re
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 from hepwb import __version__
-from hepwb.files.io import atomic_write_text, json_bytes, write_json, write_private_bytes, write_private_text
+from hepwb.files.io import atomic_write_text, json_bytes, write_json, write_private_files
 from hepwb.hepilot.log import utc_now
 from hepwb.hepilot.records import (
     CatalogEntry,
@@ -210,14 +211,16 @@ def write_chunk_files(root: Path, doc: Document, chunks: list[Chunk]) -> Catalog
     if chunk_dir.exists():
         shutil.rmtree(chunk_dir)  # stale chunk files from an earlier configuration must not linger
     total = len(chunks)
-    for i, ch in enumerate(chunks):
-        nxt = chunks[i + 1].overlap_tokens if i + 1 < total else 0
-        stem = f"chunk_{ch.index + 1:04d}"
-        # inside the chunk set's private build folder, published whole (hepwb.files.io.write_private_text)
-        write_private_text(chunk_dir / f"{stem}.md", ch.text)
-        write_private_bytes(
-            chunk_dir / f"{stem}_metadata.json", json_bytes(_chunk_metadata(ch, total, nxt).dump())
-        )
+
+    def files() -> Iterator[tuple[str, bytes]]:
+        for i, ch in enumerate(chunks):
+            nxt = chunks[i + 1].overlap_tokens if i + 1 < total else 0
+            stem = f"chunk_{ch.index + 1:04d}"
+            yield f"{stem}.md", ch.text.encode("utf-8")
+            yield f"{stem}_metadata.json", json_bytes(_chunk_metadata(ch, total, nxt).dump())
+
+    # inside the chunk set's private build folder, published whole (hepwb.files.io.write_private_text)
+    write_private_files(chunk_dir, files())
     return CatalogEntry(
         document_id=doc.document_id,
         source_type=source_type_of(doc),

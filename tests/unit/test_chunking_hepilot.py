@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 
 import pytest
 
@@ -107,3 +108,28 @@ def test_a_word_longer_than_the_budget_is_cut_between_tokens():
     assert_chunk_invariants(doc, chunks, 32)
     assert all(c.token_count <= 32 for c in chunks)
     assert "".join(c.text for c in chunks if c.section_path == ("Links",)).replace(" ", "").endswith("data.")
+
+
+def test_kept_sentence_splits_are_reused_and_a_damaged_file_is_made_again(tmp_path, monkeypatch):
+    from hepwb.chunking import sentences
+
+    text = "The first sentence of a paper nobody split before. Its second one."
+    kept = tmp_path / "paper.json"
+    with sentences.remembered(kept, ["A paragraph of the paper. Split on the way."]):
+        made = sentence_spans(text)
+    body = json.loads(kept.read_text())
+    assert len(body["texts"]) == 2  # the split text and the paper's other paragraph
+    sentences._KNOWN.clear()
+
+    def no_nltk():
+        raise AssertionError("split again although the split was kept")
+
+    monkeypatch.setattr(sentences, "_tokenizer", no_nltk)
+    with sentences.remembered(kept):
+        assert sentence_spans(text) == made
+    sentences._KNOWN.clear()
+    monkeypatch.undo()
+    kept.write_text("{not json")
+    with sentences.remembered(kept):
+        assert sentence_spans(text) == made
+    assert len(json.loads(kept.read_text())["texts"]) == 1

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from scipy.stats import bootstrap
@@ -208,3 +211,26 @@ def test_the_size_explorer_plots_each_point_and_answers_a_click(tiny):
                 home=home).wait()  # fmt: skip
     with pytest.raises(ConfigError, match="sizes is empty"):  # before anything runs
         explore(base["corpus"], base["questions"], sizes=[], home=home)
+
+
+@pytest.mark.heavy
+def test_a_fresh_process_at_a_new_size_imports_neither_nltk_nor_scipy_stats(tiny):
+    """The second size of a paper reuses its kept sentence splits; intervals need no scipy.stats."""
+    root, base = tiny
+    home = root / "home-fresh"
+    script = (
+        "import sys\n"
+        "from hepwb.experiment import ExperimentConfig, run_experiment\n"
+        "from hepwb.paths import Layout\n"
+        f"cfg = ExperimentConfig.from_params(corpus={base['corpus']!r}, questions={base['questions']!r},"
+        " chunk_size=int(sys.argv[1]), tokenizer='words')\n"
+        f"run_experiment(cfg, layout=Layout({str(home)!r}), progress=False)\n"
+        "print(sorted(m for m in ('nltk', 'scipy.stats') if m in sys.modules))\n"
+    )
+    first, second = (
+        subprocess.run([sys.executable, "-c", script, size], capture_output=True, text=True, check=True)
+        for size in ("12", "20")  # 12 words cut every paragraph into sentences; 20 cuts fewer
+    )
+    assert "'nltk'" in first.stdout  # the first split of each paper (kept beside the documents)
+    assert second.stdout.strip() == "[]", second.stderr[-2000:]
+    assert list(Layout(home).spans.glob("*.json"))
