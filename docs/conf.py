@@ -33,6 +33,7 @@ extensions = [
     "sphinx.ext.mathjax",
     "hepwb_api",
     "hepwb_results",
+    "hepwb_config",
 ]
 
 # -- sources ------------------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ import os
 import platform
 import shutil
 import socket
+import sys
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -140,13 +141,17 @@ def environment() -> JSONObject:
 
 
 def worker_name() -> str:
-    """``host:pid`` of this process (the Dask worker's address when running on one)."""
-    try:
-        from distributed import get_worker
+    """``host:pid`` of this process (the Dask worker's address when running on one).
 
-        return str(get_worker().address)
-    except (ImportError, ValueError):
-        return f"{socket.gethostname()}:{os.getpid()}"
+    A Dask worker has imported ``distributed``; any other process is not one, and is spared its import.
+    """
+    dask_worker = sys.modules.get("distributed")
+    try:
+        if dask_worker is not None:
+            return str(dask_worker.get_worker().address)
+    except ValueError:  # distributed is loaded, but this is not one of its workers
+        pass
+    return f"{socket.gethostname()}:{os.getpid()}"
 
 
 def run_cell(

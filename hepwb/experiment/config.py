@@ -179,27 +179,43 @@ class ExperimentConfig(BaseModel):
     ``{"parent_size": 1024}``, ``{"weight": 0.5}``).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=False)
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", validate_default=False, use_attribute_docstrings=True
+    )
 
     corpus: Path_ = None
+    """A folder of papers; ``null``: ``HEPWB_CORPUS`` or the shipped corpus."""
     questions: Path_ = None
+    """A question file; ``null``: ``HEPWB_QUESTIONS`` or the shipped hepqa-dev."""
     chunk_size: Annotated[int, bound_check(limits.CHUNK_SIZE)] = defaults.CHUNK_SIZE
+    """Tokens (bounded by ``hepwb.limits.CHUNK_SIZE``; HEPilot-compliant sizes are 512–4096)."""
     chunk_overlap: Annotated[float, bound_check(limits.CHUNK_OVERLAP)] = defaults.CHUNK_OVERLAP
+    """A fraction of the chunk size, 0 ≤ x ≤ 0.75 (each chunk keeps a quarter of new text)."""
     tokenizer: Annotated[str, BeforeValidator(_tokenizer)] = defaults.EMBEDDING_MODEL
+    """The tokenizer that counts chunk tokens (an embedding model's name, ``cl100k`` or ``words``)."""
     embedding_model: Annotated[str, BeforeValidator(_model_name)] = defaults.EMBEDDING_MODEL
+    """A sentence-transformers name or folder, or an adapted model's name."""
     chunker_options: Options = Field(default_factory=dict)
     chunker: str = defaults.CHUNKER
+    """A chunker name, or ``{name: NAME, OPTION: VALUE}`` (the chunkers are in the how-to on chunking)."""
     retriever_options: Options = Field(default_factory=dict)
     retriever: str = defaults.RETRIEVER
+    """A retriever name, ``NAME(KEY=VALUE, …)``, or ``{name: NAME, KEY: VALUE}`` (see the retrievers)."""
     k: Annotated[int, bound_check(limits.K)] = defaults.EVAL_K
+    """Chunks retrieved per question."""
     max_docs: Annotated[int | None, bound_check(limits.MAX_DOCS, optional=True)] = None
+    """Only the first N papers of the corpus (``null``: all)."""
     prefer_latex: Flag = defaults.PREFER_LATEX
+    """Use a paper's LaTeX source over its PDF when it is the PDF's source."""
     min_coverage: Annotated[float, bound_check(limits.MIN_COVERAGE)] = defaults.MIN_COVERAGE
+    """The share of a quote a chunk must hold to be relevant (0.5)."""
     ragas_llm: Flag = False
+    """Also LLM-judged ragas metrics (needs an endpoint)."""
     accept_unscored: Flag = False
     """Go on when fewer than half of the questions can be scored (their quotes not located)."""
     vector_index_options: Options = Field(default_factory=dict)
     vector_index: str = defaults.VECTOR_INDEX
+    """``auto``, ``exact``, or an index type with options (``{name: ivf_sq, nprobes: 20}``)."""
     run_dir: Path_ = None
 
     @model_validator(mode="before")

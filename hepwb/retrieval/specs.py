@@ -43,6 +43,7 @@ __all__ = [
     "RetrieverSpec",
     "Xref",
     "spec_class",
+    "spec_for",
 ]
 
 
@@ -81,6 +82,46 @@ def spec_class(class_name: str, name: str) -> type[RetrieverSpec]:
         "__qualname__": class_name,
     }
     return type(class_name, (RetrieverSpec,), namespace)
+
+
+_MADE: dict[str, type[RetrieverSpec]] = {}
+"""The specs made by :func:`spec_for` for retrievers registered elsewhere."""
+
+
+def spec_for(name: str) -> type[RetrieverSpec]:
+    """The spec class of registered retriever ``name``: one of this module's, or made from the registry.
+
+    A retriever registered after this module was written needs no line here: ``spec_for("shortest")`` (and
+    ``specs.Shortest``, its name in CamelCase) is made on first use.
+
+    Example:
+        >>> spec_for("bm25") is BM25, spec_for("hybrid_linear").__name__
+        (True, 'HybridLinear')
+    """
+    for value in list(globals().values()):
+        if isinstance(value, type) and issubclass(value, RetrieverSpec) and value.name == name:
+            return value
+    if name not in _MADE:
+        _MADE[name] = spec_class(camel_case(name), name)  # raises ConfigError for a name not registered
+    return _MADE[name]
+
+
+def camel_case(name: str) -> str:
+    """A registered name as a class name: ``multi_query`` → ``MultiQuery``.
+
+    >>> camel_case("shortest"), camel_case("bm25_plain")
+    ('Shortest', 'Bm25Plain')
+    """
+    return "".join(part[:1].upper() + part[1:] for part in name.split("_"))
+
+
+def __getattr__(attr: str) -> type[RetrieverSpec]:
+    """``specs.Shortest``: the spec of a retriever registered under a name whose CamelCase is ``attr``."""
+    for name in RETRIEVERS.names():
+        if camel_case(name) == attr:
+            return spec_for(name)
+    msg = f"module {__name__!r} has no attribute {attr!r}"
+    raise AttributeError(msg)
 
 
 BM25 = spec_class("BM25", "bm25")

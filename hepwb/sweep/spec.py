@@ -39,7 +39,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from hepwb import defaults, limits
 from hepwb.catalog.sweeps import option_label
@@ -55,7 +55,12 @@ from hepwb.text.names import check_name
 from hepwb.text.plaintext import not_text, plain
 from hepwb.types import JSONObject
 
-__all__ = ["DIMENSIONS", "HalvingSettings", "SweepSpec", "SweepSpecError"]
+__all__ = ["DIMENSIONS", "FIXED", "HalvingSettings", "SweepSpec", "SweepSpecError"]
+
+FIXED = (*DIMENSIONS, "accept_unscored")
+"""The fixed settings a specification takes: every dimension of the configuration (a new one is found here by
+its name in :data:`~hepwb.experiment.config.DIMENSIONS`), and ``accept_unscored`` (go on when fewer than half
+of the questions can be scored; a fixed setting, never a grid dimension)."""
 
 _NAMED = ("chunker", "retriever", "vector_index")  # values: a name or {name: ..., **options}
 
@@ -80,30 +85,15 @@ class HalvingSettings(BaseModel):
 class SweepSpec(BaseModel):
     """A validated sweep specification (see the module docstring)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # fixed settings are the keys of FIXED (every dimension): kept as they are given (pydantic's extras),
+    # checked when the cells are built; the rest take ExperimentConfig's defaults
+    model_config = ConfigDict(extra="allow", frozen=True)
 
     name: str = "sweep"
     description: str = ""
     metric: str = defaults.DECISION_METRIC
     search: Literal["grid", "halving"] = "grid"
     halving: HalvingSettings = HalvingSettings()
-    # fixed settings: only those the file sets are applied; the rest are ExperimentConfig's defaults
-    corpus: Any = None
-    questions: Any = None
-    max_docs: Any = None
-    prefer_latex: Any = None
-    min_coverage: Any = None
-    ragas_llm: Any = None
-    accept_unscored: Any = None
-    """Go on when fewer than half of the questions can be scored (a fixed setting, never a grid dimension)."""
-    chunker: Any = None
-    chunk_size: Any = None
-    chunk_overlap: Any = None
-    tokenizer: Any = None
-    embedding_model: Any = None
-    retriever: Any = None
-    k: Any = None
-    vector_index: Any = None
     max_cells: Annotated[int, bound_check(limits.SWEEP_MAX_CELLS)] = limits.MAX_SWEEP_CELLS
     """Refuse a sweep of more cells than this before any work (``--max-cells``; default 10,000)."""
     device: str | None = None
@@ -112,6 +102,23 @@ class SweepSpec(BaseModel):
     include: list[JSONObject] = Field(default_factory=list)
     exclude: list[JSONObject] = Field(default_factory=list)
     source: str = Field("parameters", exclude=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known(cls, data: Any) -> Any:
+        """Only the fields and :data:`FIXED` (every dimension): a misspelt key is an error, not an extra."""
+        if isinstance(data, dict):
+            unknown = [key for key in data if key not in cls.model_fields and key not in FIXED]
+            if unknown:
+                msg = f"unknown key(s) {unknown}; valid keys: {', '.join(cls.keys())}"
+                raise ValueError(msg)
+        return data
+
+    @classmethod
+    def keys(cls) -> list[str]:
+        """Every key a specification takes: its own fields, then the fixed settings (:data:`FIXED`)."""
+        own = [n for n in cls.model_fields if n not in ("grid", "include", "exclude", "source")]
+        return [*own[:5], *FIXED, *own[5:], "grid", "include", "exclude"]
 
     @field_validator("name")
     @classmethod
@@ -141,7 +148,7 @@ class SweepSpec(BaseModel):
             )
             msg = f"{plain(source)}: {plain(where)} {problem}: {fix}"
             raise SweepSpecError(msg)
-        known = [n for n in cls.model_fields if n != "source"]
+        known = cls.keys()
         problems = [
             f"{source}: unknown key {short(key)}{_suggest(str(key), known)}; valid keys: {', '.join(known)}"
             for key in data
@@ -201,7 +208,8 @@ class SweepSpec(BaseModel):
     # -- expansion ---------------------------------------------------------------------------------
     def _fixed(self) -> JSONObject:
         """The fixed settings the specification sets (the others take ExperimentConfig's defaults)."""
-        return {d: getattr(self, d) for d in (*DIMENSIONS, "accept_unscored") if d in self.model_fields_set}
+        extra = self.model_extra or {}
+        return {d: extra[d] for d in FIXED if d in extra}
 
     def count(self) -> int:
         """Cells the grids and includes make, before excludes and duplicates: counted, not built.

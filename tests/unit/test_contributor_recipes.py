@@ -33,11 +33,10 @@ from hepwb.experiment.config import DIMENSIONS
 from hepwb.models.tokenizers import get_tokenizer
 from hepwb.paths import Layout
 from hepwb.processing.markdown import markdown_document
-from hepwb.retrieval import RETRIEVERS, get_retriever, reads_vectors
+from hepwb.retrieval import RETRIEVERS, get_retriever, reads_vectors, specs
 from hepwb.retrieval.base import register_retriever, rows_to_hits, table_parts
 from hepwb.retrieval.bm25 import fts_rows
 from hepwb.retrieval.options import Fetch
-from hepwb.retrieval.specs import spec_class
 from hepwb.sweep import SweepSpec, SweepSpecError
 from hepwb.types import Document, Hit
 from tests.helpers import SAMPLE_MD, assert_chunk_invariants, tiny_corpus
@@ -149,8 +148,8 @@ def test_a_retriever_registered_by_name_is_listed_built_and_searched(home: Path,
     assert configured.retriever_spec == "toy(fetch=7)"
     with pytest.raises(ConfigError, match="fetch"):
         ExperimentConfig.from_params(retriever="toy(fetch=0)")  # checked by its declared type's bound
-    toy_spec = spec_class("Toy", "toy")  # what hepwb/retrieval/specs.py holds for every retriever
-    assert str(toy_spec(fetch=3)) == "toy(fetch=3)"
+    assert str(specs.Toy(fetch=3)) == "toy(fetch=3)"  # its object, made from the registry
+    assert specs.spec_for("toy") is specs.Toy
 
     corpus, _ = tiny_corpus(home)
     listed = runner.invoke(app, ["retrievers", "--corpus", str(corpus), "--chunk-size", "64"])
@@ -210,7 +209,7 @@ def test_a_command_registered_on_the_app_shows_in_help_runs_and_fails_in_one_lin
 def test_a_sweep_dimension_is_a_config_field_named_in_dimensions() -> None:
     fields = set(ExperimentConfig.model_fields)
     assert set(DIMENSIONS) <= fields  # 1. the field, named in DIMENSIONS (hepwb/experiment/config.py)
-    assert set(DIMENSIONS) <= set(SweepSpec.model_fields)  # 2. a fixed setting of a sweep file (spec.py)
+    assert set(DIMENSIONS) <= set(SweepSpec.keys())  # a fixed setting of a sweep file, found by its name
     assert CONFIG_COLUMNS is DIMENSIONS  # the catalog's configuration columns and the report's
 
     grid = SweepSpec.from_dict({"grid": {"min_coverage": [0.5, 0.8], "k": [5]}})

@@ -72,6 +72,22 @@ def test_each_retriever_returns_ranked_explained_hits(setup, name):
         assert citation(h).startswith(f"[{h.rank}] ") and f"chars {h.start}-{h.end}" in citation(h)
 
 
+@pytest.mark.parametrize("name", RETRIEVERS.names())
+def test_every_registered_retriever_searches_or_says_in_one_line_why_it_cannot(setup, name, monkeypatch):
+    """A new retriever is tested here by its registration alone (the contributor page's recipe)."""
+    monkeypatch.delenv("HEPWB_LLM_URL", raising=False)
+    table = setup["hier"] if name == "parent" else setup["flat"]  # parent reads a hierarchical chunk set
+    try:
+        hits = get_retriever(name, table, embedder=setup["emb"]).search("J/psi cross section LHCb", k=3)
+    except (RetrieverUnavailableError, ConfigError) as exc:  # a model, service or fit it lacks, named
+        assert str(exc) and "\n" not in str(exc)
+        return
+    ids = set(table.to_arrow().column("chunk_id").to_pylist())
+    assert hits and len(hits) <= 3 and [h.rank for h in hits] == list(range(1, len(hits) + 1))
+    assert all(h.chunk_id in ids or h.retriever == "parent" for h in hits)
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+
 def test_hep_terms_make_notation_match(setup):
     """`B_s^0` in a question finds `B^0_s` in LaTeX only through the HEP terms."""
     q = "B_s^0 decays to two muons"
