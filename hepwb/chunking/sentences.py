@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from hepwb import defaults
-from hepwb.files.io import atomic_write_text
+from hepwb.files.io import UNREADABLE, atomic_write_text, read_json_object
 
 __all__ = ["remembered", "sentence_spans"]
 
@@ -198,12 +198,12 @@ def remembered(path: Path, texts: Iterable[str] = ()) -> Iterator[None]:
 
 def _read(path: Path) -> dict[str, Spans]:
     try:
-        body = json.loads(path.read_text(encoding="utf-8"))
+        body = read_json_object(path, "sentence splits", fix="they are made again")
         if body["splitter"] != _splitter():
             return {}
         return {
             str(k): tuple((int(a), int(b)) for a, b in v)
             for k, v in zip(body["texts"], body["splits"], strict=True)
         }
-    except (OSError, ValueError, KeyError, TypeError):  # absent or not this cache's file: split again
+    except UNREADABLE:  # absent, damaged or not this cache's file: split again
         return {}

@@ -133,6 +133,7 @@ def test_a_cells_configuration_reaches_its_metrics_in_few_calls(tmp_path):
     path = trace_cell(spec, Layout(tmp_path / "home"))
     steps = [f"{m}.{f}" for m, f in path]
     assert "hepwb.experiment.cell.run_cell" in steps  # the tracer saw the run (never passes on nothing)
+    print("\n".join(f"{layer_of(m, _layers())} {m}.{f}" for m, f in path))
     assert len(path) <= MAX_CALLS, f"{len(path)} calls on the configuration's path: {steps}"
     up = returns_up(path, _layers())
     assert len(up) <= MAX_RETURNS_UP, f"{len(up)} returns to a higher layer: {up} on {steps}"
