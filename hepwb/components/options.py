@@ -31,7 +31,9 @@ import dataclasses
 import functools
 import inspect
 import typing
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Annotated, Any, TypeVar
 
 from pydantic import (
@@ -168,6 +170,28 @@ def check_options(
         raise ConfigError("\n".join(problem_lines(kind, name, exc))) from None
 
 
+_CHECKED: ContextVar[bool] = ContextVar("hepwb_options_checked", default=False)
+
+
+@contextmanager
+def checked_already() -> Iterator[None]:
+    """Build components from options a validated configuration has checked: not checked again inside.
+
+    A run builds its chunker and retriever from an :class:`~hepwb.experiment.config.ExperimentConfig`,
+    whose construction checked every option; a direct construction outside the block is checked as ever.
+    """
+    token = _CHECKED.set(True)
+    try:
+        yield
+    finally:
+        _CHECKED.reset(token)
+
+
+def options_trusted() -> bool:
+    """Whether the caller is inside :func:`checked_already`."""
+    return _CHECKED.get()
+
+
 def checked_init(kind: str, name: str, cls: T) -> T:
     """``cls`` whose constructor checks its options (:func:`check_options`) before it runs.
 
@@ -179,6 +203,9 @@ def checked_init(kind: str, name: str, cls: T) -> T:
 
     @functools.wraps(init)
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        if _CHECKED.get():  # built from a validated configuration
+            init(self, *args, **kwargs)
+            return
         try:
             given = signature.bind(self, *args, **kwargs).arguments
         except TypeError:

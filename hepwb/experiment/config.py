@@ -25,6 +25,7 @@ from __future__ import annotations
 import functools
 import inspect
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -51,7 +52,7 @@ from hepwb.retrieval import RETRIEVERS, check_retriever_options
 from hepwb.text.ids import canonical_json
 from hepwb.types import JSONObject
 
-__all__ = ["DIMENSIONS", "ExperimentConfig", "config_problems", "named", "validated"]
+__all__ = ["DIMENSIONS", "CorpusInputs", "ExperimentConfig", "config_problems", "named", "validated"]
 
 DIMENSIONS = (
     "corpus",
@@ -166,6 +167,21 @@ def _chunker_settings(data: JSONObject) -> JSONObject:
 Path_ = Annotated[str | None, BeforeValidator(_path)]
 Flag = Annotated[bool, BeforeValidator(_flag)]
 Options = Annotated[JSONObject, BeforeValidator(_options)]
+
+
+@dataclass(frozen=True)
+class CorpusInputs:
+    """The papers and questions of a configuration, and how they are read.
+
+    :attr:`ExperimentConfig.corpus_inputs`; the loaders take these fields alone: what a run reads before
+    chunking does not depend on its chunk size or retriever.
+    """
+
+    corpus: str | None = None
+    questions: str | None = None
+    max_docs: int | None = None
+    prefer_latex: bool = defaults.PREFER_LATEX
+    accept_unscored: bool = False
 
 
 class ExperimentConfig(BaseModel):
@@ -312,6 +328,13 @@ class ExperimentConfig(BaseModel):
                 "\n".join(f"{k}: {v}" if not v.startswith(k) else v for k, v in problems.items())
             )
         return config
+
+    @property
+    def corpus_inputs(self) -> CorpusInputs:
+        """The fields that say which papers and questions a run reads (all that loading them needs)."""
+        return CorpusInputs(
+            self.corpus, self.questions, self.max_docs, self.prefer_latex, self.accept_unscored
+        )
 
     @property
     def retriever_spec(self) -> str:

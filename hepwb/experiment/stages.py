@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from hepwb.acquisition.folder import file_labels, resolve_corpus
 from hepwb.chunking.chunksets import ChunkSet, build_chunkset, document_key
+from hepwb.components.options import checked_already
 from hepwb.corpus import default_questions, ingest
 from hepwb.corpus.haystack import describe as describe_haystack
 from hepwb.corpus.haystack import haystack_of
@@ -27,7 +28,7 @@ from hepwb.evaluation import KeyIndex, Located, Question, Unlocated, build_keyin
 from hepwb.evaluation.evidence import EvidenceCheck, check_evidence
 from hepwb.evaluation.questions import Evidence
 from hepwb.exceptions import ConfigError, CorpusNotFoundError
-from hepwb.experiment.config import ExperimentConfig
+from hepwb.experiment.config import CorpusInputs, ExperimentConfig
 from hepwb.files.io import UNREADABLE, read_json_object, write_json
 from hepwb.files.readers import read_bytes
 from hepwb.hepilot.log import ProcessingLog
@@ -128,22 +129,27 @@ class EvalInputs:
 
 
 def load_documents(
-    cfg: ExperimentConfig, layout: Layout, log: ProcessingLog, *, progress: bool = True
+    source: ExperimentConfig | CorpusInputs, layout: Layout, log: ProcessingLog, *, progress: bool = True
 ) -> list[Document]:
-    """Convert (or load) the documents of ``cfg``'s corpus: all a chunk set needs (no question is read)."""
+    """Convert (or load) the documents of ``source``'s corpus: all a chunk set needs (no question is read)."""
+    src = _inputs_of(source)
     return ingest(
-        cfg.corpus,
+        src.corpus,
         layout=layout,
-        max_docs=cfg.max_docs,
-        prefer_latex=cfg.prefer_latex,
+        max_docs=src.max_docs,
+        prefer_latex=src.prefer_latex,
         log=log,
         progress=progress,
         require=True,
     )
 
 
+def _inputs_of(source: ExperimentConfig | CorpusInputs) -> CorpusInputs:
+    return source.corpus_inputs if isinstance(source, ExperimentConfig) else source
+
+
 def load_inputs(
-    cfg: ExperimentConfig,
+    source: ExperimentConfig | CorpusInputs,
     layout: Layout,
     *,
     progress: bool = True,
@@ -155,8 +161,9 @@ def load_inputs(
     ``documents`` and ``log``: the corpus's documents already loaded (:func:`load_documents`) and their log.
 
     Raises:
-        UnscoredError: Fewer than half of the questions can be scored and ``cfg.accept_unscored`` is off.
+        UnscoredError: Fewer than half of the questions can be scored and ``accept_unscored`` is off.
     """
+    cfg = _inputs_of(source)
     log = log if log is not None else ProcessingLog()
     qpath = questions_path(cfg.questions)
     every = load_questions(qpath)  # a bad question file fails before any paper is converted
@@ -293,18 +300,19 @@ def chunk_stage(
 
     ``background``: its files are written while the caller goes on (:func:`build_chunkset`).
     """
-    return build_chunkset(
-        documents,
-        cfg.chunker,
-        layout=layout,
-        log=log,
-        progress=progress,
-        background=background,
-        chunk_size=cfg.chunk_size,
-        chunk_overlap=cfg.chunk_overlap,
-        tokenizer=cfg.tokenizer,
-        **cfg.chunker_options,
-    )
+    with checked_already():  # the configuration checked the chunker's options
+        return build_chunkset(
+            documents,
+            cfg.chunker,
+            layout=layout,
+            log=log,
+            progress=progress,
+            background=background,
+            chunk_size=cfg.chunk_size,
+            chunk_overlap=cfg.chunk_overlap,
+            tokenizer=cfg.tokenizer,
+            **cfg.chunker_options,
+        )
 
 
 def needs_windows(cfg: ExperimentConfig) -> bool:
@@ -376,7 +384,8 @@ def retrieve_stage(
     from tqdm.auto import tqdm
 
     opts = cfg.retriever_options if options is None else options
-    retriever = get_retriever(cfg.retriever, table, embedder=embedder, **opts)
+    with checked_already():  # the configuration checked the retriever's options
+        retriever = get_retriever(cfg.retriever, table, embedder=embedder, **opts)
     # a retriever fitted on this very question set answers each question out of fold (``fusion``)
     oof = getattr(retriever, "out_of_fold", None)
     if latencies_ms is not None and questions:

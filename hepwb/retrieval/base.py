@@ -15,6 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from hepwb import defaults
 from hepwb.components.callspec import named
+from hepwb.components.options import options_trusted
 from hepwb.components.registry import Registry
 from hepwb.exceptions import ConfigError
 from hepwb.index.parts import PARTS
@@ -145,7 +146,8 @@ def get_retriever(name: Any, table: Any, embedder: Embedder | None = None, **par
         raise ConfigError(msg)
     params = {**given, **params}
     cls = RETRIEVERS.get(name)
-    check_options(name, cls, params)
+    if not options_trusted():  # else built from a validated configuration (checked_already)
+        check_options(name, cls, params)
     return cls(table=table, embedder=embedder, **params)  # type: ignore[no-any-return]
 
 

@@ -17,7 +17,7 @@ from typing import Any
 from hepwb import defaults
 from hepwb.chunking.chunksets import ChunkSet
 from hepwb.experiment.cell import run_cell
-from hepwb.experiment.config import ExperimentConfig
+from hepwb.experiment.config import CorpusInputs, ExperimentConfig
 from hepwb.experiment.notebook import EVALUATE_NOTEBOOK, notebook_parameters, run_notebook
 from hepwb.experiment.stages import (
     EvalInputs,
@@ -113,33 +113,33 @@ def embedder(model: str) -> Embedder:
     return get_embedder(model)
 
 
-def documents(home: str, cfg: ExperimentConfig, inputs_key: str) -> tuple[list[Document], ProcessingLog]:
-    """The converted documents of ``cfg``'s corpus and their log (no question read: chunking needs none)."""
+def documents(home: str, src: CorpusInputs, inputs_key: str) -> tuple[list[Document], ProcessingLog]:
+    """The converted documents of ``src``'s corpus and their log (no question read: chunking needs none)."""
     _setup()
-    key = (home, inputs_key, cfg.corpus, cfg.max_docs, cfg.prefer_latex)
+    key = (home, inputs_key, src.corpus, src.max_docs, src.prefer_latex)
 
     def load() -> tuple[list[Document], ProcessingLog]:
         log = ProcessingLog()
-        return load_documents(cfg, Layout(Path(home)), log, progress=False), log
+        return load_documents(src, Layout(Path(home)), log, progress=False), log
 
     return _DOCUMENTS.get_or(key, load)  # type: ignore[no-any-return]
 
 
-def inputs(home: str, cfg: ExperimentConfig, inputs_key: str) -> EvalInputs:
-    """Documents, questions and located evidence of ``cfg``'s corpus and question set."""
+def inputs(home: str, src: CorpusInputs, inputs_key: str) -> EvalInputs:
+    """Documents, questions and located evidence of ``src``'s corpus and question set."""
     _setup()
-    key = (home, inputs_key, cfg.corpus, cfg.max_docs, cfg.prefer_latex, cfg.questions, cfg.accept_unscored)
+    key = (home, inputs_key, src.corpus, src.max_docs, src.prefer_latex, src.questions, src.accept_unscored)
 
     def load() -> EvalInputs:
-        docs, log = documents(home, cfg, inputs_key)
-        return load_inputs(cfg, Layout(Path(home)), progress=False, documents=docs, log=log)
+        docs, log = documents(home, src, inputs_key)
+        return load_inputs(src, Layout(Path(home)), progress=False, documents=docs, log=log)
 
     return _INPUTS.get_or(key, load)  # type: ignore[no-any-return]
 
 
 def chunkset(home: str, cfg: ExperimentConfig, inputs_key: str) -> ChunkSet:
     """The chunk set of ``cfg`` (built on first use, then read from disk or memory); reads no question."""
-    docs, log = documents(home, cfg, inputs_key)
+    docs, log = documents(home, cfg.corpus_inputs, inputs_key)
     key = (
         home,
         inputs_key,
@@ -198,7 +198,7 @@ def cell(
     """
     timings = Timer()
     with timings("load_s"):
-        ins = inputs(home, cfg, inputs_key)
+        ins = inputs(home, cfg.corpus_inputs, inputs_key)
         cs = chunkset(home, cfg, inputs_key)
         tbl = table(home, cfg, inputs_key)
         emb = embedder(cfg.embedding_model)
