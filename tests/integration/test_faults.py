@@ -166,7 +166,7 @@ def test_two_sweeps_on_one_project_both_finish_with_a_consistent_catalog(tmp_pat
     out = {"stdout": subprocess.PIPE, "stderr": subprocess.STDOUT, "text": True}
     procs = [subprocess.Popen(cmd, env=_env(home), **out) for _ in range(2)]
     outs = [_finish(p) for p in procs]
-    assert [p.returncode for p in procs] == [0, 0], outs
+    assert [p.returncode for p in procs] == [0, 0], "\n----\n".join(outs)  # each output whole
     with duckdb.connect(str(Layout(home).catalog), read_only=True) as con:
         runs = con.execute("SELECT run_id FROM runs WHERE status = 'ok'").fetchall()
         per_run = con.execute(
