@@ -113,8 +113,15 @@ def finished_run(cfg: ExperimentConfig, inputs: EvalInputs, cs: ChunkSet, layout
     config = cfg.to_dict()
     index = index_key(cs.chunkset_id, cfg.embedding_model)
     key = cell_key(config, chunkset_id=cs.chunkset_id, index=index, questions_sha256=inputs.questions_sha256)
-    home = Path(cfg.run_dir) if cfg.run_dir else layout.runs / cell_name(config)
-    return _finished(run_folder(home, key), key, with_ci=True)
+    return _finished(run_folder(run_home(cfg, layout), key), key, with_ci=True)
+
+
+def run_home(cfg: ExperimentConfig, layout: Layout) -> Path:
+    """The folder named after ``cfg`` where its runs live: ``cfg.run_dir``, else one under ``layout.runs``.
+
+    A finished run of another cell there is kept, and this one gets a sibling (:func:`run_folder`).
+    """
+    return Path(cfg.run_dir) if cfg.run_dir else layout.runs / cell_name(cfg.to_dict())
 
 
 def _finished(run_dir: Path, key: str, with_ci: bool) -> RunResult | None:
@@ -201,7 +208,7 @@ def run_cell(
         questions_sha256=inputs.questions_sha256,
         question_subset=question_subset,
     )
-    home = run_dir or (Path(cfg.run_dir) if cfg.run_dir else layout.runs / cell_name(config))
+    home = run_dir or run_home(cfg, layout)
     run_dir = run_folder(home, key)
     if run_dir != home:
         _log.info(

@@ -29,9 +29,8 @@ from typing import Any
 
 from hepwb import defaults
 from hepwb.exceptions import ConfigError, HepwbError
-from hepwb.experiment.cell import RunResult
+from hepwb.experiment.cell import RunResult, run_home
 from hepwb.experiment.config import ExperimentConfig
-from hepwb.experiment.keys import cell_name
 from hepwb.experiment.run import run_experiment
 from hepwb.experiment.stages import EvalInputs, load_inputs, needs_vectors
 from hepwb.paths import Layout
@@ -158,7 +157,7 @@ def size_curve(
 
 def _ran_before(cfg: ExperimentConfig, layout: Layout) -> bool:
     """Whether ``cfg`` has a run folder (then it is probably read back: no helper is started for it)."""
-    return (Path(cfg.run_dir) if cfg.run_dir else layout.runs / cell_name(cfg.to_dict())).exists()
+    return run_home(cfg, layout).exists()
 
 
 def _lexical_in_parallel(
