@@ -118,6 +118,8 @@ _KNOWN: dict[str, Spans] = {}
 size cut)."""
 _RECORDING = threading.local()
 """Per thread, the splits made inside each open :func:`remembered` block (innermost last)."""
+_LOADED: set[Path] = set()
+"""The files whose splits this process has read into :data:`_KNOWN` (each is read once)."""
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
@@ -141,6 +143,7 @@ def _key(text: str) -> str:
 def _remember(key: str, spans: Spans) -> None:
     if len(_KNOWN) >= defaults.SENTENCE_CACHE_TEXTS:
         _KNOWN.clear()
+        _LOADED.clear()  # what was read from them is forgotten too: read again when next needed
     _KNOWN[key] = spans
 
 
@@ -161,7 +164,8 @@ def remembered(path: Path, texts: Iterable[str] = ()) -> Iterator[None]:
     When the block splits a new text, each of ``texts`` (a paper's paragraphs) is split too and kept: a
     paper's first split then serves every later chunk size, however small. ``path`` is a cache (JSON): one
     that cannot be read, or was made by another splitter, is made again; it is replaced whole (never
-    half-written), and only when the block split a new text.
+    half-written), and only when the block split a new text, merged with what it holds then (another
+    process's splits are kept). A process reads each file once.
 
     Example:
         >>> import tempfile
@@ -172,9 +176,10 @@ def remembered(path: Path, texts: Iterable[str] = ()) -> Iterator[None]:
         >>> json.loads(kept.read_text())["splits"]
         [[[0, 12], [13, 26]]]
     """
-    kept = _read(path)
-    for key, spans in kept.items():
-        _remember(key, spans)
+    if path not in _LOADED:
+        for key, spans in _read(path).items():
+            _remember(key, spans)
+        _LOADED.add(path)
     made: dict[str, Spans] = {}
     stack = _RECORDING.__dict__.setdefault("stack", [])
     stack.append(made)
@@ -186,7 +191,7 @@ def remembered(path: Path, texts: Iterable[str] = ()) -> Iterator[None]:
     finally:
         stack.remove(made)
     if made:
-        both = {**kept, **made}
+        both = {**_read(path), **made}
         body = {
             "splitter": _splitter(),
             "texts": list(both),

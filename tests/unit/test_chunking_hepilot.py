@@ -119,7 +119,8 @@ def test_kept_sentence_splits_are_reused_and_a_damaged_file_is_made_again(tmp_pa
         made = sentence_spans(text)
     body = json.loads(kept.read_text())
     assert len(body["texts"]) == 2  # the split text and the paper's other paragraph
-    sentences._KNOWN.clear()
+    sentences._KNOWN.clear()  # as a fresh process
+    sentences._LOADED.clear()
 
     def no_nltk():
         raise AssertionError("split again although the split was kept")
@@ -127,7 +128,8 @@ def test_kept_sentence_splits_are_reused_and_a_damaged_file_is_made_again(tmp_pa
     monkeypatch.setattr(sentences, "_tokenizer", no_nltk)
     with sentences.remembered(kept):
         assert sentence_spans(text) == made
-    sentences._KNOWN.clear()
+    sentences._KNOWN.clear()  # as a fresh process
+    sentences._LOADED.clear()
     monkeypatch.undo()
     kept.write_text("{not json")
     with sentences.remembered(kept):
