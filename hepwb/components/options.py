@@ -203,7 +203,7 @@ def checked_init(kind: str, name: str, cls: T) -> T:
 
     @functools.wraps(init)
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        if _CHECKED.get():  # built from a validated configuration
+        if options_trusted():  # built from a validated configuration (checked_already)
             init(self, *args, **kwargs)
             return
         try:

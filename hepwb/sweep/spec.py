@@ -35,7 +35,7 @@ import difflib
 import hashlib
 import itertools
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -106,19 +106,28 @@ class SweepSpec(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _known(cls, data: Any) -> Any:
-        """Only the fields and :data:`FIXED` (every dimension): a misspelt key is an error, not an extra."""
-        if isinstance(data, dict):
-            unknown = [key for key in data if key not in cls.model_fields and key not in FIXED]
-            if unknown:
-                msg = f"unknown key(s) {unknown}; valid keys: {', '.join(cls.keys())}"
-                raise ValueError(msg)
+        """Only the keys of :meth:`keys`: a misspelt one is an error, not an extra (as in from_dict)."""
+        problems = cls.unknown_keys([k for k in data if k != "source"]) if isinstance(data, dict) else []
+        if problems:
+            raise ValueError("\n".join(problems))
         return data
 
     @classmethod
     def keys(cls) -> list[str]:
-        """Every key a specification takes: its own fields, then the fixed settings (:data:`FIXED`)."""
+        """Every key a specification takes: its settings, the fixed ones (:data:`FIXED`), then its cells'."""
         own = [n for n in cls.model_fields if n not in ("grid", "include", "exclude", "source")]
-        return [*own[:5], *FIXED, *own[5:], "grid", "include", "exclude"]
+        after = own.index("halving") + 1  # the fixed settings are listed after the search's own
+        return [*own[:after], *FIXED, *own[after:], "grid", "include", "exclude"]
+
+    @classmethod
+    def unknown_keys(cls, keys: Iterable[Any], source: str = "parameters") -> list[str]:
+        """One line per key of ``keys`` a specification does not take, with the nearest valid one."""
+        known = cls.keys()
+        return [
+            f"{source}: unknown key {short(key)}{_suggest(str(key), known)}; valid keys: {', '.join(known)}"
+            for key in keys
+            if key not in known
+        ]
 
     @field_validator("name")
     @classmethod
@@ -148,12 +157,7 @@ class SweepSpec(BaseModel):
             )
             msg = f"{plain(source)}: {plain(where)} {problem}: {fix}"
             raise SweepSpecError(msg)
-        known = cls.keys()
-        problems = [
-            f"{source}: unknown key {short(key)}{_suggest(str(key), known)}; valid keys: {', '.join(known)}"
-            for key in data
-            if key not in known
-        ]
+        problems = cls.unknown_keys(data, source)
         if problems:
             raise SweepSpecError("\n".join(problems))
         raw_grid = data.get("grid")
