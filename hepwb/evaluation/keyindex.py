@@ -7,6 +7,7 @@ The key is :func:`hepwb.text.textkey.key` of the document's markdown (the rule o
 
 from __future__ import annotations
 
+import bisect
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -113,12 +114,12 @@ class KeyIndex:
 
     def key_range(self, start: int, end: int) -> tuple[int, int]:
         """Return the key characters ``[ks, ke)`` whose source starts in markdown span ``[start, end)``."""
-        lo, hi = np.searchsorted(self.starts, (start, end), side="left")
-        return int(lo), int(hi)
+        # bisect over the array: one offset at a time it is ~20x faster than np.searchsorted (called per hit)
+        return bisect.bisect_left(self.starts, start), bisect.bisect_left(self.starts, end)
 
     def block_at(self, offset: int) -> Block | None:
         """Return the last block starting at or before ``offset`` (None before the first block)."""
-        i = int(np.searchsorted(self.block_starts, offset, side="right")) - 1
+        i = bisect.bisect_right(self.block_starts, offset) - 1
         return self.blocks[i] if i >= 0 else None
 
 

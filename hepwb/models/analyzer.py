@@ -52,7 +52,8 @@ _UNIT = re.compile(
     r"(tev|gev|mev|kev|ev|fb|pb|nb|ab|mb|ns|ps|fs|cm|mm|nm|hz|khz|mhz|ghz)(?![a-z0-9])"
 )
 _SQRTS = re.compile(r"sqrt ?\(? ?s(nn)?(?![a-z0-9])")
-_STOP = re.compile(r"\.(?!\d)|(?<!\d)\.")
+_STOP = re.compile(r"\.(?:(?!\d)|(?<!\d\.))")  # a full stop not between digits (one literal: fast to scan)
+_SCRIPTED = re.compile(r"\b[a-z](?=[a-z]{0,2}[0-9])[a-z0-9]{2,3}\b")  # a symbol with joined scripts: bs0, b0s
 
 
 def normalize(text: str) -> tuple[str, list[int]]:
@@ -115,12 +116,12 @@ def search_terms(text: str) -> str:
     """
     norm = _normalized(text, None)
     norm = _SQRTS.sub(lambda m: " sqrts" + (m.group(1) or "") + " ", norm)
-    terms: list[str] = []
-    for word in norm.replace(".", " ").split():
-        terms.append(word)
-        # words are [a-z0-9]+ here (normalize): a short one holding a digit is a symbol with joined scripts
-        if 3 <= len(word) <= 4 and word[0].isalpha() and not word.isalpha():
-            terms.extend([word[0], *(word[0] + s for s in dict.fromkeys(word[1:]))])
-    terms += [a + b for a, b in _SLASH.findall(norm)]
-    terms += [a + b for a, b in _UNIT.findall(norm)]
-    return " ".join(terms)
+    words = _SCRIPTED.sub(_with_parts, " ".join(norm.replace(".", " ").split()))
+    compounds = [a + b for a, b in (*_SLASH.findall(norm), *_UNIT.findall(norm))]
+    return " ".join([words, *compounds]) if words else " ".join(compounds)
+
+
+def _with_parts(m: re.Match[str]) -> str:
+    """A short word holding a digit is a symbol with joined scripts: it is followed by its parts."""
+    word = m.group()
+    return " ".join([word, word[0], *(word[0] + s for s in dict.fromkeys(word[1:]))])

@@ -5,6 +5,7 @@ import pytest
 
 import hepwb.index.chunk_store as store_module
 import hepwb.models.embedder as embedder_module
+import hepwb.retrieval.bm25 as bm25_module
 from hepwb.chunking.chunksets import build_chunkset
 from hepwb.exceptions import ConfigError
 from hepwb.index import ChunkStore, get_embedder
@@ -42,6 +43,19 @@ def test_bm25_finds_the_lexical_match(store_and_table):
     hits = get_retriever("bm25", table).search("Compton scattering asymmetry", k=3)
     assert hits[0].label == "D3" and hits[0].retriever == "bm25"
     assert hits[0].text.startswith("# Asymmetry")
+
+
+@pytest.mark.parametrize("name", ["bm25", "bm25(fields=context)", "bm25_plain"])
+def test_lexical_hits_from_held_rows_equal_hits_read_from_the_table(store_and_table, monkeypatch, name):
+    _store, table, _ = store_and_table
+    questions = ["Compton scattering asymmetry", "silicon tracker beam pipe", "photon energies", "nothing"]
+    held = get_retriever(name, table)
+    assert held.held is not None  # a small table: its hit columns are held in memory
+    monkeypatch.setattr(bm25_module, "HELD_ROWS", 0)
+    read = get_retriever(name, table)
+    assert read.held is None
+    for q in questions:
+        assert held.search(q, k=3) == read.search(q, k=3)
 
 
 def test_embedding_cache_avoids_recomputation(store_and_table, monkeypatch):
