@@ -41,6 +41,7 @@ __all__ = [
     "PlainBM25Retriever",
     "fts_rows",
     "note_context_fields",
+    "prewarm",
 ]
 
 
@@ -90,6 +91,19 @@ def _dataset(table: Any) -> Any:
         cached = (version, table.to_lance())
         _DATASETS[table] = cached
     return cached[1]
+
+
+def prewarm(dataset: Any, column: str) -> None:
+    """Load ``dataset``'s full-text index of ``column`` into Lance's cache in one read.
+
+    Otherwise the first questions load it term by term: on a new table of 961 chunks the first pass over
+    124 questions took twice as long as the second, and prewarming costs a tenth of that difference.
+    """
+    if dataset is None or not hasattr(dataset, "prewarm_index"):
+        return
+    for index in dataset.describe_indices():
+        if list(getattr(index, "field_names", ())) == [column]:
+            dataset.prewarm_index(index.name)
 
 
 def note_context_fields(table: Any) -> None:
@@ -207,6 +221,7 @@ class BM25Retriever:
         self.dataset = _dataset(table)  # the table as it is now: a retriever searches one version
         self.held = HeldRows.of(self.dataset)
         self.fields = fields
+        prewarm(self.dataset, FIELDS[fields] if self.hep else "text")
         if fields == "context":
             note_context_fields(table)
         self.prf = (prf_docs, prf_terms, prf_weight) if prf else None
