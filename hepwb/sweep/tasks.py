@@ -9,6 +9,7 @@ Workers keep documents, chunk sets, open tables and the embedding model between 
 
 from __future__ import annotations
 
+import logging
 import resource
 import time
 import traceback
@@ -24,9 +25,11 @@ from hepwb.experiment.keys import cell_name
 from hepwb.hepilot.log import ProcessingLog, utc_now
 from hepwb.index.parts import PARTS
 from hepwb.paths import Layout
-from hepwb.runs.record import CellFailure
+from hepwb.runs.record import CellFailure, RunRecord
 from hepwb.sweep import worker
 from hepwb.types import JSONObject
+
+_log = logging.getLogger("hepwb.sweep")
 
 __all__ = [
     "Outcome",
@@ -211,12 +214,27 @@ def cell_task(
 
     out = run_stage("cell", key, body)
     if not out.ok:
+        done = RunRecord.finished(run_dir, key)
+        if (
+            done is not None
+        ):  # another process (a second sweep of this grid) finished this very cell meanwhile
+            _log.info(
+                "cell %s: finished by another process, whose run is kept (here: %s)", key[:8], out.error
+            )
+            detail = {"run_id": done.run_id, "run_dir": str(run_dir), "summary": done.summary, "reused": True}
+            return Outcome("cell", key, True, out.wall_s, out.worker, out.peak_rss_mib, detail=detail)
         record_cell_failure(out, cfg.to_dict(), run_dir, sweep_id)
     return out
 
 
 def record_cell_failure(out: Outcome, config: JSONObject, run_dir: Path, sweep_id: str | None) -> None:
-    """Write the failure ``out`` (of the cell or of a stage it needed) into the cell's run folder."""
+    """Write the failure ``out`` (of the cell or of a stage it needed) into the cell's run folder.
+
+    A finished run of this very cell (``out.key``), which another process wrote meanwhile, is kept: nothing is
+    removed or written.
+    """
+    if RunRecord.finished(run_dir, out.key) is not None:
+        return
     run_dir.mkdir(parents=True, exist_ok=True)
     for stale in ("metrics.json", "per_question.parquet", "hits.parquet"):
         (run_dir / stale).unlink(missing_ok=True)

@@ -13,6 +13,7 @@ from hepwb.paths import Layout
 from hepwb.runs.record import CellFailure, RunRecord
 from hepwb.sweep import SweepSpec, plan_sweep, run_sweep
 from hepwb.sweep.halving import run_halving
+from hepwb.sweep.tasks import Outcome, cell_task
 from tests.helpers import tiny_corpus
 
 
@@ -128,6 +129,26 @@ def test_a_failing_cell_is_recorded_and_the_others_go_on(tiny, monkeypatch):
         progress=False,
     )
     assert len(again.failed) == 1 and not again.computed
+
+
+def test_a_cell_failing_here_that_another_process_finished_keeps_that_run(tiny):
+    """Two sweeps of one grid: when this process's attempt at a cell fails after another process finished
+    the very same cell, the finished run stays whole and the cell counts as done (read back)."""
+    root, base = tiny
+    layout = Layout(root / "home-e")
+    s = spec(base, chunk_size=[32], retriever=["bm25"])
+    res = run_sweep(s, layout=layout, executor="serial", progress=False)
+    (cell,) = res.plan.cells
+    files = {p.name: p.read_bytes() for p in cell.run_dir.iterdir() if p.is_file()}
+    lost = Outcome("index", cell.index, False, 0.0, "w", 0.0, error="the table was replaced meanwhile")
+    out = cell_task(str(layout.root), cell.config, cell.inputs_key, cell.key, lost, run_dir=cell.run_dir)
+    assert out.ok and out.detail["reused"] and out.detail["run_id"] == RunRecord.load(cell.run_dir).run_id
+    assert {p.name: p.read_bytes() for p in cell.run_dir.iterdir() if p.is_file()} == files
+    assert not (cell.run_dir / CellFailure.FILE).exists()
+    # without a finished run of this cell the failure is recorded, as before
+    (cell.run_dir / RunRecord.FILE).unlink()
+    out = cell_task(str(layout.root), cell.config, cell.inputs_key, cell.key, lost, run_dir=cell.run_dir)
+    assert not out.ok and CellFailure.load(cell.run_dir).error.startswith("index")
 
 
 def test_stage_failures_fail_their_cells_only(tiny):
