@@ -17,6 +17,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -107,12 +108,17 @@ def _normalized(text: str, src: list[int] | None) -> str:
     return _STOP.sub(" ", "".join(out))
 
 
+@functools.lru_cache(maxsize=8192)
 def search_terms(text: str) -> str:
     """The terms the HEP full-text index stores for ``text`` (and queries are turned into).
 
     Every word of :func:`normalize`, plus compounds: ``j psi`` → ``jpsi``, ``13 tev`` → ``13tev``,
     ``sqrt s`` → ``sqrts``, and for a symbol with joined scripts such as ``bs0`` its parts
     ``b``, ``bs``, ``b0`` so that ``B_s`` and ``B^0_s`` share a term.
+
+    Remembered for the last 8,192 texts (about 25 MB of chunks): chunk sets of neighbouring sizes share most
+    chunks (short sections and captions are whole chunks at either size; 800 of 959 between 456 and 464
+    tokens on the shipped papers), and a question is asked of every chunk set.
     """
     norm = _normalized(text, None)
     norm = _SQRTS.sub(lambda m: " sqrts" + (m.group(1) or "") + " ", norm)

@@ -139,3 +139,23 @@ def test_a_background_latex_tree_behind_a_link_out_of_its_corpus_is_not_copied(p
     (entry,) = json.loads((root / folder / "papers.json").read_text(encoding="utf-8"))["papers"]
     assert entry["pid"] == "B2" and "tex" not in entry
     assert "ignoring 'tex' 'B2_src' of B2: it leads outside the folder" in caplog.text
+
+
+def test_a_store_backed_sweep_over_a_haystack_publishes_both_sources_papers(project):
+    from hepwb.runs.record import RunRecord
+    from hepwb.store import ArtefactStore
+
+    root, qa, layout = project
+    url = f"file://{root}/store"
+    args = ["sweep", "--corpus", str(root / "mine"), "--questions", str(qa), "--background",
+            str(root / "background"), "--chunk-sizes", "64", "--retrievers", "bm25", "--executor", "serial",
+            "--store", url]  # fmt: skip
+    r = CliRunner().invoke(app, args)
+    assert r.exit_code == 0, r.output
+    store = ArtefactStore(url)
+    assert len(store.published("document")) == 4 and len(store.published("run")) == 1  # 2 yours, 2 theirs
+    (run_dir,) = [p.parent for p in layout.runs.rglob(RunRecord.FILE)]
+    rec = RunRecord.load(run_dir)
+    assert haystack_of(rec.config["corpus"]) is not None and rec.summary["n_papers"] == 4.0
+    again = CliRunner().invoke(app, args)  # the same haystack folder, the same keys: nothing computed again
+    assert again.exit_code == 0 and RunRecord.load(run_dir).created == rec.created
