@@ -38,7 +38,7 @@ from hepwb.text.plaintext import escape_html
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["COMPARE_METRICS", "Comparison", "compare"]
+__all__ = ["COMPARE_METRICS", "Comparison", "compare", "paired_columns"]
 
 COMPARE_METRICS = (defaults.DECISION_METRIC, "mrr@10")
 """The metrics :func:`compare` reports unless told otherwise: found@5 (the decision metric) and MRR@10."""
@@ -230,7 +230,7 @@ def _table(
             row = _mean_row(frames[label][metric], label, metric, runs[label].run_id)
             t = tests.get(label)
             if t is not None:
-                row |= _test_columns(t)
+                row |= paired_columns(t)
             rows.append(row)
     table = pd.DataFrame(rows)
     for col in ("improved", "degraded", "unchanged"):
@@ -245,8 +245,12 @@ def _mean_row(values: pd.Series[Any], label: str, metric: str, run_id: str) -> d
             "n": ci.n, "small sample": ci.small, "run_id": run_id}  # fmt: skip
 
 
-def _test_columns(t: dict[Any, Any]) -> dict[str, Any]:
-    """The columns of a system's paired test against the baseline (a row of :func:`compare_runs`)."""
+def paired_columns(t: Mapping[Any, Any]) -> dict[str, Any]:
+    """The columns of a system's paired test against the baseline (a row of :func:`compare_runs`).
+
+    Both comparison tables show these: :func:`compare`'s under these names, and
+    :func:`hepwb.interop.compare.experiment_table` under PyTerrier's.
+    """
     improved, degraded = int(t["better"]), int(t["worse"])
     return {
         "difference": t["diff"],

@@ -27,11 +27,25 @@ from typing import TYPE_CHECKING
 
 from hepwb.evaluation.stats import compare_runs
 from hepwb.exceptions import ConfigError
+from hepwb.experiment.compare import paired_columns
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["experiment_table"]
+__all__ = ["PT_COLUMNS", "experiment_table"]
+
+PT_COLUMNS = {
+    "improved": "+",
+    "degraded": "-",
+    "unchanged": "=",
+    "difference": "diff",
+    "diff_low": "diff low",
+    "diff_high": "diff high",
+    "p": "p-value",
+    "p (Holm)": "p-value corrected",
+    "significant": "reject",
+}
+"""hepwb's paired columns (:func:`~hepwb.experiment.compare.paired_columns`) and pt.Experiment's names."""
 
 
 def experiment_table(
@@ -62,12 +76,8 @@ def experiment_table(
             rows[n][m] = float(per_question[n][m].mean())
         tests = compare_runs({n: per_question[n] for n in names}, metric=m, baseline=baseline)
         for t in tests.to_dict("records") if len(names) > 1 else []:
-            r = rows[str(t["run"])]
-            r[f"{m} +"], r[f"{m} -"] = int(t["better"]), int(t["worse"])
-            r[f"{m} ="] = int(t["n"]) - int(t["better"]) - int(t["worse"])
-            r[f"{m} diff"], r[f"{m} diff low"], r[f"{m} diff high"] = t["diff"], t["ci_low"], t["ci_high"]
-            r[f"{m} p-value"], r[f"{m} p-value corrected"] = t["p_value"], t["p_holm"]
-            r[f"{m} reject"] = bool(t["significant"])
+            paired = paired_columns(t)
+            rows[str(t["run"])] |= {f"{m} {name}": paired[column] for column, name in PT_COLUMNS.items()}
     table = pd.DataFrame(list(rows.values()))
     counts = [c for c in table.columns if str(c).endswith((" +", " -", " ="))]
     return table.astype(dict.fromkeys(counts, "Int64"))  # whole numbers, empty for the baseline
