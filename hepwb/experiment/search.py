@@ -29,6 +29,7 @@ from hepwb.models.embedder import Embedder
 from hepwb.paths import Layout
 from hepwb.processing.frontmatter import document_header
 from hepwb.processing.links import describe_target, reader_context, targets_of
+from hepwb.ragmd.reader import model_name_problem
 from hepwb.ragmd.tables import recorded_model
 from hepwb.retrieval import RETRIEVERS, get_retriever
 from hepwb.retrieval.base import Retriever, table_parts
@@ -149,6 +150,10 @@ class Searcher:
             raise CorpusNotFoundError(msg)
         table = db.open_table(name)
         recorded = recorded_model(table)
+        problem = model_name_problem(recorded) if recorded is not None and model is None else None
+        if problem is not None:  # checked where it is loaded: the import ran in another working folder
+            msg = f"table {name!r}: {problem}"
+            raise ConfigError(msg)
         return cls(table, get_embedder(model or recorded or defaults.EMBEDDING_MODEL), None)
 
     @property

@@ -392,3 +392,18 @@ def test_a_model_name_that_is_a_local_folder_is_refused_by_validate_and_search(t
     )
     with pytest.raises(ConfigError, match="is also the path of"):  # a file read from a table: checked too
         RagmdIndex(rf).search("gluon", "dense")
+    # imported from a folder without it, then searched as a table from this folder: checked where it loads
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    r = runner.invoke(app, ["import-ragmd", str(path)])
+    assert r.exit_code == 0, r.output
+    from hepwb.paths import Layout
+    from hepwb.ragmd.tables import import_file
+
+    name, _ = import_file(path, Layout.default().lancedb)  # the same file: its table name
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("hepwb.experiment.search.get_embedder", no_model)
+    r = runner.invoke(app, ["search", "gluon", "--table", name, "--retrievers", "dense"])
+    lines = [line for line in r.output.splitlines() if line.strip()]
+    assert r.exit_code == 2 and len(lines) == 1 and said in lines[0], r.output
