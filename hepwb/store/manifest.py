@@ -100,7 +100,8 @@ def checked_files(kind: str, key: str, body: dict[str, Any], where: str) -> dict
     home = artefact_home(kind, key)
     files: dict[str, dict[str, Any]] = {}
     for rel, entry in body["files"].items():
-        inside = home == "" or rel == home or rel.startswith(home + "/")
+        # a failure's home is its one file; every other home is a folder, never a file itself
+        inside = rel == home if kind == "failure" else (home == "" or rel.startswith(home + "/"))
         try:
             check_rel(rel)
         except ConfigError:

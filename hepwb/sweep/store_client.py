@@ -37,6 +37,7 @@ from hepwb.index.windows import windows_key
 from hepwb.paths import Layout
 from hepwb.runs.record import RunRecord
 from hepwb.store import ArtefactStore, StoreError, store_problem
+from hepwb.store.manifest import REBUILD, manifest_rel
 from hepwb.sweep.plan import CellPlan, ChunkSetPlan, IndexPlan, SweepPlan, plan_cells
 from hepwb.sweep.scratch import HEPILOT_TAR, files_under, write_vectors
 from hepwb.sweep.site import StoreSite, embeddings_key, entry, table_key
@@ -283,6 +284,7 @@ class StoreSweep:
             with self.counting("fetch"):
                 self._need(self.store.fetch("chunkset", cs.chunkset_id, tmp, last=("chunkset.json",)), cs.key)
             built = tmp / final.relative_to(self.layout.root)
+            self._placed("chunkset", cs.chunkset_id, built, ("chunkset.json", "chunks.parquet", HEPILOT_TAR))
             with tarfile.open(built / HEPILOT_TAR) as tar:
                 tar.extractall(built, filter="data")
             (built / HEPILOT_TAR).unlink()
@@ -299,13 +301,29 @@ class StoreSweep:
         try:
             with self.counting("fetch"):
                 self._need(self.store.fetch("run", c.key, tmp, last=(RunRecord.FILE,)), c.key)
-            if c.run_dir.exists():
+            fetched = tmp / self.layout.runs.relative_to(self.layout.root) / c.name
+            self._placed("run", c.key, fetched, (RunRecord.FILE, "per_question.parquet", "hits.parquet"))
+            if c.run_dir.exists():  # only now: a manifest that does not hold the run replaces nothing
                 discard_folder(c.run_dir)
-            (tmp / self.layout.runs.relative_to(self.layout.root) / c.name).replace(c.run_dir)
+            fetched.replace(c.run_dir)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
         write_rerun_files(c.run_dir, c.config.to_dict(), self.layout)  # this project's paths
         self.fetch_chunkset(plan.chunksets[c.chunkset_id])
+
+    def _placed(self, kind: str, key: str, folder: Path, files: tuple[str, ...]) -> None:
+        """Check that the artefact fetched holds its folder ``folder`` with ``files``.
+
+        What its manifest lists is inside its artefact's folder, but may not be this artefact (another run's
+        files, or nothing at all).
+        """
+        missing = next((f for f in files if not (folder / f).is_file()), None)
+        if missing is not None:
+            msg = (
+                f"the manifest {manifest_rel(kind, key)} in the store {self.url} does not hold "
+                f"{folder.name}/{missing}: nothing of it was placed; {REBUILD}"
+            )
+            raise StoreError(msg)
 
     def _need(self, body: JSONObject | None, key: str) -> None:
         if body is None:

@@ -78,6 +78,32 @@ def test_a_planted_failure_manifest_writes_nothing_into_the_project(swept, rel):
     assert _snapshot(project.root) == before  # nothing placed, nothing overwritten, even during planning
 
 
+@pytest.mark.parametrize(
+    ("kind", "files"),
+    [("run", {}), ("run", {"reports/runs/another-cell/metrics.json": b"{}"}), ("chunkset", {}),
+     ("run", {"reports/runs": b"x"})],
+)  # fmt: skip
+def test_a_manifest_that_does_not_hold_its_artefact_is_one_line_and_replaces_nothing(swept, kind, files):
+    root, spec, _ = swept
+    store = ArtefactStore(f"file://{root}/store")
+    (key,) = store.published(kind)
+    manifest = Path(store.root, "manifests", kind, f"{key}.json")
+    real = manifest.read_bytes()
+    tag = hashlib.sha256(repr(files).encode()).hexdigest()[:12]
+    _plant(store, kind, key, files, base=f"objects/{kind}/{key}/{tag}")
+    project = Layout(root / f"victim-{kind}-{tag}")
+    project.root.mkdir()
+    try:
+        with pytest.raises(StoreError) as err:
+            run_sweep(spec, layout=project, executor="serial", progress=False, store=store.url)
+    finally:
+        manifest.write_bytes(real)
+    said = str(err.value)
+    assert f"manifests/{kind}/{key}.json" in said and "delete that manifest" in said and "\n" not in said
+    placed = project.runs if kind == "run" else project.chunksets  # nothing of the artefact placed
+    assert not placed.exists() or not [p for p in placed.iterdir() if not p.name.startswith(".")]
+
+
 def test_a_manifest_whose_base_leaves_the_store_is_refused(tmp_path):
     secret = tmp_path / "secretdir"
     secret.mkdir()
