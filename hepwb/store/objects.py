@@ -110,6 +110,20 @@ class ArtefactStore:
     def _full(self, rel: str) -> str:
         return f"{self.root}/{rel}"
 
+    def _read_path(self, rel: str, fix: str) -> str:
+        """The full path of ``rel`` to read; in a folder store, never through a link leading out of it.
+
+        A writer of a shared folder store could link an object, its artefact's folder or a manifest to a
+        file of the reader's machine (fetched as if published, when its SHA-256 is known).
+        """
+        full = self._full(rel)
+        if self.protocol == "file":
+            root, real = os.path.realpath(self.root), os.path.realpath(full)
+            if real != root and not real.startswith(root + os.sep):
+                msg = f"{self.uri(rel)} is a link leading out of the store: nothing was read from it; {fix}"
+                raise StoreError(msg)
+        return full
+
     def uri(self, rel: str = "") -> str:
         """The URL of ``rel`` inside the store."""
         return f"{self.url}/{rel}" if rel else self.url
@@ -133,8 +147,9 @@ class ArtefactStore:
 
     def cat(self, rel: str) -> bytes | None:
         """The object ``rel`` (``None`` when absent)."""
+        source = self._read_path(rel, "delete it, or ask whoever writes to the store")  # no OSError caught
         try:
-            data: bytes = self.fs.cat_file(self._full(rel))
+            data: bytes = self.fs.cat_file(source)
         except FileNotFoundError:
             return None
         except FAILURES as exc:
@@ -319,8 +334,9 @@ class ArtefactStore:
                     continue
                 final.parent.mkdir(parents=True, exist_ok=True)
                 part = final.with_name(f".{final.name}.part-{os.getpid()}")
+                source = self._read_path(f"{body['base']}/{rel}", f"{REBUILD} ({self._where(kind, key)})")
                 try:
-                    self.fs.get_file(self._full(f"{body['base']}/{rel}"), str(part))
+                    self.fs.get_file(source, str(part))
                 except FileNotFoundError:
                     msg = (
                         f"{self.uri(body['base'] + '/' + rel)} is missing from the store although its "

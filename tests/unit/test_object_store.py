@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -102,6 +103,34 @@ def test_a_manifest_that_does_not_hold_its_artefact_is_one_line_and_replaces_not
     assert f"manifests/{kind}/{key}.json" in said and "delete that manifest" in said and "\n" not in said
     placed = project.runs if kind == "run" else project.chunksets  # nothing of the artefact placed
     assert not placed.exists() or not [p for p in placed.iterdir() if not p.name.startswith(".")]
+
+
+@pytest.mark.parametrize("link", ["object", "base", "manifest"])
+def test_a_link_leading_out_of_a_folder_store_is_never_read(tmp_path, link):
+    secret = tmp_path / "outside"
+    secret.mkdir()
+    (secret / "notes.md").write_bytes(b"HUNTER2")
+    store = ArtefactStore(f"file://{tmp_path}/store")
+    rel = f"{artefact_home('document', 'k1')}/notes.md"
+    _plant(store, "document", "k1", {rel: b"HUNTER2"})  # a manifest with the secret's true SHA-256
+    base = Path(store.root, "objects", "document", "k1", "abcdef012345")
+    manifest = Path(store.root, "manifests", "document", "k1.json")
+    if link == "object":
+        target = base / rel
+        target.unlink()
+        target.symlink_to(secret / "notes.md")
+    elif link == "base":
+        shutil.rmtree(base)
+        (secret / rel).parent.mkdir(parents=True)
+        (secret / rel).write_bytes(b"HUNTER2")
+        base.symlink_to(secret, target_is_directory=True)
+    else:
+        (secret / "k1.json").write_bytes(manifest.read_bytes())
+        manifest.unlink()
+        manifest.symlink_to(secret / "k1.json")
+    with pytest.raises(StoreError, match="is a link leading out of the store: nothing was read from it"):
+        store.fetch("document", "k1", tmp_path / "project")
+    assert not any(p.is_file() for p in (tmp_path / "project").rglob("*"))
 
 
 def test_a_manifest_whose_base_leaves_the_store_is_refused(tmp_path):
