@@ -152,6 +152,9 @@ class ArtefactStore:
             data: bytes = self.fs.cat_file(source)
         except FileNotFoundError:
             return None
+        except IsADirectoryError:
+            msg = f"{self.uri(rel)} is a folder, not an object: delete it, or ask whoever writes to the store"
+            raise StoreError(msg) from None
         except FAILURES as exc:
             raise self._problem(exc) from None
         self.received += len(data)

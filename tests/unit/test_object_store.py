@@ -133,6 +133,14 @@ def test_a_link_leading_out_of_a_folder_store_is_never_read(tmp_path, link):
     assert not any(p.is_file() for p in (tmp_path / "project").rglob("*"))
 
 
+def test_a_manifest_that_is_a_folder_is_named_not_the_credentials(tmp_path):
+    store = ArtefactStore(f"file://{tmp_path}/store")
+    Path(store.root, "manifests", "run", "k1.json").mkdir(parents=True)
+    with pytest.raises(StoreError, match=r"manifests/run/k1\.json is a folder, not an object") as err:
+        store.fetch("run", "k1", tmp_path / "project")
+    assert "credentials" not in str(err.value)
+
+
 def test_a_manifest_whose_base_leaves_the_store_is_refused(tmp_path):
     secret = tmp_path / "secretdir"
     secret.mkdir()
