@@ -290,9 +290,11 @@ MAX_DOCS = Bound("max_docs", 1, None, "a whole number of papers", "8, or null fo
 """Papers read from a corpus at most."""
 
 PAGE = Bound(
-    "page", 1, None, "the 1-based page the passage was selected on", "3, or None without pages", integer=True
-)
-"""The page of a passage marked as evidence (at most the paper's last page, when it has pages)."""
+    "page", 1, 999_999, "the 1-based page the passage was selected on", "3, or None without pages",
+    integer=True,
+)  # fmt: skip
+"""The page of a passage marked as evidence (at most the paper's last page, when it has pages; six digits:
+a million pages is no paper)."""
 
 
 def pages_of(n: int) -> Bound:

@@ -31,6 +31,7 @@ Example:
 
 from __future__ import annotations
 
+import codecs
 import json
 import re
 from pathlib import Path
@@ -194,8 +195,23 @@ def _add(
         record, index, lines = _new_question(path, questions, qid, label, question, answer_kind, entry)
     written = Question.from_dict(record, f"{path} line {index + 1}")  # validated before it is written
     lines[index] = _json_line(record)
-    atomic_write_text(path, "\n".join(lines) + "\n")
+    bom, newline = _file_style(path)
+    atomic_write_text(path, bom + newline.join(lines) + newline)  # the other lines kept byte for byte
     return written
+
+
+def _file_style(path: Path) -> tuple[str, str]:
+    """The byte-order mark (``""`` or U+FEFF) and line ending (its first line's) of the file at ``path``.
+
+    A file saved by Excel or Notepad on Windows keeps its mark and its ``\r\n`` when a line is added.
+    """
+    if not path.is_file():
+        return "", "\n"
+    with path.open("rb") as fh:
+        head = fh.read(1 << 16)
+    bom = "\ufeff" if head.startswith(codecs.BOM_UTF8) else ""
+    first = head.find(b"\n")
+    return bom, "\r\n" if first > 0 and head[first - 1 : first] == b"\r" else "\n"
 
 
 def _checked_entry(

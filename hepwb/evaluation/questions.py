@@ -20,7 +20,7 @@ from typing import Any
 
 from hepwb.exceptions import ConfigError
 from hepwb.files.parsers import iter_jsonl, read_csv, read_json_file
-from hepwb.limits import MAX_QID_CHARS, MAX_QUESTION_CHARS, MAX_QUESTION_FILE_BYTES, MAX_QUOTE_CHARS
+from hepwb.limits import MAX_QID_CHARS, MAX_QUESTION_CHARS, MAX_QUESTION_FILE_BYTES, MAX_QUOTE_CHARS, PAGE
 from hepwb.text.textkey import key
 from hepwb.types import JSONObject
 
@@ -197,8 +197,8 @@ def _not_text(value: str, *, control: bool) -> str:
     return ""
 
 
-_PAGE_DIGITS = 6
-"""A page number has at most this many digits (a million pages is no paper)."""
+_PAGE_DIGITS = len(str(int(PAGE.high or 0)))
+"""A page number has at most this many digits (:data:`hepwb.limits.PAGE`)."""
 
 
 def _page(value: Any, where: str) -> int | None:

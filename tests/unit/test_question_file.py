@@ -210,6 +210,10 @@ def test_a_file_opening_with_a_byte_order_mark_is_read_and_added_to(tmp_path):
     q = add_evidence(path, question="Which value?", doc=_doc(), page=2, quote="Its value is -0.23 ± 0.04")
     assert q.qid == "P01-01"
     assert [x.qid for x in load_questions(path)] == ["X-01", "P01-01"]
+    # the mark and the line ending of a file saved on Windows stay: the other lines byte for byte
+    data = path.read_bytes()
+    assert data.startswith(b"\xef\xbb\xbf" + json.dumps(first).encode() + b"\r\n")
+    assert data.endswith(b"\r\n") and data.count(b"\r\n") == data.count(b"\n") == 2
 
 
 @pytest.mark.parametrize(
@@ -221,6 +225,7 @@ def test_a_file_opening_with_a_byte_order_mark_is_read_and_added_to(tmp_path):
         ("2", "page '2' is no page number"),
         (2.0, "page 2.0 is no page number"),
         (4, "page 4 is past the last page of P01 (3); give a page from 1 to 3"),
+        (10**30, "page 1000000000000000000000000000000 is no page number"),
     ],
 )
 def test_a_page_that_is_no_page_of_the_document_is_refused(tmp_path, page, says):
