@@ -165,6 +165,7 @@ def corpus_files(corpus: Path, max_docs: int | None = None, only: list[str] | No
                 else f"{leaves}: skipped, not read"
             )
             _log.warning("%s %s", _shown(path), why)
+    files = _once(files)
     if not files:
         msg = f"corpus folder {corpus} holds no .pdf or .md files; point --corpus at a folder of papers"
         raise CorpusNotFoundError(msg)
@@ -176,6 +177,25 @@ def corpus_files(corpus: Path, max_docs: int | None = None, only: list[str] | No
     if max_docs is not None:
         files = files[: limits.MAX_DOCS.check(max_docs)]
     return files
+
+
+def _once(files: list[Path]) -> list[Path]:
+    """``files`` with each file read once: a link to another file of the list is left out, with one warning.
+
+    The file itself keeps its place and label (its link would be the same paper under a second label).
+    """
+    real = {p.resolve(): p for p in files if not p.is_symlink()}
+    kept = []
+    for path in files:
+        target = real.get(path.resolve()) if path.is_symlink() else None
+        if target is None:
+            kept.append(path)
+            real.setdefault(path.resolve(), path)  # a second link to one file outside the list: read once
+        elif str(path) not in _SKIPPED:
+            _SKIPPED.add(str(path))
+            _log.warning("%s is a second name of a paper of the corpus: read once, as %s", _shown(path),
+                         label_of(target))  # fmt: skip
+    return kept
 
 
 _FIELDS = {

@@ -210,7 +210,7 @@ def test_corpus_links_leaving_the_folder_are_named_and_never_read_by_ingest(
     (corpus / "P03.md").symlink_to("/proc/self/environ")
     (corpus / "P04.md").symlink_to(secret)
     os.mkfifo(corpus / "P05.md")
-    (corpus / "P06.md").symlink_to("P01.md")  # a link staying inside the corpus folder is a paper
+    (corpus / "P06.md").symlink_to("P01.md")  # a second name for a paper of the folder: read once
     with caplog.at_level(logging.WARNING, logger="hepwb.corpus"):  # the lines the CLI prints on stderr
         code, _, err = run_main(monkeypatch, capsys, "ingest", "--corpus", str(corpus))
     assert code == 0, err
@@ -219,9 +219,10 @@ def test_corpus_links_leaving_the_folder_are_named_and_never_read_by_ingest(
         "skipped, not read",
         f"{corpus}/P04.md (a link to {secret}) leads outside the folder {corpus}: skipped, not read",
         f"{corpus}/P05.md is a FIFO, not a file: skipped",
+        f"{corpus}/P06.md (a link to P01.md) is a second name of a paper of the corpus: read once, as P01",
     ]
     labels = {p.name.split("-")[0] for p in (home / "data" / "interim" / "documents").iterdir()}
-    assert labels == {"P01", "P02", "P06"}
+    assert labels == {"P01", "P02"}
     assert _leaked(home, CANARY.encode()) == []
     assert not environ or _leaked(home, environ) == []
 
