@@ -36,7 +36,7 @@ from hepwb.chunking.chunksets import ChunkSet, saved_chunkset
 from hepwb.exceptions import ConfigError
 from hepwb.experiment.config import ExperimentConfig
 from hepwb.experiment.stages import EvalInputs, load_inputs
-from hepwb.files.io import write_json
+from hepwb.files.io import read_json_object, write_json
 from hepwb.files.publish import pid_alive
 from hepwb.interop.beir import write_beir
 from hepwb.interop.judgements import RELEVANCE_RULE, Judgements, question_judgements
@@ -271,19 +271,43 @@ def _publish(staging: Path, out: Path) -> None:
 
     Into an existing folder the manifests go last and the old ones first: a reader (who starts from a
     ``manifest.json``) finds the old export whole, or none while the files move, or the new one whole; a
-    kill in between leaves no manifest naming a mix of runs (run the export again).
+    kill in between leaves no manifest naming a mix of runs (run the export again). Once the new export is
+    whole, the files the old manifest listed that the new one does not write are removed.
     """
     if not out.exists():
         staging.rename(out)
         return
     files = sorted(p for p in staging.rglob("*") if p.is_file())
     manifests = [p for p in files if p.name == "manifest.json"]
+    before = _listed(out)  # the earlier export's files: those the new one does not write go once it is whole
     for path in manifests:
         (out / path.relative_to(staging)).unlink(missing_ok=True)
     for path in [p for p in files if p.name != "manifest.json"] + manifests:
         dest = out / path.relative_to(staging)
         dest.parent.mkdir(parents=True, exist_ok=True)
         path.replace(dest)
+    for rel in before - {p.relative_to(staging).as_posix() for p in files}:
+        (out / rel).unlink(missing_ok=True)
+
+
+def _listed(out: Path) -> set[str]:
+    """The files the export manifest in ``out`` lists (paths inside ``out``; none when it is unreadable)."""
+    try:
+        runs = read_json_object(out / "manifest.json", "export manifest").get("runs")
+    except (ConfigError, OSError):
+        return set()
+    listed: set[str] = set()
+    for run in runs if isinstance(runs, list) else []:
+        files = run.get("files") if isinstance(run, dict) else None
+        if isinstance(files, dict):
+            listed |= {rel for rel in files.values() if isinstance(rel, str) and _inside(rel)}
+    return listed
+
+
+def _inside(rel: str) -> bool:
+    """Whether ``rel`` is a plain relative path (no ``..``, not absolute): a file of the export folder."""
+    parts = rel.split("/")
+    return bool(rel) and not rel.startswith("/") and all(p not in ("", ".", "..") for p in parts)
 
 
 def _clean_stale(parent: Path, name: str) -> None:

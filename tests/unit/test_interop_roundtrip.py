@@ -268,3 +268,15 @@ def test_an_export_stopped_midway_into_an_existing_folder_never_leaves_a_manifes
     manifest = json.loads((out / "manifest.json").read_text())
     assert all((out / f).is_file() for r in manifest["runs"] for f in r["files"].values())
     assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*")) == old
+
+
+def test_an_export_into_a_folder_of_an_earlier_export_replaces_it_whole(project, tmp_path):
+    out = tmp_path / "again"
+    export_runs([project.run.run_dir], out, "trec", layout=project.layout, progress=False)
+    other = run_experiment(project.cfg.replace(retriever="bm25_plain"), layout=project.layout, progress=False)
+    export_runs([other.run_dir], out, "trec", layout=project.layout, progress=False)
+    manifest = json.loads((out / "manifest.json").read_text())
+    listed = {f for r in manifest["runs"] for f in r["files"].values()}
+    assert [r["run"] for r in manifest["runs"]] == [other.run_dir.name]
+    on_disk = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}
+    assert on_disk == listed | {"manifest.json"}  # the earlier run's files are gone with its manifest
