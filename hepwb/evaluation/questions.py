@@ -257,6 +257,11 @@ def _read_csv(path: Path) -> Iterable[tuple[str, Question]]:
     missing = [c for c in _CSV_COLUMNS if c not in header]
     if missing:
         msg = f"{path}: CSV header lacks column(s) {missing}; required columns are {list(_CSV_COLUMNS)}"
+        first = str(header[0]) if header else ""
+        if first.startswith("sep="):
+            msg += " (its first line is Excel's separator hint 'sep=…': delete that line)"
+        elif len(header) == 1 and (";" in first or "\t" in first):
+            msg += " (its fields are not separated by commas: save it as 'CSV UTF-8 (comma delimited)')"
         raise ConfigError(msg)
     groups: dict[str, tuple[str, JSONObject]] = {}
     for lineno, row in rows:

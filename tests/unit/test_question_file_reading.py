@@ -226,3 +226,18 @@ def test_csv_rows_sharing_a_qid_must_share_its_question(tmp_path, monkeypatch):
         out = res.output
         assert res.exit_code == 2 and out.count("\n") == 1, out
         assert f"{bad} line 3: qid 'Q0' has {field} " in out and f"at {bad} line 2" in out, out
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("qid;question;doc;quote\nq1;Q?;P1;x\n", "not separated by commas: save it as 'CSV UTF-8"),
+        ("sep=,\nqid,question,doc,quote\nq1,Q?,P1,x\n", "Excel's separator hint 'sep=…': delete that line"),
+    ],
+)  # fmt: skip
+def test_an_excel_csv_that_is_not_comma_separated_names_the_fix(tmp_path, text, says):
+    path = tmp_path / "q.csv"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError, match="CSV header lacks column") as err:
+        load_questions(path)
+    assert says in str(err.value) and "\n" not in str(err.value)
