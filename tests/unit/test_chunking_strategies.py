@@ -18,8 +18,16 @@ def test_all_strategies_are_registered():
     assert set(STRATEGIES) >= {"hepilot", "token", "recursive", "sentence", "section"}
 
 
-@pytest.mark.parametrize("name", STRATEGIES)
-@pytest.mark.parametrize(("size", "overlap"), [(8, 0.0), (16, 0.25), (40, 0.1), (400, 0.1)])
+SLOWEST = ("cluster_semantic", 8)
+"""Clustering 8-token pieces takes the longest of all (8 s): in make test, not make check."""
+SAMPLE_CASES = [
+    pytest.param(name, size, overlap, marks=[pytest.mark.heavy] if (name, size) == SLOWEST else [])
+    for name in STRATEGIES
+    for size, overlap in [(8, 0.0), (16, 0.25), (40, 0.1), (400, 0.1)]
+]
+
+
+@pytest.mark.parametrize(("name", "size", "overlap"), SAMPLE_CASES)
 def test_invariants_on_sample(name, size, overlap):
     doc = markdown_document(SAMPLE_MD, "S")
     chunks = get_chunker(name, chunk_size=size, chunk_overlap=overlap, tokenizer="words").chunk(doc)

@@ -55,6 +55,7 @@ def test_a_sweep_file_may_name_the_device_and_is_checked():
         SweepSpec.from_dict({"device": "tpu"})
 
 
+@pytest.mark.heavy  # loads the embedding model and runs end to end: make test, not make check
 def test_runs_and_tables_record_the_device_and_precision(tmp_path, monkeypatch):
     monkeypatch.setenv("HEPWB_DEVICE", "cpu")
     corpus, questions = tiny_corpus(tmp_path)
@@ -73,6 +74,7 @@ def test_runs_and_tables_record_the_device_and_precision(tmp_path, monkeypatch):
     assert connect(Layout(tmp_path).lancedb) is not None
 
 
+@pytest.mark.heavy  # loads the embedding model and runs end to end: make test, not make check
 def test_cpu_vectors_agree_with_vectors_stored_from_a_gpu():
     """The embedding cache is shared across devices because vectors agree: checked against an H100's."""
     data = Path(__file__).resolve().parents[1] / "data"

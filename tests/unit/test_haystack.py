@@ -141,6 +141,7 @@ def test_a_background_latex_tree_behind_a_link_out_of_its_corpus_is_not_copied(p
     assert "ignoring 'tex' 'B2_src' of B2: it leads outside the folder" in caplog.text
 
 
+@pytest.mark.heavy  # a sweep or a run end to end: make test, not make check
 def test_a_store_backed_sweep_over_a_haystack_publishes_both_sources_papers(project):
     from hepwb.runs.record import RunRecord
     from hepwb.store import ArtefactStore

@@ -270,6 +270,7 @@ def test_an_export_stopped_midway_into_an_existing_folder_never_leaves_a_manifes
     assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*")) == old
 
 
+@pytest.mark.heavy  # a sweep or a run end to end: make test, not make check
 def test_an_export_into_a_folder_of_an_earlier_export_replaces_it_whole(project, tmp_path):
     out = tmp_path / "again"
     export_runs([project.run.run_dir], out, "trec", layout=project.layout, progress=False)

@@ -79,6 +79,7 @@ def test_a_planted_failure_manifest_writes_nothing_into_the_project(swept, rel):
     assert _snapshot(project.root) == before  # nothing placed, nothing overwritten, even during planning
 
 
+@pytest.mark.heavy  # a sweep or a run end to end: make test, not make check
 @pytest.mark.parametrize(
     ("kind", "files"),
     [("run", {}), ("run", {"reports/runs/another-cell/metrics.json": b"{}"}), ("chunkset", {}),

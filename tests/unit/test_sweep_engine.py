@@ -131,6 +131,7 @@ def test_a_failing_cell_is_recorded_and_the_others_go_on(tiny, monkeypatch):
     assert len(again.failed) == 1 and not again.computed
 
 
+@pytest.mark.heavy  # a sweep or a run end to end: make test, not make check
 def test_a_cell_failing_here_that_another_process_finished_keeps_that_run(tiny):
     """Two sweeps of one grid: when this process's attempt at a cell fails after another process finished
     the very same cell, the finished run stays whole and the cell counts as done (read back)."""
