@@ -72,9 +72,9 @@ class HeldRows:
 
     def rows(self, found: Any) -> list[JSONObject]:
         """The rows of ``found`` (a table of ``_rowid`` and ``_score``), each with its ``_score``."""
-        wanted = [self.position[r] for r in found.column("_rowid").to_pylist()]
         import pyarrow as pa
 
+        wanted = [self.position[r] for r in found.column("_rowid").to_pylist()]
         rows: list[JSONObject] = self.table.take(pa.array(wanted, pa.int64())).to_pylist()
         for row, score in zip(rows, found.column("_score").to_pylist(), strict=True):
             row["_score"] = score

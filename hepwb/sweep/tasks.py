@@ -214,13 +214,10 @@ def cell_task(
 
     out = run_stage("cell", key, body)
     if not out.ok:
+        # another process (a second sweep of this grid) may have finished this very cell meanwhile
         done = RunRecord.finished(run_dir, key)
-        if (
-            done is not None
-        ):  # another process (a second sweep of this grid) finished this very cell meanwhile
-            _log.info(
-                "cell %s: finished by another process, whose run is kept (here: %s)", key[:8], out.error
-            )
+        if done is not None:
+            _log.info("cell %s: finished by another process, whose run is kept (%s)", key[:8], out.error)
             detail = {"run_id": done.run_id, "run_dir": str(run_dir), "summary": done.summary, "reused": True}
             return Outcome("cell", key, True, out.wall_s, out.worker, out.peak_rss_mib, detail=detail)
         record_cell_failure(out, cfg.to_dict(), run_dir, sweep_id)
