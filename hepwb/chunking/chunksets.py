@@ -10,6 +10,7 @@ smaller sizes; their manifest says ``"hepilot_compliant": false`` and no adapter
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import shutil
@@ -449,10 +450,22 @@ def _cached_chunks(root: Path, fingerprint: str, log: ProcessingLog | None) -> l
 
 
 def _publish(built: Path, final: Path, fingerprint: str) -> None:
-    """Move the finished folder ``built`` to ``final``, replacing a stale one (never a half-written one)."""
-    if finished_fingerprint(final) == fingerprint:
-        shutil.rmtree(built, ignore_errors=True)  # another process finished the same chunk set first
-        return
-    if final.exists():
-        discard_folder(final)
-    built.replace(final)
+    """Move the finished folder ``built`` to ``final``, replacing a stale one (never a half-written one).
+
+    Another process building the same chunk set may publish it between the look and the rename: its
+    finished chunk set is then kept and ``built`` removed (they are the same files).
+    """
+    for _ in range(10):
+        if finished_fingerprint(final) == fingerprint:
+            shutil.rmtree(built, ignore_errors=True)  # another process finished the same chunk set first
+            return
+        if final.exists():
+            discard_folder(final)
+        try:
+            built.replace(final)
+            return
+        except OSError as exc:
+            if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+                raise
+    msg = f"could not publish the chunk set {final}: other processes kept replacing it; run again"
+    raise OSError(errno.EBUSY, msg)

@@ -275,3 +275,28 @@ def test_a_papers_files_published_by_another_process_meanwhile_are_kept(tmp_path
     got = chunksets.document_files(tmp_path, doc)
     assert got == theirs[0] and (got / "in-use-by-them").is_file()  # not removed under them
     assert not list(tmp_path.glob("document-files/.*part-*"))  # ours discarded
+
+
+def test_a_chunk_set_another_process_publishes_first_is_kept_not_an_error(tmp_path, monkeypatch):
+    """Two sweeps building one chunk set: the other process renames its folder into place between this
+    one's look and its rename (the rename then fails with "Directory not empty")."""
+    from pathlib import Path
+
+    import hepwb.chunking.chunksets as chunksets
+
+    final, built = tmp_path / "cs", tmp_path / ".cs.part-1"
+    built.mkdir()
+    (built / "chunks.parquet").write_text("mine")
+    real_replace = Path.replace
+
+    def published_meanwhile(self, target):
+        if self == built and not final.exists():
+            final.mkdir()
+            (final / "chunks.parquet").write_text("theirs")
+        return real_replace(self, target)
+
+    monkeypatch.setattr(Path, "replace", published_meanwhile)
+    looks = iter([None, "fp"])  # the first look finds nothing; after the failed rename, their finished set
+    monkeypatch.setattr(chunksets, "finished_fingerprint", lambda _root: next(looks))
+    chunksets._publish(built, final, "fp")
+    assert (final / "chunks.parquet").read_text() == "theirs" and not built.exists()
