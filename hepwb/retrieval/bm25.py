@@ -53,6 +53,10 @@ _DATASETS: weakref.WeakKeyDictionary[Any, tuple[int, Any]] = weakref.WeakKeyDict
 """Each open table's Lance dataset, with the table version it was opened at."""
 HELD_ROWS = 50_000
 """The most chunks whose hit columns a lexical retriever holds in memory (50,000 chunks: about 150 MB)."""
+_HELD: weakref.WeakKeyDictionary[Any, HeldRows] = weakref.WeakKeyDictionary()
+"""Each dataset version's held rows, made once however many retrievers read it."""
+_PREWARMED: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
+"""The columns whose full-text index each dataset version has loaded (:func:`prewarm`)."""
 
 
 class HeldRows:
@@ -65,10 +69,16 @@ class HeldRows:
 
     @classmethod
     def of(cls, dataset: Any) -> HeldRows | None:
-        """The held rows of ``dataset`` (``None``: no dataset, or more than :data:`HELD_ROWS` rows)."""
+        """The held rows of ``dataset`` (``None``: no dataset, or more than :data:`HELD_ROWS` rows).
+
+        Made once per dataset version: every retriever over it (``xref`` over ``bm25``, the availability
+        check of each name) shares them.
+        """
         if dataset is None or dataset.count_rows() > HELD_ROWS:
             return None
-        return cls(dataset)
+        if dataset not in _HELD:
+            _HELD[dataset] = cls(dataset)
+        return _HELD[dataset]
 
     def rows(self, found: Any) -> list[JSONObject]:
         """The rows of ``found`` (a table of ``_rowid`` and ``_score``), each with its ``_score``."""
@@ -101,6 +111,10 @@ def prewarm(dataset: Any, column: str) -> None:
     """
     if dataset is None or not hasattr(dataset, "prewarm_index"):
         return
+    done = _PREWARMED.setdefault(dataset, set())
+    if column in done:  # once per dataset version
+        return
+    done.add(column)
     for index in dataset.describe_indices():
         if list(getattr(index, "field_names", ())) == [column]:
             dataset.prewarm_index(index.name)

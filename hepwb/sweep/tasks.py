@@ -214,24 +214,25 @@ def cell_task(
 
     out = run_stage("cell", key, body)
     if not out.ok:
-        # another process (a second sweep of this grid) may have finished this very cell meanwhile
-        done = RunRecord.finished(run_dir, key)
-        if done is not None:
+        done = record_cell_failure(out, cfg.to_dict(), run_dir, sweep_id)
+        if done is not None:  # another process (a second sweep of this grid) finished this very cell
             _log.info("cell %s: finished by another process, whose run is kept (%s)", key[:8], out.error)
             detail = {"run_id": done.run_id, "run_dir": str(run_dir), "summary": done.summary, "reused": True}
             return Outcome("cell", key, True, out.wall_s, out.worker, out.peak_rss_mib, detail=detail)
-        record_cell_failure(out, cfg.to_dict(), run_dir, sweep_id)
     return out
 
 
-def record_cell_failure(out: Outcome, config: JSONObject, run_dir: Path, sweep_id: str | None) -> None:
+def record_cell_failure(
+    out: Outcome, config: JSONObject, run_dir: Path, sweep_id: str | None
+) -> RunRecord | None:
     """Write the failure ``out`` (of the cell or of a stage it needed) into the cell's run folder.
 
     A finished run of this very cell (``out.key``), which another process wrote meanwhile, is kept: nothing is
-    removed or written.
+    removed or written, and its record is returned (``None`` when the failure was written).
     """
-    if RunRecord.finished(run_dir, out.key) is not None:
-        return
+    done = RunRecord.finished(run_dir, out.key)
+    if done is not None:
+        return done
     run_dir.mkdir(parents=True, exist_ok=True)
     for stale in ("metrics.json", "per_question.parquet", "hits.parquet"):
         (run_dir / stale).unlink(missing_ok=True)
@@ -248,3 +249,4 @@ def record_cell_failure(out: Outcome, config: JSONObject, run_dir: Path, sweep_i
         sweep_id=sweep_id,
     ).save(run_dir)
     out.detail["run_dir"] = str(run_dir)
+    return None
