@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument(
         "--sizes",
         default="448,464,480,496",
-        help="warm-up, lexical, dense, first of three cold-shell sizes (by 8)",
+        help="warm-up, middle of three lexical sizes (8 either side), dense, first of three cold-shell sizes",
     )
     ap.add_argument("--no-write", action="store_true", help="print only; no results file")
     args = ap.parse_args(argv)
